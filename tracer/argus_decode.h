@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Decoder: ring buffer file -> one flat, time-sorted array of fixed-width rows.
+ *
+ * Algorithm: map the file read-only, validate the header, visit every readable
+ * chunk (argus_rb_read), validate each record (known type, size in bounds,
+ * payload at least as long as the type needs), widen it into a struct argus_row
+ * and finally sort the rows by (ts_ns, chunk seq, position) so that records of
+ * one producer keep their order when timestamps tie.
+ *
+ * Rows are what Python sees (numpy structured dtype in tracer/python/schema.py
+ * mirrors this struct; a test checks the layout), so the graph builder never
+ * creates one Python object per event.
+ *
+ * Field mapping per type (unused fields are 0):
+ *   SWITCH_OUT   state, reason=wait_reason, nr=syscall_nr, obj=wait_obj, aux=prio
+ *   SWITCH_IN    peer_pid/peer_tid = previous task
+ *   WAKEUP(_NEW) peer_pid/peer_tid = wakee, reason=context, irq=irq_kind,
+ *                aux=irq_vec, obj=target_cpu
+ *   SYSCALL_ENTER nr, aux, obj, obj2
+ *   SYSCALL_EXIT nr, val=ret
+ *   FORK         peer_pid/peer_tid = child, comm = child comm
+ *   EXEC, THREAD_NAME comm
+ *   EXIT         val=exit_code, state=is_group_leader
+ *   PROC_SNAPSHOT peer_pid=ppid, state=is_main_thread, comm
+ *   DATA_FLAG_*  obj=addr, val=value, obj2=pc
+ *   LOST         val=count
+ */
+#ifndef ARGUS_DECODE_H
+#define ARGUS_DECODE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct argus_row {                 /* 80 bytes */
+	uint64_t ts_ns;
+	uint32_t pid;
+	uint32_t tid;
+	uint16_t type;
+	uint16_t cpu;
+	uint8_t state;
+	uint8_t reason;
+	uint8_t irq;
+	uint8_t pad;
+	uint32_t nr;
+	uint32_t peer_pid;
+	uint32_t peer_tid;
+	int32_t aux;
+	int64_t val;
+	uint64_t obj;
+	uint64_t obj2;
+	char comm[16];
+};
+
+struct argus_decode_result {
+	struct argus_row *rows;    /* malloc'd; free with argus_decode_free */
+	uint64_t nrows;
+	uint64_t bytes;            /* record bytes decoded */
+	uint64_t torn_chunks;      /* chunks that changed while being read */
+	uint64_t bad_records;      /* invalid records skipped (their chunk's tail is dropped) */
+	uint64_t records_overwritten, records_lost;
+	uint64_t first_ts, last_ts;
+	uint64_t created_realtime_ns, created_ns;
+	char error[256];           /* set when the return value is < 0 */
+};
+
+/* Returns 0, or -errno with result->error naming the problem (and file offset). */
+int argus_decode_file(const char *path, struct argus_decode_result *result);
+void argus_decode_free(struct argus_decode_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ARGUS_DECODE_H */

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Argus event schema v1 — the single source of truth for what crosses the
+ * kernel boundary and what lives in the trace file.
+ *
+ * Every record starts with struct argus_event_header (24 bytes) and is padded
+ * to a multiple of 8 bytes; `size` is the padded total.  Records are written by
+ * BPF programs (Linux), by the kdebug decoder (macOS) and by user-space
+ * producers (bp_watch, the /proc snapshot), so this header must compile both
+ * in BPF C (with vmlinux.h, which defines __u8.. __u64) and in user space.
+ *
+ * Invariants:
+ *   - ts_ns is CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns on Linux).
+ *   - pid is the thread-group id (process), tid the kernel thread id.
+ *   - size >= sizeof(struct argus_event_header), size % 8 == 0,
+ *     size <= ARGUS_EVENT_MAX_SIZE.
+ *   - New fields are only ever appended to a payload; readers accept records
+ *     longer than they know (forward compatibility) and reject shorter ones.
+ *
+ * docs/event-schema.md documents each type; the Python reader
+ * (tracer/python/schema.py) is checked against this file by a test that
+ * parses it, so the two cannot drift.
+ */
+#ifndef ARGUS_EVENT_H
+#define ARGUS_EVENT_H
+
+#ifndef __VMLINUX_H__
+#include <stdint.h>
+typedef uint8_t __u8;
+typedef uint16_t __u16;
+typedef uint32_t __u32;
+typedef uint64_t __u64;
+typedef int32_t __s32;
+typedef int64_t __s64;
+#endif
+
+#define ARGUS_SCHEMA_VERSION 1
+#define ARGUS_EVENT_MAX_SIZE 256
+#define ARGUS_COMM_LEN 16
+
+enum argus_event_type {
+	ARGUS_EV_SWITCH_OUT = 1,      /* thread leaves the CPU */
+	ARGUS_EV_SWITCH_IN = 2,       /* thread gets the CPU */
+	ARGUS_EV_WAKEUP = 3,          /* waker (header tid) makes wakee runnable */
+	ARGUS_EV_WAKEUP_NEW = 4,      /* first wakeup of a new task */
+	ARGUS_EV_SYSCALL_ENTER = 5,
+	ARGUS_EV_SYSCALL_EXIT = 6,
+	ARGUS_EV_FORK = 7,            /* header = parent, payload = child */
+	ARGUS_EV_EXEC = 8,
+	ARGUS_EV_EXIT = 9,            /* a thread exits */
+	ARGUS_EV_THREAD_NAME = 10,    /* comm set or renamed */
+	ARGUS_EV_PROC_SNAPSHOT = 11,  /* a thread alive when tracing started */
+	ARGUS_EV_DATA_FLAG_WRITE = 12,
+	ARGUS_EV_DATA_FLAG_READ = 13,
+	ARGUS_EV_LOST = 14,           /* producer dropped `count` records */
+	ARGUS_EV_TYPE_MAX = 15,
+};
+
+/* switch_out.state */
+enum argus_task_state {
+	ARGUS_STATE_RUNNABLE = 0,       /* preempted or yielded */
+	ARGUS_STATE_BLOCKED = 1,        /* interruptible sleep (TASK_INTERRUPTIBLE) */
+	ARGUS_STATE_BLOCKED_IO = 2,     /* uninterruptible sleep (TASK_UNINTERRUPTIBLE) */
+	ARGUS_STATE_DEAD = 3,
+	ARGUS_STATE_OTHER = 4,          /* stopped, traced, ... */
+};
+
+/* switch_out.wait_reason: what the thread waits on, as known in the kernel
+ * at switch time (derived from the syscall in progress). */
+enum argus_wait_reason {
+	ARGUS_WAIT_NONE = 0,
+	ARGUS_WAIT_FUTEX = 1,     /* lock or condition; obj = futex uaddr */
+	ARGUS_WAIT_POLL = 2,      /* epoll/poll/select: an event-loop wait */
+	ARGUS_WAIT_READ = 3,      /* read/recv on obj = fd */
+	ARGUS_WAIT_WRITE = 4,     /* write/send on obj = fd (buffer full) */
+	ARGUS_WAIT_SLEEP = 5,     /* nanosleep / clock_nanosleep */
+	ARGUS_WAIT_CHILD = 6,     /* wait4 / waitid */
+	ARGUS_WAIT_ACCEPT = 7,    /* accept / connect */
+	ARGUS_WAIT_YIELD = 8,     /* sched_yield */
+	ARGUS_WAIT_IO = 9,        /* uninterruptible, no syscall known: block I/O, page fault */
+	ARGUS_WAIT_OTHER_SYSCALL = 10,
+	ARGUS_WAIT_PREEMPTED = 11,
+};
+
+/* wakeup.context: who is really waking (kernel culling, wait reasons). */
+enum argus_wake_context {
+	ARGUS_WAKE_TASK = 0,       /* an ordinary user task: a causal edge */
+	ARGUS_WAKE_HARDIRQ = 1,
+	ARGUS_WAKE_SOFTIRQ = 2,
+	ARGUS_WAKE_KTHREAD = 3,    /* kworker, ksoftirqd, rcu, ... */
+	ARGUS_WAKE_IDLE = 4,       /* woken from the idle task (e.g. timer on idle CPU) */
+};
+
+/* wakeup.irq_kind: in irq context, which one (wait reason of the wakee). */
+enum argus_irq_kind {
+	ARGUS_IRQ_NONE = 0,
+	ARGUS_IRQ_TIMER = 1,       /* hrtimer / TIMER_SOFTIRQ / HRTIMER_SOFTIRQ */
+	ARGUS_IRQ_NET = 2,         /* NET_RX / NET_TX softirq */
+	ARGUS_IRQ_BLOCK = 3,       /* BLOCK softirq */
+	ARGUS_IRQ_RCU = 4,
+	ARGUS_IRQ_SCHED = 5,
+	ARGUS_IRQ_TASKLET = 6,
+	ARGUS_IRQ_DEVICE = 7,      /* a device hardirq */
+	ARGUS_IRQ_OTHER = 8,
+};
+
+#define ARGUS_SYSCALL_NONE 0xffffffffu
+
+struct argus_event_header {
+	__u64 ts_ns;
+	__u32 pid;
+	__u32 tid;
+	__u16 type;
+	__u16 size;
+	__u16 cpu;
+	__u16 flags;     /* reserved, 0 */
+};
+
+struct argus_ev_switch_out {        /* 40 bytes */
+	struct argus_event_header h;
+	__u8 state;                  /* enum argus_task_state */
+	__u8 wait_reason;            /* enum argus_wait_reason */
+	__u16 prio;
+	__u32 syscall_nr;            /* in progress, or ARGUS_SYSCALL_NONE */
+	__u64 wait_obj;              /* futex uaddr, fd, ... per wait_reason */
+};
+
+struct argus_ev_switch_in {         /* 32 bytes */
+	struct argus_event_header h;
+	__u32 prev_tid;
+	__u32 prev_pid;
+};
+
+struct argus_ev_wakeup {            /* 40 bytes; also WAKEUP_NEW */
+	struct argus_event_header h; /* waker = current task */
+	__u32 wakee_pid;
+	__u32 wakee_tid;
+	__u8 context;                /* enum argus_wake_context */
+	__u8 irq_kind;               /* enum argus_irq_kind */
+	__u16 target_cpu;
+	__u32 irq_vec;               /* hardirq number or softirq vector */
+};
+
+struct argus_ev_syscall_enter {     /* 40 bytes */
+	struct argus_event_header h;
+	__u32 nr;
+	__s32 aux;                   /* futex op, poll timeout ms, length (clipped) */
+	__u64 obj;                   /* fd, futex uaddr, epfd, ... (what is waited on / talked to) */
+	__u64 obj2;                  /* second identity: futex val2/uaddr2, dest fd, 0 */
+};
+
+struct argus_ev_syscall_exit {      /* 40 bytes */
+	struct argus_event_header h;
+	__u32 nr;
+	__u32 reserved;
+	__s64 ret;
+	__u64 reserved2;
+};
+
+struct argus_ev_fork {              /* 48 bytes; header = parent */
+	struct argus_event_header h;
+	__u32 child_pid;
+	__u32 child_tid;
+	char comm[ARGUS_COMM_LEN];   /* child comm */
+};
+
+struct argus_ev_comm {              /* 40 bytes: EXEC, THREAD_NAME */
+	struct argus_event_header h;
+	char comm[ARGUS_COMM_LEN];
+};
+
+struct argus_ev_exit {              /* 32 bytes */
+	struct argus_event_header h;
+	__s32 exit_code;
+	__u32 is_group_leader;
+};
+
+struct argus_ev_proc_snapshot {     /* 48 bytes */
+	struct argus_event_header h;
+	__u32 ppid;
+	__u32 is_main_thread;
+	char comm[ARGUS_COMM_LEN];
+};
+
+struct argus_ev_data_flag {         /* 48 bytes: DATA_FLAG_WRITE / _READ */
+	struct argus_event_header h;
+	__u64 addr;
+	__u64 value;
+	__u64 pc;
+};
+
+struct argus_ev_lost {              /* 32 bytes */
+	struct argus_event_header h;
+	__u64 count;
+};
+
+#endif /* ARGUS_EVENT_H */

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * File-backed, multi-producer ring buffer of Argus event records.
+ *
+ * Layout of the file (all integers little-endian, all references are byte
+ * offsets from the start of the file, never pointers):
+ *
+ *   [ struct argus_rb_file_header        ]  offset 0, header_size bytes
+ *   [ struct argus_rb_chunk_header  x N  ]  offset chunk_table_offset
+ *   [ chunk data 0 | chunk data 1 | ...   ]  offset data_offset, chunk_size each
+ *
+ * Algorithm: the data area is split into N fixed-size chunks.  A producer owns
+ * one chunk at a time and appends records to it with no lock; when the chunk is
+ * full it takes the next one by an atomic fetch-add on the header's global
+ * chunk sequence number (seq); chunk index = seq % N.  Taking a chunk that held
+ * older data overwrites it: its record count is added to the overwritten
+ * counters first, so losses are counted exactly.  A chunk still owned by a live
+ * producer (state OPEN) is skipped; one owned by a dead producer (kill -9) is
+ * sealed by the next taker (slow path).
+ *
+ * Invariants:
+ *   - chunk.committed_bytes only grows while chunk.seq is unchanged, and every
+ *     record below committed_bytes is complete (store-release after the copy).
+ *   - a reader that sees the same chunk.seq before and after reading a chunk
+ *     read consistent records (seqlock discipline); otherwise it drops them.
+ *   - nothing in the file is a pointer; every reference is resolved by one
+ *     bounds-checked accessor (argus_rb_chunk_data).
+ *
+ * Error convention: functions return 0 or a negative errno; the handle carries
+ * a human-readable message (argus_rb_error()).
+ */
+#ifndef ARGUS_RB_H
+#define ARGUS_RB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ARGUS_RB_MAGIC "ARGUSRB\0"
+#define ARGUS_RB_VERSION 1
+#define ARGUS_RB_DEFAULT_SIZE (2ull << 30)       /* 2 GiB, sparse */
+#define ARGUS_RB_DEFAULT_CHUNK_SIZE (1u << 20)   /* 1 MiB */
+
+enum argus_rb_chunk_state {
+	ARGUS_RB_CHUNK_FREE = 0,     /* never written */
+	ARGUS_RB_CHUNK_OPEN = 1,     /* owned by a producer, being appended to */
+	ARGUS_RB_CHUNK_SEALED = 2,   /* complete; may be taken and overwritten */
+};
+
+struct argus_rb_file_header {
+	char magic[8];               /* ARGUS_RB_MAGIC */
+	uint32_t version;            /* ARGUS_RB_VERSION */
+	uint32_t header_size;        /* sizeof(struct argus_rb_file_header) */
+	uint32_t chunk_header_size;  /* sizeof(struct argus_rb_chunk_header) */
+	uint32_t schema_version;     /* ARGUS_SCHEMA_VERSION of the records */
+	uint64_t file_size;
+	uint64_t chunk_table_offset;
+	uint64_t data_offset;
+	uint32_t chunk_size;
+	uint32_t nchunks;
+	uint64_t created_ns;         /* CLOCK_MONOTONIC at creation */
+	uint64_t created_realtime_ns;/* CLOCK_REALTIME at creation, to print wall times */
+	/* Shared, updated atomically by producers. */
+	uint64_t next_seq;           /* next chunk sequence number to hand out */
+	uint64_t records_written;    /* committed records, ever */
+	uint64_t bytes_written;      /* committed record bytes, ever */
+	uint64_t records_overwritten;/* records lost to wrap-around */
+	uint64_t chunks_overwritten;
+	uint64_t records_lost;       /* dropped before reaching the file (BPF ring full, ...) */
+	uint64_t chunks_skipped;     /* busy chunks skipped when taking a chunk */
+	uint32_t daemon_pid;         /* the tracing daemon, 0 when none */
+	uint32_t flags;
+	uint64_t reserved[8];
+};
+
+struct argus_rb_chunk_header {
+	uint64_t seq;                /* sequence number this chunk holds; UINT64_MAX while being reset */
+	uint32_t state;              /* enum argus_rb_chunk_state */
+	uint32_t owner_pid;          /* producer process while OPEN */
+	uint32_t committed_bytes;    /* bytes of complete records in the data area */
+	uint32_t nrecords;           /* records committed in this chunk */
+	uint64_t first_ts;
+	uint64_t last_ts;
+};
+
+struct argus_rb;                 /* process-local handle: mapping + fd */
+
+struct argus_rb_producer {
+	struct argus_rb *rb;
+	uint32_t chunk_index;        /* current chunk, or UINT32_MAX */
+	uint64_t seq;
+	uint32_t used;               /* local copy of committed_bytes */
+	uint32_t producer_id;
+};
+
+struct argus_rb_stats {
+	uint64_t file_size, chunk_size, nchunks;
+	uint64_t records_written, bytes_written;
+	uint64_t records_overwritten, chunks_overwritten, records_lost, chunks_skipped;
+	uint64_t chunks_in_use;      /* chunks holding records */
+	uint64_t records_present;    /* records currently readable */
+	uint64_t bytes_present;
+	uint64_t first_ts, last_ts;  /* of readable records */
+	uint64_t created_ns, created_realtime_ns;
+	uint32_t daemon_pid;
+};
+
+/* Create (or truncate) a sparse file of `size` bytes, mode 0600. */
+int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct argus_rb **out);
+/* Map an existing buffer; writable=1 to produce into it (e.g. bp_watch). */
+int argus_rb_open(const char *path, int writable, struct argus_rb **out);
+void argus_rb_close(struct argus_rb *rb);
+const char *argus_rb_error(const struct argus_rb *rb);
+struct argus_rb_file_header *argus_rb_header(struct argus_rb *rb);
+void argus_rb_set_daemon_pid(struct argus_rb *rb, uint32_t pid);
+void argus_rb_add_lost(struct argus_rb *rb, uint64_t count);
+
+void argus_rb_producer_init(struct argus_rb *rb, struct argus_rb_producer *p, uint32_t producer_id);
+/* Append one record (size multiple of 8, <= chunk data size).  Returns 0 or -errno. */
+int argus_rb_write(struct argus_rb_producer *p, const void *rec, uint32_t size);
+/* Seal the current chunk so readers and other producers see it complete. */
+void argus_rb_producer_close(struct argus_rb_producer *p);
+
+int argus_rb_stats(struct argus_rb *rb, struct argus_rb_stats *st);
+
+/*
+ * Reading.  The visitor sees each readable chunk in sequence order and each
+ * record in it; it returns non-zero to stop.  Chunks that change under the
+ * reader are skipped and counted in *torn (may be NULL).
+ */
+typedef int (*argus_rb_visit_fn)(const void *rec, uint32_t size, uint64_t chunk_seq, void *ctx);
+int argus_rb_read(struct argus_rb *rb, argus_rb_visit_fn fn, void *ctx, uint64_t *torn);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ARGUS_RB_H */

@@ -1,0 +1,1 @@
+"""Trace access from Python: schema, reader (decoder bindings), producer."""

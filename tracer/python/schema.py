@@ -1,0 +1,119 @@
+"""Event schema v1 as seen from Python.
+
+Mirrors tracer/argus_event.h (record types and enums) and tracer/argus_decode.h
+(struct argus_row, the fixed-width row the decoder produces).  The C headers are
+the source of truth; tracer/python/schema_test.py parses them and fails when
+this module drifts.
+"""
+import numpy as np
+
+SCHEMA_VERSION = 1
+
+# enum argus_event_type
+SWITCH_OUT = 1
+SWITCH_IN = 2
+WAKEUP = 3
+WAKEUP_NEW = 4
+SYSCALL_ENTER = 5
+SYSCALL_EXIT = 6
+FORK = 7
+EXEC = 8
+EXIT = 9
+THREAD_NAME = 10
+PROC_SNAPSHOT = 11
+DATA_FLAG_WRITE = 12
+DATA_FLAG_READ = 13
+LOST = 14
+
+TYPE_NAMES = {
+    SWITCH_OUT: "switch_out",
+    SWITCH_IN: "switch_in",
+    WAKEUP: "wakeup",
+    WAKEUP_NEW: "wakeup_new",
+    SYSCALL_ENTER: "syscall_enter",
+    SYSCALL_EXIT: "syscall_exit",
+    FORK: "fork",
+    EXEC: "exec",
+    EXIT: "exit",
+    THREAD_NAME: "thread_name",
+    PROC_SNAPSHOT: "proc_snapshot",
+    DATA_FLAG_WRITE: "data_flag_write",
+    DATA_FLAG_READ: "data_flag_read",
+    LOST: "lost",
+}
+TYPE_BY_NAME = {v: k for k, v in TYPE_NAMES.items()}
+
+# enum argus_task_state
+STATE_RUNNABLE = 0
+STATE_BLOCKED = 1
+STATE_BLOCKED_IO = 2
+STATE_DEAD = 3
+STATE_OTHER = 4
+STATE_NAMES = {0: "runnable", 1: "blocked", 2: "blocked_io", 3: "dead", 4: "other"}
+
+# enum argus_wait_reason
+WAIT_NONE = 0
+WAIT_FUTEX = 1
+WAIT_POLL = 2
+WAIT_READ = 3
+WAIT_WRITE = 4
+WAIT_SLEEP = 5
+WAIT_CHILD = 6
+WAIT_ACCEPT = 7
+WAIT_YIELD = 8
+WAIT_IO = 9
+WAIT_OTHER_SYSCALL = 10
+WAIT_PREEMPTED = 11
+WAIT_NAMES = {
+    0: "none", 1: "futex", 2: "poll", 3: "read", 4: "write", 5: "sleep",
+    6: "child", 7: "accept", 8: "yield", 9: "io", 10: "syscall", 11: "preempted",
+}
+
+# enum argus_wake_context
+WAKE_TASK = 0
+WAKE_HARDIRQ = 1
+WAKE_SOFTIRQ = 2
+WAKE_KTHREAD = 3
+WAKE_IDLE = 4
+WAKE_CONTEXT_NAMES = {0: "task", 1: "hardirq", 2: "softirq", 3: "kthread", 4: "idle"}
+
+# enum argus_irq_kind
+IRQ_NONE = 0
+IRQ_TIMER = 1
+IRQ_NET = 2
+IRQ_BLOCK = 3
+IRQ_RCU = 4
+IRQ_SCHED = 5
+IRQ_TASKLET = 6
+IRQ_DEVICE = 7
+IRQ_OTHER = 8
+IRQ_NAMES = {0: "none", 1: "timer", 2: "net", 3: "block", 4: "rcu", 5: "sched",
+             6: "tasklet", 7: "device", 8: "other"}
+
+SYSCALL_NONE = 0xFFFFFFFF
+
+# struct argus_row (80 bytes)
+ROW_DTYPE = np.dtype([
+    ("ts_ns", "<u8"),
+    ("pid", "<u4"),
+    ("tid", "<u4"),
+    ("type", "<u2"),
+    ("cpu", "<u2"),
+    ("state", "u1"),
+    ("reason", "u1"),
+    ("irq", "u1"),
+    ("pad", "u1"),
+    ("nr", "<u4"),
+    ("peer_pid", "<u4"),
+    ("peer_tid", "<u4"),
+    ("aux", "<i4"),
+    ("val", "<i8"),
+    ("obj", "<u8"),
+    ("obj2", "<u8"),
+    ("comm", "S16"),
+])
+assert ROW_DTYPE.itemsize == 80
+
+
+def empty_rows(n=0):
+    return np.zeros(n, dtype=ROW_DTYPE)
