@@ -1,0 +1,1 @@
+"""Command-line front end: `argus` and `bp_watch`."""

@@ -1,0 +1,141 @@
+"""`argus events`: print decoded records, as `perf script` does for perf.
+
+Text: one line per record, `comm tid/pid [cpu] time: type details`; --json:
+one JSON object per line with every field of the row that the type uses.
+Filtering happens on the numpy rows before any per-record Python work.
+"""
+import json
+import sys
+
+import numpy as np
+
+from argus.cli.common import ArgusError, resolve_buffer
+from argus.cli.tracefile import load_trace
+from argus.tracer import schema, syscalls
+
+
+def register(sub):
+    p = sub.add_parser("events", help="print the recorded events (like perf script)")
+    p.add_argument("--buffer", metavar="FILE", help="ring buffer file (default: the active one)")
+    p.add_argument("--pid", type=int, action="append", help="only this process (repeatable)")
+    p.add_argument("--tid", type=int, action="append", help="only this thread (repeatable)")
+    p.add_argument("--type", action="append", metavar="TYPE",
+                   help="only this event type (repeatable): " + ", ".join(schema.TYPE_BY_NAME))
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.add_argument("--limit", type=int, default=0, help="print at most N records")
+    p.set_defaults(func=run)
+
+
+def select_rows(rows, pids=None, tids=None, types=None):
+    mask = np.ones(len(rows), dtype=bool)
+    if pids:
+        # A wakeup concerns both sides: keep it when either the waker or wakee matches.
+        mask &= np.isin(rows["pid"], pids) | (
+            np.isin(rows["type"], [schema.WAKEUP, schema.WAKEUP_NEW]) & np.isin(rows["peer_pid"], pids))
+    if tids:
+        mask &= np.isin(rows["tid"], tids) | (
+            np.isin(rows["type"], [schema.WAKEUP, schema.WAKEUP_NEW]) & np.isin(rows["peer_tid"], tids))
+    if types:
+        codes = []
+        for t in types:
+            if t not in schema.TYPE_BY_NAME:
+                raise ArgusError(f"unknown event type {t!r}; known: {', '.join(schema.TYPE_BY_NAME)}")
+            codes.append(schema.TYPE_BY_NAME[t])
+        mask &= np.isin(rows["type"], codes)
+    return rows[mask]
+
+
+def describe(row, threads):
+    """Type-specific details of one row, for the text format."""
+    t = int(row["type"])
+    if t == schema.SWITCH_OUT:
+        return (f"state={schema.STATE_NAMES.get(int(row['state']), row['state'])} "
+                f"wait={schema.WAIT_NAMES.get(int(row['reason']), row['reason'])} "
+                f"syscall={syscalls.name(row['nr'])} obj={int(row['obj']):#x}")
+    if t == schema.SWITCH_IN:
+        return f"prev={threads.label(int(row['peer_tid']))}"
+    if t in (schema.WAKEUP, schema.WAKEUP_NEW):
+        ctx = schema.WAKE_CONTEXT_NAMES.get(int(row["reason"]), row["reason"])
+        irq = schema.IRQ_NAMES.get(int(row["irq"]), row["irq"])
+        extra = f" irq={irq}" if int(row["irq"]) else ""
+        return f"wakee={threads.label(int(row['peer_tid']))} ctx={ctx}{extra} target_cpu={int(row['obj'])}"
+    if t == schema.SYSCALL_ENTER:
+        name = syscalls.name(row["nr"])
+        if name == "futex":
+            return f"futex uaddr={int(row['obj']):#x} op={syscalls.futex_op_name(row['aux'])}"
+        return f"{name} obj={int(row['obj'])} aux={int(row['aux'])}"
+    if t == schema.SYSCALL_EXIT:
+        return f"{syscalls.name(row['nr'])} = {int(row['val'])}"
+    if t == schema.FORK:
+        return f"child={int(row['peer_tid'])}/{int(row['peer_pid'])} comm={_comm(row)}"
+    if t in (schema.EXEC, schema.THREAD_NAME):
+        return f"comm={_comm(row)}"
+    if t == schema.EXIT:
+        return f"code={int(row['val'])}{' (process)' if row['state'] else ''}"
+    if t == schema.PROC_SNAPSHOT:
+        return f"ppid={int(row['peer_pid'])} comm={_comm(row)}{' main' if row['state'] else ''}"
+    if t in (schema.DATA_FLAG_WRITE, schema.DATA_FLAG_READ):
+        return f"addr={int(row['obj']):#x} value={int(row['val'])} pc={int(row['obj2']):#x}"
+    if t == schema.LOST:
+        return f"count={int(row['val'])}"
+    return ""
+
+
+def _comm(row):
+    return bytes(row["comm"]).split(b"\0", 1)[0].decode(errors="replace")
+
+
+def row_to_json(row, threads):
+    t = int(row["type"])
+    out = {
+        "ts_ns": int(row["ts_ns"]), "cpu": int(row["cpu"]), "pid": int(row["pid"]),
+        "tid": int(row["tid"]), "comm": threads.comm(int(row["tid"])),
+        "type": schema.TYPE_NAMES.get(t, str(t)),
+    }
+    if t == schema.SWITCH_OUT:
+        out.update(state=schema.STATE_NAMES.get(int(row["state"])), wait_reason=schema.WAIT_NAMES.get(int(row["reason"])),
+                   syscall=syscalls.name(row["nr"]), wait_obj=int(row["obj"]))
+    elif t == schema.SWITCH_IN:
+        out.update(prev_pid=int(row["peer_pid"]), prev_tid=int(row["peer_tid"]))
+    elif t in (schema.WAKEUP, schema.WAKEUP_NEW):
+        out.update(wakee_pid=int(row["peer_pid"]), wakee_tid=int(row["peer_tid"]),
+                   context=schema.WAKE_CONTEXT_NAMES.get(int(row["reason"])),
+                   irq_kind=schema.IRQ_NAMES.get(int(row["irq"])), irq_vec=int(row["aux"]), target_cpu=int(row["obj"]))
+    elif t == schema.SYSCALL_ENTER:
+        out.update(syscall=syscalls.name(row["nr"]), nr=int(row["nr"]), aux=int(row["aux"]),
+                   obj=int(row["obj"]), obj2=int(row["obj2"]))
+    elif t == schema.SYSCALL_EXIT:
+        out.update(syscall=syscalls.name(row["nr"]), nr=int(row["nr"]), ret=int(row["val"]))
+    elif t == schema.FORK:
+        out.update(child_pid=int(row["peer_pid"]), child_tid=int(row["peer_tid"]), child_comm=_comm(row))
+    elif t in (schema.EXEC, schema.THREAD_NAME):
+        out.update(new_comm=_comm(row))
+    elif t == schema.EXIT:
+        out.update(exit_code=int(row["val"]), group_leader=bool(row["state"]))
+    elif t == schema.PROC_SNAPSHOT:
+        out.update(ppid=int(row["peer_pid"]), main_thread=bool(row["state"]), snapshot_comm=_comm(row))
+    elif t in (schema.DATA_FLAG_WRITE, schema.DATA_FLAG_READ):
+        out.update(addr=int(row["obj"]), value=int(row["val"]), pc=int(row["obj2"]))
+    elif t == schema.LOST:
+        out.update(count=int(row["val"]))
+    return out
+
+
+def run(args):
+    trace, threads = load_trace(resolve_buffer(args.buffer))
+    rows = select_rows(trace.rows, args.pid, args.tid, args.type)
+    if args.limit > 0:
+        rows = rows[: args.limit]
+    out = sys.stdout
+    base = int(trace.first_ts or 0)
+    for row in rows:
+        if args.json:
+            out.write(json.dumps(row_to_json(row, threads)) + "\n")
+        else:
+            tid = int(row["tid"])
+            ts = (int(row["ts_ns"]) - base) / 1e9
+            name = schema.TYPE_NAMES.get(int(row["type"]), str(int(row["type"])))
+            out.write(f"{threads.comm(tid):>16} {tid:>7}/{int(row['pid']):<7} [{int(row['cpu']):03d}] "
+                      f"{ts:12.6f}: {name:<14} {describe(row, threads)}\n")
+    out.flush()
+    return 0

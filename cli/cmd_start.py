@@ -1,0 +1,142 @@
+"""`argus start` and `argus stop`: run the system-wide tracing daemon.
+
+start spawns argusd with a pipe; the daemon writes "ready" once its BPF
+programs are attached and the process snapshot is in the buffer, so start
+returns only when tracing is live (or fails with the daemon's one-line error).
+"""
+import json
+import os
+import select
+import subprocess
+import time
+
+from argus.cli import control
+from argus.cli.common import (ArgusError, DEFAULT_BUFFER, RUN_DIR, SOCKET_PATH, STATE_FILE,
+                              free_disk_bytes, native_path, parse_size, read_state,
+                              require_tracing_privileges)
+
+DEFAULT_SIZE = "2G"
+READY_TIMEOUT_S = 60
+
+
+def register(sub):
+    p = sub.add_parser("start", help="start system-wide tracing into a file-backed ring buffer")
+    p.add_argument("--buffer", metavar="FILE", default=None,
+                   help=f"ring buffer file (default {DEFAULT_BUFFER})")
+    p.add_argument("--size", default=DEFAULT_SIZE,
+                   help="buffer size, sparse (default 2G); oldest records are overwritten when full")
+    p.set_defaults(func=run_start)
+
+    p = sub.add_parser("stop", help="stop tracing; the buffer stays readable")
+    p.set_defaults(func=run_stop)
+
+
+def start_daemon(buffer, size):
+    """Start argusd unless it runs already; returns the buffer path in use."""
+    require_tracing_privileges()
+    running = control.status()
+    if running is not None:
+        current = running.get("buffer")
+        if buffer and os.path.abspath(buffer) != current:
+            raise ArgusError(f"already tracing into {current} (pid {running.get('pid')}); `argus stop` first")
+        return current, False
+    buffer = os.path.abspath(buffer or DEFAULT_BUFFER)
+    size_bytes = parse_size(size)
+    os.makedirs(os.path.dirname(buffer), exist_ok=True)
+    os.makedirs(RUN_DIR, mode=0o700, exist_ok=True)
+    if not os.path.exists(buffer) and free_disk_bytes(buffer) < (64 << 20):
+        raise ArgusError(f"not enough free disk for {buffer}")
+
+    argusd = native_path("argusd")
+    read_fd, write_fd = os.pipe()
+    log_path = os.path.join(RUN_DIR, "argusd.log")
+    cmd = [argusd, "--buffer", buffer, "--size", str(size_bytes), "--socket", SOCKET_PATH,
+           "--ready-fd", str(write_fd), "--log", log_path]
+    try:
+        with open(log_path, "ab") as log:
+            os.fchmod(log.fileno(), 0o600)
+            subprocess.Popen(cmd, pass_fds=(write_fd,), stdin=subprocess.DEVNULL,
+                             stdout=log, stderr=log, start_new_session=True)
+    except OSError as e:
+        os.close(read_fd)
+        raise ArgusError(f"failed to start {argusd}: {e.strerror}")
+    finally:
+        os.close(write_fd)
+    line = _read_ready(read_fd)
+    if line != "ready":
+        err = line[len("error:"):].strip() if line.startswith("error:") else ""
+        raise ArgusError(f"tracing did not start: {err or _last_log_line(log_path) or 'the daemon exited'}")
+    with open(STATE_FILE, "w") as f:
+        json.dump({"buffer": buffer, "socket": SOCKET_PATH, "size": size_bytes}, f)
+    return buffer, True
+
+
+def _read_ready(fd):
+    """First line the daemon writes on the ready pipe ("ready" or "error: ...").
+
+    argusd daemonizes, so the process we spawned exits early while its child
+    keeps the pipe: wait for a line or for EOF (every writer gone), not for
+    the spawned pid.
+    """
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    data = b""
+    try:
+        while b"\n" not in data:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return f"error: the daemon was not ready within {READY_TIMEOUT_S} s"
+            readable, _, _ = select.select([fd], [], [], min(left, 0.5))
+            if not readable:
+                continue
+            chunk = os.read(fd, 256)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    return data.decode(errors="replace").split("\n")[0].strip()
+
+
+def _last_log_line(path):
+    try:
+        with open(path, errors="replace") as f:
+            lines = [l.strip() for l in f if l.strip()]
+        return lines[-1] if lines else ""
+    except OSError:
+        return ""
+
+
+def run_start(args):
+    buffer, started = start_daemon(args.buffer, args.size)
+    st = control.status() or {}
+    if started:
+        print(f"argus: tracing system-wide into {buffer} (daemon pid {st.get('pid', '?')})")
+    else:
+        print(f"argus: already tracing into {buffer} (daemon pid {st.get('pid', '?')})")
+    return 0
+
+
+def stop_daemon():
+    reply = control.request("stop", timeout=15.0)
+    if reply is None:
+        return False
+    state = read_state()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and os.path.exists(SOCKET_PATH):
+        time.sleep(0.05)
+    if state is not None:
+        try:
+            os.unlink(STATE_FILE)
+        except OSError:
+            pass
+    return True
+
+
+def run_stop(args):
+    require_tracing_privileges()
+    state = read_state()
+    if not stop_daemon():
+        raise ArgusError("not tracing")
+    buffer = (state or {}).get("buffer", "?")
+    print(f"argus: stopped; the trace stays in {buffer}")
+    return 0

@@ -1,0 +1,65 @@
+"""`argus status`: is tracing live, how fast, how full, what was lost.
+
+Live numbers come from the daemon (events/s over its last few seconds); when
+no daemon runs, the buffer's own header still says what it holds.
+"""
+import json
+import os
+
+from argus.cli import control
+from argus.cli.common import ArgusError, resolve_buffer
+
+
+def register(sub):
+    p = sub.add_parser("status", help="tracing state: events/s, bytes/event, fill, lost, overwritten")
+    p.add_argument("--buffer", metavar="FILE", help="describe this buffer when no daemon runs")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run)
+
+
+def _fmt_bytes(n):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024.0
+
+
+def run(args):
+    live = control.status()
+    if live is not None:
+        info = dict(live, tracing=True)
+    else:
+        from argus.tracer import reader
+
+        path = resolve_buffer(args.buffer)
+        if not os.path.exists(path):
+            raise ArgusError(f"not tracing, and no buffer at {path}")
+        try:
+            st = reader.buffer_stats(path)
+        except reader.TraceError as e:
+            raise ArgusError(str(e))
+        events = st.get("records_written", 0)
+        info = {
+            "tracing": False, "buffer": path, "events": events,
+            "bytes": st.get("bytes_written", 0),
+            "bytes_per_event": (st.get("bytes_written", 0) / events) if events else 0.0,
+            "fill": (st.get("chunks_in_use", 0) / st["nchunks"]) if st.get("nchunks") else 0.0,
+            "lost": st.get("records_lost", 0), "overwritten": st.get("records_overwritten", 0),
+            "present": st.get("records_present", 0),
+        }
+    if args.json:
+        print(json.dumps(info))
+        return 0
+    state = f"tracing (daemon pid {info.get('pid')})" if info["tracing"] else "not tracing"
+    print(f"state:          {state}")
+    print(f"buffer:         {info.get('buffer')}")
+    if info["tracing"]:
+        print(f"events/s:       {info.get('events_per_s', 0):,.0f}")
+        print(f"uptime:         {info.get('uptime_s', 0):,.1f} s")
+    print(f"events:         {info.get('events', 0):,}")
+    print(f"bytes/event:    {info.get('bytes_per_event', 0):.1f}")
+    print(f"recorded:       {_fmt_bytes(info.get('bytes', 0))}")
+    print(f"fill:           {100.0 * info.get('fill', 0):.1f} %")
+    print(f"lost:           {info.get('lost', 0):,}")
+    print(f"overwritten:    {info.get('overwritten', 0):,}")
+    return 0

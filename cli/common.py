@@ -1,0 +1,90 @@
+"""Shared pieces of the command-line tools: errors, paths, privilege checks.
+
+Every user-facing failure is an ArgusError carrying one line; main() prints
+it as `argus: <line>` and exits non-zero.  Nothing here ever prints a traceback
+for bad input.
+"""
+import json
+import os
+import re
+import shutil
+
+RUN_DIR = os.environ.get("ARGUS_RUN_DIR", "/run/argus")
+STATE_DIR = os.environ.get("ARGUS_STATE_DIR", "/var/lib/argus")
+DEFAULT_BUFFER = os.path.join(STATE_DIR, "trace.argus")
+SOCKET_PATH = os.path.join(RUN_DIR, "argusd.sock")
+STATE_FILE = os.path.join(RUN_DIR, "state.json")
+
+
+class ArgusError(Exception):
+    """A failure the user caused or can fix; printed as one line."""
+
+    def __init__(self, message, exit_code=1):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def native_path(name):
+    """Path of a native part (argusd, libargus_core.so, demo programs)."""
+    import argus
+
+    path = os.path.join(argus.NATIVE_DIR, name)
+    if not os.path.exists(path):
+        raise ArgusError(f"missing native part {path}: reinstall Argus with `pip install .`")
+    return path
+
+
+def require_tracing_privileges():
+    """Tracing needs root (or CAP_BPF + CAP_PERFMON) and a kernel with BTF."""
+    if os.geteuid() != 0 and not _has_bpf_caps():
+        raise ArgusError("tracing needs root (or CAP_BPF and CAP_PERFMON): run with sudo")
+    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+        raise ArgusError("this kernel has no BTF (/sys/kernel/btf/vmlinux): eBPF tracing is unavailable")
+
+
+def _has_bpf_caps():
+    cap_bpf, cap_perfmon = 39, 38
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("CapEff:"):
+                    eff = int(line.split()[1], 16)
+                    return bool(eff & (1 << cap_bpf)) and bool(eff & (1 << cap_perfmon))
+    except OSError:
+        pass
+    return False
+
+
+def read_state():
+    """The running daemon's state (buffer path, pid), or None."""
+    try:
+        with open(STATE_FILE) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def resolve_buffer(explicit):
+    """--buffer if given, else the running daemon's buffer, else the default path."""
+    if explicit:
+        return explicit
+    state = read_state()
+    if state and state.get("buffer"):
+        return state["buffer"]
+    return DEFAULT_BUFFER
+
+
+def parse_size(text):
+    """'2G', '512M', '64KiB' or plain bytes -> bytes."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", str(text).lower())
+    if not m:
+        raise ArgusError(f"bad size {text!r}: use bytes or a suffix K, M, G")
+    value = int(float(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2)])
+    if value < (4 << 20):
+        raise ArgusError(f"size {text} is too small: the ring buffer needs at least 4M")
+    return value
+
+
+def free_disk_bytes(path):
+    directory = os.path.dirname(os.path.abspath(path)) or "."
+    return shutil.disk_usage(directory).free

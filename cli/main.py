@@ -1,0 +1,49 @@
+"""`argus`: start/stop/status tracing, print events, debug a hang.
+
+One module per subcommand (cli/cmd_*.py); each exposes `register(subparsers)`
+which adds its parser and sets `func`.  main() turns every ArgusError (and a
+Ctrl-C, a closed pipe) into one line and an exit code, never a traceback.
+"""
+import argparse
+import sys
+
+from argus.cli.common import ArgusError
+from argus.cli import cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo
+
+COMMANDS = (cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="argus",
+        description="Interactive causal tracing: record what every thread waits on, then explain a hang.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for module in COMMANDS:
+        module.register(sub)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except ArgusError as e:
+        print(f"argus: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("argus: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `argus events | head`: the reader left; that is not an error.
+        try:
+            sys.stdout = None
+        except Exception:
+            pass
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
