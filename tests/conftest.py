@@ -1,0 +1,103 @@
+"""Fixtures for the end-to-end tests: a real tracing daemon in a private
+control directory, the installed `argus` command, and the native test programs.
+
+Tests that trace need root and a kernel with BTF; without them they skip, and
+in CI (CI=true, run as root) a skip for those reasons is turned into a failure
+so a broken environment cannot pass silently.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+import argus
+
+IN_CI = os.environ.get("CI") == "true"
+
+
+def _can_trace():
+    return os.geteuid() == 0 and os.path.exists("/sys/kernel/btf/vmlinux")
+
+
+def require_tracing():
+    if not _can_trace():
+        if IN_CI:
+            pytest.fail("CI must run as root on a kernel with BTF")
+        pytest.skip("needs root and a kernel with BTF")
+
+
+def native(name):
+    path = os.path.join(argus.NATIVE_DIR, name)
+    assert os.path.exists(path), f"{path} missing: build with pip install ."
+    return path
+
+
+class ArgusRunner:
+    """Runs the installed `argus` command with a private control directory."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.env = dict(os.environ, ARGUS_RUN_DIR=str(tmp / "run"), ARGUS_STATE_DIR=str(tmp / "state"))
+        self.buffer = str(tmp / "trace.argus")
+
+    def run(self, *args, check=True, timeout=180):
+        cmd = [sys.executable, "-m", "argus.cli", *args]
+        proc = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"argus {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}{proc.stdout}")
+        return proc
+
+    def json(self, *args, **kw):
+        proc = self.run(*args, **kw)
+        return json.loads(proc.stdout)
+
+    def start(self, size="256M"):
+        self.run("start", "--buffer", self.buffer, "--size", size)
+        return self
+
+    def status(self):
+        return self.json("status", "--json")
+
+    def stop(self):
+        self.run("stop", check=False)
+
+    def wait_drained(self, seconds=1.5):
+        # The daemon drains the BPF ring buffer continuously; give it a beat so
+        # the last records of the workload are in the file.
+        time.sleep(seconds)
+
+
+@pytest.fixture
+def argus_cli(tmp_path):
+    runner = ArgusRunner(tmp_path)
+    yield runner
+    runner.stop()
+
+
+@pytest.fixture
+def tracing(argus_cli):
+    require_tracing()
+    argus_cli.start()
+    return argus_cli
+
+
+def run_demo(*args, timeout=120):
+    """Runs the bundled demo hang; returns (info dict from its first line, exit code)."""
+    proc = subprocess.Popen([native("argus-demo-hang"), *args], stdout=subprocess.PIPE, text=True)
+    first = proc.stdout.readline()
+    info = json.loads(first)
+    proc.stdout.read()
+    rc = proc.wait(timeout=timeout)
+    return info, rc
+
+
+def no_traceback(proc):
+    text = proc.stderr + proc.stdout
+    assert "Traceback" not in text, text
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, f"expected one line on stderr, got: {proc.stderr!r}"
+    return lines[0]
