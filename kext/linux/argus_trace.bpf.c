@@ -1,0 +1,828 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Apache-2.0
+/*
+ * Argus kernel event collection on Linux: scheduler switches and wakeups,
+ * the syscalls that wait or communicate, and process lifecycle, written as
+ * final-format struct argus_ev_* records (tracer/argus_event.h) into one BPF
+ * ring buffer that argusd copies into the trace file unchanged.
+ *
+ * All programs are tp_btf (BTF raw tracepoints): arguments are typed kernel
+ * pointers read with plain loads, no bpf_probe_read per field and no
+ * tracefs format parsing.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "argus_trace.h"
+
+/* include/linux/sched.h: task_struct.__state bits, stable ABI for tracers. */
+#define TASK_RUNNING 0x0000
+#define TASK_INTERRUPTIBLE 0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define __TASK_STOPPED 0x0004
+#define __TASK_TRACED 0x0008
+#define EXIT_DEAD 0x0010
+#define EXIT_ZOMBIE 0x0020
+#define TASK_DEAD 0x0080
+#define PF_KTHREAD 0x00200000
+
+/* include/uapi/linux/futex.h */
+#define FUTEX_CMD_MASK 0x7f
+#define FUTEX_REQUEUE 3
+#define FUTEX_CMP_REQUEUE 4
+#define FUTEX_WAKE_OP 5
+#define FUTEX_WAIT_REQUEUE_PI 11
+#define FUTEX_CMP_REQUEUE_PI 12
+
+/* arch/x86/include/asm/segment.h: a 32-bit (ia32) task entered the kernel. */
+#define X86_USER32_CS 0x23
+
+#define S32_MAX 0x7fffffff
+
+const volatile __u32 targ_exclude_tgid = 0;     /* the daemon: tracing it would feed back */
+const volatile __u32 wakeup_bytes = 0;          /* wake the consumer only past this backlog; 0 = every record */
+const volatile struct argus_syscall_class syscall_class[ARGUS_MAX_SYSCALLS] = {};
+
+/* Where the current CPU is in interrupt handling.  Tracepoints are the only
+ * portable source: preempt_count is a per-CPU variable that BPF can only
+ * address through kallsyms, and most distribution kernels leave data
+ * symbols out (CONFIG_KALLSYMS_ALL=n). */
+struct irq_state {
+	__u32 hardirq_vec;       /* irq number of the running device handler */
+	__u16 device_depth;      /* irq_handler_entry/exit */
+	__u16 hrtimer_depth;     /* hrtimer callbacks running in hardirq */
+	__u16 vector_depth;      /* x86 system vectors: local timer, irq_work, IPIs */
+	__u8 vector_kind;        /* enum argus_irq_kind of the running vector */
+	__u8 softirq_active;
+	__u32 softirq_vec;
+};
+
+/* What a thread is blocked in, so sched_switch can say why it sleeps. */
+struct syscall_state {
+	__u32 nr;
+	__u8 wait_reason;
+	__u8 pad[3];
+	__u64 obj;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, ARGUS_BPF_RINGBUF_DEFAULT);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct irq_state);
+} irq_states SEC(".maps");
+
+/* Sized for threads simultaneously inside a traced syscall, not for all
+ * threads; an insert that finds it full only loses the wait reason. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct syscall_state);
+} in_syscall SEC(".maps");
+
+/* Kernels before 5.16 kept the CPU in task_struct itself. */
+struct task_struct___cpu {
+	unsigned int cpu;
+};
+
+static __always_inline bool excluded(__u32 tgid)
+{
+	return targ_exclude_tgid && tgid == targ_exclude_tgid;
+}
+
+static __always_inline void *reserve(__u32 size)
+{
+	__u32 zero = 0;
+	__u64 *cnt;
+	void *rec;
+
+	rec = bpf_ringbuf_reserve(&events, size, 0);
+	if (!rec) {
+		cnt = bpf_map_lookup_elem(&drops, &zero);
+		if (cnt)
+			*cnt += 1;
+	}
+	return rec;
+}
+
+/* Waking the consumer per record costs an irq_work and a context switch per
+ * event; with a threshold the daemon drains on its own timer and is only
+ * kicked when the backlog grows. */
+static __always_inline void submit(void *rec)
+{
+	__u64 flags = 0;
+
+	if (wakeup_bytes)
+		flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	bpf_ringbuf_submit(rec, flags);
+}
+
+static __always_inline void fill_header(struct argus_event_header *h, __u16 type, __u16 size,
+					__u32 pid, __u32 tid, __u64 ts)
+{
+	h->ts_ns = ts;
+	h->pid = pid;
+	h->tid = tid;
+	h->type = type;
+	h->size = size;
+	h->cpu = bpf_get_smp_processor_id();
+	h->flags = 0;
+}
+
+/* comm is NUL-padded in the record whatever the source holds after the NUL. */
+static __always_inline void copy_comm(char *dst, const char *src)
+{
+	__builtin_memset(dst, 0, ARGUS_COMM_LEN);
+	bpf_probe_read_kernel_str(dst, ARGUS_COMM_LEN, src);
+}
+
+static __always_inline __u32 task_cpu_of(struct task_struct *p)
+{
+	struct task_struct___cpu *old = (void *)p;
+
+	if (bpf_core_field_exists(old->cpu))
+		return BPF_CORE_READ(old, cpu);
+	return BPF_CORE_READ(p, thread_info.cpu);
+}
+
+static __always_inline __u8 task_state_of(bool preempt, unsigned int prev_state)
+{
+	/* A preempted task may already have set a sleep state it never reached. */
+	if (preempt || prev_state == TASK_RUNNING)
+		return ARGUS_STATE_RUNNABLE;
+	if (prev_state & (TASK_DEAD | EXIT_DEAD | EXIT_ZOMBIE))
+		return ARGUS_STATE_DEAD;
+	if (prev_state & (__TASK_STOPPED | __TASK_TRACED))
+		return ARGUS_STATE_OTHER;
+	if (prev_state & TASK_UNINTERRUPTIBLE)
+		return ARGUS_STATE_BLOCKED_IO;
+	/* TASK_INTERRUPTIBLE, and PREEMPT_RT's TASK_RTLOCK_WAIT: a lock wait. */
+	return ARGUS_STATE_BLOCKED;
+}
+
+static __always_inline void emit_switch_out(struct task_struct *prev, bool preempt,
+					    unsigned int prev_state, __u64 ts)
+{
+	struct argus_ev_switch_out *e;
+	struct syscall_state *sc;
+	__u32 tid = prev->pid;
+	__u8 state, reason;
+
+	e = reserve(sizeof(*e));
+	if (!e)
+		return;
+	state = task_state_of(preempt, prev_state);
+	sc = bpf_map_lookup_elem(&in_syscall, &tid);
+	e->syscall_nr = sc ? sc->nr : ARGUS_SYSCALL_NONE;
+	e->wait_obj = sc ? sc->obj : 0;
+	if (state == ARGUS_STATE_RUNNABLE) {
+		/* Only a voluntary switch inside sched_yield is a yield; any other
+		 * runnable switch-out (cond_resched, preemption) lost the CPU. */
+		reason = (!preempt && sc && sc->wait_reason == ARGUS_WAIT_YIELD) ?
+			 ARGUS_WAIT_YIELD : ARGUS_WAIT_PREEMPTED;
+	} else if (state == ARGUS_STATE_BLOCKED || state == ARGUS_STATE_BLOCKED_IO) {
+		if (sc)
+			reason = sc->wait_reason;
+		else
+			reason = state == ARGUS_STATE_BLOCKED_IO ? ARGUS_WAIT_IO : ARGUS_WAIT_NONE;
+	} else {
+		reason = ARGUS_WAIT_NONE;
+	}
+	e->state = state;
+	e->wait_reason = reason;
+	e->prio = prev->prio;
+	fill_header(&e->h, ARGUS_EV_SWITCH_OUT, sizeof(*e), prev->tgid, tid, ts);
+	submit(e);
+}
+
+static __always_inline void emit_switch_in(struct task_struct *next, struct task_struct *prev, __u64 ts)
+{
+	struct argus_ev_switch_in *e;
+
+	e = reserve(sizeof(*e));
+	if (!e)
+		return;
+	e->prev_tid = prev->pid;
+	e->prev_pid = prev->tgid;
+	fill_header(&e->h, ARGUS_EV_SWITCH_IN, sizeof(*e), next->tgid, next->pid, ts);
+	submit(e);
+}
+
+static __always_inline int handle_sched_switch(bool preempt, struct task_struct *prev,
+					       struct task_struct *next, unsigned int prev_state)
+{
+	__u64 ts = bpf_ktime_get_ns();
+
+	/* pid 0 is the per-CPU idle task: its "switches" are idle periods. */
+	if (prev->pid && !excluded(prev->tgid))
+		emit_switch_out(prev, preempt, prev_state, ts);
+	if (next->pid && !excluded(next->tgid))
+		emit_switch_in(next, prev, ts);
+	return 0;
+}
+
+static __always_inline __u8 softirq_kind(__u32 vec)
+{
+	switch (vec) {
+	case TIMER_SOFTIRQ:
+	case HRTIMER_SOFTIRQ:
+		return ARGUS_IRQ_TIMER;
+	case NET_TX_SOFTIRQ:
+	case NET_RX_SOFTIRQ:
+		return ARGUS_IRQ_NET;
+	case BLOCK_SOFTIRQ:
+		return ARGUS_IRQ_BLOCK;
+	case RCU_SOFTIRQ:
+		return ARGUS_IRQ_RCU;
+	case SCHED_SOFTIRQ:
+		return ARGUS_IRQ_SCHED;
+	case TASKLET_SOFTIRQ:
+	case HI_SOFTIRQ:
+		return ARGUS_IRQ_TASKLET;
+	default:
+		return ARGUS_IRQ_OTHER;
+	}
+}
+
+static __always_inline bool in_hardirq(struct irq_state *st)
+{
+	return st->device_depth || st->hrtimer_depth || st->vector_depth;
+}
+
+/* Whether an hrtimer callback runs in hardirq: soft hrtimers expire from
+ * HRTIMER_SOFTIRQ.  Where the timer interrupt itself is not traced (no x86
+ * local_timer tracepoint), a timer interrupt arriving during HRTIMER_SOFTIRQ
+ * is taken for a soft expiry; entry and exit decide alike, so the depth
+ * stays balanced either way. */
+static __always_inline bool hrtimer_in_hardirq(struct irq_state *st)
+{
+	if (st->device_depth || st->vector_depth)
+		return true;
+	return !(st->softirq_active && st->softirq_vec == HRTIMER_SOFTIRQ);
+}
+
+static __always_inline void wake_context(__u32 waker_tid, struct argus_ev_wakeup *e)
+{
+	struct task_struct *cur;
+	struct irq_state *st;
+	__u32 zero = 0;
+
+	e->context = ARGUS_WAKE_TASK;
+	e->irq_kind = ARGUS_IRQ_NONE;
+	e->irq_vec = 0;
+	st = bpf_map_lookup_elem(&irq_states, &zero);
+	if (!st)
+		return;
+	/* Innermost first: an hrtimer runs inside the local timer vector. */
+	if (in_hardirq(st)) {
+		e->context = ARGUS_WAKE_HARDIRQ;
+		if (st->hrtimer_depth) {
+			e->irq_kind = ARGUS_IRQ_TIMER;
+		} else if (st->device_depth) {
+			e->irq_kind = ARGUS_IRQ_DEVICE;
+			e->irq_vec = st->hardirq_vec;
+		} else {
+			e->irq_kind = st->vector_kind;
+		}
+		return;
+	}
+	if (st->softirq_active) {
+		e->context = ARGUS_WAKE_SOFTIRQ;
+		e->irq_kind = softirq_kind(st->softirq_vec);
+		e->irq_vec = st->softirq_vec;
+		return;
+	}
+	/* The idle task carries PF_KTHREAD too; ask for it first. */
+	if (!waker_tid) {
+		e->context = ARGUS_WAKE_IDLE;
+		return;
+	}
+	cur = bpf_get_current_task_btf();
+	if (cur->flags & PF_KTHREAD)
+		e->context = ARGUS_WAKE_KTHREAD;
+}
+
+static __always_inline int handle_wakeup(struct task_struct *p, __u16 type)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 waker_pid = id >> 32, waker_tid = (__u32)id;
+	struct argus_ev_wakeup *e;
+	__u32 wakee_pid = p->tgid;
+
+	if (excluded(wakee_pid) || excluded(waker_pid))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	e->wakee_pid = wakee_pid;
+	e->wakee_tid = p->pid;
+	/* At sched_waking the CPU is not chosen yet: this is where it last ran,
+	 * as the sched_waking tracepoint itself reports. */
+	e->target_cpu = task_cpu_of(p);
+	wake_context(waker_tid, e);
+	fill_header(&e->h, type, sizeof(*e), waker_pid, waker_tid, bpf_ktime_get_ns());
+	submit(e);
+	return 0;
+}
+
+static __always_inline int handle_irq_entry(int irq)
+{
+	struct irq_state *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&irq_states, &zero);
+	if (!st)
+		return 0;
+	st->device_depth++;
+	st->hardirq_vec = irq;
+	return 0;
+}
+
+static __always_inline int handle_irq_exit(void)
+{
+	struct irq_state *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&irq_states, &zero);
+	/* An exit without entry happens once when attaching inside a handler. */
+	if (st && st->device_depth)
+		st->device_depth--;
+	return 0;
+}
+
+/* x86 system vectors have no irq_handler tracepoint; without these, a
+ * wakeup from irq_work (cpufreq, perf, printk) or an IPI would be charged
+ * to whatever task it interrupted, a causal edge that does not exist. */
+static __always_inline int handle_vector(__u8 kind, bool entry)
+{
+	struct irq_state *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&irq_states, &zero);
+	if (!st)
+		return 0;
+	if (entry) {
+		st->vector_depth++;
+		st->vector_kind = kind;
+	} else if (st->vector_depth) {
+		st->vector_depth--;
+	}
+	return 0;
+}
+
+static __always_inline int handle_softirq(unsigned int vec, bool entry)
+{
+	struct irq_state *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&irq_states, &zero);
+	if (!st)
+		return 0;
+	/* Softirqs never nest on one CPU: a flag is enough. */
+	st->softirq_active = entry;
+	st->softirq_vec = vec;
+	return 0;
+}
+
+static __always_inline int handle_hrtimer(bool entry)
+{
+	struct irq_state *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&irq_states, &zero);
+	if (!st || !hrtimer_in_hardirq(st))
+		return 0;
+	if (entry)
+		st->hrtimer_depth++;
+	else if (st->hrtimer_depth)
+		st->hrtimer_depth--;
+	return 0;
+}
+
+static __always_inline __s32 clip_s32(__u64 v)
+{
+	return v > S32_MAX ? S32_MAX : (__s32)v;
+}
+
+/* A user timespec (or timeval) as milliseconds; NULL means wait forever. */
+static __always_inline __s32 user_timeout_ms(__u64 uptr, bool timeval)
+{
+	struct {
+		__s64 sec;
+		__s64 frac;
+	} ts;
+	__u64 ms;
+
+	if (!uptr)
+		return ARGUS_TIMEOUT_INFINITE;
+	if (bpf_probe_read_user(&ts, sizeof(ts), (void *)uptr))
+		return ARGUS_TIMEOUT_UNKNOWN;
+	if (ts.sec < 0 || ts.frac < 0)
+		return ARGUS_TIMEOUT_UNKNOWN;
+	if (ts.sec > S32_MAX / 1000)
+		return S32_MAX;
+	ms = (__u64)ts.sec * 1000 + (timeval ? (__u64)ts.frac / 1000 : (__u64)ts.frac / 1000000);
+	return clip_s32(ms);
+}
+
+static __always_inline bool compat_syscall(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	/* ia32 numbers differ from the table (ia32 3 is read, x86_64 3 is close). */
+	return regs->cs == X86_USER32_CS;
+#elif defined(__TARGET_ARCH_arm64)
+	return regs->pstate & 0x10; /* PSR_MODE32_BIT */
+#else
+	return false;
+#endif
+}
+
+static __always_inline long syscall_nr_of(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return regs->orig_ax;
+#elif defined(__TARGET_ARCH_arm64)
+	return regs->syscallno;
+#else
+	return -1;
+#endif
+}
+
+static __always_inline void decode_args(__u8 layout, struct pt_regs *regs,
+					__s32 *aux, __u64 *obj, __u64 *obj2)
+{
+	__u64 a0 = PT_REGS_PARM1_SYSCALL(regs);
+	__u64 a1 = PT_REGS_PARM2_SYSCALL(regs);
+	__u64 a2 = PT_REGS_PARM3_SYSCALL(regs);
+	__u64 a3 = PT_REGS_PARM4_SYSCALL(regs);
+	__u64 a4 = PT_REGS_PARM5_SYSCALL(regs);
+	__u64 v = 0;
+	int fd = -1;
+	__u32 cmd;
+
+	*aux = 0;
+	*obj = 0;
+	*obj2 = 0;
+	switch (layout) {
+	case ARGUS_SCL_FD:
+		*obj = (__u32)a0;
+		*aux = clip_s32(a2);
+		break;
+	case ARGUS_SCL_FD_ONLY:
+		*obj = (__u32)a0;
+		*aux = (__s32)a1;
+		break;
+	case ARGUS_SCL_FUTEX:
+		*obj = a0;
+		*aux = (__s32)a1;
+		cmd = a1 & FUTEX_CMD_MASK;
+		/* Requeue and wake_op name a second futex; the rest compare a value. */
+		if (cmd == FUTEX_REQUEUE || cmd == FUTEX_CMP_REQUEUE || cmd == FUTEX_WAKE_OP ||
+		    cmd == FUTEX_WAIT_REQUEUE_PI || cmd == FUTEX_CMP_REQUEUE_PI)
+			*obj2 = a4;
+		else
+			*obj2 = (__u32)a2;
+		break;
+	case ARGUS_SCL_FUTEX_WAITV:
+		/* struct futex_waitv { u64 val; u64 uaddr; u32 flags; u32 __reserved; } */
+		if (a0 && a1)
+			bpf_probe_read_user(&v, sizeof(v), (void *)(a0 + 8));
+		*obj = v;
+		*obj2 = a0;
+		*aux = (__s32)a1;
+		break;
+	case ARGUS_SCL_EPOLL:
+		*obj = (__u32)a0;
+		*aux = (__s32)a3;
+		*obj2 = (__u32)a2;
+		break;
+	case ARGUS_SCL_EPOLL_TS:
+		*obj = (__u32)a0;
+		*aux = user_timeout_ms(a3, false);
+		*obj2 = (__u32)a2;
+		break;
+	case ARGUS_SCL_POLL:
+	case ARGUS_SCL_POLL_TS:
+		/* The first fd identifies the common single-fd poll. */
+		if (!a0 || !a1 || bpf_probe_read_user(&fd, sizeof(fd), (void *)a0))
+			fd = -1;
+		*obj = (__u64)(__s64)fd;
+		*obj2 = a1;
+		*aux = layout == ARGUS_SCL_POLL ? (__s32)a2 : user_timeout_ms(a2, false);
+		break;
+	case ARGUS_SCL_SELECT:
+	case ARGUS_SCL_SELECT_TS:
+		*obj = (__u32)a0;
+		*aux = user_timeout_ms(a4, layout == ARGUS_SCL_SELECT);
+		break;
+	case ARGUS_SCL_NANOSLEEP:
+		*aux = user_timeout_ms(a0, false);
+		break;
+	case ARGUS_SCL_CLOCK_NANOSLEEP:
+		*obj = (__u32)a0;
+		*obj2 = (__u32)a1;
+		*aux = user_timeout_ms(a2, false);
+		break;
+	case ARGUS_SCL_WAIT4:
+		*obj = (__u64)(__s64)(__s32)a0;
+		*aux = (__s32)a2;
+		break;
+	case ARGUS_SCL_WAITID:
+		*obj = (__u64)(__s64)(__s32)a1;
+		*obj2 = (__u32)a0;
+		*aux = (__s32)a3;
+		break;
+	case ARGUS_SCL_IO_URING:
+		*obj = (__u32)a0;
+		*aux = clip_s32((__u32)a2);
+		*obj2 = (__u32)a1;
+		break;
+	case ARGUS_SCL_TIMERFD: {
+		/* struct itimerspec { timespec it_interval; timespec it_value; } */
+		struct {
+			__s64 sec;
+			__s64 nsec;
+		} ts = {};
+
+		*obj = (__u32)a0;
+		*aux = (__s32)a1;
+		if (a2 && !bpf_probe_read_user(&ts, sizeof(ts), (void *)(a2 + 16)))
+			*obj2 = (__u64)ts.sec * 1000000000ull + (__u64)ts.nsec;
+		break;
+	}
+	case ARGUS_SCL_SPLICE:
+		*obj = (__u32)a0;
+		*obj2 = (__u32)a2;
+		*aux = clip_s32(a4);
+		break;
+	default:
+		break;
+	}
+}
+
+static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct argus_ev_syscall_enter *e;
+	struct argus_syscall_class cls;
+	struct syscall_state sc = {};
+	__u32 tid = (__u32)pid_tgid;
+
+	if ((unsigned long)id >= ARGUS_MAX_SYSCALLS)
+		return 0;
+	cls = syscall_class[id];
+	if (cls.layout == ARGUS_SCL_NONE || excluded(pid_tgid >> 32) || compat_syscall(regs))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	decode_args(cls.layout, regs, &e->aux, &e->obj, &e->obj2);
+	e->nr = id;
+	fill_header(&e->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*e), pid_tgid >> 32, tid, bpf_ktime_get_ns());
+	sc.nr = id;
+	sc.wait_reason = cls.wait_reason;
+	sc.obj = e->obj;
+	submit(e);
+	bpf_map_update_elem(&in_syscall, &tid, &sc, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct argus_ev_syscall_exit *e;
+	struct syscall_state *sc;
+	__u32 tid = (__u32)pid_tgid;
+	long nr = syscall_nr_of(regs);
+	__u32 enter_nr;
+
+	/* Every syscall on the machine passes here: reject untraced ones by
+	 * number before touching the hash. */
+	if ((unsigned long)nr >= ARGUS_MAX_SYSCALLS || syscall_class[nr].layout == ARGUS_SCL_NONE)
+		return 0;
+	sc = bpf_map_lookup_elem(&in_syscall, &tid);
+	if (!sc)
+		return 0;
+	enter_nr = sc->nr;
+	bpf_map_delete_elem(&in_syscall, &tid);
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	e->nr = enter_nr;
+	e->reserved = 0;
+	e->ret = ret;
+	e->reserved2 = 0;
+	fill_header(&e->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*e), pid_tgid >> 32, tid, bpf_ktime_get_ns());
+	submit(e);
+	return 0;
+}
+
+static __always_inline int handle_fork(struct task_struct *parent, struct task_struct *child)
+{
+	struct argus_ev_fork *e;
+
+	if (excluded(parent->tgid))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	e->child_pid = child->tgid;
+	e->child_tid = child->pid;
+	copy_comm(e->comm, child->comm);
+	fill_header(&e->h, ARGUS_EV_FORK, sizeof(*e), parent->tgid, parent->pid, bpf_ktime_get_ns());
+	submit(e);
+	return 0;
+}
+
+static __always_inline int emit_comm(struct task_struct *p, __u16 type, const char *comm)
+{
+	struct argus_ev_comm *e;
+
+	if (excluded(p->tgid))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	copy_comm(e->comm, comm);
+	fill_header(&e->h, type, sizeof(*e), p->tgid, p->pid, bpf_ktime_get_ns());
+	submit(e);
+	return 0;
+}
+
+static __always_inline int handle_exit(struct task_struct *p)
+{
+	struct argus_ev_exit *e;
+	__u32 tid = p->pid;
+
+	/* exit and exit_group never return, so no sys_exit clears the entry. */
+	bpf_map_delete_elem(&in_syscall, &tid);
+	if (excluded(p->tgid))
+		return 0;
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	e->exit_code = p->exit_code;
+	e->is_group_leader = p->pid == p->tgid;
+	fill_header(&e->h, ARGUS_EV_EXIT, sizeof(*e), p->tgid, tid, bpf_ktime_get_ns());
+	submit(e);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return handle_sched_switch(preempt, prev, next, prev_state);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(sched_waking, struct task_struct *p)
+{
+	return handle_wakeup(p, ARGUS_EV_WAKEUP);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new, struct task_struct *p)
+{
+	return handle_wakeup(p, ARGUS_EV_WAKEUP_NEW);
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(irq_handler_entry, int irq, struct irqaction *action)
+{
+	return handle_irq_entry(irq);
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(irq_handler_exit, int irq, struct irqaction *action, int ret)
+{
+	return handle_irq_exit();
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(softirq_entry, unsigned int vec)
+{
+	return handle_softirq(vec, true);
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(softirq_exit, unsigned int vec)
+{
+	return handle_softirq(vec, false);
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, ktime_t *now)
+{
+	return handle_hrtimer(true);
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(hrtimer_expire_exit, struct hrtimer *timer)
+{
+	return handle_hrtimer(false);
+}
+
+#if defined(__TARGET_ARCH_x86)
+SEC("tp_btf/local_timer_entry")
+int BPF_PROG(local_timer_entry, int vector)
+{
+	return handle_vector(ARGUS_IRQ_TIMER, true);
+}
+
+SEC("tp_btf/local_timer_exit")
+int BPF_PROG(local_timer_exit, int vector)
+{
+	return handle_vector(ARGUS_IRQ_TIMER, false);
+}
+
+SEC("tp_btf/irq_work_entry")
+int BPF_PROG(irq_work_entry, int vector)
+{
+	return handle_vector(ARGUS_IRQ_OTHER, true);
+}
+
+SEC("tp_btf/irq_work_exit")
+int BPF_PROG(irq_work_exit, int vector)
+{
+	return handle_vector(ARGUS_IRQ_OTHER, false);
+}
+
+SEC("tp_btf/call_function_entry")
+int BPF_PROG(call_function_entry, int vector)
+{
+	return handle_vector(ARGUS_IRQ_OTHER, true);
+}
+
+SEC("tp_btf/call_function_exit")
+int BPF_PROG(call_function_exit, int vector)
+{
+	return handle_vector(ARGUS_IRQ_OTHER, false);
+}
+
+SEC("tp_btf/call_function_single_entry")
+int BPF_PROG(call_function_single_entry, int vector)
+{
+	return handle_vector(ARGUS_IRQ_OTHER, true);
+}
+
+SEC("tp_btf/call_function_single_exit")
+int BPF_PROG(call_function_single_exit, int vector)
+{
+	return handle_vector(ARGUS_IRQ_OTHER, false);
+}
+#endif
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
+{
+	return handle_sys_enter(regs, id);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+{
+	return handle_sys_exit(regs, ret);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	return handle_fork(parent, child);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	return emit_comm(p, ARGUS_EV_EXEC, p->comm);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sched_process_exit, struct task_struct *p)
+{
+	return handle_exit(p);
+}
+
+/* Fires before the new name is copied in, so the name comes from the argument. */
+SEC("tp_btf/task_rename")
+int BPF_PROG(task_rename, struct task_struct *task, const char *comm)
+{
+	return emit_comm(task, ARGUS_EV_THREAD_NAME, comm);
+}
+
+/* Dual-licensed; the kernel is told GPL so GPL-only helpers are usable. */
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What crosses the boundary between the BPF programs (argus_trace.bpf.c) and
+ * their loader (tracer/platform_linux.c) besides the records themselves, which
+ * are defined once in tracer/argus_event.h.
+ *
+ * The syscall table: syscall numbers are per architecture (x86_64 read is 0,
+ * arm64 read is 63), so the BPF side knows no numbers at all.  The loader
+ * fills `syscall_class[nr]` in the programs' read-only data before load: how
+ * to decode the arguments (layout) and which wait reason a thread blocked in
+ * that syscall has.  layout == ARGUS_SCL_NONE means "not traced".
+ */
+#ifndef ARGUS_TRACE_H
+#define ARGUS_TRACE_H
+
+#include "../../tracer/argus_event.h"
+
+/* Syscall numbers at or above this are never traced (x32 has bit 30 set,
+ * and both x86_64 and arm64 stay far below). */
+#define ARGUS_MAX_SYSCALLS 512
+
+/* Default BPF ring buffer size; the loader may change it before load. */
+#define ARGUS_BPF_RINGBUF_DEFAULT (64u << 20)
+
+/* syscall_enter.aux for a timeout: none given (wait forever) / not readable. */
+#define ARGUS_TIMEOUT_INFINITE (-1)
+#define ARGUS_TIMEOUT_UNKNOWN (-2)
+
+/* How to decode a syscall's arguments into syscall_enter {aux, obj, obj2}.
+ * aN is the N-th syscall argument. */
+enum argus_syscall_layout {
+	ARGUS_SCL_NONE = 0,          /* not traced */
+	ARGUS_SCL_FD,                /* obj=a0 (fd), aux=a2 clipped (count, len, iovcnt, vlen, flags) */
+	ARGUS_SCL_FD_ONLY,           /* obj=a0 (fd); accept, fsync, flock (aux=a1) */
+	ARGUS_SCL_FUTEX,             /* obj=uaddr, aux=op, obj2=uaddr2 for requeue/wake_op else val */
+	ARGUS_SCL_FUTEX_WAITV,       /* obj=waiters[0].uaddr, aux=nr_futexes, obj2=waiters */
+	ARGUS_SCL_EPOLL,             /* obj=epfd, aux=timeout ms (a3 int), obj2=maxevents */
+	ARGUS_SCL_EPOLL_TS,          /* epoll_pwait2: as EPOLL, timeout from a timespec */
+	ARGUS_SCL_POLL,              /* obj=fds[0].fd, aux=timeout ms (a2 int), obj2=nfds */
+	ARGUS_SCL_POLL_TS,           /* ppoll: as POLL, timeout from a timespec */
+	ARGUS_SCL_SELECT,            /* obj=nfds, aux=timeout ms from a timeval (a4) */
+	ARGUS_SCL_SELECT_TS,         /* pselect6: timeout from a timespec (a4) */
+	ARGUS_SCL_NANOSLEEP,         /* aux=duration ms (a0 timespec) */
+	ARGUS_SCL_CLOCK_NANOSLEEP,   /* obj=clockid, obj2=flags (1 = absolute), aux=ms (a2 timespec) */
+	ARGUS_SCL_WAIT4,             /* obj=pid (sign-extended), aux=options */
+	ARGUS_SCL_WAITID,            /* obj=id, obj2=idtype, aux=options */
+	ARGUS_SCL_NOARGS,            /* sched_yield, pause */
+	ARGUS_SCL_IO_URING,          /* obj=fd, aux=min_complete, obj2=to_submit */
+	ARGUS_SCL_TIMERFD,           /* obj=fd, aux=flags, obj2=it_value in ns */
+	ARGUS_SCL_SPLICE,            /* obj=fd_in, obj2=fd_out, aux=len */
+	ARGUS_SCL_MAX,
+};
+
+struct argus_syscall_class {
+	__u8 layout;                 /* enum argus_syscall_layout */
+	__u8 wait_reason;            /* enum argus_wait_reason while blocked in it */
+};
+
+#endif /* ARGUS_TRACE_H */
