@@ -64,7 +64,9 @@ struct argus_decode_result {
 	uint64_t records_overwritten, records_lost;
 	uint64_t first_ts, last_ts;
 	uint64_t created_realtime_ns, created_ns;
-	char error[256];           /* set when the return value is < 0 */
+	char error[256];           /* set when the return value is < 0; when it is 0 but
+	                            * bad_records > 0, describes the first bad record */
+	uint64_t unknown_records;  /* well-formed records of types this build does not know */
 };
 
 /* Returns 0, or -errno with result->error naming the problem (and file offset). */

@@ -25,6 +25,9 @@
 #define ARGUS_EVENT_H
 
 #ifndef __VMLINUX_H__
+#ifdef __linux__
+#include <linux/types.h>  /* the same __u8..__s64 glibc headers (statx) pull in */
+#else
 #include <stdint.h>
 typedef uint8_t __u8;
 typedef uint16_t __u16;
@@ -32,6 +35,7 @@ typedef uint32_t __u32;
 typedef uint64_t __u64;
 typedef int32_t __s32;
 typedef int64_t __s64;
+#endif
 #endif
 
 #define ARGUS_SCHEMA_VERSION 1
@@ -141,7 +145,7 @@ struct argus_ev_wakeup {            /* 40 bytes; also WAKEUP_NEW */
 	__u32 irq_vec;               /* hardirq number or softirq vector */
 };
 
-struct argus_ev_syscall_enter {     /* 40 bytes */
+struct argus_ev_syscall_enter {     /* 48 bytes */
 	struct argus_event_header h;
 	__u32 nr;
 	__s32 aux;                   /* futex op, poll timeout ms, length (clipped) */
@@ -149,7 +153,7 @@ struct argus_ev_syscall_enter {     /* 40 bytes */
 	__u64 obj2;                  /* second identity: futex val2/uaddr2, dest fd, 0 */
 };
 
-struct argus_ev_syscall_exit {      /* 40 bytes */
+struct argus_ev_syscall_exit {      /* 48 bytes */
 	struct argus_event_header h;
 	__u32 nr;
 	__u32 reserved;
