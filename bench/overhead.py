@@ -1,0 +1,917 @@
+#!/usr/bin/env python3
+"""Tracing overhead of Argus, against an untraced baseline and `perf record`.
+
+For each workload, every round runs the workload once untraced, once while
+`argus start` traces system-wide, and once while `perf record -a` records the
+same tracepoints; the order of the three rotates from round to round, so
+slow drifts of a noisy machine hit every configuration alike.  Each traced
+result is divided by the untraced result *of the same round*; the report
+gives the medians of the throughputs and of those per-round ratios.
+
+    sudo python3 bench/overhead.py                 # 5 rounds, all workloads
+    sudo python3 bench/overhead.py --quick         # 1 short round, to try it out
+    sudo python3 bench/overhead.py --rounds 9 --json results.json
+
+See bench/README.md for what every column means.  This is a benchmark, not a
+test: it asserts nothing about timings.
+"""
+import argparse
+import datetime
+import glob
+import json
+import os
+import platform
+import re
+import select
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+PERF_EVENTS = [
+    "sched:sched_switch",
+    "sched:sched_waking",
+    "sched:sched_wakeup_new",
+    "raw_syscalls:sys_enter",
+    "raw_syscalls:sys_exit",
+    "sched:sched_process_fork",
+    "sched:sched_process_exec",
+    "sched:sched_process_exit",
+]
+
+ALL_CONFIGS = ["untraced", "argus", "perf"]
+ALL_WORKLOADS = ["pipe", "pipe-1cpu", "redis", "build"]
+DEFAULT_WORKLOADS = ALL_WORKLOADS
+
+# Sizes of the workloads: (full, --quick).
+SIZES = {
+    "pipe_loops": (200000, 20000),
+    "redis_requests": (200000, 20000),
+    "build_compiles": (50, 10),
+}
+
+WORKLOAD_TIMEOUT_S = 900
+
+
+class BenchError(Exception):
+    """A failure that ends the benchmark; printed as one line."""
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+# --------------------------------------------------------------------------
+# Process bookkeeping: everything we start is remembered and killed on exit.
+# --------------------------------------------------------------------------
+
+class Procs:
+    def __init__(self):
+        self.live = []
+
+    def popen(self, cmd, **kw):
+        kw.setdefault("stdin", subprocess.DEVNULL)
+        # Own session: a Ctrl-C in the terminal reaches only us, and we take
+        # down each child's whole process group ourselves, in order.
+        kw.setdefault("start_new_session", True)
+        p = subprocess.Popen(cmd, **kw)
+        self.live.append(p)
+        return p
+
+    def forget(self, p):
+        if p in self.live:
+            self.live.remove(p)
+
+    def run(self, cmd, timeout=WORKLOAD_TIMEOUT_S, env=None, cwd=None, check=True):
+        """Run to completion; returns (rc, stdout, stderr, wall seconds)."""
+        t0 = time.monotonic()
+        p = self.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=env, cwd=cwd, text=True, errors="replace")
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill(p)
+            raise BenchError(f"timed out after {timeout} s: {' '.join(cmd)}")
+        wall = time.monotonic() - t0
+        self.forget(p)
+        if check and p.returncode != 0:
+            last = (err.strip() or out.strip()).splitlines()[-1:] or ["(no output)"]
+            raise BenchError(f"{' '.join(cmd)} exited {p.returncode}: {last[0]}")
+        return p.returncode, out, err, wall
+
+    def kill(self, p, sig=signal.SIGTERM, grace=3.0):
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, sig)
+            except ProcessLookupError:
+                pass
+            try:
+                p.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait(timeout=5)
+        self.forget(p)
+
+    def kill_all(self):
+        for p in list(reversed(self.live)):
+            try:
+                self.kill(p)
+            except Exception as e:  # keep cleaning up the others
+                log(f"bench: could not stop pid {p.pid}: {e}")
+
+
+# --------------------------------------------------------------------------
+# Tracers
+# --------------------------------------------------------------------------
+
+class Untraced:
+    name = "untraced"
+
+    def start(self):
+        pass
+
+    def stop(self):
+        return {}
+
+    def cleanup(self):
+        pass
+
+
+class ArgusTracer:
+    """`argus start` / `argus status --json` / `argus stop` in a private control dir."""
+
+    name = "argus"
+
+    def __init__(self, argus_cmd, tmp, procs, size):
+        self.cmd = argus_cmd
+        self.procs = procs
+        self.size = size
+        self.tmp = tmp
+        self.buffer = os.path.join(tmp, "bench.argus")
+        self.env = dict(os.environ,
+                        ARGUS_RUN_DIR=os.path.join(tmp, "run"),
+                        ARGUS_STATE_DIR=os.path.join(tmp, "state"))
+        self.live = False
+        self.t_start = None
+
+    def _argus(self, *args, timeout=120, check=True):
+        return self.procs.run(self.cmd + list(args), timeout=timeout, env=self.env, check=check)
+
+    def start(self):
+        if os.path.exists(self.buffer):
+            os.unlink(self.buffer)
+        self.live = True  # from here on, cleanup must stop a daemon
+        self._argus("start", "--buffer", self.buffer, "--size", self.size)
+        self.t_start = time.monotonic()
+
+    def stop(self):
+        _, out, _, _ = self._argus("status", "--json")
+        window = time.monotonic() - self.t_start
+        try:
+            st = json.loads(out)
+        except ValueError:
+            raise BenchError(f"`argus status --json` printed no JSON: {out.strip()[:200]}")
+        self._argus("stop", timeout=60)
+        self.live = False
+        events = st.get("events")
+        res = {
+            "events": events,
+            "bytes": st.get("bytes"),
+            "bytes_per_event": st.get("bytes_per_event"),
+            "lost": st.get("lost"),
+            "overwritten": st.get("overwritten"),
+            "events_per_s": st.get("events_per_s"),   # the daemon's own recent rate
+            "window_s": round(window, 3),
+            "events_per_window_s": (events / window) if events is not None and window > 0 else None,
+            "buffer_file_bytes": _disk_usage(self.buffer),
+        }
+        try:
+            os.unlink(self.buffer)
+        except OSError:
+            pass
+        return res
+
+    def cleanup(self):
+        if not self.live:
+            return
+        try:
+            self._argus("stop", timeout=30, check=False)
+        except BenchError:
+            pass
+        self.live = False
+        # If `argus start` was interrupted before the daemon said "ready", the
+        # daemon may run without answering stop yet: find the argusd that
+        # *we* started by its unique socket path and end it by pid.
+        sock = os.path.join(self.tmp, "run")
+        for pid in _pids_with_arg(sock):
+            try:
+                os.kill(pid, signal.SIGTERM)
+                log(f"bench: ended leftover argusd pid {pid}")
+            except ProcessLookupError:
+                pass
+
+
+class PerfTracer:
+    """`perf record -a` of the same tracepoints, enabled through a control fifo
+    so that recording is known to be live before the workload starts."""
+
+    name = "perf"
+
+    def __init__(self, perf, tmp, procs, mmap_pages=None):
+        self.perf = perf
+        self.tmp = tmp
+        self.procs = procs
+        self.mmap_pages = mmap_pages
+        self.data = os.path.join(tmp, "perf.data")
+        self.ctl = os.path.join(tmp, "perf.ctl")
+        self.ack = os.path.join(tmp, "perf.ack")
+        self.p = None
+        self.err = None
+        self.t_start = None
+
+    def start(self):
+        for f in (self.data, self.ctl, self.ack):
+            if os.path.exists(f):
+                os.unlink(f)
+        os.mkfifo(self.ctl, 0o600)
+        os.mkfifo(self.ack, 0o600)
+        # O_RDWR on a fifo never blocks, so a perf that dies at startup
+        # cannot hang us.
+        ctl_fd = os.open(self.ctl, os.O_RDWR)
+        ack_fd = os.open(self.ack, os.O_RDWR | os.O_NONBLOCK)
+        self.err = tempfile.TemporaryFile(dir=self.tmp)
+        cmd = [self.perf, "record", "-a", "-e", ",".join(PERF_EVENTS), "-o", self.data,
+               "-D", "-1", "--control", f"fifo:{self.ctl},{self.ack}"]
+        if self.mmap_pages:
+            cmd += ["-m", str(self.mmap_pages)]
+        try:
+            self.p = self.procs.popen(cmd, stdout=subprocess.DEVNULL, stderr=self.err)
+            os.write(ctl_fd, b"enable\n")
+            deadline = time.monotonic() + 60
+            got = b""
+            while b"ack" not in got:
+                if self.p.poll() is not None:
+                    raise BenchError(f"perf record exited {self.p.returncode}: {self._stderr_tail()}")
+                if time.monotonic() > deadline:
+                    raise BenchError("perf record did not acknowledge 'enable' within 60 s")
+                r, _, _ = select.select([ack_fd], [], [], 0.2)
+                if r:
+                    try:
+                        got += os.read(ack_fd, 64)
+                    except BlockingIOError:
+                        pass
+        finally:
+            os.close(ctl_fd)
+            os.close(ack_fd)
+        self.t_start = time.monotonic()
+
+    def _stderr_tail(self):
+        self.err.seek(0)
+        text = self.err.read().decode(errors="replace").strip()
+        return text.splitlines()[-1] if text else "(no output)"
+
+    def stop(self):
+        window = time.monotonic() - self.t_start
+        self.p.send_signal(signal.SIGINT)
+        try:
+            self.p.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            raise BenchError("perf record did not finish writing within 300 s of SIGINT")
+        self.procs.forget(self.p)
+        self.err.seek(0)
+        text = self.err.read().decode(errors="replace")
+        self.err.close()
+        m = re.search(r"Captured and wrote ([\d.]+) MB .*?\((\d+) samples\)", text)
+        samples = int(m.group(2)) if m else None
+        size = os.path.getsize(self.data) if os.path.exists(self.data) else None
+        counts = perf_data_counts(self.data) if size else {}
+        if samples is None:
+            samples = counts.get("samples")
+        lost = counts.get("lost")
+        res = {
+            "samples": samples,
+            "data_bytes": size,
+            "bytes_per_sample": (size / samples) if size and samples else None,
+            "lost": lost,
+            "lost_records": counts.get("lost_records"),
+            "window_s": round(window, 3),
+            "samples_per_s": (samples / window) if samples is not None and window > 0 else None,
+        }
+        for f in (self.data, self.ctl, self.ack):
+            try:
+                os.unlink(f)
+            except OSError:
+                pass
+        return res
+
+    def cleanup(self):
+        if self.p is not None and self.p.poll() is None:
+            self.procs.kill(self.p, sig=signal.SIGINT, grace=10)
+
+
+PERF_RECORD_LOST = 2
+PERF_RECORD_SAMPLE = 9
+PERF_RECORD_LOST_SAMPLES = 13
+
+
+def perf_data_counts(path):
+    """Samples and lost samples in a perf.data file, from its record headers.
+
+    Walks the data section (struct perf_event_header {u32 type; u16 misc;
+    u16 size}) and adds up PERF_RECORD_LOST.lost and
+    PERF_RECORD_LOST_SAMPLES.lost: the samples the kernel dropped because
+    perf's mmap ring was full.  Much faster than `perf script | wc -l` or
+    `perf report -D`; `perf report --stats` only counts LOST *records*.
+    """
+    import mmap
+    import struct
+    with open(path, "rb") as f:
+        head = f.read(104)
+        if len(head) < 104 or head[:8] != b"PERFILE2":
+            return {}
+        data_off, data_size = struct.unpack_from("<QQ", head, 40)
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            end = min(data_off + data_size, len(mm))
+            pos = data_off
+            samples = lost = lost_records = 0
+            unpack = struct.Struct("<IHH").unpack_from
+            while pos + 8 <= end:
+                typ, _misc, size = unpack(mm, pos)
+                if size < 8:
+                    break
+                if typ == PERF_RECORD_SAMPLE:
+                    samples += 1
+                elif typ == PERF_RECORD_LOST:
+                    lost += struct.unpack_from("<Q", mm, pos + 16)[0]
+                    lost_records += 1
+                elif typ == PERF_RECORD_LOST_SAMPLES:
+                    lost += struct.unpack_from("<Q", mm, pos + 8)[0]
+                    lost_records += 1
+                pos += size
+    return {"samples": samples, "lost": lost, "lost_records": lost_records}
+
+
+def _disk_usage(path):
+    try:
+        return os.stat(path).st_blocks * 512
+    except OSError:
+        return None
+
+
+def _pids_with_arg(fragment):
+    pids = []
+    for d in glob.glob("/proc/[0-9]*"):
+        try:
+            with open(os.path.join(d, "cmdline"), "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            continue
+        if any(fragment.encode() in a for a in args):
+            pid = int(os.path.basename(d))
+            if pid != os.getpid():
+                pids.append(pid)
+    return pids
+
+
+# --------------------------------------------------------------------------
+# Workloads: run() returns {metric: value}, every metric higher-is-better.
+# --------------------------------------------------------------------------
+
+class PipeWorkload:
+    """perf bench sched pipe: two processes ping-pong a byte; pure wakeups."""
+
+    def __init__(self, name, perf, procs, loops, cpus=None):
+        self.name = name
+        self.perf = perf
+        self.procs = procs
+        self.loops = loops
+        self.cpus = cpus
+        self.metrics = ["ops/s"]
+        pin = f"taskset -c {cpus} " if cpus else ""
+        self.describe = f"{pin}perf bench sched pipe -l {loops}"
+
+    def setup(self):
+        pass
+
+    def run(self):
+        cmd = [self.perf, "bench", "sched", "pipe", "-l", str(self.loops)]
+        if self.cpus:
+            cmd = ["taskset", "-c", self.cpus] + cmd
+        _, out, _, wall = self.procs.run(cmd)
+        m = re.search(r"([\d.]+)\s+ops/sec", out)
+        if m:
+            ops = float(m.group(1))
+        else:
+            m = re.search(r"([\d.]+)\s+usecs/op", out)
+            if not m:
+                raise BenchError(f"cannot parse perf bench output: {out.strip()[-200:]}")
+            ops = 1e6 / float(m.group(1))
+        return {"ops/s": ops}, wall
+
+    def teardown(self):
+        pass
+
+
+class RedisWorkload:
+    """redis-server on 127.0.0.1 driven by redis-benchmark (SET and GET)."""
+
+    name = "redis"
+
+    def __init__(self, procs, tmp, requests):
+        self.procs = procs
+        self.tmp = tmp
+        self.requests = requests
+        self.metrics = ["SET req/s", "GET req/s"]
+        self.server = None
+        self.port = None
+        self.describe = f"redis-benchmark -q -n {requests} -t get,set -P 1 -c 20"
+
+    def setup(self):
+        for exe in ("redis-server", "redis-benchmark"):
+            if not shutil.which(exe):
+                raise BenchError(f"{exe} not found: apt-get install -y redis-server redis-tools")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        d = os.path.join(self.tmp, "redis")
+        os.makedirs(d, exist_ok=True)
+        self.server = self.procs.popen(
+            ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port),
+             "--save", "", "--appendonly", "no", "--daemonize", "no",
+             "--dir", d, "--logfile", os.path.join(d, "redis.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while True:
+            if self.server.poll() is not None:
+                raise BenchError(f"redis-server exited {self.server.returncode} (see {d}/redis.log)")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as c:
+                    c.sendall(b"PING\r\n")
+                    if c.recv(64).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise BenchError(f"redis-server on port {self.port} did not answer PING")
+            time.sleep(0.1)
+        self.describe += f" (port {self.port})"
+
+    def run(self):
+        _, out, err, wall = self.procs.run(
+            ["redis-benchmark", "-h", "127.0.0.1", "-p", str(self.port), "-q",
+             "-n", str(self.requests), "-t", "get,set", "-P", "1", "-c", "20"])
+        res = {}
+        for line in re.split(r"[\r\n]+", out):
+            m = re.match(r"\s*(SET|GET):\s*([\d.]+)\s+requests per second", line)
+            if m:
+                res[f"{m.group(1)} req/s"] = float(m.group(2))
+        if set(res) != set(self.metrics):
+            raise BenchError(f"cannot parse redis-benchmark output: {out.strip()[-200:]!r}")
+        return res, wall
+
+    def teardown(self):
+        if self.server is not None:
+            self.procs.kill(self.server)
+            self.server = None
+
+
+BUILD_SOURCE = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct node { struct node *next; int key; char name[32]; };
+
+static struct node *push(struct node *head, int key) {
+    struct node *n = malloc(sizeof *n);
+    if (!n) abort();
+    n->next = head; n->key = key;
+    snprintf(n->name, sizeof n->name, "node-%d", key);
+    return n;
+}
+
+static int cmp(const void *a, const void *b) {
+    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+int work(int n) {
+    struct node *head = NULL;
+    int *keys = calloc((size_t)n, sizeof *keys), sum = 0;
+    for (int i = 0; i < n; i++) { head = push(head, (i * 7919) % n); keys[i] = head->key; }
+    qsort(keys, (size_t)n, sizeof *keys, cmp);
+    while (head) { struct node *next = head->next; sum += (int)strlen(head->name); free(head); head = next; }
+    for (int i = 0; i < n; i++) sum += keys[i];
+    free(keys);
+    return sum;
+}
+"""
+
+
+class BuildWorkload:
+    """gcc -O2 -c on a small C file, N times in a row: fork/exec/exit heavy."""
+
+    name = "build"
+
+    def __init__(self, procs, tmp, compiles):
+        self.procs = procs
+        self.tmp = tmp
+        self.compiles = compiles
+        self.metrics = ["compiles/s"]
+        self.dir = os.path.join(tmp, "build")
+        self.describe = f"gcc -O2 -c small.c, {compiles} times"
+
+    def setup(self):
+        self.cc = shutil.which("gcc") or shutil.which("cc")
+        if not self.cc:
+            raise BenchError("gcc not found: apt-get install -y gcc")
+        os.makedirs(self.dir, exist_ok=True)
+        with open(os.path.join(self.dir, "small.c"), "w") as f:
+            f.write(BUILD_SOURCE)
+
+    def run(self):
+        src = os.path.join(self.dir, "small.c")
+        obj = os.path.join(self.dir, "small.o")
+        t0 = time.monotonic()
+        for _ in range(self.compiles):
+            self.procs.run([self.cc, "-O2", "-c", src, "-o", obj])
+        wall = time.monotonic() - t0
+        return {"compiles/s": self.compiles / wall}, wall
+
+    def teardown(self):
+        pass
+
+
+# --------------------------------------------------------------------------
+# Driver
+# --------------------------------------------------------------------------
+
+def find_perf(explicit=None):
+    cands = [explicit] if explicit else []
+    cands += [shutil.which("perf")] + sorted(glob.glob("/usr/bin/perf_*"), reverse=True)
+    for c in cands:
+        if not c:
+            continue
+        try:
+            r = subprocess.run([c, "--version"], capture_output=True, text=True, timeout=20)
+        except OSError:
+            continue
+        if r.returncode == 0 and r.stdout.startswith("perf version"):
+            return c, r.stdout.strip()
+    return None, None
+
+
+def find_argus(explicit=None):
+    if explicit:
+        return explicit.split()
+    exe = shutil.which("argus")
+    return [exe] if exe else None
+
+
+def git_rev():
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        r = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
+                           capture_output=True, text=True, timeout=10)
+        return r.stdout.strip() or None
+    except OSError:
+        return None
+
+
+def run_bench(args, procs, tmp):
+    perf, perf_version = find_perf(args.perf)
+    if not perf:
+        raise BenchError("perf not found (perf, /usr/bin/perf_*): apt-get install -y linux-perf")
+    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    for c in configs:
+        if c not in ALL_CONFIGS:
+            raise BenchError(f"unknown config {c!r}: choose from {','.join(ALL_CONFIGS)}")
+    if "untraced" not in configs:
+        configs.insert(0, "untraced")
+    notes = []
+    argus_cmd = find_argus(args.argus)
+    if "argus" in configs and not argus_cmd:
+        if args.configs_given:
+            raise BenchError("argus not found on PATH: `cd /work/main && pip install .` (or --argus CMD)")
+        notes.append("argus is not installed: the argus configuration was skipped")
+        configs.remove("argus")
+    if os.path.exists("/run/argus/argusd.sock"):
+        notes.append("a system argusd (/run/argus) was running during the benchmark: it adds "
+                     "tracing overhead to every configuration")
+
+    tracers = {"untraced": Untraced()}
+    if "argus" in configs:
+        tracers["argus"] = ArgusTracer(argus_cmd, tmp, procs, args.argus_size)
+    if "perf" in configs:
+        tracers["perf"] = PerfTracer(perf, tmp, procs, args.perf_mmap)
+    _TRACERS.extend(tracers.values())  # for _cleanup on error or Ctrl-C
+
+    q = 1 if args.quick else 0
+    loops = args.pipe_loops or SIZES["pipe_loops"][q]
+    builders = {
+        "pipe": lambda: PipeWorkload("pipe", perf, procs, loops),
+        "pipe-1cpu": lambda: PipeWorkload("pipe-1cpu", perf, procs, loops, cpus="0"),
+        "redis": lambda: RedisWorkload(procs, tmp, args.redis_requests or SIZES["redis_requests"][q]),
+        "build": lambda: BuildWorkload(procs, tmp, args.build_compiles or SIZES["build_compiles"][q]),
+    }
+    wnames = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    for w in wnames:
+        if w not in builders:
+            raise BenchError(f"unknown workload {w!r}: choose from {','.join(ALL_WORKLOADS)}")
+
+    meta = {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "host_kernel": platform.release(),
+        "cpus": os.cpu_count(),
+        "perf": perf_version,
+        "perf_events": PERF_EVENTS,
+        "argus_cmd": argus_cmd,
+        "argus_buffer_size": args.argus_size,
+        "git_rev": git_rev(),
+        "rounds": args.rounds,
+        "warmup": args.warmup,
+        "quick": args.quick,
+        "configs": configs,
+        "notes": notes,
+    }
+    for n in notes:
+        log(f"bench: note: {n}")
+    log(f"bench: {perf_version}; kernel {meta['host_kernel']}; {meta['cpus']} CPUs; "
+        f"{args.rounds} round(s); configs {', '.join(configs)}")
+
+    results = []
+    for wname in wnames:
+        wl = builders[wname]()
+        wl.setup()
+        try:
+            log(f"bench: workload {wname}: {wl.describe}")
+            for i in range(args.warmup):
+                vals, wall = wl.run()
+                log(f"bench:   warmup {i + 1}: " + _fmt_vals(vals) + f" ({wall:.1f} s)")
+            runs = []
+            for r in range(args.rounds):
+                k = r % len(configs)
+                order = configs[k:] + configs[:k]
+                for cname in order:
+                    tr = tracers[cname]
+                    tr.start()
+                    try:
+                        vals, wall = wl.run()
+                    except BaseException:
+                        tr.cleanup()
+                        raise
+                    stats = tr.stop()
+                    runs.append({"round": r + 1, "config": cname, "values": vals,
+                                 "wall_s": round(wall, 3), "tracer": stats or {}})
+                    extra = ""
+                    if cname == "argus":
+                        extra = (f"  events {_n(stats.get('events'))}, lost {_n(stats.get('lost'))}, "
+                                 f"{_f(stats.get('bytes_per_event'), 1)} B/event")
+                    elif cname == "perf":
+                        extra = (f"  samples {_n(stats.get('samples'))}, lost {_n(stats.get('lost'))}, "
+                                 f"{_mb(stats.get('data_bytes'))}")
+                    log(f"bench:   round {r + 1} {cname:<8} " + _fmt_vals(vals) + f" ({wall:.1f} s){extra}")
+        finally:
+            wl.teardown()
+        results.append({"workload": wname, "command": wl.describe, "metrics": wl.metrics,
+                        "runs": runs, "summary": summarize(runs, wl.metrics, configs)})
+    return {"meta": meta, "results": results}
+
+
+def summarize(runs, metrics, configs):
+    """Per metric and config: median value; per traced config: per-round ratios."""
+    out = {}
+    for m in metrics:
+        by = {c: {} for c in configs}
+        for run in runs:
+            by[run["config"]][run["round"]] = run["values"].get(m)
+        base = by["untraced"]
+        ms = {}
+        for c in configs:
+            vals = [by[c][r] for r in sorted(by[c])]
+            ratios = [by[c][r] / base[r] for r in sorted(by[c]) if base.get(r) and by[c][r] is not None]
+            ms[c] = {
+                "values": vals,
+                "median": median(vals),
+                "ratios": [round(x, 4) for x in ratios],
+                "ratio_median": median(ratios),
+                "ratio_min": min(ratios) if ratios else None,
+                "ratio_max": max(ratios) if ratios else None,
+                "ratio_of_medians": (median(vals) / median(base.values())) if vals and base else None,
+            }
+        out[m] = ms
+    tracer = {}
+    for c in configs:
+        if c == "untraced":
+            continue
+        rs = [run["tracer"] for run in runs if run["config"] == c]
+        keys = sorted({k for r in rs for k in r})
+        tracer[c] = {k: median([r.get(k) for r in rs if isinstance(r.get(k), (int, float))]) for k in keys}
+    out["_tracer"] = tracer
+    return out
+
+
+# ---- formatting ----------------------------------------------------------
+
+def _n(x):
+    return "-" if x is None else f"{x:,.0f}"
+
+
+def _f(x, d=2):
+    return "-" if x is None else f"{x:.{d}f}"
+
+
+def _mb(x):
+    return "-" if x is None else f"{x / 1e6:,.1f} MB"
+
+
+def _fmt_vals(vals):
+    return ", ".join(f"{k} {v:,.1f}" for k, v in vals.items())
+
+
+def render_table(report):
+    cols = ["workload", "metric", "config", "median", "ratio", "ratio range",
+            "events", "events/s", "B/event", "lost", "trace size"]
+    rows = []
+    for res in report["results"]:
+        s = res["summary"]
+        first = True
+        for m in res["metrics"]:
+            for c in report["meta"]["configs"]:
+                ms = s[m][c]
+                row = [res["workload"] if first else "", m if c == "untraced" else "", c,
+                       _n(ms["median"])]
+                if c == "untraced":
+                    row += ["1.00", "", "", "", "", "", ""]
+                else:
+                    row += [_f(ms["ratio_median"]),
+                            f"{_f(ms['ratio_min'])}-{_f(ms['ratio_max'])}"]
+                    t = s["_tracer"].get(c, {})
+                    if m == res["metrics"][0]:
+                        if c == "argus":
+                            row += [_n(t.get("events")), _n(t.get("events_per_window_s")),
+                                    _f(t.get("bytes_per_event"), 1), _n(t.get("lost")),
+                                    _mb(t.get("bytes"))]
+                        else:
+                            row += [_n(t.get("samples")), _n(t.get("samples_per_s")),
+                                    _f(t.get("bytes_per_sample"), 1), _n(t.get("lost")),
+                                    _mb(t.get("data_bytes"))]
+                    else:
+                        row += ["\"", "\"", "\"", "\"", "\""]
+                rows.append(row)
+                first = False
+    widths = [max(len(str(r[i])) for r in rows + [cols]) for i in range(len(cols))]
+    right = {3, 4, 5, 6, 7, 8, 9, 10}
+
+    def fmt(r):
+        return "  ".join(str(v).rjust(widths[i]) if i in right else str(v).ljust(widths[i])
+                         for i, v in enumerate(r)).rstrip()
+
+    lines = [fmt(cols), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+    return "\n".join(lines)
+
+
+def render_markdown(report):
+    """The same table as Markdown, for docs/benchmarks.md (--markdown)."""
+    lines = ["| workload | metric | config | median | ratio (range) | events | events/s | bytes/event | lost | trace size |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for res in report["results"]:
+        s = res["summary"]
+        for m in res["metrics"]:
+            for c in report["meta"]["configs"]:
+                ms = s[m][c]
+                if c == "untraced":
+                    lines.append(f"| {res['workload']} | {m} | untraced | {_n(ms['median'])} | 1.00 | | | | | |")
+                    continue
+                t = s["_tracer"].get(c, {})
+                rr = f"{_f(ms['ratio_median'])} ({_f(ms['ratio_min'])}–{_f(ms['ratio_max'])})"
+                if m != res["metrics"][0]:
+                    tail = "″ | ″ | ″ | ″ | ″"
+                elif c == "argus":
+                    tail = (f"{_n(t.get('events'))} | {_n(t.get('events_per_window_s'))} | "
+                            f"{_f(t.get('bytes_per_event'), 1)} | {_n(t.get('lost'))} | {_mb(t.get('bytes'))}")
+                else:
+                    tail = (f"{_n(t.get('samples'))} | {_n(t.get('samples_per_s'))} | "
+                            f"{_f(t.get('bytes_per_sample'), 1)} | {_n(t.get('lost'))} | {_mb(t.get('data_bytes'))}")
+                lines.append(f"| {res['workload']} | {m} | {c} | {_n(ms['median'])} | {rr} | {tail} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        description="Tracing overhead of Argus vs. untraced vs. perf record, interleaved rounds.")
+    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 5; 1 with --quick)")
+    ap.add_argument("--quick", action="store_true", help="1 round with small workloads, to try it out")
+    ap.add_argument("--warmup", type=int, default=None,
+                    help="untraced warm-up runs per workload, discarded (default 1)")
+    ap.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS),
+                    help=f"comma-separated subset of {','.join(ALL_WORKLOADS)} (default all)")
+    ap.add_argument("--configs", default=None,
+                    help="comma-separated subset of untraced,argus,perf (default all; untraced always runs)")
+    ap.add_argument("--json", metavar="FILE", help="write every run and the summary as JSON")
+    ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
+    ap.add_argument("--argus", metavar="CMD", help="argus command (default: argus on PATH)")
+    ap.add_argument("--argus-size", default="1G", help="argus ring-buffer size (default 1G)")
+    ap.add_argument("--perf", metavar="PATH", help="perf binary (default: perf, /usr/bin/perf_*)")
+    ap.add_argument("--perf-mmap", metavar="PAGES", help="perf record -m (default: perf's own)")
+    ap.add_argument("--pipe-loops", type=int, help="perf bench sched pipe -l (default 200000)")
+    ap.add_argument("--redis-requests", type=int, help="redis-benchmark -n (default 200000)")
+    ap.add_argument("--build-compiles", type=int, help="compiles per build run (default 50)")
+    ap.add_argument("--keep-tmp", action="store_true", help="keep the temporary directory")
+    args = ap.parse_args(argv)
+    args.configs_given = args.configs is not None
+    if args.configs is None:
+        args.configs = ",".join(ALL_CONFIGS)
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 5
+    if args.warmup is None:
+        args.warmup = 1
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
+
+    if os.geteuid() != 0:
+        print("bench: needs root (system-wide tracing with eBPF and perf): run with sudo", file=sys.stderr)
+        return 1
+
+    procs = Procs()
+    tmp = tempfile.mkdtemp(prefix="argus-bench-")
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    old_term = signal.signal(signal.SIGTERM, on_term)
+    old_hup = signal.signal(signal.SIGHUP, on_term)
+    report = None
+    rc = 0
+    try:
+        report = run_bench(args, procs, tmp)
+    except KeyboardInterrupt:
+        log("bench: interrupted; cleaning up")
+        rc = 130
+    except BenchError as e:
+        log(f"bench: {e}")
+        rc = 1
+    finally:
+        # No second Ctrl-C may leave a tracer running half-stopped.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        _cleanup(procs, tmp, args)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, old_term)
+        signal.signal(signal.SIGHUP, old_hup)
+        if not args.keep_tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            log(f"bench: kept {tmp}")
+    if report is None:
+        return rc
+    print()
+    m = report["meta"]
+    print(f"Argus tracing overhead — {m['date']}, kernel {m['host_kernel']}, {m['cpus']} CPUs, "
+          f"{m['perf']}, {m['rounds']} round(s), git {m['git_rev']}")
+    for res in report["results"]:
+        print(f"  {res['workload']}: {res['command']}")
+    print()
+    print(render_table(report))
+    print()
+    print("ratio = traced / untraced throughput of the same round, median over rounds "
+          "(1.00 = no overhead, 0.93 = 7% slower); range = min-max over rounds.")
+    print("events/s = events / traced wall time; for perf, events = samples and size = perf.data.")
+    for n in m["notes"]:
+        print(f"note: {n}")
+    if args.markdown:
+        print()
+        print(render_markdown(report))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+_TRACERS = []
+
+
+def _cleanup(procs, tmp, args):
+    # Tracers first (argus stop; perf record gets SIGINT), then everything else.
+    for t in _TRACERS:
+        try:
+            t.cleanup()
+        except Exception as e:
+            log(f"bench: cleanup of {t.name} failed: {e}")
+    procs.kill_all()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
