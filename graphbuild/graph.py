@@ -1,0 +1,334 @@
+"""EventGraph: columnar storage of the Argus event graph, plus accessors.
+
+Algorithm: none here; this module only holds what graphbuild/builder.py
+computed and answers questions about it.  All per-vertex and per-edge data are
+numpy columns (Table), never one Python object per event or per vertex.
+
+Vertices are per-thread execution segments (docs/event-graph.md).  A thread
+(utid, Perfetto's "unique thread id": a tid reused after the thread exited
+gets a new utid) owns a contiguous, time-ordered run of segment ids
+[thread_seg_lo[utid], thread_seg_hi[utid]); so the program-order successor of
+segment v is v+1 whenever seg.utid[v+1] == seg.utid[v].
+
+Invariants (checked by graph_test.py and builder_test.py):
+  - seg.start <= seg.end; for a segment that ends blocked (end_kind ==
+    END_BLOCKED) wait_start == end and wait_end >= wait_start; for the others
+    wait_start == wait_end == -1.
+  - segments of one thread do not overlap: seg.end[v] <= seg.start[v+1], and
+    seg.start[v+1] == seg.wait_end[v] when v ended blocked.
+  - edges: at most one wakeup/spawn edge enters a segment, and it enters at
+    the segment's start (edge.ts == seg.start[dst]); data_flag edges enter
+    anywhere inside the segment; program-order edges link v -> v+1.
+  - in_ptr/in_eid is a CSR index of incoming edges, sorted by (dst, ts, eid);
+    out_ptr/out_eid likewise for outgoing edges, sorted by (src, src_ts, eid).
+  - running and runnable intervals (thread_state) are sorted by (utid, start)
+    and never overlap within one thread.
+"""
+import numpy as np
+
+from argus.tracer import schema
+
+# --- segment start kinds (seg.start_kind) ---
+START_TRACE = 0        # thread already running when the trace starts
+START_THREAD = 1       # thread created in the trace (FORK / WAKEUP_NEW)
+START_WAKEUP = 2       # woken by a WAKEUP row (seg.start_ctx says by whom)
+START_SWITCH_IN = 3    # switched in after a blocking wait, no wakeup seen
+START_PRE_TRACE = 4    # placeholder: the thread was blocked since before the trace
+START_KIND_NAMES = {0: "trace_start", 1: "thread_start", 2: "wakeup", 3: "switch_in", 4: "pre_trace"}
+
+# --- segment end kinds (seg.end_kind) ---
+END_BLOCKED = 0        # a blocking switch-out; the wait belongs to the segment
+END_EXIT = 1           # the thread exited
+END_TRACE = 2          # still running / runnable at trace end
+END_KIND_NAMES = {0: "blocked", 1: "exit", 2: "trace_end"}
+
+# --- edge types (edge.type) ---
+EDGE_PROGRAM_ORDER = 0
+EDGE_WAKEUP = 1
+EDGE_SPAWN = 2
+EDGE_DATA_FLAG = 3
+EDGE_TYPE_NAMES = {0: "program_order", 1: "wakeup", 2: "spawn", 3: "data_flag"}
+EDGE_TYPE_BY_NAME = {v: k for k, v in EDGE_TYPE_NAMES.items()}
+
+# Wakeup contexts that are culled (no edge): the kernel, not a task, woke.
+CULLED_CONTEXTS = (schema.WAKE_HARDIRQ, schema.WAKE_SOFTIRQ, schema.WAKE_KTHREAD, schema.WAKE_IDLE)
+
+NONE = -1
+
+
+class Table:
+    """Named, equal-length numpy columns with attribute access.
+
+    `t.start` is the column; `t.record(i)` is a dict of Python scalars for one
+    entry (for reports, never for bulk work).
+    """
+
+    def __init__(self, **columns):
+        n = None
+        for name, col in columns.items():
+            col = np.asarray(col)
+            if n is None:
+                n = len(col)
+            elif len(col) != n:
+                raise ValueError(f"column {name} has {len(col)} entries, expected {n}")
+            object.__setattr__(self, name, col)
+        object.__setattr__(self, "_names", tuple(columns))
+        object.__setattr__(self, "_n", n or 0)
+
+    @property
+    def names(self):
+        return self._names
+
+    def __len__(self):
+        return self._n
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Table columns are read-only; build a new Table")
+
+    def record(self, i):
+        out = {}
+        for name in self._names:
+            v = getattr(self, name)[i]
+            out[name] = v.item() if hasattr(v, "item") else v
+        return out
+
+    def take(self, idx):
+        return Table(**{name: getattr(self, name)[idx] for name in self._names})
+
+    def __repr__(self):
+        return f"Table({self._n} rows: {', '.join(self._names)})"
+
+
+def _csr(keys, order_keys, n):
+    """Returns (ptr, ids): ids sorted by (keys, order_keys, id); ptr[k]..ptr[k+1]."""
+    ids = np.lexsort((np.arange(len(keys)), order_keys, keys)) if len(keys) else np.zeros(0, np.int64)
+    counts = np.bincount(keys, minlength=n) if len(keys) else np.zeros(n, np.int64)
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr, ids.astype(np.int64)
+
+
+class EventGraph:
+    """The event graph of one trace.
+
+    Attributes (all numpy-backed):
+      rows          the input rows (ROW_DTYPE), for drill-down
+      trace_start, trace_end   ns
+      threads       Table: utid-indexed tid, pid, comm, start_ts, end_ts, exited, is_main
+      processes     dict pid -> {"name", "ppid", "main_utid"}
+      seg           Table of segments (see builder/segments for the columns)
+      thread_seg_lo, thread_seg_hi   per utid, segment id range
+      thread_rows   row indices grouped by thread (utid order, time order
+                    inside); seg.row_lo/row_hi index into it
+      edges         Table: src, dst, type, weak, ts, src_ts, row, ctx, obj, wait_ns
+      running, runnable   Table: utid, start, end (thread_state intervals)
+      run_lo/run_hi, rbl_lo/rbl_hi   per utid ranges into running / runnable
+      yields        Table: utid, ts, seg (sorted by utid, ts); yld_lo/yld_hi
+      flags         Table: data flag accesses: utid, seg, ts, addr, value, write, row
+      stats         dict of counters (culled wakeups by label, ignored wakeups, lost, ...)
+    """
+
+    def __init__(self, *, rows, trace_start, trace_end, threads, processes, seg, thread_rows,
+                 edges, running, runnable, yields, flags, stats, syscall_name=None):
+        self.rows = rows
+        self.trace_start = int(trace_start)
+        self.trace_end = int(trace_end)
+        self.threads = threads
+        self.processes = processes
+        self.seg = seg
+        self.thread_rows = thread_rows
+        self.edges = edges
+        self.running = running
+        self.runnable = runnable
+        self.yields = yields
+        self.flags = flags
+        self.stats = stats
+        self._syscall_name = syscall_name
+        nthreads = len(threads)
+        self.thread_seg_lo, self.thread_seg_hi = _ranges(seg.utid, nthreads)
+        self.run_lo, self.run_hi = _ranges(running.utid, nthreads)
+        self.rbl_lo, self.rbl_hi = _ranges(runnable.utid, nthreads)
+        self.yld_lo, self.yld_hi = _ranges(yields.utid, nthreads)
+        self.flg_lo, self.flg_hi = _ranges(flags.utid, nthreads)
+        nseg = len(seg)
+        self.in_ptr, self.in_eid = _csr(edges.dst, edges.ts, nseg)
+        self.out_ptr, self.out_eid = _csr(edges.src, edges.src_ts, nseg)
+        self._tid_index = {}
+        for utid, tid in enumerate(threads.tid.tolist()):
+            self._tid_index.setdefault(tid, []).append(utid)
+
+    # --- sizes ---
+    @property
+    def num_vertices(self):
+        return len(self.seg)
+
+    @property
+    def num_edges(self):
+        return len(self.edges)
+
+    # --- threads and processes ---
+    def utids_of_tid(self, tid):
+        """All utids that had this tid (more than one if the tid was reused)."""
+        return list(self._tid_index.get(int(tid), ()))
+
+    def utid_of_tid(self, tid, at=None):
+        """The utid of `tid` (the one alive at `at` if given, else the last one)."""
+        utids = self._tid_index.get(int(tid))
+        if not utids:
+            return None
+        if at is None or len(utids) == 1:
+            return utids[-1]
+        for u in utids:
+            if self.threads.start_ts[u] <= at and (self.threads.end_ts[u] < 0 or at <= self.threads.end_ts[u]):
+                return u
+        return utids[-1]
+
+    def utids_of_pid(self, pid):
+        return np.flatnonzero(self.threads.pid == int(pid)).tolist()
+
+    def comm(self, utid):
+        return str(self.threads.comm[utid])
+
+    def process_name(self, pid):
+        p = self.processes.get(int(pid))
+        return p["name"] if p else ""
+
+    def syscall_name(self, nr):
+        nr = int(nr)
+        if nr == schema.SYSCALL_NONE:
+            return "-"
+        if self._syscall_name is not None:
+            return self._syscall_name(nr)
+        return f"syscall_{nr}"
+
+    # --- segments ---
+    def thread_segments(self, utid):
+        return np.arange(self.thread_seg_lo[utid], self.thread_seg_hi[utid])
+
+    def prev_segment(self, v):
+        """Program-order predecessor of v, or -1."""
+        if v > 0 and self.seg.utid[v - 1] == self.seg.utid[v]:
+            return v - 1
+        return NONE
+
+    def next_segment(self, v):
+        if v + 1 < len(self.seg) and self.seg.utid[v + 1] == self.seg.utid[v]:
+            return v + 1
+        return NONE
+
+    def segment_at(self, utid, ts):
+        """The segment of `utid` whose span [start, next start) contains ts (its
+        running part or its wait); the first segment if ts is before it, -1 if
+        the thread has none."""
+        lo, hi = self.thread_seg_lo[utid], self.thread_seg_hi[utid]
+        if lo == hi:
+            return NONE
+        i = int(np.searchsorted(self.seg.start[lo:hi], ts, side="right")) - 1
+        return lo + max(i, 0)
+
+    def segment_rows(self, v):
+        """Row indices (into self.rows) of segment v's own events."""
+        return self.thread_rows[self.seg.row_lo[v]:self.seg.row_hi[v]]
+
+    def segment_syscalls(self, v):
+        """{nr: count} of the syscalls entered in segment v."""
+        r = self.rows[self.segment_rows(v)]
+        nrs = r["nr"][r["type"] == schema.SYSCALL_ENTER]
+        u, c = np.unique(nrs, return_counts=True)
+        return {int(a): int(b) for a, b in zip(u, c)}
+
+    def wait_duration(self, v):
+        if self.seg.end_kind[v] != END_BLOCKED:
+            return 0
+        return int(self.seg.wait_end[v] - self.seg.wait_start[v])
+
+    def start_label(self, v):
+        """What made segment v start: "trace_start", "thread_start", "task",
+        "switch_in", "pre_trace", or for culled wakeups the irq kind
+        ("timer", "net", ...; "kthread" / "idle" when no irq kind applies)."""
+        kind = int(self.seg.start_kind[v])
+        if kind != START_WAKEUP:
+            return START_KIND_NAMES[kind]
+        ctx = int(self.seg.start_ctx[v])
+        if ctx == schema.WAKE_TASK:
+            return "task"
+        irq = int(self.seg.start_irq[v])
+        if irq != schema.IRQ_NONE:
+            return schema.IRQ_NAMES.get(irq, "other")
+        return schema.WAKE_CONTEXT_NAMES.get(ctx, "other")
+
+    def vertex(self, v):
+        """A dict describing segment v (for reports and the REPL)."""
+        d = self.seg.record(v)
+        u = d["utid"]
+        d["vertex"] = int(v)
+        d["comm"] = self.comm(u)
+        d["process"] = self.process_name(d["pid"])
+        d["start_label"] = self.start_label(v)
+        d["end_kind"] = END_KIND_NAMES[d["end_kind"]]
+        return d
+
+    # --- edges ---
+    def in_edges(self, v):
+        return self.in_eid[self.in_ptr[v]:self.in_ptr[v + 1]]
+
+    def out_edges(self, v):
+        return self.out_eid[self.out_ptr[v]:self.out_ptr[v + 1]]
+
+    def edge(self, e):
+        d = self.edges.record(e)
+        d["eid"] = int(e)
+        d["type"] = EDGE_TYPE_NAMES[d["type"]]
+        d["weak"] = bool(d["weak"])
+        return d
+
+    def incoming_wakeup(self, v):
+        """The wakeup/spawn edge entering v at its start, or -1."""
+        for e in self.in_edges(v):
+            if self.edges.type[e] in (EDGE_WAKEUP, EDGE_SPAWN):
+                return int(e)
+        return NONE
+
+    # --- views ---
+    def to_networkx(self, vertices=None):
+        """A networkx.MultiDiGraph view (copies attributes; for exploration and
+        small subgraphs, not for the whole graph of a long trace).  With
+        `vertices`, the subgraph induced by them."""
+        import networkx as nx
+
+        g = nx.MultiDiGraph()
+        if vertices is None:
+            vs = np.arange(len(self.seg))
+        else:
+            vs = np.unique(np.asarray(list(vertices), dtype=np.int64))
+        keep = np.zeros(len(self.seg), bool)
+        keep[vs] = True
+        seg = self.seg
+        for v in vs.tolist():
+            g.add_node(v, utid=int(seg.utid[v]), tid=int(seg.tid[v]), pid=int(seg.pid[v]),
+                       comm=self.comm(seg.utid[v]), start=int(seg.start[v]), end=int(seg.end[v]),
+                       wait_start=int(seg.wait_start[v]), wait_end=int(seg.wait_end[v]),
+                       wait_reason=schema.WAIT_NAMES.get(int(seg.wait_reason[v]), "?"),
+                       cpu_ns=int(seg.cpu_ns[v]), start_label=self.start_label(v))
+        ed = self.edges
+        sel = np.flatnonzero(keep[ed.src] & keep[ed.dst]) if len(ed) else np.zeros(0, np.int64)
+        for e in sel.tolist():
+            g.add_edge(int(ed.src[e]), int(ed.dst[e]), key=e, type=EDGE_TYPE_NAMES[int(ed.type[e])],
+                       weak=bool(ed.weak[e]), ts=int(ed.ts[e]))
+        return g
+
+    def __repr__(self):
+        return (f"EventGraph({len(self.threads)} threads, {len(self.seg)} vertices, "
+                f"{len(self.edges)} edges, [{self.trace_start}, {self.trace_end}] ns)")
+
+
+def _ranges(keys, n):
+    """For a column sorted by key, per-key [lo, hi) ranges."""
+    keys = np.asarray(keys)
+    if len(keys) == 0:
+        z = np.zeros(n, np.int64)
+        return z, z.copy()
+    idx = np.arange(n)
+    lo = np.searchsorted(keys, idx, side="left")
+    hi = np.searchsorted(keys, idx, side="right")
+    return lo.astype(np.int64), hi.astype(np.int64)
