@@ -484,7 +484,6 @@ static __always_inline void decode_args(__u8 layout, struct pt_regs *regs,
 		break;
 	case ARGUS_SCL_FD_ONLY:
 		*obj = (__u32)a0;
-		*aux = (__s32)a1;
 		break;
 	case ARGUS_SCL_FUTEX:
 		*obj = a0;

@@ -31,7 +31,7 @@
 enum argus_syscall_layout {
 	ARGUS_SCL_NONE = 0,          /* not traced */
 	ARGUS_SCL_FD,                /* obj=a0 (fd), aux=a2 clipped (count, len, iovcnt, vlen, flags) */
-	ARGUS_SCL_FD_ONLY,           /* obj=a0 (fd); accept, fsync, flock (aux=a1) */
+	ARGUS_SCL_FD_ONLY,           /* obj=a0 (fd), aux=0: accept, accept4, flock, fsync */
 	ARGUS_SCL_FUTEX,             /* obj=uaddr, aux=op, obj2=uaddr2 for requeue/wake_op else val */
 	ARGUS_SCL_FUTEX_WAITV,       /* obj=waiters[0].uaddr, aux=nr_futexes, obj2=waiters */
 	ARGUS_SCL_EPOLL,             /* obj=epfd, aux=timeout ms (a3 int), obj2=maxevents */
@@ -44,7 +44,7 @@ enum argus_syscall_layout {
 	ARGUS_SCL_CLOCK_NANOSLEEP,   /* obj=clockid, obj2=flags (1 = absolute), aux=ms (a2 timespec) */
 	ARGUS_SCL_WAIT4,             /* obj=pid (sign-extended), aux=options */
 	ARGUS_SCL_WAITID,            /* obj=id, obj2=idtype, aux=options */
-	ARGUS_SCL_NOARGS,            /* sched_yield, pause */
+	ARGUS_SCL_NOARGS,            /* sched_yield, pause, rt_sigsuspend, rt_sigtimedwait */
 	ARGUS_SCL_IO_URING,          /* obj=fd, aux=min_complete, obj2=to_submit */
 	ARGUS_SCL_TIMERFD,           /* obj=fd, aux=flags, obj2=it_value in ns */
 	ARGUS_SCL_SPLICE,            /* obj=fd_in, obj2=fd_out, aux=len */

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The one interface between argusd and a kernel event source.  Linux (eBPF,
+ * platform_linux.c) and macOS (kdebug) both deliver final-format records
+ * from tracer/argus_event.h, so everything above this line is shared.
+ *
+ * Life cycle, driven by the daemon:
+ *
+ *   open   load the kernel side, configured; nothing is traced yet
+ *   start  attach: events flow from here on
+ *   poll   move pending records into the file ring buffer (repeatedly)
+ *   stop   detach; a last poll(0) then drains what was already produced
+ *   close  free everything
+ *
+ * open and start put a one-line reason into err ("failed to <verb> <object>:
+ * <cause>") so the daemon can pass it to whoever started it.
+ */
+#ifndef ARGUS_PLATFORM_H
+#define ARGUS_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "argus_rb.h"
+
+struct argus_tracer_config {
+	uint32_t exclude_tgid;        /* never traced: the daemon, whose draining would trace itself */
+	uint64_t kernel_buffer_bytes; /* kernel-side staging buffer; 0 = platform default */
+	uint64_t wakeup_bytes;        /* kernel wakes the daemon at this backlog; 0 = a quarter of the buffer */
+	int trace_syscalls;           /* syscall enter/exit records and wait reasons from them */
+	int verbose;                  /* loader diagnostics on stderr */
+};
+
+struct argus_platform_stats {
+	uint64_t records;             /* records moved into the file */
+	uint64_t kernel_drops;        /* dropped because the kernel buffer was full */
+	uint64_t rejected;            /* malformed or not writable into the file */
+};
+
+struct argus_platform_ops {
+	const char *name;
+	int (*open)(const struct argus_tracer_config *cfg, void **state, char *err, size_t errlen);
+	int (*start)(void *state, char *err, size_t errlen);
+	/* Readable when records are pending, or -1: then the daemon polls on its timer. */
+	int (*fd)(void *state);
+	/* Records moved (>= 0) or -errno; waits up to timeout_ms for the first one. */
+	int (*poll)(void *state, struct argus_rb_producer *out, int timeout_ms);
+	/* Records that never reached the file, cumulative (kernel drops + rejected). */
+	uint64_t (*lost)(void *state);
+	void (*stats)(void *state, struct argus_platform_stats *st);
+	void (*stop)(void *state);
+	void (*close)(void *state);
+};
+
+/* The event source of the system this binary was built for, or NULL. */
+const struct argus_platform_ops *argus_platform_native(void);
+
+#endif /* ARGUS_PLATFORM_H */

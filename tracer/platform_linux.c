@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Linux event source: loads kext/linux/argus_trace.bpf.c through its libbpf
+ * skeleton and moves its records from the BPF ring buffer into the file ring
+ * buffer.  Records leave the kernel in final format (argus_event.h), so
+ * draining is a validated copy, nothing more.
+ *
+ * Loader order (libbpf-tools): open -> configure read-only data (daemon pid,
+ * syscall table, wakeup threshold) and map sizes -> drop programs whose
+ * tracepoint this kernel lacks -> load -> attach -> poll.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "argus_trace.h"
+#include "argus_trace.skel.h"
+#include "platform.h"
+
+struct linux_tracer {
+	struct argus_trace_bpf *obj;
+	struct ring_buffer *ring;
+	struct argus_rb_producer *out;   /* the destination while poll runs */
+	int ncpus;
+	__u64 *drop_values;              /* one per possible CPU */
+	uint64_t records;
+	uint64_t rejected;
+	int verbose;
+};
+
+/*
+ * Which syscalls are traced, how their arguments are decoded and what a
+ * thread blocked in them waits for.  Numbers are per architecture (x86_64
+ * read is 0 and futex 202; arm64 read is 63 and futex 98), so the table is
+ * keyed by the __NR_ names of the architecture this loader is compiled for,
+ * which is the one it runs on.  arm64 has no poll, select, epoll_wait or
+ * pause (libc uses ppoll, pselect6, epoll_pwait), hence the #ifdefs.
+ */
+struct syscall_entry {
+	int nr;
+	__u8 layout;
+	__u8 wait_reason;
+};
+
+#define SC(name, layout, reason) { __NR_##name, ARGUS_SCL_##layout, ARGUS_WAIT_##reason }
+
+static const struct syscall_entry syscall_table[] = {
+	/* reads: pipes, sockets, eventfd, ttys, files */
+	SC(read, FD, READ),
+	SC(readv, FD, READ),
+	SC(pread64, FD, READ),
+	SC(preadv, FD, READ),
+	SC(preadv2, FD, READ),
+	SC(recvfrom, FD, READ),
+	SC(recvmsg, FD, READ),
+	SC(recvmmsg, FD, READ),
+	/* writes: block when a pipe or socket buffer is full */
+	SC(write, FD, WRITE),
+	SC(writev, FD, WRITE),
+	SC(pwrite64, FD, WRITE),
+	SC(pwritev, FD, WRITE),
+	SC(pwritev2, FD, WRITE),
+	SC(sendto, FD, WRITE),
+	SC(sendmsg, FD, WRITE),
+	SC(sendmmsg, FD, WRITE),
+	/* connection setup */
+	SC(connect, FD, ACCEPT),
+	SC(accept, FD_ONLY, ACCEPT),
+	SC(accept4, FD_ONLY, ACCEPT),
+	/* locks and conditions */
+	SC(futex, FUTEX, FUTEX),
+#ifdef __NR_futex_waitv
+	SC(futex_waitv, FUTEX_WAITV, FUTEX),
+#endif
+	/* event loops */
+#ifdef __NR_epoll_wait
+	SC(epoll_wait, EPOLL, POLL),
+#endif
+	SC(epoll_pwait, EPOLL, POLL),
+#ifdef __NR_epoll_pwait2
+	SC(epoll_pwait2, EPOLL_TS, POLL),
+#endif
+#ifdef __NR_poll
+	SC(poll, POLL, POLL),
+#endif
+	SC(ppoll, POLL_TS, POLL),
+#ifdef __NR_select
+	SC(select, SELECT, POLL),
+#endif
+	SC(pselect6, SELECT_TS, POLL),
+	/* sleeps, children, yields */
+	SC(nanosleep, NANOSLEEP, SLEEP),
+	SC(clock_nanosleep, CLOCK_NANOSLEEP, SLEEP),
+	SC(wait4, WAIT4, CHILD),
+	SC(waitid, WAITID, CHILD),
+	SC(sched_yield, NOARGS, YIELD),
+	/* other waits and channels: recorded, wait reason "other syscall" */
+	SC(io_uring_enter, IO_URING, OTHER_SYSCALL),
+	SC(msgsnd, FD, OTHER_SYSCALL),
+	SC(msgrcv, FD, OTHER_SYSCALL),
+	SC(mq_timedsend, FD, OTHER_SYSCALL),
+	SC(mq_timedreceive, FD, OTHER_SYSCALL),
+	SC(timerfd_settime, TIMERFD, OTHER_SYSCALL),
+	SC(splice, SPLICE, OTHER_SYSCALL),
+	SC(semop, FD, OTHER_SYSCALL),
+	SC(semtimedop, FD, OTHER_SYSCALL),
+	SC(flock, FD_ONLY, OTHER_SYSCALL),
+	SC(fsync, FD_ONLY, OTHER_SYSCALL),
+	SC(fdatasync, FD_ONLY, OTHER_SYSCALL),
+#ifdef __NR_pause
+	SC(pause, NOARGS, OTHER_SYSCALL),
+#endif
+	SC(rt_sigsuspend, NOARGS, OTHER_SYSCALL),
+	SC(rt_sigtimedwait, NOARGS, OTHER_SYSCALL),
+};
+
+/* Programs without which the trace has no causality at all. */
+static const char *const required_programs[] = { "sched_switch", "sched_waking" };
+
+static int verbose_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return vfprintf(stderr, fmt, args);
+}
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t round_up_pow2(uint64_t v)
+{
+	uint64_t p = 1;
+
+	while (p < v && p < (1ull << 62))
+		p <<= 1;
+	return p;
+}
+
+static void fill_syscall_classes(volatile struct argus_syscall_class *classes)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(syscall_table) / sizeof(syscall_table[0]); i++) {
+		const struct syscall_entry *e = &syscall_table[i];
+
+		if (e->nr < 0 || e->nr >= ARGUS_MAX_SYSCALLS)
+			continue;
+		classes[e->nr].layout = e->layout;
+		classes[e->nr].wait_reason = e->wait_reason;
+	}
+}
+
+static int is_required(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(required_programs) / sizeof(required_programs[0]); i++)
+		if (!strcmp(name, required_programs[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * tp_btf programs fail to load as a whole when one tracepoint is missing, so
+ * decide per program from the kernel BTF (btf_trace_<name> exists for every
+ * tracepoint) instead of loading and guessing from errors.
+ */
+static int select_programs(struct linux_tracer *t, const struct argus_tracer_config *cfg,
+			   char *err, size_t errlen)
+{
+	struct bpf_program *prog;
+	struct btf *vmlinux;
+	char type_name[128];
+	int ret = 0;
+
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux) {
+		ret = -errno;
+		set_err(err, errlen, "failed to load kernel BTF: %s", strerror(errno));
+		return ret;
+	}
+	bpf_object__for_each_program(prog, t->obj->obj) {
+		const char *sec = bpf_program__section_name(prog);
+		const char *name = bpf_program__name(prog);
+		const char *tp = strchr(sec, '/');
+
+		if (!cfg->trace_syscalls && (!strcmp(name, "sys_enter") || !strcmp(name, "sys_exit"))) {
+			bpf_program__set_autoload(prog, false);
+			continue;
+		}
+		if (!tp)
+			continue;
+		snprintf(type_name, sizeof(type_name), "btf_trace_%s", tp + 1);
+		if (btf__find_by_name_kind(vmlinux, type_name, BTF_KIND_TYPEDEF) > 0)
+			continue;
+		if (is_required(name)) {
+			ret = -ENOENT;
+			set_err(err, errlen, "failed to find tracepoint %s: not in this kernel's BTF", tp + 1);
+			break;
+		}
+		if (t->verbose)
+			fprintf(stderr, "argusd: tracepoint %s not in this kernel, skipped\n", tp + 1);
+		bpf_program__set_autoload(prog, false);
+	}
+	btf__free(vmlinux);
+	return ret;
+}
+
+static int linux_open(const struct argus_tracer_config *cfg, void **state, char *err, size_t errlen)
+{
+	struct argus_trace_bpf *obj = NULL;
+	struct linux_tracer *t = NULL;
+	uint64_t ring_bytes, wake;
+	int ret;
+
+	libbpf_set_print(cfg->verbose ? verbose_print : quiet_print);
+
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		ret = -ENOMEM;
+		set_err(err, errlen, "failed to allocate tracer state: %s", strerror(ENOMEM));
+		goto cleanup;
+	}
+	t->verbose = cfg->verbose;
+
+	obj = argus_trace_bpf__open();
+	if (!obj) {
+		ret = -errno;
+		set_err(err, errlen, "failed to open BPF object: %s", strerror(errno));
+		goto cleanup;
+	}
+	t->obj = obj;
+
+	/* The BPF ring buffer must be a power-of-two number of pages. */
+	ring_bytes = cfg->kernel_buffer_bytes ? cfg->kernel_buffer_bytes : ARGUS_BPF_RINGBUF_DEFAULT;
+	if (ring_bytes < 4096)
+		ring_bytes = 4096;
+	ring_bytes = round_up_pow2(ring_bytes);
+	if (ring_bytes > (1ull << 31)) {
+		ret = -EINVAL;
+		set_err(err, errlen, "failed to size BPF ring buffer: %llu bytes is over the 2 GiB limit",
+			(unsigned long long)ring_bytes);
+		goto cleanup;
+	}
+	ret = bpf_map__set_max_entries(obj->maps.events, (__u32)ring_bytes);
+	if (ret) {
+		set_err(err, errlen, "failed to size BPF ring buffer: %s", strerror(-ret));
+		goto cleanup;
+	}
+	wake = cfg->wakeup_bytes ? cfg->wakeup_bytes : ring_bytes / 4;
+	if (wake >= ring_bytes)
+		wake = ring_bytes / 2;
+	obj->rodata->wakeup_bytes = (__u32)wake;
+	obj->rodata->targ_exclude_tgid = cfg->exclude_tgid;
+	fill_syscall_classes(obj->rodata->syscall_class);
+
+	ret = select_programs(t, cfg, err, errlen);
+	if (ret)
+		goto cleanup;
+
+	ret = argus_trace_bpf__load(obj);
+	if (ret) {
+		set_err(err, errlen, "failed to load BPF programs: %s", strerror(-ret));
+		goto cleanup;
+	}
+
+	t->ncpus = libbpf_num_possible_cpus();
+	if (t->ncpus <= 0) {
+		ret = t->ncpus ? t->ncpus : -EINVAL;
+		set_err(err, errlen, "failed to count possible CPUs: %s", strerror(-ret));
+		goto cleanup;
+	}
+	t->drop_values = calloc(t->ncpus, sizeof(*t->drop_values));
+	if (!t->drop_values) {
+		ret = -ENOMEM;
+		set_err(err, errlen, "failed to allocate drop counters: %s", strerror(ENOMEM));
+		goto cleanup;
+	}
+	*state = t;
+	return 0;
+
+cleanup:
+	argus_trace_bpf__destroy(obj);
+	if (t)
+		free(t->drop_values);
+	free(t);
+	return ret;
+}
+
+/* Invalid input from the kernel side is counted and skipped, never fatal. */
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct linux_tracer *t = ctx;
+	const struct argus_event_header *h = data;
+
+	if (size < sizeof(*h) || h->size < sizeof(*h) || h->size > size || h->size % 8 ||
+	    h->size > ARGUS_EVENT_MAX_SIZE || !t->out) {
+		t->rejected++;
+		return 0;
+	}
+	if (argus_rb_write(t->out, data, h->size)) {
+		t->rejected++;
+		return 0;
+	}
+	t->records++;
+	return 0;
+}
+
+static int linux_start(void *state, char *err, size_t errlen)
+{
+	struct linux_tracer *t = state;
+	int ret;
+
+	ret = argus_trace_bpf__attach(t->obj);
+	if (ret) {
+		set_err(err, errlen, "failed to attach BPF programs: %s", strerror(-ret));
+		goto cleanup;
+	}
+	t->ring = ring_buffer__new(bpf_map__fd(t->obj->maps.events), on_record, t, NULL);
+	if (!t->ring) {
+		ret = -errno;
+		set_err(err, errlen, "failed to create ring buffer reader: %s", strerror(errno));
+		goto cleanup;
+	}
+	return 0;
+
+cleanup:
+	argus_trace_bpf__detach(t->obj);
+	return ret;
+}
+
+static int linux_fd(void *state)
+{
+	struct linux_tracer *t = state;
+
+	return t->ring ? ring_buffer__epoll_fd(t->ring) : -1;
+}
+
+static int linux_poll(void *state, struct argus_rb_producer *out, int timeout_ms)
+{
+	struct linux_tracer *t = state;
+	uint64_t before = t->records;
+	int ret;
+
+	if (!t->ring)
+		return -EINVAL;
+	t->out = out;
+	/* poll clears the epoll readiness; consume then takes everything, since
+	 * below the wakeup threshold the kernel never signals at all. */
+	ret = ring_buffer__poll(t->ring, timeout_ms);
+	if (ret >= 0 || ret == -EINTR)
+		ret = ring_buffer__consume(t->ring);
+	t->out = NULL;
+	if (ret < 0 && ret != -EINTR)
+		return ret;
+	return (int)((t->records - before) > INT_MAX ? INT_MAX : (t->records - before));
+}
+
+static uint64_t kernel_drops(struct linux_tracer *t)
+{
+	__u32 zero = 0;
+	uint64_t sum = 0;
+	int i;
+
+	if (bpf_map__lookup_elem(t->obj->maps.drops, &zero, sizeof(zero), t->drop_values,
+				 sizeof(*t->drop_values) * t->ncpus, 0))
+		return 0;
+	for (i = 0; i < t->ncpus; i++)
+		sum += t->drop_values[i];
+	return sum;
+}
+
+static uint64_t linux_lost(void *state)
+{
+	struct linux_tracer *t = state;
+
+	return kernel_drops(t) + t->rejected;
+}
+
+static void linux_stats(void *state, struct argus_platform_stats *st)
+{
+	struct linux_tracer *t = state;
+
+	st->records = t->records;
+	st->kernel_drops = kernel_drops(t);
+	st->rejected = t->rejected;
+}
+
+static void linux_stop(void *state)
+{
+	struct linux_tracer *t = state;
+
+	argus_trace_bpf__detach(t->obj);
+}
+
+static void linux_close(void *state)
+{
+	struct linux_tracer *t = state;
+
+	if (!t)
+		return;
+	ring_buffer__free(t->ring);
+	argus_trace_bpf__destroy(t->obj);
+	free(t->drop_values);
+	free(t);
+}
+
+static const struct argus_platform_ops linux_ops = {
+	.name = "linux-ebpf",
+	.open = linux_open,
+	.start = linux_start,
+	.fd = linux_fd,
+	.poll = linux_poll,
+	.lost = linux_lost,
+	.stats = linux_stats,
+	.stop = linux_stop,
+	.close = linux_close,
+};
+
+const struct argus_platform_ops *argus_platform_native(void)
+{
+	return &linux_ops;
+}
