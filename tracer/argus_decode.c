@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Decoder: ring buffer file -> time-sorted array of struct argus_row.
+ *
+ * Algorithm (one pass over the data, no per-record allocation):
+ *   1. open the buffer read-only (argus_rb_open validates the file header; a
+ *      bad header is a hard error naming the field and its offset);
+ *   2. size the row array from the chunk headers' nrecords totals
+ *      (argus_rb_stats), growing it only if a live producer adds records;
+ *   3. argus_rb_read visits the readable chunks in seq order; each record is
+ *      validated and widened into the next row, so rows are in (chunk seq,
+ *      position) order;
+ *   4. a stable LSD radix sort of (ts - min_ts, row index) pairs, 11 bits per
+ *      pass and only over the bits the time range needs, then one in-place
+ *      permutation of the rows.  Stability keeps (chunk seq, position) order
+ *      among equal timestamps.  Already sorted input (one producer) is
+ *      detected and left alone.
+ *
+ * Invariants:
+ *   - a row is produced only from a record whose frame is valid (size field
+ *     matches, multiple of 8, 24..ARGUS_EVENT_MAX_SIZE) and whose size covers
+ *     its type's payload; records longer than their type are accepted
+ *     (fields appended by newer schemas are ignored).
+ *   - a corrupt record ends its chunk (nothing after it can be framed
+ *     reliably): counted in bad_records, the first one described in error.
+ *   - unknown types with a valid frame are skipped and counted
+ *     (unknown_records): forward compatibility.
+ */
+#include "argus_decode.h"
+#include "argus_event.h"
+#include "argus_rb.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+_Static_assert(sizeof(struct argus_row) == 80, "struct argus_row is 80 bytes (schema.py)");
+/* Record sizes documented in argus_event.h and docs/ring-buffer.md. */
+_Static_assert(sizeof(struct argus_ev_switch_out) == 40 && sizeof(struct argus_ev_switch_in) == 32 &&
+	       sizeof(struct argus_ev_wakeup) == 40 && sizeof(struct argus_ev_syscall_enter) == 48 &&
+	       sizeof(struct argus_ev_syscall_exit) == 48 && sizeof(struct argus_ev_fork) == 48 &&
+	       sizeof(struct argus_ev_comm) == 40 && sizeof(struct argus_ev_exit) == 32 &&
+	       sizeof(struct argus_ev_proc_snapshot) == 48 && sizeof(struct argus_ev_data_flag) == 48 &&
+	       sizeof(struct argus_ev_lost) == 32, "schema v1 record sizes");
+
+/* Smallest valid size of each known type; 0 = unknown. */
+static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
+	[ARGUS_EV_SWITCH_OUT] = sizeof(struct argus_ev_switch_out),
+	[ARGUS_EV_SWITCH_IN] = sizeof(struct argus_ev_switch_in),
+	[ARGUS_EV_WAKEUP] = sizeof(struct argus_ev_wakeup),
+	[ARGUS_EV_WAKEUP_NEW] = sizeof(struct argus_ev_wakeup),
+	[ARGUS_EV_SYSCALL_ENTER] = sizeof(struct argus_ev_syscall_enter),
+	[ARGUS_EV_SYSCALL_EXIT] = sizeof(struct argus_ev_syscall_exit),
+	[ARGUS_EV_FORK] = sizeof(struct argus_ev_fork),
+	[ARGUS_EV_EXEC] = sizeof(struct argus_ev_comm),
+	[ARGUS_EV_EXIT] = sizeof(struct argus_ev_exit),
+	[ARGUS_EV_THREAD_NAME] = sizeof(struct argus_ev_comm),
+	[ARGUS_EV_PROC_SNAPSHOT] = sizeof(struct argus_ev_proc_snapshot),
+	[ARGUS_EV_DATA_FLAG_WRITE] = sizeof(struct argus_ev_data_flag),
+	[ARGUS_EV_DATA_FLAG_READ] = sizeof(struct argus_ev_data_flag),
+	[ARGUS_EV_LOST] = sizeof(struct argus_ev_lost),
+};
+
+/* Row and sort arrays reach gigabytes: back them with transparent huge pages
+ * (when THP is in madvise mode) so filling them costs 512x fewer page faults.
+ * The result is an ordinary malloc block: free()/realloc() work on it. */
+#define HUGE_PAGE (2u << 20)
+static void *alloc_big(size_t bytes)
+{
+	void *p = NULL;
+
+	if (bytes < HUGE_PAGE)
+		return malloc(bytes);
+	if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+		return NULL;
+	madvise(p, bytes & ~(size_t)(HUGE_PAGE - 1), MADV_HUGEPAGE);  /* advice only */
+	return p;
+}
+
+struct decode_ctx {
+	struct argus_decode_result *res;
+	const char *path;
+	uint64_t cap;
+	/* Geometry, to turn (chunk seq, position) into a file offset. */
+	uint64_t data_offset, chunk_size, nchunks;
+	/* Chunk being visited. */
+	bool in_chunk;
+	bool drop_chunk;
+	uint64_t chunk_seq;
+	uint32_t chunk_pos;
+};
+
+__attribute__((format(printf, 3, 4)))
+static void note_bad_record(struct decode_ctx *d, uint64_t offset, const char *fmt, ...)
+{
+	struct argus_decode_result *res = d->res;
+
+	d->drop_chunk = true;
+	if (res->bad_records++ == 0) {
+		char why[160];
+		va_list ap;
+
+		va_start(ap, fmt);
+		vsnprintf(why, sizeof why, fmt, ap);
+		va_end(ap);
+		snprintf(res->error, sizeof res->error, "%s: corrupt record at offset 0x%llx: %s",
+			 d->path, (unsigned long long)offset, why);
+	}
+}
+
+static int grow_rows(struct decode_ctx *d)
+{
+	uint64_t cap = d->cap + d->cap / 2 + 4096;
+	struct argus_row *rows = realloc(d->res->rows, cap * sizeof *rows);
+
+	if (!rows)
+		return -ENOMEM;
+	d->res->rows = rows;
+	d->cap = cap;
+	return 0;
+}
+
+static inline void widen(struct argus_row *r, const void *rec, const struct argus_event_header *h)
+{
+	memset(r, 0, sizeof *r);
+	r->ts_ns = h->ts_ns;
+	r->pid = h->pid;
+	r->tid = h->tid;
+	r->type = h->type;
+	r->cpu = h->cpu;
+	switch (h->type) {
+	case ARGUS_EV_SWITCH_OUT: {
+		const struct argus_ev_switch_out *e = rec;
+		r->state = e->state;
+		r->reason = e->wait_reason;
+		r->nr = e->syscall_nr;
+		r->obj = e->wait_obj;
+		r->aux = e->prio;
+		break;
+	}
+	case ARGUS_EV_SWITCH_IN: {
+		const struct argus_ev_switch_in *e = rec;
+		r->peer_pid = e->prev_pid;
+		r->peer_tid = e->prev_tid;
+		break;
+	}
+	case ARGUS_EV_WAKEUP:
+	case ARGUS_EV_WAKEUP_NEW: {
+		const struct argus_ev_wakeup *e = rec;
+		r->peer_pid = e->wakee_pid;
+		r->peer_tid = e->wakee_tid;
+		r->reason = e->context;
+		r->irq = e->irq_kind;
+		r->aux = (int32_t)e->irq_vec;
+		r->obj = e->target_cpu;
+		break;
+	}
+	case ARGUS_EV_SYSCALL_ENTER: {
+		const struct argus_ev_syscall_enter *e = rec;
+		r->nr = e->nr;
+		r->aux = e->aux;
+		r->obj = e->obj;
+		r->obj2 = e->obj2;
+		break;
+	}
+	case ARGUS_EV_SYSCALL_EXIT: {
+		const struct argus_ev_syscall_exit *e = rec;
+		r->nr = e->nr;
+		r->val = e->ret;
+		break;
+	}
+	case ARGUS_EV_FORK: {
+		const struct argus_ev_fork *e = rec;
+		r->peer_pid = e->child_pid;
+		r->peer_tid = e->child_tid;
+		memcpy(r->comm, e->comm, sizeof r->comm);
+		break;
+	}
+	case ARGUS_EV_EXEC:
+	case ARGUS_EV_THREAD_NAME:
+		memcpy(r->comm, ((const struct argus_ev_comm *)rec)->comm, sizeof r->comm);
+		break;
+	case ARGUS_EV_EXIT: {
+		const struct argus_ev_exit *e = rec;
+		r->val = e->exit_code;
+		r->state = e->is_group_leader != 0;
+		break;
+	}
+	case ARGUS_EV_PROC_SNAPSHOT: {
+		const struct argus_ev_proc_snapshot *e = rec;
+		r->peer_pid = e->ppid;
+		r->state = e->is_main_thread != 0;
+		memcpy(r->comm, e->comm, sizeof r->comm);
+		break;
+	}
+	case ARGUS_EV_DATA_FLAG_WRITE:
+	case ARGUS_EV_DATA_FLAG_READ: {
+		const struct argus_ev_data_flag *e = rec;
+		r->obj = e->addr;
+		r->val = (int64_t)e->value;
+		r->obj2 = e->pc;
+		break;
+	}
+	case ARGUS_EV_LOST:
+		r->val = (int64_t)((const struct argus_ev_lost *)rec)->count;
+		break;
+	}
+}
+
+/* argus_rb_read visitor: validate one record frame and widen it into a row. */
+static int decode_record(const void *rec, uint32_t size, uint64_t chunk_seq, void *arg)
+{
+	struct decode_ctx *d = arg;
+	struct argus_decode_result *res = d->res;
+	struct argus_event_header h;
+	uint64_t offset;
+
+	if (!d->in_chunk || chunk_seq != d->chunk_seq) {
+		d->in_chunk = true;
+		d->drop_chunk = false;
+		d->chunk_seq = chunk_seq;
+		d->chunk_pos = 0;
+	}
+	offset = d->data_offset + (chunk_seq % d->nchunks) * d->chunk_size + d->chunk_pos;
+	d->chunk_pos += size;
+	if (d->drop_chunk)
+		return 0;
+	if (size < sizeof h) {
+		note_bad_record(d, offset, "%u bytes left in the chunk, less than a %zu-byte record header",
+				size, sizeof h);
+		return 0;
+	}
+	memcpy(&h, rec, sizeof h);
+	if (h.size != size || size % 8 || size > ARGUS_EVENT_MAX_SIZE) {
+		note_bad_record(d, offset, "size %u (%s)", h.size,
+				h.size < sizeof h ? "smaller than the record header" :
+				h.size % 8 ? "not a multiple of 8" :
+				h.size > ARGUS_EVENT_MAX_SIZE ? "larger than ARGUS_EVENT_MAX_SIZE" :
+				"runs past the chunk's committed data");
+		return 0;
+	}
+	if (h.type >= ARGUS_EV_TYPE_MAX || type_min_size[h.type] == 0) {
+		res->unknown_records++;
+		return 0;
+	}
+	if (size < type_min_size[h.type]) {
+		note_bad_record(d, offset, "size %u, type %u needs at least %u", size, h.type,
+				type_min_size[h.type]);
+		return 0;
+	}
+	if (res->nrows == d->cap && grow_rows(d) < 0)
+		return -ENOMEM;
+	widen(&res->rows[res->nrows++], rec, &h);
+	res->bytes += size;
+	return 0;
+}
+
+/* ---- sorting ------------------------------------------------------------- */
+
+#define RADIX_BITS 11
+#define RADIX_BUCKETS (1u << RADIX_BITS)
+
+/* Stable LSD radix sort of keys[]/idx[] (n entries) on the low `bits` bits;
+ * tmp_* are scratch of the same size.  Returns the arrays holding the result. */
+static uint32_t *radix_sort(uint64_t *keys, uint32_t *idx, uint64_t *tmp_keys, uint32_t *tmp_idx,
+			    uint64_t n, unsigned bits)
+{
+	_Static_assert(RADIX_BITS * 6 >= 64, "six passes cover 64 bits");
+	uint64_t *count = calloc((size_t)6 * RADIX_BUCKETS, sizeof *count);
+	unsigned passes = (bits + RADIX_BITS - 1) / RADIX_BITS;
+
+	if (!count)
+		return NULL;
+	/* One histogram pass for every digit. */
+	for (uint64_t i = 0; i < n; i++)
+		for (unsigned p = 0; p < passes; p++)
+			count[p * RADIX_BUCKETS + ((keys[i] >> (p * RADIX_BITS)) & (RADIX_BUCKETS - 1))]++;
+	for (unsigned p = 0; p < passes; p++) {
+		uint64_t *c = count + p * RADIX_BUCKETS, sum = 0;
+		unsigned shift = p * RADIX_BITS;
+		bool trivial = false;
+
+		for (unsigned b = 0; b < RADIX_BUCKETS; b++) {
+			uint64_t k = c[b];
+			trivial |= k == n;      /* every key has the same digit */
+			c[b] = sum;
+			sum += k;
+		}
+		if (trivial)
+			continue;
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t pos = c[(keys[i] >> shift) & (RADIX_BUCKETS - 1)]++;
+			tmp_keys[pos] = keys[i];
+			tmp_idx[pos] = idx[i];
+		}
+		uint64_t *sk = keys; keys = tmp_keys; tmp_keys = sk;
+		uint32_t *si = idx; idx = tmp_idx; tmp_idx = si;
+	}
+	free(count);
+	return idx;
+}
+
+/* rows[i] = old rows[perm[i]] for all i, in place; perm is consumed.  Used
+ * only when a second row array cannot be allocated: cycles jump across the
+ * whole array, several times slower than gather_rows. */
+static void permute_rows_in_place(struct argus_row *rows, uint32_t *perm, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		if (perm[i] == i)
+			continue;
+		struct argus_row held = rows[i];
+		uint64_t j = i;
+
+		for (;;) {
+			uint64_t k = perm[j];
+			perm[j] = (uint32_t)j;
+			if (k == i) {
+				rows[j] = held;
+				break;
+			}
+			rows[j] = rows[k];
+			j = k;
+		}
+	}
+}
+
+/* Stable sort of *rows by ts_ns; may replace *rows.  Returns 0 or -errno. */
+static int sort_rows(struct argus_row **rowsp, uint64_t n)
+{
+	struct argus_row *rows = *rowsp, *sorted_rows;
+	uint64_t min_ts = UINT64_MAX, max_ts = 0;
+	bool sorted = true;
+	int rc = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t ts = rows[i].ts_ns;
+		if (i && ts < rows[i - 1].ts_ns)
+			sorted = false;
+		min_ts = ts < min_ts ? ts : min_ts;
+		max_ts = ts > max_ts ? ts : max_ts;
+	}
+	if (sorted)
+		return 0;
+	if (n > UINT32_MAX)
+		return -EFBIG;
+
+	uint64_t *keys = alloc_big(n * 2 * sizeof *keys);
+	uint32_t *idx = alloc_big(n * 2 * sizeof *idx);
+	if (!keys || !idx) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		keys[i] = rows[i].ts_ns - min_ts;
+		idx[i] = (uint32_t)i;
+	}
+	unsigned bits = 64 - (unsigned)__builtin_clzll(max_ts - min_ts);  /* range > 0: unsorted */
+	uint32_t *perm = radix_sort(keys, idx, keys + n, idx + n, n, bits);
+	if (!perm) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	free(keys);
+	keys = NULL;
+	/* Gather: sequential writes, reads from as many streams as there were
+	 * interleaved producers.  Costs a second row array for a moment. */
+	sorted_rows = alloc_big(n * sizeof *sorted_rows);
+	if (sorted_rows) {
+		for (uint64_t i = 0; i < n; i++)
+			sorted_rows[i] = rows[perm[i]];
+		free(rows);
+		*rowsp = sorted_rows;
+	} else {
+		permute_rows_in_place(rows, perm, n);
+	}
+out:
+	free(keys);
+	free(idx);
+	return rc;
+}
+
+/* ---- entry points --------------------------------------------------------- */
+
+int argus_decode_file(const char *path, struct argus_decode_result *res)
+{
+	struct argus_rb *rb = NULL;
+	struct argus_rb_file_header *h;
+	struct argus_rb_stats st;
+	struct decode_ctx d;
+	int rc;
+
+	memset(res, 0, sizeof *res);
+	rc = argus_rb_open(path, 0, &rb);
+	if (rc < 0) {
+		snprintf(res->error, sizeof res->error, "%s", argus_rb_error(rb));
+		argus_rb_close(rb);
+		return rc;
+	}
+	h = argus_rb_header(rb);
+	argus_rb_stats(rb, &st);
+
+	memset(&d, 0, sizeof d);
+	d.res = res;
+	d.path = path;
+	d.data_offset = h->data_offset;
+	d.chunk_size = st.chunk_size;
+	d.nchunks = st.nchunks;
+	/* Headroom for records a live producer commits while we read. */
+	d.cap = st.records_present + st.records_present / 8 + 1024;
+	res->rows = alloc_big(d.cap * sizeof *res->rows);
+	if (!res->rows) {
+		rc = -ENOMEM;
+		snprintf(res->error, sizeof res->error, "%s: out of memory for %llu rows", path,
+			 (unsigned long long)d.cap);
+		goto fail;
+	}
+
+	rc = argus_rb_read(rb, decode_record, &d, &res->torn_chunks);
+	if (rc < 0) {
+		snprintf(res->error, sizeof res->error, "%s: reading chunks: %s", path, strerror(-rc));
+		goto fail;
+	}
+	rc = sort_rows(&res->rows, res->nrows);
+	if (rc < 0) {
+		snprintf(res->error, sizeof res->error, "%s: sorting %llu rows: %s", path,
+			 (unsigned long long)res->nrows, strerror(-rc));
+		goto fail;
+	}
+	if (res->nrows) {
+		res->first_ts = res->rows[0].ts_ns;
+		res->last_ts = res->rows[res->nrows - 1].ts_ns;
+	}
+	/* Relaxed: counters of a header other processes may still update. */
+	res->records_overwritten = __atomic_load_n(&h->records_overwritten, __ATOMIC_RELAXED);
+	res->records_lost = __atomic_load_n(&h->records_lost, __ATOMIC_RELAXED);
+	res->created_ns = h->created_ns;
+	res->created_realtime_ns = h->created_realtime_ns;
+	argus_rb_close(rb);
+	return 0;
+
+fail:
+	argus_rb_close(rb);
+	free(res->rows);
+	res->rows = NULL;
+	res->nrows = 0;
+	return rc;
+}
+
+void argus_decode_free(struct argus_decode_result *res)
+{
+	if (!res)
+		return;
+	free(res->rows);
+	res->rows = NULL;
+	res->nrows = 0;
+}
