@@ -850,6 +850,8 @@ def main(argv=None):
     def on_term(signum, frame):
         raise KeyboardInterrupt
 
+    # Ctrl-C interrupts even when started with SIGINT ignored (e.g. `cmd &`).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     old_term = signal.signal(signal.SIGTERM, on_term)
     old_hup = signal.signal(signal.SIGHUP, on_term)
     report = None
