@@ -8,8 +8,8 @@
  *   header i in the chunk table.  A producer owns one chunk at a time:
  *
  *   write (fast path, lock-free, owner only):
- *       memcpy the record at `used`, update nrecords/first_ts/last_ts, then
- *       store-release committed_bytes = used + size.
+ *       memcpy the record at `used`, update first_ts/last_ts, then
+ *       store-release {committed_bytes, nrecords} += {size, 1} (one word).
  *   take a chunk (slow path, out of line):
  *       seal the current chunk; seq = fetch_add(header.next_seq, 1);
  *       idx = seq % N; claim chunk idx with a CAS on its ownership word
@@ -42,9 +42,11 @@
  *      cached in the process-local handle and never re-read from the file, and
  *      every data address comes from argus_rb_chunk_data() (bounds-checked).
  *
- * A chunk's ownership word packs {state, owner_pid} (adjacent, 8-aligned
- * fields of struct argus_rb_chunk_header) so one CAS decides every ownership
- * transition.  Liveness is kill(pid, 0): a zombie still counts as alive until
+ * Two pairs of adjacent, 8-aligned u32 fields of struct argus_rb_chunk_header
+ * are always accessed as one 64-bit word:
+ *   ownership word {state, owner_pid}: one CAS decides every ownership change;
+ *   commit word {committed_bytes, nrecords}: one store-release commits a
+ *   record, so a kill -9 can never leave the two counts disagreeing.  Liveness is kill(pid, 0): a zombie still counts as alive until
  * it is reaped, and a recycled pid keeps a dead chunk skipped (never lost).
  */
 #include "argus_rb.h"
@@ -70,6 +72,10 @@ _Static_assert(offsetof(struct argus_rb_chunk_header, state) % 8 == 0 &&
 	       offsetof(struct argus_rb_chunk_header, owner_pid) ==
 	       offsetof(struct argus_rb_chunk_header, state) + 4,
 	       "state and owner_pid form one 8-byte ownership word");
+_Static_assert(offsetof(struct argus_rb_chunk_header, committed_bytes) % 8 == 0 &&
+	       offsetof(struct argus_rb_chunk_header, nrecords) ==
+	       offsetof(struct argus_rb_chunk_header, committed_bytes) + 4,
+	       "committed_bytes and nrecords form one 8-byte commit word");
 
 #define CHUNK_TABLE_ALIGN 64u
 #define DATA_ALIGN 4096u
@@ -128,11 +134,12 @@ static inline uint8_t *argus_rb_chunk_data(const struct argus_rb *rb, uint32_t i
 	return rb->map + rb->data_offset + (uint64_t)idx * rb->chunk_size + offset;
 }
 
-typedef uint64_t __attribute__((may_alias)) ownership_word;
+/* Two adjacent u32 fields accessed as one 8-byte atomic word (see top). */
+typedef uint64_t __attribute__((may_alias)) packed_word;
 
-static inline ownership_word *ownership(struct argus_rb_chunk_header *c)
+static inline packed_word *ownership(struct argus_rb_chunk_header *c)
 {
-	return (ownership_word *)(void *)&c->state;
+	return (packed_word *)(void *)&c->state;
 }
 
 static inline uint64_t owner_make(uint32_t state, uint32_t pid)
@@ -142,6 +149,19 @@ static inline uint64_t owner_make(uint32_t state, uint32_t pid)
 
 static inline uint32_t owner_state(uint64_t w) { return (uint32_t)w; }
 static inline uint32_t owner_pid(uint64_t w) { return (uint32_t)(w >> 32); }
+
+static inline packed_word *commit_word(struct argus_rb_chunk_header *c)
+{
+	return (packed_word *)(void *)&c->committed_bytes;
+}
+
+static inline uint64_t commit_make(uint32_t bytes, uint32_t nrecords)
+{
+	return (uint64_t)nrecords << 32 | bytes;
+}
+
+static inline uint32_t commit_bytes(uint64_t w) { return (uint32_t)w; }
+static inline uint32_t commit_nrecords(uint64_t w) { return (uint32_t)(w >> 32); }
 
 static bool process_alive(uint32_t pid)
 {
@@ -419,8 +439,7 @@ static bool seal_chunk(struct argus_rb *rb, struct argus_rb_chunk_header *c, uin
 	/* Relaxed: the owner is us, or dead; nobody else writes these fields
 	 * while the chunk is OPEN. */
 	bool resetting = __atomic_load_n(&c->seq, __ATOMIC_RELAXED) == UINT64_MAX;
-	uint32_t n = __atomic_load_n(&c->nrecords, __ATOMIC_RELAXED);
-	uint32_t bytes = __atomic_load_n(&c->committed_bytes, __ATOMIC_RELAXED);
+	uint64_t commit = __atomic_load_n(commit_word(c), __ATOMIC_RELAXED);
 	uint64_t expect = owner_word;
 
 	/* Release: orders the owner's record and chunk-header stores before the
@@ -434,8 +453,8 @@ static bool seal_chunk(struct argus_rb *rb, struct argus_rb_chunk_header *c, uin
 	 * already credited as overwritten: credit nothing. */
 	if (!resetting) {
 		/* Statistics counters: no ordering with the data needed. */
-		__atomic_fetch_add(&rb->hdr->records_written, n, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&rb->hdr->bytes_written, bytes, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&rb->hdr->records_written, commit_nrecords(commit), __ATOMIC_RELAXED);
+		__atomic_fetch_add(&rb->hdr->bytes_written, commit_bytes(commit), __ATOMIC_RELAXED);
 	}
 	return true;
 }
@@ -455,7 +474,7 @@ static void reset_claimed_chunk(struct argus_rb *rb, struct argus_rb_chunk_heade
 				uint64_t old_state, uint64_t seq)
 {
 	uint64_t old_seq = __atomic_load_n(&c->seq, __ATOMIC_RELAXED);
-	uint32_t old_n = __atomic_load_n(&c->nrecords, __ATOMIC_RELAXED);
+	uint32_t old_n = commit_nrecords(__atomic_load_n(commit_word(c), __ATOMIC_RELAXED));
 
 	if (old_state == ARGUS_RB_CHUNK_SEALED && old_seq != UINT64_MAX && old_n > 0) {
 		/* Exact loss accounting before the records disappear.  Relaxed:
@@ -469,8 +488,7 @@ static void reset_claimed_chunk(struct argus_rb *rb, struct argus_rb_chunk_heade
 	 * record store that follows, so a reader that observes any of them after
 	 * its acquire fence also observes the changed seq and drops its copy. */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&c->committed_bytes, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&c->nrecords, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(commit_word(c), 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->first_ts, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->last_ts, 0, __ATOMIC_RELAXED);
 	/* Release: orders the reset above before the new seq; a reader that
@@ -569,18 +587,18 @@ int argus_rb_write(struct argus_rb_producer *p, const void *rec, uint32_t size)
 	memcpy(dst, rec, size);
 	memcpy(&ts, rec, sizeof ts);
 	/* Relaxed: only the owner writes these; they become visible to readers
-	 * through the committed_bytes release below. */
-	n = __atomic_load_n(&c->nrecords, __ATOMIC_RELAXED);
+	 * through the commit word release below. */
+	n = commit_nrecords(__atomic_load_n(commit_word(c), __ATOMIC_RELAXED));
 	if (n == 0 || ts < __atomic_load_n(&c->first_ts, __ATOMIC_RELAXED))
 		__atomic_store_n(&c->first_ts, ts, __ATOMIC_RELAXED);
 	if (ts > __atomic_load_n(&c->last_ts, __ATOMIC_RELAXED))
 		__atomic_store_n(&c->last_ts, ts, __ATOMIC_RELAXED);
-	__atomic_store_n(&c->nrecords, n + 1, __ATOMIC_RELAXED);
 	p->used += size;
-	/* Release: orders the record copy and the header updates above before
-	 * the new committed_bytes, so a reader (or a kill -9 right after this
-	 * store) always finds complete records below committed_bytes (I1). */
-	__atomic_store_n(&c->committed_bytes, p->used, __ATOMIC_RELEASE);
+	/* Release: orders the record copy and the ts updates above before the
+	 * new {committed_bytes, nrecords}, so a reader (or a kill -9 right after
+	 * this store) always finds complete records below committed_bytes (I1),
+	 * and exactly nrecords of them. */
+	__atomic_store_n(commit_word(c), commit_make(p->used, n + 1), __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -617,9 +635,9 @@ static int64_t read_chunk(struct argus_rb *rb, uint32_t idx, uint64_t seq, uint8
 		return -1;
 	/* Acquire: orders this load before the data copy (state snapshot). */
 	own1 = __atomic_load_n(ownership(c), __ATOMIC_ACQUIRE);
-	/* Acquire: pairs with the producer's store-release of committed_bytes,
-	 * so every record below it is completely copied in by now (I1). */
-	committed = __atomic_load_n(&c->committed_bytes, __ATOMIC_ACQUIRE);
+	/* Acquire: pairs with the producer's store-release of the commit word,
+	 * so every record below committed_bytes is completely copied in (I1). */
+	committed = commit_bytes(__atomic_load_n(commit_word(c), __ATOMIC_ACQUIRE));
 	src = argus_rb_chunk_data(rb, idx, 0, committed);
 	if (!src)
 		return -1;  /* committed_bytes beyond the chunk: damaged, untrusted */
@@ -741,9 +759,10 @@ int argus_rb_stats(struct argus_rb *rb, struct argus_rb_stats *st)
 		/* Acquire: pairs with the taker's seq store-release (seqlock). */
 		uint64_t seq = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
 		uint64_t own = __atomic_load_n(ownership(c), __ATOMIC_RELAXED);
-		/* Acquire: the counts below are at least those of this commit. */
-		uint32_t bytes = __atomic_load_n(&c->committed_bytes, __ATOMIC_ACQUIRE);
-		uint32_t n = __atomic_load_n(&c->nrecords, __ATOMIC_RELAXED);
+		/* Acquire: pairs with the producer's commit release; the ts below
+		 * cover at least the records counted here. */
+		uint64_t commit = __atomic_load_n(commit_word(c), __ATOMIC_ACQUIRE);
+		uint32_t bytes = commit_bytes(commit), n = commit_nrecords(commit);
 		uint64_t first = __atomic_load_n(&c->first_ts, __ATOMIC_RELAXED);
 		uint64_t last = __atomic_load_n(&c->last_ts, __ATOMIC_RELAXED);
 

@@ -1,0 +1,107 @@
+"""Reading traces: the C decoder's rows as one numpy array, plus buffer statistics.
+
+decode_file() hands the rows malloc'd by argus_decode_file to numpy without a
+copy; the C buffer is freed (argus_decode_free) when the last array or view
+referring to it is garbage collected.
+"""
+import ctypes
+import dataclasses
+import weakref
+
+import numpy as np
+
+from . import native, schema
+
+
+class TraceError(Exception):
+    """A trace cannot be read; the message is one line naming the file and the problem."""
+
+
+@dataclasses.dataclass
+class Trace:
+    path: str
+    rows: np.ndarray              # schema.ROW_DTYPE, sorted by (ts_ns, chunk seq, position)
+    nrows: int
+    bytes: int                    # record bytes decoded into rows
+    torn_chunks: int              # chunks that changed while being read (live writer)
+    bad_records: int              # corrupt records (each drops the rest of its chunk)
+    unknown_records: int          # well-formed records of types newer than this reader
+    records_overwritten: int      # lost to ring wrap-around
+    records_lost: int             # dropped before reaching the file
+    first_ts: int
+    last_ts: int
+    created_realtime_ns: int
+    created_ns: int
+    warning: str = ""             # first bad record when decoded with strict=False
+
+    def wall_ns(self, ts_ns):
+        """CLOCK_MONOTONIC ts -> CLOCK_REALTIME ns, using the buffer's creation stamps."""
+        return ts_ns - self.created_ns + self.created_realtime_ns
+
+
+def _free_rows(result):
+    native.lib().argus_decode_free(ctypes.byref(result))
+
+
+def _rows_view(result):
+    """A numpy array over result.rows that frees the C buffer when collected."""
+    nrows = result.nrows
+    if nrows == 0:
+        _free_rows(result)
+        return schema.empty_rows(0)
+    buffer = (ctypes.c_char * (nrows * schema.ROW_DTYPE.itemsize)).from_address(result.rows)
+    # Every array or view made from the buffer keeps it alive; the finalizer
+    # runs when the last one is gone (or at interpreter exit).
+    weakref.finalize(buffer, _free_rows, result)
+    return np.frombuffer(buffer, dtype=schema.ROW_DTYPE)
+
+
+def decode_file(path, strict=True):
+    """Decode a ring buffer file into a Trace.
+
+    Raises TraceError for an unreadable file, a bad header or a truncated file.
+    A corrupt record raises too unless strict=False, which returns the other
+    records and the first problem in Trace.warning.
+    """
+    result = native.DecodeResult()
+    rc = native.lib().argus_decode_file(native.fs_path(path), ctypes.byref(result))
+    if rc < 0:
+        raise TraceError(result.error.decode(errors="replace") or f"{path}: decode failed ({rc})")
+    warning = ""
+    if result.bad_records:
+        warning = (f"{result.error.decode(errors='replace')} "
+                   f"({result.bad_records} bad record(s), the rest of each such chunk dropped)")
+        if strict:
+            _free_rows(result)
+            raise TraceError(warning)
+    return Trace(
+        path=str(path),
+        rows=_rows_view(result),
+        nrows=result.nrows,
+        bytes=result.bytes,
+        torn_chunks=result.torn_chunks,
+        bad_records=result.bad_records,
+        unknown_records=result.unknown_records,
+        records_overwritten=result.records_overwritten,
+        records_lost=result.records_lost,
+        first_ts=result.first_ts,
+        last_ts=result.last_ts,
+        created_realtime_ns=result.created_realtime_ns,
+        created_ns=result.created_ns,
+        warning=warning,
+    )
+
+
+def buffer_stats(path):
+    """argus_rb_stats of a buffer (opened read-only) as a dict."""
+    lib = native.lib()
+    handle = ctypes.c_void_p()
+    rc = lib.argus_rb_open(native.fs_path(path), 0, ctypes.byref(handle))
+    try:
+        if rc < 0:
+            raise TraceError(native.rb_error(handle))
+        stats = native.RbStats()
+        lib.argus_rb_stats(handle, ctypes.byref(stats))
+        return {name: getattr(stats, name) for name, _ in native.RbStats._fields_}
+    finally:
+        lib.argus_rb_close(handle)
