@@ -56,7 +56,7 @@ def build_graph(rows, *, trace_start=None, trace_end=None, roles=None):
     stats["rows"] = int(len(rows))
     return EventGraph(
         rows=rows, trace_start=t0, trace_end=t1, threads=threads, processes=processes,
-        seg=res.seg, thread_rows=res.thread_rows, edges=edges, running=res.running,
+        seg=res.seg, thread_rows=res.thread_rows, thread_rows_ptr=res.thread_rows_ptr, edges=edges, running=res.running,
         runnable=res.runnable, yields=res.yields, flags=res.flags, stats=stats,
         syscall_name=roles.name,
     )

@@ -189,9 +189,12 @@ class Trace:
         return self.row(at, 0, schema.LOST, val=count)
 
     # --- output ---
-    def rows(self):
-        out = np.zeros(len(self._rows), dtype=schema.ROW_DTYPE)
-        order = sorted(range(len(self._rows)), key=lambda k: self._rows[k][0])
+    def rows(self, until=None):
+        """The row array, sorted by ts (stable); with `until`, only rows at or
+        before it (a trace cut short while something is still going on)."""
+        keep = [k for k in range(len(self._rows)) if until is None or self._rows[k][0] <= until]
+        out = np.zeros(len(keep), dtype=schema.ROW_DTYPE)
+        order = sorted(keep, key=lambda k: self._rows[k][0])
         for j, k in enumerate(order):
             ts, pid, tid, typ, f = self._rows[k]
             r = out[j]
@@ -207,6 +210,77 @@ class Trace:
                 r["nr"] = schema.SYSCALL_NONE
         return out
 
-    def build(self, **kw):
+    def build(self, until=None, trace_end=None, **kw):
+        """build_graph(self.rows(until)); trace_end defaults to `until`."""
         from argus.graphbuild.builder import build_graph
-        return build_graph(self.rows(), **kw)
+        if trace_end is None:
+            trace_end = until
+        return build_graph(self.rows(until), trace_end=trace_end, **kw)
+
+
+# --- scenarios shared by the graphbuild and diagnose tests ---
+
+APP, DAEMON, HELPER = 100, 200, 201
+APP_FD, DAEMON_FD = 5, 7
+REQ_FUTEX, DONE_FUTEX = 0x7F0000001000, 0x7F0000002000
+
+
+def client_daemon(n_baseline=4, hang_s=5.0, period_s=1.0, work_us=200, trace_end_s=None):
+    """The cross-process scenario.
+
+    app (pid 100, main thread 100) wakes from nanosleep on a timer every
+    `period_s`, writes a request on its socket (fd 5), which wakes the daemon
+    (pid 200) main thread 200 blocked in read(fd 7), and blocks in read(fd 5).
+    The daemon hands the request to its helper thread 201 (futex WAKE on
+    REQ_FUTEX) and waits on DONE_FUTEX; the helper works `work_us`, wakes the
+    daemon (futex WAKE on DONE_FUTEX) and waits on REQ_FUTEX again; the daemon
+    writes the reply (waking the app) and blocks in read(fd 7).  Request k
+    (k = 0..n_baseline-1) starts at (1 + k) * period_s; request n_baseline is
+    the hang: the helper runs on the CPU for `hang_s` (preempted every 10 ms
+    for 100 us).  All three threads are blocked when tracing starts.
+
+    Returns (trace, info) where info has the request start times ("req"), the
+    hang's "hang_req", "app_wait_start", "app_wait_end", "daemon_wait_start",
+    "daemon_wait_end", "helper_start" and "trace_end".
+    """
+    t = Trace()
+    t.thread(APP, APP, "app")
+    t.thread(DAEMON, DAEMON, "daemond")
+    t.thread(DAEMON, HELPER, "helper")
+    info = {"req": []}
+    n = n_baseline + 1
+    end = None
+    for k in range(n):
+        T = s(1 + k * period_s)
+        info["req"].append(T)
+        busy = s(hang_s) if k == n_baseline else us(work_us)
+        t.timer_wake(APP, T)
+        t.syscall(APP, T + us(10), "write", obj=APP_FD)
+        t.wake(APP, DAEMON, T + us(20))
+        t.row(T + us(25), APP, schema.SYSCALL_EXIT, nr=nr_of("write"), val=4)
+        t.block(APP, T + us(30), "read", "read", obj=APP_FD)
+        t.run(DAEMON, T + us(30), ret=4)
+        t.futex_wake(DAEMON, T + us(40), REQ_FUTEX)
+        t.wake(DAEMON, HELPER, T + us(45))
+        t.futex_wait(DAEMON, T + us(60), DONE_FUTEX)
+        t.run(HELPER, T + us(55))
+        X = T + us(55) + busy
+        if k == n_baseline:
+            t.busy(HELPER, T + us(55), X, slice_ns=ms(10), gap_ns=us(100))
+        t.futex_wake(HELPER, X, DONE_FUTEX)
+        t.wake(HELPER, DAEMON, X + us(5))
+        t.futex_wait(HELPER, X + us(10), REQ_FUTEX)
+        t.run(DAEMON, X + us(15))
+        t.syscall(DAEMON, X + us(20), "write", obj=DAEMON_FD)
+        t.wake(DAEMON, APP, X + us(25))
+        t.row(X + us(28), DAEMON, schema.SYSCALL_EXIT, nr=nr_of("write"), val=4)
+        t.block(DAEMON, X + us(35), "read", "read", obj=DAEMON_FD)
+        t.run(APP, X + us(30), ret=4)
+        t.block(APP, X + us(40), "sleep", "nanosleep")
+        if k == n_baseline:
+            info.update(hang_req=T, app_wait_start=T + us(30), app_wait_end=X + us(25),
+                        daemon_wait_start=T + us(60), daemon_wait_end=X + us(5), helper_start=T + us(45),
+                        helper_busy_end=X)
+        end = X + us(40)
+    info["trace_end"] = s(trace_end_s) if trace_end_s is not None else end + ms(500)
+    return t, info

@@ -119,7 +119,8 @@ class EventGraph:
       seg           Table of segments (see builder/segments for the columns)
       thread_seg_lo, thread_seg_hi   per utid, segment id range
       thread_rows   row indices grouped by thread (utid order, time order
-                    inside); seg.row_lo/row_hi index into it
+                    inside); seg.row_lo/row_hi index into it, and
+                    thread_rows_ptr[utid]..thread_rows_ptr[utid+1] is a thread's run
       edges         Table: src, dst, type, weak, ts, src_ts, row, ctx, obj, wait_ns
       running, runnable   Table: utid, start, end (thread_state intervals)
       run_lo/run_hi, rbl_lo/rbl_hi   per utid ranges into running / runnable
@@ -129,7 +130,7 @@ class EventGraph:
     """
 
     def __init__(self, *, rows, trace_start, trace_end, threads, processes, seg, thread_rows,
-                 edges, running, runnable, yields, flags, stats, syscall_name=None):
+                 thread_rows_ptr, edges, running, runnable, yields, flags, stats, syscall_name=None):
         self.rows = rows
         self.trace_start = int(trace_start)
         self.trace_end = int(trace_end)
@@ -137,6 +138,7 @@ class EventGraph:
         self.processes = processes
         self.seg = seg
         self.thread_rows = thread_rows
+        self.thread_rows_ptr = thread_rows_ptr
         self.edges = edges
         self.running = running
         self.runnable = runnable
@@ -153,6 +155,11 @@ class EventGraph:
         nseg = len(seg)
         self.in_ptr, self.in_eid = _csr(edges.dst, edges.ts, nseg)
         self.out_ptr, self.out_eid = _csr(edges.src, edges.src_ts, nseg)
+        # in_wake[v]: the wakeup / spawn edge entering v at its start, or -1.
+        self.in_wake = np.full(nseg, NONE, np.int64)
+        if len(edges):
+            sel = np.flatnonzero((edges.type == EDGE_WAKEUP) | (edges.type == EDGE_SPAWN))
+            self.in_wake[edges.dst[sel][::-1]] = sel[::-1]
         self._tid_index = {}
         for utid, tid in enumerate(threads.tid.tolist()):
             self._tid_index.setdefault(tid, []).append(utid)
@@ -230,6 +237,16 @@ class EventGraph:
         """Row indices (into self.rows) of segment v's own events."""
         return self.thread_rows[self.seg.row_lo[v]:self.seg.row_hi[v]]
 
+    def thread_rows_of(self, utid, a=None, b=None):
+        """Row indices of a thread's own rows, optionally only those with a <= ts <= b."""
+        idx = self.thread_rows[self.thread_rows_ptr[utid]:self.thread_rows_ptr[utid + 1]]
+        if a is not None or b is not None:
+            ts = self.rows["ts_ns"][idx].astype(np.int64)
+            lo = 0 if a is None else int(np.searchsorted(ts, a, side="left"))
+            hi = len(ts) if b is None else int(np.searchsorted(ts, b, side="right"))
+            idx = idx[lo:hi]
+        return idx
+
     def segment_syscalls(self, v):
         """{nr: count} of the syscalls entered in segment v."""
         r = self.rows[self.segment_rows(v)]
@@ -284,10 +301,7 @@ class EventGraph:
 
     def incoming_wakeup(self, v):
         """The wakeup/spawn edge entering v at its start, or -1."""
-        for e in self.in_edges(v):
-            if self.edges.type[e] in (EDGE_WAKEUP, EDGE_SPAWN):
-                return int(e)
-        return NONE
+        return int(self.in_wake[v])
 
     # --- views ---
     def to_networkx(self, vertices=None):

@@ -531,7 +531,7 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
     spawns = G.Table(src=rm(P_src), dst=rm(P_dst), ts=np.asarray(P_ts, np.int64), row=np.asarray(P_row, np.int64))
 
     return SegmentResult(
-        seg=seg, thread_rows=thread_rows,
+        seg=seg, thread_rows=thread_rows, thread_rows_ptr=base,
         running=interval_table(R_utid, R_start, R_end),
         runnable=interval_table(Q_utid, Q_start, Q_end),
         yields=yields, flags=flags, wakes=wakes, spawns=spawns,

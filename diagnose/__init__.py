@@ -1,0 +1,22 @@
+"""Diagnosis: hang detection, block types, baselines, slicing, Algorithm 1,
+reports.  The CLI needs only what this module exports:
+
+    g = argus.graphbuild.build_graph(rows)
+    hangs = list_hangs(g, pid, tid=None, threshold_ns=...)      # argus hangs
+    d = diagnose(g, pid, tid=None, at=None, threshold_ns=..., chooser=None)
+    render_text(d) / render_json(d) / to_json(d)
+
+Errors with nothing to diagnose are DiagnoseError subclasses (NoHangError,
+UnknownProcessError) whose str() is one clear line.
+"""
+from argus.diagnose.blocktype import (  # noqa: F401
+    LONG_WAIT, LONG_RUNNING, REPEATED_YIELD, NORMAL, Classification, classify,
+)
+from argus.diagnose.hangs import (  # noqa: F401
+    DEFAULT_THRESHOLD_NS, DiagnoseError, NoHangError, UnknownProcessError, Hang,
+    find_hang, list_hangs, thread_hangs,
+)
+from argus.diagnose.slice import Chooser, AutoChooser, EdgeRef, interactive_slice  # noqa: F401
+from argus.diagnose.baseline import Baseline, find_wait_baselines  # noqa: F401
+from argus.diagnose.algorithm import Diagnosis, RootCause, diagnose, diagnose_hang  # noqa: F401
+from argus.diagnose.report import SCHEMA, to_json, render_json, render_text, render_hangs_text  # noqa: F401

@@ -1,0 +1,375 @@
+"""Algorithm 1 (Diagnose): from the spinning vertex to root causes.
+
+Algorithm, for a spinning vertex v of thread T with block type BT over the
+hang window [a, b] (diagnose_vertex):
+  LongRunning    slice back from v (slice.interactive_slice); root cause = T
+                 itself ("busy on CPU N% of the hang"), with the slice's
+                 origin (the thread that triggered the work, or a culled
+                 wakeup's label such as "timer").
+  RepeatedYield  if T read no data flag (DATA_FLAG_READ) in the window: stop;
+                 root cause = T with the advice to watch the flag with
+                 bp_watch.  Otherwise fall through to LongWait, where a
+                 data_flag edge (last write -> read) plays the wakeup: the
+                 baseline is a quick earlier polling episode on the same flag
+                 (baseline.find_flag_baselines), else the write that ended this
+                 one; the slice starts at the reader with that edge.
+  LongWait       baseline = chooser.pick_baseline(find_wait_baselines(v));
+                 slice back from the baseline's successor (the segment its
+                 wakeup edge points to): the baseline path.  Without a
+                 baseline, if v's own wait ended with a wakeup edge (the hang
+                 resolved inside the trace), slice from v's successor instead.
+                 For each thread on that path other than T, in path order,
+                 not yet a root cause: classify it over [a, b]; LongWait /
+                 LongRunning / RepeatedYield -> a root cause at depth d+1, and,
+                 if chooser.go_on(it), diagnose it recursively as a spinning
+                 vertex (its classification's vertex) over the window clipped
+                 to its wait (LongWait) or [a, b]; Normal -> next thread.
+                 Recursion stops on a thread already diagnosed, at depth 8, or
+                 when go_on says no.
+  If a LongWait / flag-polling hang yields no root cause, the spinning vertex
+  itself is reported (depth 0) with why no culprit was found.
+
+Output (Diagnosis, rendered by report.py as "argus.diagnosis/1"):
+  path         spinning vertex, then every slice in walk order: each level's
+               baseline path (or slice), a recursive level starting with its
+               culprit vertex (role "culprit") followed by its own path.
+  root_causes  sorted by depth (stable: discovery order within a depth); the
+               first one of the greatest depth is marked primary (the
+               "culprit of the culprit").
+Invariants: path[0] is the spinning vertex with edge None; every root cause
+thread appears once; depth(root cause) >= 1 unless it is the spinning thread.
+"""
+from dataclasses import dataclass, field
+
+from argus.tracer import schema
+from argus.graphbuild import graph as G
+from argus.diagnose import blocktype as B
+from argus.diagnose import baseline as BL
+from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
+from argus.diagnose.slice import AutoChooser, interactive_slice, EdgeRef
+from argus.diagnose.report import fmt_dur, fmt_rel, fmt_pct
+
+MAX_DEPTH = 8
+
+
+@dataclass
+class PathElem:
+    vertex: int
+    utid: int
+    role: str            # spinning | baseline | slice | culprit
+    depth: int
+    edge: dict           # {"type", "weak", "eid"} or None
+    block_type: str
+    start_ns: int
+    end_ns: int
+
+
+@dataclass
+class RootCause:
+    utid: int
+    vertex: int
+    block_type: str
+    start_ns: int
+    end_ns: int
+    why: str
+    depth: int
+    evidence: dict = field(default_factory=dict)
+    origin: dict = None
+    advice: str = None
+    primary: bool = False
+
+
+@dataclass
+class Diagnosis:
+    graph: object
+    hang: object
+    threshold_ns: int
+    path: list
+    root_causes: list
+    queries: int
+    spinning_extra: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+
+    def to_json(self):
+        from argus.diagnose.report import to_json
+        return to_json(self)
+
+
+def _pseudo(kind):
+    return {"type": kind, "weak": False, "eid": None}
+
+
+def _edge_dict(e):
+    if e is None:
+        return None
+    return {"type": e.type, "weak": e.weak, "eid": e.eid}
+
+
+class _Run:
+    def __init__(self, g, hang, chooser, threshold_ns):
+        self.g = g
+        self.hang = hang
+        self.t0 = hang.start_ns
+        self.chooser = chooser
+        self.threshold_ns = threshold_ns
+        self.path = []
+        self.root_causes = []
+        self.visited = {hang.utid}
+        self._cls = {}
+
+    # --- helpers ---
+    def cls(self, utid, a, b):
+        key = (utid, a, b)
+        c = self._cls.get(key)
+        if c is None:
+            c = self._cls[key] = B.classify(self.g, utid, a, b)
+        return c
+
+    def who(self, utid):
+        return f"{self.g.comm(utid)}/{int(self.g.threads.tid[utid])}"
+
+    def add(self, vertex, role, depth, edge, a, b, start=None, end=None):
+        g = self.g
+        utid = int(g.seg.utid[vertex])
+        bt = self.cls(utid, a, b).block_type
+        if start is None:
+            start, end = int(g.seg.start[vertex]), int(g.seg.end[vertex])
+        self.path.append(PathElem(int(vertex), utid, role, depth, edge, bt, int(start), int(end)))
+
+    def extend(self, res, depth, a, b, first_edge, skip_first=False):
+        for i, step in enumerate(res.steps):
+            if i == 0:
+                if skip_first:
+                    continue
+                self.add(step.vertex, "baseline" if first_edge["type"] == "baseline" else "slice",
+                         depth, first_edge, a, b)
+            else:
+                self.add(step.vertex, "slice", depth, _edge_dict(step.edge), a, b)
+
+    def origin_text(self, origin):
+        if not origin:
+            return ""
+        g = self.g
+        v = origin.get("vertex")
+        kind = origin["kind"]
+        if kind == "culled":
+            return f"started by a {origin['label']} wakeup (kernel, culled)"
+        if kind == "no_incoming_edge":
+            label = origin["label"]
+            what = {"trace_start": "already running when the trace started",
+                    "thread_start": "the thread's start",
+                    "switch_in": "a switch-in without a recorded wakeup",
+                    "pre_trace": "a wait that began before the trace",
+                    "task": "a task's wakeup"}.get(label, label)
+            return f"slice ends at {self.who(int(g.seg.utid[v]))} ({what})"
+        if kind == "cycle":
+            return f"slice ends in a cycle at {self.who(int(g.seg.utid[v]))}"
+        return origin.get("label", kind)
+
+    def trigger_text(self, res):
+        """For a LongRunning slice: who triggered the work."""
+        if len(res.steps) < 2:
+            return self.origin_text(res.origin)
+        g = self.g
+        step = res.steps[1]
+        u = int(g.seg.utid[step.vertex])
+        txt = f"work triggered by {self.who(u)} ({step.edge.type} at {fmt_rel(step.edge.ts - self.t0)})"
+        last = res.steps[-1].vertex
+        if len(res.steps) > 2:
+            txt += f"; slice reaches back to {self.who(int(g.seg.utid[last]))}"
+        o = res.origin
+        if o and o["kind"] == "culled":
+            txt += f", {o['label']} wakeup"
+        return txt
+
+    # --- root causes ---
+    def why(self, c, relation=""):
+        g = self.g
+        ev = c.evidence
+        pid = int(g.threads.pid[c.utid])
+        if c.block_type == B.LONG_WAIT:
+            w = ev["longest_wait"]
+            txt = f"LongWait on {w['what']} for {fmt_dur(w['dur_ns'])}"
+            if w["ongoing"]:
+                txt += ", still waiting at trace end"
+        elif c.block_type == B.LONG_RUNNING:
+            txt = f"busy on CPU {fmt_pct(ev['cpu_share'])} of the hang"
+            if ev["runnable_share"] >= 0.05:
+                txt += f" (and runnable, waiting for a CPU, {fmt_pct(ev['runnable_share'])})"
+        elif c.block_type == B.REPEATED_YIELD:
+            txt = self.yield_text(c, pid)
+        else:
+            txt = c.block_type
+        if relation:
+            txt += f" ({relation})"
+        return txt
+
+    def yield_text(self, c, pid):
+        ev = c.evidence
+        parts = [f"{ev['yields']} yields", f"{ev['short_waits']} short waits"]
+        if ev["timeouts"]:
+            parts.append(f"{ev['timeouts']} timeouts")
+        period = ev["mean_period_ns"]
+        known = ", ".join(parts)
+        if period:
+            known += f", one every {fmt_dur(period)}"
+        sc = B.syscall_counts(self.g, c.utid, c.start_ns, c.end_ns)
+        if sc:
+            known += "; syscalls: " + ", ".join(f"{k} x{v}" for k, v in list(sc.items())[:5])
+        return f"repeated yield: polling a data flag; watch it with bp_watch {pid} IMAGE SYMBOL ({known})"
+
+    def relation(self, res, t, role):
+        g = self.g
+        for i, step in enumerate(res.steps):
+            if int(g.seg.utid[step.vertex]) == t and i > 0:
+                prev = res.steps[i - 1].vertex
+                e = step.edge
+                where = "on the baseline path" if role == "baseline" else "on the wake-up path"
+                return f"{where} it woke {self.who(int(g.seg.utid[prev]))} at {fmt_rel(e.ts - self.t0)}" \
+                    if e.type in ("wakeup", "spawn") else \
+                    f"{where} it wrote the data flag {self.who(int(g.seg.utid[prev]))} read at {fmt_rel(e.ts - self.t0)}"
+        return ""
+
+    def root_interval(self, c, a, b):
+        if c.block_type == B.LONG_WAIT:
+            w = c.evidence["longest_wait"]
+            return w["start_ns"], w["end_ns"]
+        return a, b
+
+    # --- Algorithm 1 ---
+    def diagnose_vertex(self, utid, v, c, a, b, depth):
+        """Returns info: {"origin", "baseline", "advice", "slice", "flags"}."""
+        g = self.g
+        info = {"origin": None, "baseline": None, "advice": None, "slice": None, "flags": None}
+        bt = c.block_type
+        res = None
+        role = "slice"
+        if bt == B.LONG_RUNNING:
+            res = interactive_slice(g, v, self.chooser)
+            self.extend(res, depth, a, b, None, skip_first=True)
+            info["origin"] = res.origin
+            info["slice"] = res
+            return info
+        if bt == B.REPEATED_YIELD:
+            addrs = B.flag_reads(g, utid, a, b)
+            if not addrs:
+                info["advice"] = f"bp_watch {int(g.threads.pid[utid])} IMAGE SYMBOL"
+                return info
+            info["flags"] = addrs
+            cands = BL.find_flag_baselines(g, utid, addrs, a, b, self.threshold_ns)
+            chosen = self.chooser.pick_baseline(cands) if cands else None
+            if chosen is not None:
+                info["baseline"] = chosen
+                res = interactive_slice(g, chosen.successor, self.chooser, cursor=int(g.edges.ts[chosen.edge]),
+                                        first_edge=chosen.edge)
+                self.extend(res, depth, a, b, _pseudo("baseline"))
+                role = "baseline"
+            else:
+                inw = BL.flag_edges_in_window(g, utid, addrs, a, b)
+                if inw:
+                    e = inw[0]
+                    d = int(g.edges.dst[e])
+                    res = interactive_slice(g, d, self.chooser, cursor=int(g.edges.ts[e]), first_edge=e)
+                    self.extend(res, depth, a, b, _pseudo("program_order"), skip_first=(d == v))
+        elif bt == B.LONG_WAIT:
+            cands = BL.find_wait_baselines(g, v, self.threshold_ns, hang_start=a)
+            chosen = self.chooser.pick_baseline(cands) if cands else None
+            if chosen is not None:
+                info["baseline"] = chosen
+                res = interactive_slice(g, chosen.successor, self.chooser)
+                self.extend(res, depth, a, b, _pseudo("baseline"))
+                role = "baseline"
+            else:
+                nxt = g.next_segment(v)
+                if nxt >= 0 and g.in_wake[nxt] >= 0 and g.edges.type[g.in_wake[nxt]] == G.EDGE_WAKEUP:
+                    res = interactive_slice(g, nxt, self.chooser)
+                    self.extend(res, depth, a, b, _pseudo("program_order"))
+        if res is None:
+            return info
+        info["origin"] = res.origin
+        info["slice"] = res
+        order = []
+        for step in res.steps:
+            t = int(g.seg.utid[step.vertex])
+            if t != utid and t not in order:
+                order.append(t)
+        for t in order:
+            if t in self.visited:
+                continue
+            ct = self.cls(t, a, b)
+            if not ct.abnormal:
+                continue
+            self.visited.add(t)
+            ra, rb = self.root_interval(ct, a, b)
+            rc = RootCause(t, ct.vertex, ct.block_type, ra, rb, self.why(ct, self.relation(res, t, role)),
+                           depth + 1, ct.evidence)
+            self.root_causes.append(rc)
+            if depth + 1 >= MAX_DEPTH or not self.chooser.go_on(rc):
+                continue
+            if ct.block_type == B.LONG_WAIT:
+                sa, sb = max(a, ra), min(b, rb)
+            else:
+                sa, sb = a, b
+            self.add(ct.vertex, "culprit", depth + 1, _pseudo("culprit"), sa, sb, ra, rb)
+            sub = self.diagnose_vertex(t, ct.vertex, ct, sa, sb, depth + 1)
+            rc.origin = sub["origin"]
+            if ct.block_type == B.LONG_RUNNING and sub["slice"] is not None:
+                rc.why += "; " + self.trigger_text(sub["slice"])
+            if sub["advice"]:
+                rc.advice = sub["advice"]
+        return info
+
+
+def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
+    """Runs Algorithm 1 on a Hang (from hangs.find_hang / list_hangs)."""
+    chooser = chooser or AutoChooser()
+    run = _Run(g, hang, chooser, int(threshold_ns))
+    c = hang.classification
+    a, b = hang.start_ns, hang.end_ns
+    run.path.append(PathElem(hang.vertex, hang.utid, "spinning", 0, None, c.block_type, a, b))
+    info = run.diagnose_vertex(hang.utid, hang.vertex, c, a, b, 0)
+    extra = {"baseline": info["baseline"].to_dict(g) if info["baseline"] is not None else None,
+             "origin": info["origin"], "flags": info["flags"]}
+    pid = hang.pid
+    if c.block_type == B.LONG_RUNNING:
+        why = run.why(c)
+        if info["slice"] is not None:
+            why += "; " + run.trigger_text(info["slice"])
+        run.root_causes.insert(0, RootCause(hang.utid, hang.vertex, c.block_type, a, b, why, 0,
+                                            c.evidence, info["origin"]))
+    elif c.block_type == B.REPEATED_YIELD and not info["flags"]:
+        run.root_causes.insert(0, RootCause(hang.utid, hang.vertex, c.block_type, a, b,
+                                            run.yield_text(c, pid), 0, c.evidence, None,
+                                            info["advice"]))
+    elif not run.root_causes:
+        why = run.why(c) if c.block_type == B.LONG_WAIT else \
+            f"repeated yield polling data flag(s) {', '.join(f'0x{x:x}' for x in info['flags'])}"
+        if info["baseline"] is None and info["slice"] is None:
+            if c.block_type == B.LONG_WAIT:
+                why += "; no baseline (no similar wait ended quickly by a task's wakeup) and the wait " \
+                       "did not end with a task's wakeup in the trace"
+            else:
+                why += "; no write by another thread was observed"
+        else:
+            why += "; every thread on the wake-up path ran normally during the hang"
+        run.root_causes.append(RootCause(hang.utid, hang.vertex, c.block_type, a, b, why, 0,
+                                         c.evidence, info["origin"]))
+    # order by depth (stable), primary = first of the greatest depth
+    run.root_causes.sort(key=lambda r: r.depth)
+    if run.root_causes:
+        deepest = max(r.depth for r in run.root_causes)
+        next(r for r in run.root_causes if r.depth == deepest).primary = True
+    notes = []
+    lost = g.stats.get("lost_records", 0)
+    if lost:
+        notes.append(f"{lost} records were lost while tracing; edges may be missing")
+    return Diagnosis(g, hang, int(threshold_ns), run.path, run.root_causes, int(chooser.queries),
+                     extra, notes)
+
+
+def diagnose(g, pid, tid=None, at=None, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
+    """Finds the hang of `pid` (main thread by default; see hangs.find_hang)
+    and diagnoses it.  Raises hangs.DiagnoseError subclasses with one clear
+    line when there is nothing to diagnose."""
+    hang = find_hang(g, pid, tid=tid, at=at, threshold_ns=threshold_ns)
+    return diagnose_hang(g, hang, threshold_ns=threshold_ns, chooser=chooser)

@@ -1,0 +1,216 @@
+"""Block type classification of a thread over a time window [a, b].
+
+Algorithm (all clipped to the window, from the graph's columnar tables):
+  cpu_ns       on-CPU time (running intervals)            -> cpu_share
+  runnable_ns  runnable, not running (runnable intervals) -> runnable_share
+  longest wait the blocking wait overlapping the window with the most time
+               inside it (a wait still in progress at trace end lasts until
+               trace end; a placeholder wait that began before the trace
+               counts from trace start)
+  yields       sched_yield syscalls / yield switch-outs inside the window
+  short waits  blocking waits starting inside the window that lasted
+               < 20 ms, or whose syscall returned -ETIMEDOUT; event-loop
+               waits (wait reason POLL) are idle, never counted
+  rate         (yields + short waits) per second of window; mean period =
+               mean gap between consecutive such events
+Rules, in order:
+  1. longest wait inside the window >= 50 % of it       -> LongWait
+  2. yields + short waits >= 10 and rate >= 5/s          -> RepeatedYield
+  3. cpu + runnable >= 50 % of the window                -> LongRunning
+  4. otherwise                                           -> Normal
+
+`Classification.vertex` is the segment that stands for the thread in that
+window: the segment owning the longest wait for LongWait, else the segment
+whose running span overlaps the window most (the "vertex in t before the
+spinning vertex gets spinning" of Algorithm 1).
+
+Invariants: shares are in [0, 1] (cpu + runnable + blocked <= window up to
+rounding of unknown states); an empty window classifies as Normal.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from argus.tracer import schema
+from argus.graphbuild import graph as G
+
+LONG_WAIT = "LongWait"
+REPEATED_YIELD = "RepeatedYield"
+LONG_RUNNING = "LongRunning"
+NORMAL = "Normal"
+ABNORMAL = (LONG_WAIT, REPEATED_YIELD, LONG_RUNNING)
+
+SHORT_WAIT_NS = 20_000_000
+MIN_REPEATS = 10
+MIN_RATE_PER_S = 5.0
+SHARE = 0.5
+
+
+@dataclass
+class Classification:
+    block_type: str
+    utid: int
+    start_ns: int
+    end_ns: int
+    vertex: int
+    evidence: dict = field(default_factory=dict)
+
+    @property
+    def abnormal(self):
+        return self.block_type in ABNORMAL
+
+
+def _clipped(starts, ends, a, b):
+    if len(starts) == 0:
+        return 0
+    return int(np.sum(np.clip(np.minimum(ends, b) - np.maximum(starts, a), 0, None)))
+
+
+def wait_desc(g, v):
+    """Human description of segment v's wait: "read(fd 5)", "futex 0x7f..."."""
+    reason = int(g.seg.wait_reason[v])
+    if not g.seg.wait_known[v]:
+        return "a wait that began before the trace"
+    obj = int(g.seg.wait_obj[v])
+    sc = g.syscall_name(g.seg.wait_nr[v])
+    if reason == schema.WAIT_FUTEX:
+        return f"futex 0x{obj:x}"
+    if reason in (schema.WAIT_READ, schema.WAIT_WRITE, schema.WAIT_ACCEPT):
+        return f"{sc}(fd {obj})"
+    if reason == schema.WAIT_POLL:
+        return f"{sc} (event loop)"
+    if reason == schema.WAIT_SLEEP:
+        return sc if sc != "-" else "sleep"
+    if sc != "-":
+        return sc
+    return schema.WAIT_NAMES.get(reason, "wait")
+
+
+def wait_info(g, v, a=None, b=None):
+    """Evidence dict of segment v's wait (optionally with time inside [a, b])."""
+    ws, we = int(g.seg.wait_start[v]), int(g.seg.wait_end[v])
+    d = {
+        "vertex": int(v),
+        "start_ns": ws,
+        "end_ns": we,
+        "dur_ns": we - ws,
+        "reason": schema.WAIT_NAMES.get(int(g.seg.wait_reason[v]), "?") if g.seg.wait_known[v] else "unknown",
+        "syscall": g.syscall_name(g.seg.wait_nr[v]),
+        "syscall_nr": None if g.seg.wait_nr[v] == schema.SYSCALL_NONE else int(g.seg.wait_nr[v]),
+        "obj": int(g.seg.wait_obj[v]),
+        "what": wait_desc(g, v),
+        "ongoing": bool(g.seg.wait_ongoing[v]),
+        "timed_out": bool(g.seg.wait_timedout[v]),
+        "started_before_trace": not bool(g.seg.wait_known[v]),
+    }
+    if a is not None:
+        d["in_window_ns"] = max(0, min(we, b) - max(ws, a))
+    return d
+
+
+def classify(g, utid, a, b):
+    """Classifies thread `utid` over [a, b] (ns).  Returns a Classification."""
+    a, b = int(a), int(b)
+    window = max(b - a, 0)
+    seg = g.seg
+    lo, hi = int(g.thread_seg_lo[utid]), int(g.thread_seg_hi[utid])
+
+    rl, rh = g.run_lo[utid], g.run_hi[utid]
+    cpu = _clipped(g.running.start[rl:rh], g.running.end[rl:rh], a, b)
+    ql, qh = g.rbl_lo[utid], g.rbl_hi[utid]
+    rbl = _clipped(g.runnable.start[ql:qh], g.runnable.end[ql:qh], a, b)
+
+    s = slice(lo, hi)
+    blocked = seg.end_kind[s] == G.END_BLOCKED
+    ws = seg.wait_start[s]
+    we = seg.wait_end[s]
+    inwin = np.where(blocked, np.clip(np.minimum(we, b) - np.maximum(ws, a), 0, None), -1)
+    longest = None
+    longest_in = 0
+    if hi > lo and window > 0:
+        k = int(np.argmax(inwin))
+        if inwin[k] > 0:
+            longest = lo + k
+            longest_in = int(inwin[k])
+
+    # yields in the window
+    yl, yh = g.yld_lo[utid], g.yld_hi[utid]
+    yts = g.yields.ts[yl:yh]
+    yts = yts[(yts >= a) & (yts <= b)]
+    # short waits / timeouts starting in the window (not idle, not placeholder)
+    dur = we - ws
+    start_in = blocked & (ws >= a) & (ws <= b) & seg.wait_known[s] & (seg.wait_reason[s] != schema.WAIT_POLL)
+    short = start_in & ((dur < SHORT_WAIT_NS) | seg.wait_timedout[s])
+    sts = ws[short]
+    timeouts = int(np.count_nonzero(start_in & seg.wait_timedout[s]))
+    events = np.sort(np.concatenate([yts, sts]))
+    n_events = len(events)
+    rate = n_events / (window / 1e9) if window > 0 else 0.0
+    period = int((events[-1] - events[0]) // (n_events - 1)) if n_events >= 2 else None
+
+    ev = {
+        "window_ns": window,
+        "cpu_ns": cpu,
+        "cpu_share": round(cpu / window, 4) if window else 0.0,
+        "runnable_ns": rbl,
+        "runnable_share": round(rbl / window, 4) if window else 0.0,
+        "longest_wait": wait_info(g, longest, a, b) if longest is not None else None,
+        "longest_wait_share": round(longest_in / window, 4) if window else 0.0,
+        "yields": int(len(yts)),
+        "short_waits": int(len(sts)),
+        "timeouts": timeouts,
+        "repeat_rate_per_s": round(rate, 2),
+        "mean_period_ns": period,
+    }
+
+    if window <= 0:
+        bt = NORMAL
+    elif longest is not None and longest_in >= SHARE * window:
+        bt = LONG_WAIT
+    elif n_events >= MIN_REPEATS and rate >= MIN_RATE_PER_S:
+        bt = REPEATED_YIELD
+    elif cpu + rbl >= SHARE * window:
+        bt = LONG_RUNNING
+    else:
+        bt = NORMAL
+
+    if bt == LONG_WAIT:
+        vertex = longest
+    else:
+        vertex = busiest_segment(g, utid, a, b)
+    return Classification(bt, int(utid), a, b, int(vertex), ev)
+
+
+def busiest_segment(g, utid, a, b):
+    """The segment of utid whose running span [start, end] overlaps [a, b] most
+    (the first one on ties); the segment at `a` when none overlaps."""
+    lo, hi = int(g.thread_seg_lo[utid]), int(g.thread_seg_hi[utid])
+    if lo == hi:
+        return -1
+    st = g.seg.start[lo:hi]
+    en = g.seg.end[lo:hi]
+    ov = np.minimum(en, b) - np.maximum(st, a)
+    k = int(np.argmax(ov))
+    if ov[k] <= 0 and not (st[k] <= a <= en[k]):
+        return g.segment_at(utid, a)
+    return lo + k
+
+
+def syscall_counts(g, utid, a, b):
+    """{name: count} of the syscalls `utid` entered in [a, b], most frequent first."""
+    idx = g.thread_rows_of(utid, a, b)
+    r = g.rows[idx]
+    nrs = r["nr"][r["type"] == schema.SYSCALL_ENTER]
+    u, c = np.unique(nrs, return_counts=True)
+    pairs = sorted(((g.syscall_name(n), int(k)) for n, k in zip(u, c)), key=lambda p: (-p[1], p[0]))
+    return dict(pairs)
+
+
+def flag_reads(g, utid, a, b):
+    """{addr: count} of DATA_FLAG_READ rows of utid in [a, b]."""
+    fl, fh = g.flg_lo[utid], g.flg_hi[utid]
+    ts = g.flags.ts[fl:fh]
+    sel = (ts >= a) & (ts <= b) & ~g.flags.write[fl:fh]
+    addrs = g.flags.addr[fl:fh][sel]
+    u, c = np.unique(addrs, return_counts=True)
+    return {int(x): int(k) for x, k in zip(u, c)}

@@ -1,0 +1,215 @@
+"""Hang detection: finding the spinning vertex of a thread.
+
+Algorithm, for one thread (default: the process's main thread, tid == pid):
+  Waits with wait reason POLL (epoll / poll / select) are the event loop's
+  idle waits.  Placeholder waits that began before the trace (reason unknown)
+  are treated as idle too: nothing says the thread was hung rather than idle.
+  (a) every other blocking wait lasting >= threshold (default 2 s) is a hang
+      candidate: kind "wait", block type LongWait, spinning vertex = the
+      segment that owns the wait, hang window = [wait_start, wait_end].  A wait
+      still in progress at trace end lasts until trace end (ongoing: true).
+  (b) the thread's timeline is cut at idle waits and at the (a) waits into
+      stretches (from the end of one cut wait to the start of the next, or to
+      the thread's end / trace end).  A stretch lasting >= threshold that
+      classifies (blocktype.classify over the stretch) as LongRunning or
+      RepeatedYield is a candidate: kind "stretch", spinning vertex = its first
+      segment, hang window = the stretch.
+  Choice: with `at`, the candidate whose window contains it; else a candidate
+  ongoing at trace end; else the longest (ties: the earliest).  If the
+  process has no thread tid == pid in the trace, all its threads are searched
+  and the longest hang wins.
+
+Invariants: the candidates of one thread have disjoint windows (waits and
+stretches partition the timeline), listed in time order.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from argus.tracer import schema
+from argus.graphbuild import graph as G
+from argus.diagnose import blocktype as B
+
+DEFAULT_THRESHOLD_NS = 2_000_000_000
+
+
+class DiagnoseError(Exception):
+    """A clear, one-line reason why no diagnosis is possible."""
+
+
+class UnknownProcessError(DiagnoseError):
+    pass
+
+
+class NoHangError(DiagnoseError):
+    pass
+
+
+@dataclass
+class Hang:
+    pid: int
+    tid: int
+    utid: int
+    kind: str            # "wait" | "stretch"
+    vertex: int          # the spinning vertex (segment id)
+    last_vertex: int     # last segment of the stretch (== vertex for waits)
+    start_ns: int
+    end_ns: int
+    ongoing: bool
+    classification: B.Classification
+
+    @property
+    def block_type(self):
+        return self.classification.block_type
+
+    @property
+    def dur_ns(self):
+        return self.end_ns - self.start_ns
+
+    def contains(self, ts):
+        return self.start_ns <= ts <= self.end_ns
+
+    def to_dict(self, g):
+        return {
+            "pid": self.pid, "tid": self.tid, "comm": g.comm(self.utid),
+            "process": g.process_name(self.pid), "main": self.pid == self.tid,
+            "kind": self.kind, "block_type": self.block_type,
+            "start_ns": self.start_ns, "end_ns": self.end_ns, "dur_ns": self.dur_ns,
+            "ongoing": self.ongoing, "vertex": self.vertex,
+            "evidence": self.classification.evidence,
+        }
+
+
+def fmt_s(ns):
+    return f"{ns / 1e9:.3f} s"
+
+
+def fmt_threshold(ns):
+    return f"{ns / 1e9:g} s"
+
+
+def thread_hangs(g, utid, threshold_ns=DEFAULT_THRESHOLD_NS):
+    """All hang candidates of one thread, in time order."""
+    seg = g.seg
+    lo, hi = int(g.thread_seg_lo[utid]), int(g.thread_seg_hi[utid])
+    out = []
+    if lo == hi:
+        return out
+    tid, pid = int(g.threads.tid[utid]), int(g.threads.pid[utid])
+    blocked = seg.end_kind[lo:hi] == G.END_BLOCKED
+    dur = seg.wait_end[lo:hi] - seg.wait_start[lo:hi]
+    known = seg.wait_known[lo:hi]
+    idle = blocked & (~known | (seg.wait_reason[lo:hi] == schema.WAIT_POLL))
+    long = blocked & known & (seg.wait_reason[lo:hi] != schema.WAIT_POLL) & (dur >= threshold_ns)
+    cut = idle | long
+
+    def stretch(first, last, end):
+        start = int(seg.start[first])
+        if end - start < threshold_ns:
+            return
+        c = B.classify(g, utid, start, end)
+        if c.block_type in (B.LONG_RUNNING, B.REPEATED_YIELD):
+            ongoing = end >= g.trace_end and seg.end_kind[last] != G.END_EXIT
+            out.append(Hang(pid, tid, utid, "stretch", first, last, start, int(end), bool(ongoing), c))
+
+    first = lo
+    for k in np.flatnonzero(cut).tolist():
+        v = lo + k
+        if seg.start[first] < seg.wait_start[v] or first < v:
+            stretch(first, v, int(seg.wait_start[v]))
+        if long[k]:
+            ws, we = int(seg.wait_start[v]), int(seg.wait_end[v])
+            c = B.classify(g, utid, ws, we)
+            out.append(Hang(pid, tid, utid, "wait", v, v, ws, we, bool(seg.wait_ongoing[v]), c))
+        first = v + 1
+    if first < hi:
+        last = hi - 1
+        end = int(seg.wait_end[last]) if seg.end_kind[last] == G.END_BLOCKED else int(seg.end[last])
+        stretch(first, last, end)
+    out.sort(key=lambda h: h.start_ns)
+    return out
+
+
+def _process_utids(g, pid):
+    utids = g.utids_of_pid(pid)
+    if not utids:
+        raise UnknownProcessError(f"pid {pid} not found in the trace "
+                                  f"[{fmt_s(g.trace_start)}, {fmt_s(g.trace_end)}]")
+    return utids
+
+
+def _thread_utid(g, pid, tid, at=None):
+    utids = [u for u in g.utids_of_tid(tid) if int(g.threads.pid[u]) == int(pid)]
+    if not utids:
+        raise UnknownProcessError(f"thread {tid} of pid {pid} not found in the trace")
+    if at is not None:
+        for u in utids:
+            lo, hi = g.thread_seg_lo[u], g.thread_seg_hi[u]
+            if lo < hi and g.seg.start[lo] <= at <= max(g.seg.end[hi - 1], g.seg.wait_end[hi - 1]):
+                return u
+    return utids[-1]
+
+
+def list_hangs(g, pid, tid=None, threshold_ns=DEFAULT_THRESHOLD_NS):
+    """All hang candidates of a process (or of one of its threads), by start time."""
+    utids = _process_utids(g, pid)
+    if tid is not None:
+        utids = [u for u in g.utids_of_tid(tid) if int(g.threads.pid[u]) == int(pid)]
+        if not utids:
+            raise UnknownProcessError(f"thread {tid} of pid {pid} not found in the trace")
+    out = []
+    for u in utids:
+        out.extend(thread_hangs(g, u, threshold_ns))
+    out.sort(key=lambda h: (h.start_ns, h.tid))
+    return out
+
+
+def choose(cands, at=None):
+    if not cands:
+        return None
+    if at is not None:
+        inside = [h for h in cands if h.contains(at)]
+        return max(inside, key=lambda h: (h.dur_ns, -h.start_ns)) if inside else None
+    ongoing = [h for h in cands if h.ongoing]
+    pool = ongoing or cands
+    return max(pool, key=lambda h: (h.dur_ns, -h.start_ns))
+
+
+def find_hang(g, pid, tid=None, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
+    """The hang to diagnose.  Raises UnknownProcessError / NoHangError."""
+    pid = int(pid)
+    utids = _process_utids(g, pid)
+    who = f"pid {pid}"
+    if tid is None:
+        mains = [u for u in utids if int(g.threads.tid[u]) == pid]
+        if mains:
+            tid = pid
+    if tid is not None:
+        u = _thread_utid(g, pid, int(tid), at)
+        cands = thread_hangs(g, u, threshold_ns)
+        scope = [u]
+        if int(tid) != pid:
+            who = f"thread {tid} of pid {pid}"
+        else:
+            who = f"the main thread of pid {pid}"
+    else:
+        cands = []
+        for u in utids:
+            cands.extend(thread_hangs(g, u, threshold_ns))
+        scope = utids
+        who = f"pid {pid} (no main thread in the trace; searched {len(utids)} threads)"
+    h = choose(cands, at)
+    if h is not None:
+        return h
+    msg = f"no hang >= {fmt_threshold(threshold_ns)} found for {who} in the trace window " \
+          f"[{fmt_s(g.trace_start)}, {fmt_s(g.trace_end)}]"
+    if at is not None:
+        msg += f" at {fmt_s(at)}"
+        if cands:
+            msg += " (hangs at: " + ", ".join(f"{fmt_s(c.start_ns)}..{fmt_s(c.end_ns)}" for c in cands[:5]) + ")"
+    else:
+        silent = [u for u in scope if g.thread_seg_hi[u] - g.thread_seg_lo[u] == 1
+                  and not g.seg.wait_known[g.thread_seg_lo[u]]]
+        if silent:
+            msg += "; no activity in the trace (blocked since before tracing started, reason unknown)"
+    raise NoHangError(msg)

@@ -1,0 +1,212 @@
+"""Rendering a Diagnosis: JSON ("argus.diagnosis/1", docs/diagnosis-json.md)
+and plain text.
+
+Algorithm: to_json() turns the Diagnosis into plain Python data (ints, strs,
+bools, None, lists, dicts: json.dumps-able, numpy-free).  render_text() works
+on that JSON dict only, so it can print a saved report as well, and a `rich`
+renderer can be added beside it using the same dict.
+
+Text layout: a header with the hang (thread, process, block type, duration,
+what it waited on, evidence, baseline), the chain printed like a stack (one
+line per path element: thread, process, start / end relative to the hang
+start, block type, the edge that links it to the line above), then the root
+causes by depth with the primary one starred, the query count and notes.
+
+Invariant: render_text(d) == render_text(json.loads(render_json(d))).
+"""
+import json
+
+SCHEMA = "argus.diagnosis/1"
+
+
+# --- formatting helpers (also used by algorithm.py for "why" texts) ---
+def fmt_dur(ns):
+    """A duration with a unit picked after rounding (never "1000.0 ms")."""
+    ns = int(ns)
+    a = abs(ns)
+    if a < 1_000:
+        return f"{ns} ns"
+    if round(a / 1e3) < 1000:
+        return f"{ns / 1e3:.0f} us"
+    if round(a / 1e6, 1) < 1000:
+        return f"{ns / 1e6:.1f} ms"
+    return f"{ns / 1e9:.3f} s"
+
+
+def fmt_rel(ns):
+    ns = int(ns)
+    return ("+" if ns >= 0 else "-") + fmt_dur(abs(ns))
+
+
+def fmt_pct(x):
+    return f"{x * 100:.0f}%"
+
+
+# --- JSON ---
+def _ident(g, utid):
+    pid = int(g.threads.pid[utid])
+    return {"pid": pid, "tid": int(g.threads.tid[utid]), "comm": g.comm(utid), "process": g.process_name(pid)}
+
+
+def _clean(x):
+    """numpy scalars -> Python; dict keys -> str."""
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        return x.item()
+    return x
+
+
+def _origin(g, o):
+    if not o:
+        return None
+    out = {"kind": o["kind"], "label": o.get("label")}
+    v = o.get("vertex")
+    if v is not None and v >= 0:
+        out["vertex"] = int(v)
+        out.update({k: val for k, val in _ident(g, int(g.seg.utid[v])).items() if k in ("pid", "tid", "comm")})
+        out["start_ns"] = int(g.seg.start[v])
+    return out
+
+
+def to_json(d):
+    g = d.graph
+    h = d.hang
+    c = h.classification
+    spinning = _ident(g, h.utid)
+    spinning.update({
+        "start_ns": int(h.start_ns), "end_ns": int(h.end_ns), "dur_ns": int(h.dur_ns),
+        "block_type": c.block_type, "kind": h.kind, "ongoing": bool(h.ongoing), "vertex": int(h.vertex),
+        "threshold_ns": int(d.threshold_ns),
+    })
+    spinning.update(c.evidence)
+    extra = d.spinning_extra or {}
+    spinning["baseline"] = extra.get("baseline")
+    spinning["origin"] = _origin(g, extra.get("origin"))
+    flags = extra.get("flags")
+    spinning["data_flags"] = [{"addr": int(a), "reads": int(n)} for a, n in sorted(flags.items())] if flags else []
+    path = []
+    for e in d.path:
+        item = _ident(g, e.utid)
+        item.update({
+            "start_ns": int(e.start_ns), "end_ns": int(e.end_ns), "block_type": e.block_type,
+            "edge_in": None if e.edge is None else {"type": e.edge["type"], "weak": bool(e.edge["weak"])},
+            "vertex": int(e.vertex), "role": e.role, "depth": int(e.depth),
+        })
+        path.append(item)
+    causes = []
+    for r in d.root_causes:
+        item = _ident(g, r.utid)
+        item.update({
+            "block_type": r.block_type, "start_ns": int(r.start_ns), "end_ns": int(r.end_ns),
+            "why": r.why, "depth": int(r.depth), "primary": bool(r.primary), "vertex": int(r.vertex),
+            "origin": _origin(g, r.origin), "advice": r.advice, "evidence": r.evidence,
+        })
+        causes.append(item)
+    return _clean({
+        "schema": SCHEMA,
+        "spinning": spinning,
+        "path": path,
+        "root_causes": causes,
+        "queries": int(d.queries),
+        "notes": list(d.notes),
+        "trace": {"start_ns": g.trace_start, "end_ns": g.trace_end},
+    })
+
+
+def render_json(d, indent=2):
+    data = d if isinstance(d, dict) else to_json(d)
+    return json.dumps(data, indent=indent, sort_keys=False)
+
+
+# --- text ---
+def _who(x):
+    return f"{x['comm'] or '?'}/{x['tid']}"
+
+
+def _proc(x):
+    return f"{x.get('process') or '?'}/{x['pid']}"
+
+
+def render_text(d):
+    j = d if isinstance(d, dict) else to_json(d)
+    s = j["spinning"]
+    t0 = s["start_ns"]
+    out = []
+    state = "still ongoing at trace end" if s["ongoing"] else f"ended at {fmt_rel(s['end_ns'] - t0)}"
+    out.append(f"Hang in {_who(s)} (process {_proc(s)}): {s['block_type']} for {fmt_dur(s['dur_ns'])}, {state}")
+    out.append(f"  hang start = {s['start_ns'] / 1e9:.6f} s (trace clock); times below are relative to it")
+    lw = s.get("longest_wait")
+    ev = [f"on CPU {fmt_pct(s['cpu_share'])}", f"runnable {fmt_pct(s['runnable_share'])}"]
+    if lw:
+        ev.append(f"longest wait {lw['what']} {fmt_dur(lw['in_window_ns'])}")
+    if s.get("yields") or s.get("short_waits"):
+        ev.append(f"{s['yields']} yields, {s['short_waits']} short waits")
+        if s.get("mean_period_ns"):
+            ev.append(f"one every {fmt_dur(s['mean_period_ns'])}")
+    out.append("  evidence: " + ", ".join(ev))
+    b = s.get("baseline")
+    if b:
+        rel = []
+        rel.append("same thread" if b["same_thread"] else f"thread {b['comm']}/{b['tid']}")
+        if b["same_obj"]:
+            rel.append("same object")
+        out.append(f"  baseline: a {fmt_dur(b['wait_ns'])} wait at {fmt_rel(b['start_ns'] - t0)} "
+                   f"({', '.join(rel)})")
+    if s.get("data_flags"):
+        out.append("  data flags read: " + ", ".join(f"0x{f['addr']:x} x{f['reads']}" for f in s["data_flags"]))
+    out.append("")
+    out.append("Chain (spinning thread first, walking back along causality):")
+    rows = [("#", "thread", "process", "start", "end", "block type", "edge in", "role")]
+    for i, p in enumerate(j["path"]):
+        e = p["edge_in"]
+        edge = "-" if e is None else e["type"] + (" (weak)" if e["weak"] else "")
+        rows.append((str(i), _who(p), _proc(p), fmt_rel(p["start_ns"] - t0), fmt_rel(p["end_ns"] - t0),
+                     p["block_type"], edge, p["role"] + (f" d{p['depth']}" if p["depth"] else "")))
+    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
+    for r in rows:
+        out.append("  " + "  ".join(col.ljust(widths[k]) if k else col.rjust(widths[k])
+                                    for k, col in enumerate(r)).rstrip())
+    origin = s.get("origin")
+    if origin:
+        o = f"  slice origin: {origin['kind']}"
+        if origin.get("label"):
+            o += f" ({origin['label']})"
+        if origin.get("tid") is not None:
+            o += f" at {origin['comm']}/{origin['tid']}"
+        out.append(o)
+    out.append("")
+    out.append("Root causes (by depth; * = primary: the deepest, the culprit of the culprit):")
+    if not j["root_causes"]:
+        out.append("  none found")
+    for r in j["root_causes"]:
+        mark = "*" if r["primary"] else " "
+        out.append(f"  {mark} depth {r['depth']}  {_who(r)} (process {_proc(r)})  {r['block_type']}  "
+                   f"{fmt_rel(r['start_ns'] - t0)} .. {fmt_rel(r['end_ns'] - t0)}")
+        out.append(f"      {r['why']}")
+        if r.get("advice"):
+            out.append(f"      next step: {r['advice']}")
+    out.append("")
+    out.append(f"Queries: {j['queries']}")
+    for n in j.get("notes", ()):
+        out.append(f"Note: {n}")
+    return "\n".join(out) + "\n"
+
+
+def render_hangs_text(g, hangs):
+    """`argus hangs`: one line per hang candidate."""
+    from argus.diagnose.blocktype import wait_desc
+    if not hangs:
+        return "no hangs\n"
+    t = g.trace_start
+    rows = [("thread", "kind", "block type", "start", "duration", "what")]
+    for h in hangs:
+        what = wait_desc(g, h.vertex) if h.kind == "wait" else \
+            f"cpu {fmt_pct(h.classification.evidence['cpu_share'])}, {h.classification.evidence['yields']} yields"
+        dur = fmt_dur(h.dur_ns) + (" (ongoing)" if h.ongoing else "")
+        rows.append((f"{g.comm(h.utid)}/{h.tid}" + (" main" if h.tid == h.pid else ""), h.kind, h.block_type,
+                     f"{(h.start_ns - t) / 1e9:.3f} s", dur, what))
+    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
+    return "".join("  ".join(c.ljust(widths[k]) for k, c in enumerate(r)).rstrip() + "\n" for r in rows)

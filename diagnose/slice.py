@@ -1,0 +1,191 @@
+"""InteractiveSlice (Algorithm 1, lines 26-43) and the Chooser interface.
+
+Algorithm: walk backwards from a vertex along incoming causal edges.
+  At vertex v, reached through an edge that left v at time t (the start
+  vertex: t = `cursor`, default v's start), the candidates are v's incoming
+  wakeup / spawn / data_flag edges with ts <= t, most recent first.
+    - candidates exist: chooser.pick_predecessor(v, candidates) picks one
+      (None = stop); a weak edge is followed only if chooser.follow_weak(edge).
+    - none: if v started with a culled wakeup, stop; the origin is its wait
+      reason label ("timer", "net", "block", "device", "kthread", ...).
+      Else, if v's previous segment of the same thread ended less than 1 ms
+      before v started (v was switched in without a recorded wakeup: it is
+      really the same work), follow the program-order edge.
+      Else stop: origin "no_incoming_edge" with v's start label
+      (trace_start, thread_start, switch_in, pre_trace).
+  Stop also at a vertex already on the slice ("cycle") and after 64 hops
+  ("max_hops").  The first hop may be forced (`first_edge`: the data_flag
+  edge of a RepeatedYield baseline).
+
+Chooser: the only place where a human can steer the walk.  AutoChooser is
+the paper's automatic mode: most recent edge, follow weak edges, most recent
+(best ranked) baseline, always go on.  `queries` counts questions actually
+asked of a user (always 0 for AutoChooser); an interactive chooser (the REPL)
+subclasses Chooser and increments it.
+
+Invariants: slice steps are distinct vertices; steps[0] is the start vertex
+with edge None; steps[i].edge goes from steps[i].vertex to steps[i-1].vertex
+in causal direction.
+"""
+from dataclasses import dataclass, field
+
+from argus.tracer import schema
+from argus.graphbuild import graph as G
+
+MAX_HOPS = 64
+SAME_WORK_GAP_NS = 1_000_000
+CAUSAL_TYPES = (G.EDGE_WAKEUP, G.EDGE_SPAWN, G.EDGE_DATA_FLAG)
+
+
+@dataclass(frozen=True)
+class EdgeRef:
+    eid: int
+    src: int
+    dst: int
+    type: str
+    weak: bool
+    ts: int
+    src_ts: int
+
+    @classmethod
+    def of(cls, g, e):
+        e = int(e)
+        ed = g.edges
+        return cls(e, int(ed.src[e]), int(ed.dst[e]), G.EDGE_TYPE_NAMES[int(ed.type[e])],
+                   bool(ed.weak[e]), int(ed.ts[e]), int(ed.src_ts[e]))
+
+
+@dataclass
+class SliceStep:
+    vertex: int
+    edge: EdgeRef = None     # edge from this vertex to the previous step's vertex
+
+
+@dataclass
+class SliceResult:
+    steps: list
+    origin: dict = field(default_factory=dict)
+
+    @property
+    def vertices(self):
+        return [s.vertex for s in self.steps]
+
+
+class Chooser:
+    """Interface between Algorithm 1 and whoever steers it.
+
+    pick_predecessor(vertex, candidates): candidates are EdgeRefs into `vertex`,
+        most recent first; return one of them, or None to stop the slice.
+    follow_weak(edge): whether to follow a weak edge (possibly only mutual
+        exclusion); False stops the slice there.
+    pick_baseline(candidates): Baselines ranked best first; return one or None
+        (no baseline: the diagnosis continues without one).
+    go_on(root_cause): whether to diagnose this root cause recursively
+        ("the culprit of the culprit").
+    """
+
+    queries = 0
+
+    def pick_predecessor(self, vertex, candidates):
+        raise NotImplementedError
+
+    def follow_weak(self, edge):
+        raise NotImplementedError
+
+    def pick_baseline(self, candidates):
+        raise NotImplementedError
+
+    def go_on(self, root_cause):
+        raise NotImplementedError
+
+
+class AutoChooser(Chooser):
+    """Automatic mode: most recent edge, follow weak edges, best-ranked (most
+    recent) baseline, always go on.  Asks nothing: queries stays 0."""
+
+    def __init__(self):
+        self.queries = 0
+
+    def pick_predecessor(self, vertex, candidates):
+        return candidates[0] if candidates else None
+
+    def follow_weak(self, edge):
+        return True
+
+    def pick_baseline(self, candidates):
+        return candidates[0] if candidates else None
+
+    def go_on(self, root_cause):
+        return True
+
+
+def candidates(g, v, t):
+    """Incoming causal edges of v with ts <= t, most recent first."""
+    ed = g.edges
+    out = [e for e in g.in_edges(v).tolist() if ed.type[e] in CAUSAL_TYPES and ed.ts[e] <= t]
+    out.sort(key=lambda e: (-int(ed.ts[e]), -e))
+    return [EdgeRef.of(g, e) for e in out]
+
+
+def _program_order_edge(g, v):
+    for e in g.in_edges(v).tolist():
+        if g.edges.type[e] == G.EDGE_PROGRAM_ORDER:
+            return EdgeRef.of(g, e)
+    return None
+
+
+def _culled_start(g, v):
+    return (g.seg.start_kind[v] == G.START_WAKEUP and g.seg.start_ctx[v] != schema.WAKE_TASK
+            and g.in_wake[v] < 0)
+
+
+def interactive_slice(g, v, chooser, cursor=None, first_edge=None, max_hops=MAX_HOPS,
+                      same_work_gap_ns=SAME_WORK_GAP_NS):
+    v = int(v)
+    steps = [SliceStep(v, None)]
+    visited = {v}
+    cur = v
+    t = int(g.seg.start[v]) if cursor is None else int(cursor)
+    forced = EdgeRef.of(g, first_edge) if first_edge is not None and not isinstance(first_edge, EdgeRef) \
+        else first_edge
+    origin = None
+    hops = 0
+    while origin is None:
+        if hops >= max_hops:
+            origin = {"kind": "max_hops", "label": f"stopped after {max_hops} hops"}
+            break
+        if forced is not None:
+            e, forced = forced, None
+        else:
+            cands = candidates(g, cur, t)
+            if cands:
+                e = chooser.pick_predecessor(cur, cands)
+                if e is None:
+                    origin = {"kind": "stopped", "label": "stopped by the user"}
+                    break
+                if e.weak and not chooser.follow_weak(e):
+                    origin = {"kind": "weak_edge", "label": "weak edge not followed", "edge": e.eid}
+                    break
+            elif _culled_start(g, cur):
+                origin = {"kind": "culled", "label": g.start_label(cur)}
+                break
+            else:
+                prev = g.prev_segment(cur)
+                if prev >= 0 and g.seg.start[cur] - g.seg.end[prev] < same_work_gap_ns:
+                    e = _program_order_edge(g, cur)
+                else:
+                    e = None
+                if e is None:
+                    origin = {"kind": "no_incoming_edge", "label": g.start_label(cur)}
+                    break
+        u = e.src
+        if u in visited:
+            origin = {"kind": "cycle", "label": "cycle", "cycle_vertex": u}
+            break
+        steps.append(SliceStep(u, e))
+        visited.add(u)
+        cur = u
+        t = e.src_ts
+        hops += 1
+    origin["vertex"] = cur
+    return SliceResult(steps, origin)
