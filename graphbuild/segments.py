@@ -308,6 +308,7 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
             if T.state == UNKNOWN:
                 # Was runnable (or blocked with its wakeup lost) at trace start.
                 open_seg(T, t0, G.START_TRACE)
+                S_rlo[T.seg] = len(T.rows) - 1
             elif T.state in (RUNNABLE, NEW):
                 stop_runnable(T, ts)
             elif T.state == BLOCKED:

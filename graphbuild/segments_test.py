@@ -1,0 +1,151 @@
+"""Segments: where vertices start and end, what they hold."""
+import numpy as np
+
+from argus.tracer import schema
+from argus.graphbuild import graph as G
+from argus.graphbuild.crafted import Trace, ms, us, nr_of, ETIMEDOUT
+
+
+def seg_of(g, tid):
+    u = g.utid_of_tid(tid)
+    return [g.vertex(v) for v in g.thread_segments(u)]
+
+
+def two_threads():
+    t = Trace()
+    t.thread(10, 10, "main")
+    t.thread(10, 11, "worker")
+    return t
+
+
+def test_segment_splits_at_blocking_wait_not_at_preemption_or_yield():
+    t = two_threads()
+    t.run(10, ms(0))
+    t.preempt(10, ms(1))                  # preempted: runnable 1 ms
+    t.run(10, ms(2))
+    t.yield_(10, ms(3), back=ms(4))       # yields: runnable 1 ms
+    t.block(10, ms(5), "futex", "futex", obj=0x1000)
+    t.wake(11, 10, ms(8))
+    t.run(11, ms(0))
+    t.run(10, ms(9))
+    t.block(10, ms(10), "io", state="blocked_io")
+    g = t.build(trace_end=ms(20))
+    s = seg_of(g, 10)
+    assert [(x["start"], x["end"], x["end_kind"]) for x in s] == [
+        (0, ms(5), "blocked"), (ms(8), ms(10), "blocked")]
+    a, b = s
+    assert a["cpu_ns"] == ms(3) and a["runnable_ns"] == ms(2)
+    assert a["preempts"] == 1 and a["yields"] == 1
+    assert (a["wait_start"], a["wait_end"], a["wait_reason"], a["wait_nr"], a["wait_obj"]) == \
+        (ms(5), ms(8), schema.WAIT_FUTEX, nr_of("futex"), 0x1000)
+    assert a["wait_state"] == schema.STATE_BLOCKED and not a["wait_ongoing"]
+    assert b["start_label"] == "task" and b["start_kind"] == G.START_WAKEUP
+    assert b["cpu_ns"] == ms(1) and b["runnable_ns"] == ms(1)    # woken at 8, on CPU at 9
+    assert b["wait_state"] == schema.STATE_BLOCKED_IO and b["wait_reason"] == schema.WAIT_IO
+    assert b["wait_ongoing"] and b["wait_end"] == ms(20)
+    assert b["wait_nr"] == schema.SYSCALL_NONE
+    # the waker keeps running: one segment to trace end
+    w = seg_of(g, 11)
+    assert [(x["start"], x["end"], x["end_kind"], x["cpu_ns"]) for x in w] == [(0, ms(20), "trace_end", ms(20))]
+
+
+def test_switch_in_without_wakeup_starts_a_segment():
+    t = two_threads()
+    t.run(10, ms(0))
+    t.block(10, ms(1), "sleep", "nanosleep")
+    t.run(10, ms(3))
+    g = t.build(trace_end=ms(4))
+    s = seg_of(g, 10)
+    assert [(x["start"], x["start_label"]) for x in s] == [(0, "trace_start"), (ms(3), "switch_in")]
+    assert s[0]["wait_end"] == ms(3)
+
+
+def test_only_first_wakeup_ends_the_wait():
+    t = two_threads()
+    t.run(10, ms(0)).block(10, ms(1), "read", "read", obj=3)
+    t.run(11, ms(0))
+    t.wake(11, 10, ms(2))
+    t.wake(11, 10, ms(2.5))        # already runnable: ignored
+    t.run(10, ms(3))
+    t.wake(11, 10, ms(3.5))        # running: ignored
+    g = t.build()
+    s = seg_of(g, 10)
+    assert [x["start"] for x in s] == [0, ms(2)]
+    assert g.stats["ignored_wakeups"] == 2
+    assert sum(1 for e in range(g.num_edges) if g.edge(e)["type"] == "wakeup") == 1
+
+
+def test_thread_blocked_before_trace_gets_placeholder():
+    t = two_threads()
+    t.thread(20, 20, "idle")               # snapshot only: blocked the whole trace
+    t.run(11, ms(0))
+    t.wake(11, 10, ms(5))                  # 10's first row: it was blocked
+    t.run(10, ms(6))
+    g = t.build(trace_end=ms(10))
+    s = seg_of(g, 10)
+    assert [(x["start"], x["end"], x["start_label"], x["wait_known"]) for x in s] == [
+        (0, 0, "pre_trace", False), (ms(5), ms(10), "task", True)]
+    assert s[0]["wait_start"] == 0 and s[0]["wait_end"] == ms(5)
+    i = seg_of(g, 20)
+    assert [(x["start_label"], x["wait_end"], x["wait_ongoing"], x["wait_known"]) for x in i] == [
+        ("pre_trace", ms(10), True, False)]
+
+
+def test_timed_out_wait_is_flagged():
+    t = two_threads()
+    t.run(10, ms(0))
+    t.block(10, ms(1), "futex", "futex", obj=0x10, aux=0)
+    t.timer_wake(10, ms(11), ret=ETIMEDOUT)
+    t.block(10, ms(12), "futex", "futex", obj=0x10, aux=0)
+    t.timer_wake(10, ms(13), ret=0)
+    g = t.build()
+    s = seg_of(g, 10)
+    assert [x["wait_timedout"] for x in s] == [True, False, False]
+    assert s[1]["start_label"] == "timer"
+
+
+def test_exit_and_fork_lifetime():
+    t = two_threads()
+    t.run(10, ms(0))
+    t.fork(10, 12, ms(1), "child")
+    t.run(12, ms(2))
+    t.exit(12, ms(4))
+    g = t.build(trace_end=ms(10))
+    s = seg_of(g, 12)
+    assert [(x["start"], x["end"], x["start_label"], x["end_kind"], x["cpu_ns"], x["runnable_ns"]) for x in s] == [
+        (ms(1), ms(4), "thread_start", "exit", ms(2), ms(1))]
+
+
+def test_rows_belong_to_their_segment():
+    t = two_threads()
+    t.run(10, ms(0))
+    t.syscall(10, ms(0.5), "write", obj=4, ret=1)
+    t.block(10, ms(1), "read", "read", obj=3)
+    t.run(11, ms(0)).wake(11, 10, ms(2))
+    t.run(10, ms(3))
+    t.syscall(10, ms(3.5), "sendto", obj=4, ret=1)
+    g = t.build()
+    u = g.utid_of_tid(10)
+    v0, v1 = g.thread_segments(u)
+    types0 = [schema.TYPE_NAMES[x] for x in g.rows[g.segment_rows(v0)]["type"]]
+    types1 = [schema.TYPE_NAMES[x] for x in g.rows[g.segment_rows(v1)]["type"]]
+    assert types0 == ["switch_in", "syscall_enter", "syscall_exit", "syscall_enter", "switch_out"]
+    assert types1 == ["switch_in", "syscall_exit", "syscall_enter", "syscall_exit"]
+    assert g.segment_syscalls(v0) == {nr_of("write"): 1, nr_of("read"): 1}
+    assert g.segment_syscalls(v1) == {nr_of("sendto"): 1}
+    assert np.array_equal(g.thread_rows_of(u), np.concatenate([g.segment_rows(v0), g.segment_rows(v1)]))
+
+
+def test_running_and_runnable_intervals():
+    t = two_threads()
+    t.run(10, ms(1))
+    t.preempt(10, ms(2))
+    t.run(10, ms(4))
+    t.block(10, ms(5), "sleep", "nanosleep")
+    g = t.build(trace_end=ms(6))
+    u = g.utid_of_tid(10)
+    run = g.running
+    sel = slice(g.run_lo[u], g.run_hi[u])
+    assert list(zip(run.start[sel].tolist(), run.end[sel].tolist())) == [(ms(1), ms(2)), (ms(4), ms(5))]
+    sel = slice(g.rbl_lo[u], g.rbl_hi[u])
+    assert list(zip(g.runnable.start[sel].tolist(), g.runnable.end[sel].tolist())) == [(ms(2), ms(4))]
