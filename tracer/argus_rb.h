@@ -27,7 +27,12 @@
  *     bounds-checked accessor (argus_rb_chunk_data).
  *
  * Error convention: functions return 0 or a negative errno; the handle carries
- * a human-readable message (argus_rb_error()).
+ * a human-readable message (argus_rb_error()).  argus_rb_create/open set *out
+ * even when they fail (to a handle holding only the message, or NULL when out
+ * of memory): read argus_rb_error(*out), then argus_rb_close(*out).
+ *
+ * docs/ring-buffer.md describes the format, the chunk states and the
+ * accounting in full.
  */
 #ifndef ARGUS_RB_H
 #define ARGUS_RB_H
@@ -130,6 +135,12 @@ int argus_rb_stats(struct argus_rb *rb, struct argus_rb_stats *st);
  * Reading.  The visitor sees each readable chunk in sequence order and each
  * record in it; it returns non-zero to stop.  Chunks that change under the
  * reader are skipped and counted in *torn (may be NULL).
+ * Records are handed out only from a private copy verified by the seqlock.
+ * A malformed frame (size field < 24, not a multiple of 8, above
+ * ARGUS_EVENT_MAX_SIZE or past the committed bytes) is passed once with
+ * `size` = the bytes left in the chunk, so the visitor sees size differ from
+ * the record's own size field (or size < 24), and ends that chunk.
+ * Returns 0, -errno, or the visitor's non-zero value that stopped the read.
  */
 typedef int (*argus_rb_visit_fn)(const void *rec, uint32_t size, uint64_t chunk_seq, void *ctx);
 int argus_rb_read(struct argus_rb *rb, argus_rb_visit_fn fn, void *ctx, uint64_t *torn);
