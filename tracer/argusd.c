@@ -105,6 +105,8 @@ struct daemon {
 	bool stopping;
 };
 
+static bool daemonized;   /* log lines get a date once they go to a file */
+
 static const char usage[] =
 	"usage: argusd --buffer FILE --size BYTES --socket PATH [--ready-fd N] [--foreground]\n"
 	"              [--log FILE] [--fresh] [--kernel-buffer BYTES] [--no-syscalls] [--verbose]\n"
@@ -139,7 +141,7 @@ static void log_msg(const char *fmt, ...)
 	time_t t;
 	va_list ap;
 
-	if (!env.foreground) {
+	if (daemonized) {
 		t = time(NULL);
 		if (localtime_r(&t, &tm))
 			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S ", &tm);
@@ -381,6 +383,7 @@ static int daemonize(void)
 		dup2(fd, STDERR_FILENO);
 		close(fd);
 	}
+	daemonized = true;
 	if (chdir("/") < 0)
 		return -errno;
 	return 0;
@@ -473,8 +476,8 @@ static int open_buffer(struct daemon *d)
 	if (!env.fresh && stat(env.buffer, &st) == 0 && st.st_size > 0) {
 		ret = argus_rb_open(env.buffer, 1, &rb);
 		if (ret) {
-			report_failure("failed to open buffer %s: %s (not an Argus ring buffer? remove it or "
-				       "choose another path)", env.buffer, rb ? argus_rb_error(rb) : strerror(-ret));
+			report_failure("failed to open buffer %s (not an Argus ring buffer? remove it or "
+				       "choose another path)", argus_rb_error(rb));
 			goto cleanup;
 		}
 		owner = argus_rb_header(rb)->daemon_pid;
@@ -493,7 +496,7 @@ static int open_buffer(struct daemon *d)
 	}
 	ret = argus_rb_create(env.buffer, env.size, ARGUS_RB_DEFAULT_CHUNK_SIZE, &rb);
 	if (ret) {
-		report_failure("failed to create buffer %s: %s", env.buffer, rb ? argus_rb_error(rb) : strerror(-ret));
+		report_failure("failed to create buffer %s", argus_rb_error(rb));
 		goto cleanup;
 	}
 	d->rb = rb;

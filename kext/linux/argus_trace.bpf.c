@@ -46,22 +46,28 @@ const volatile struct argus_syscall_class syscall_class[ARGUS_MAX_SYSCALLS] = {}
 /* Where the current CPU is in interrupt handling.  Tracepoints are the only
  * portable source: preempt_count is a per-CPU variable that BPF can only
  * address through kallsyms, and most distribution kernels leave data
- * symbols out (CONFIG_KALLSYMS_ALL=n). */
+ * symbols out (CONFIG_KALLSYMS_ALL=n).
+ *
+ * Flags, not nesting counters: hardirq handlers run with interrupts off, so
+ * one of each kind is active at most, and a flag left set by an entry whose
+ * exit was missed heals at the next exit instead of staying wrong forever. */
 struct irq_state {
 	__u32 hardirq_vec;       /* irq number of the running device handler */
-	__u16 device_depth;      /* irq_handler_entry/exit */
-	__u16 hrtimer_depth;     /* hrtimer callbacks running in hardirq */
-	__u16 vector_depth;      /* x86 system vectors: local timer, irq_work, IPIs */
+	__u32 softirq_vec;
+	__u8 device_active;      /* irq_handler_entry/exit */
+	__u8 hrtimer_active;     /* an hrtimer callback running in hardirq */
+	__u8 vector_active;      /* x86 system vectors: local timer, irq_work, IPIs */
 	__u8 vector_kind;        /* enum argus_irq_kind of the running vector */
 	__u8 softirq_active;
-	__u32 softirq_vec;
+	__u8 pad[3];
 };
 
 /* What a thread is blocked in, so sched_switch can say why it sleeps. */
 struct syscall_state {
 	__u32 nr;
 	__u8 wait_reason;
-	__u8 pad[3];
+	__u8 active;             /* between a traced sys_enter and its sys_exit */
+	__u8 pad[2];
 	__u64 obj;
 };
 
@@ -84,12 +90,15 @@ struct {
 	__type(value, struct irq_state);
 } irq_states SEC(".maps");
 
-/* Sized for threads simultaneously inside a traced syscall, not for all
- * threads; an insert that finds it full only loses the wait reason. */
+/* Task-local rather than a tid-keyed hash: the kernel frees it with the
+ * task (exit and exit_group have no sys_exit), it has no capacity limit, and
+ * a lookup is a pointer chase instead of a locked bucket walk, which matters
+ * at two lookups per traced syscall.  Created at the first traced syscall,
+ * then only flipped between active and idle. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct syscall_state);
 } in_syscall SEC(".maps");
 
@@ -186,7 +195,9 @@ static __always_inline void emit_switch_out(struct task_struct *prev, bool preem
 	if (!e)
 		return;
 	state = task_state_of(preempt, prev_state);
-	sc = bpf_map_lookup_elem(&in_syscall, &tid);
+	sc = bpf_task_storage_get(&in_syscall, prev, NULL, 0);
+	if (sc && !sc->active)
+		sc = NULL;
 	e->syscall_nr = sc ? sc->nr : ARGUS_SYSCALL_NONE;
 	e->wait_obj = sc ? sc->obj : 0;
 	if (state == ARGUS_STATE_RUNNABLE) {
@@ -260,22 +271,38 @@ static __always_inline __u8 softirq_kind(__u32 vec)
 
 static __always_inline bool in_hardirq(struct irq_state *st)
 {
-	return st->device_depth || st->hrtimer_depth || st->vector_depth;
+	return st->device_active || st->hrtimer_active || st->vector_active;
 }
 
 /* Whether an hrtimer callback runs in hardirq: soft hrtimers expire from
  * HRTIMER_SOFTIRQ.  Where the timer interrupt itself is not traced (no x86
  * local_timer tracepoint), a timer interrupt arriving during HRTIMER_SOFTIRQ
- * is taken for a soft expiry; entry and exit decide alike, so the depth
+ * is taken for a soft expiry; entry and exit decide alike, so the flag
  * stays balanced either way. */
 static __always_inline bool hrtimer_in_hardirq(struct irq_state *st)
 {
-	if (st->device_depth || st->vector_depth)
+	if (st->device_active || st->vector_active)
 		return true;
 	return !(st->softirq_active && st->softirq_vec == HRTIMER_SOFTIRQ);
 }
 
-static __always_inline void wake_context(__u32 waker_tid, struct argus_ev_wakeup *e)
+/* ksoftirqd is only ever woken to run pending softirqs, and most often from
+ * irq_exit, after the handler's exit tracepoint: charging that wakeup to the
+ * interrupted task or to idle would invent a causal edge. */
+static __always_inline bool is_ksoftirqd(struct task_struct *p)
+{
+	char comm[10];
+
+	if (!(p->flags & PF_KTHREAD))
+		return false;
+	if (bpf_probe_read_kernel(comm, sizeof(comm), p->comm))
+		return false;
+	return comm[0] == 'k' && comm[1] == 's' && comm[2] == 'o' && comm[3] == 'f' && comm[4] == 't' &&
+	       comm[5] == 'i' && comm[6] == 'r' && comm[7] == 'q' && comm[8] == 'd' && comm[9] == '/';
+}
+
+static __always_inline void wake_context(__u32 waker_tid, struct task_struct *wakee,
+					 struct argus_ev_wakeup *e)
 {
 	struct task_struct *cur;
 	struct irq_state *st;
@@ -290,9 +317,9 @@ static __always_inline void wake_context(__u32 waker_tid, struct argus_ev_wakeup
 	/* Innermost first: an hrtimer runs inside the local timer vector. */
 	if (in_hardirq(st)) {
 		e->context = ARGUS_WAKE_HARDIRQ;
-		if (st->hrtimer_depth) {
+		if (st->hrtimer_active) {
 			e->irq_kind = ARGUS_IRQ_TIMER;
-		} else if (st->device_depth) {
+		} else if (st->device_active) {
 			e->irq_kind = ARGUS_IRQ_DEVICE;
 			e->irq_vec = st->hardirq_vec;
 		} else {
@@ -304,6 +331,11 @@ static __always_inline void wake_context(__u32 waker_tid, struct argus_ev_wakeup
 		e->context = ARGUS_WAKE_SOFTIRQ;
 		e->irq_kind = softirq_kind(st->softirq_vec);
 		e->irq_vec = st->softirq_vec;
+		return;
+	}
+	if (is_ksoftirqd(wakee)) {
+		e->context = ARGUS_WAKE_SOFTIRQ;
+		e->irq_kind = ARGUS_IRQ_OTHER;
 		return;
 	}
 	/* The idle task carries PF_KTHREAD too; ask for it first. */
@@ -333,7 +365,7 @@ static __always_inline int handle_wakeup(struct task_struct *p, __u16 type)
 	/* At sched_waking the CPU is not chosen yet: this is where it last ran,
 	 * as the sched_waking tracepoint itself reports. */
 	e->target_cpu = task_cpu_of(p);
-	wake_context(waker_tid, e);
+	wake_context(waker_tid, p, e);
 	fill_header(&e->h, type, sizeof(*e), waker_pid, waker_tid, bpf_ktime_get_ns());
 	submit(e);
 	return 0;
@@ -347,7 +379,7 @@ static __always_inline int handle_irq_entry(int irq)
 	st = bpf_map_lookup_elem(&irq_states, &zero);
 	if (!st)
 		return 0;
-	st->device_depth++;
+	st->device_active = 1;
 	st->hardirq_vec = irq;
 	return 0;
 }
@@ -358,9 +390,8 @@ static __always_inline int handle_irq_exit(void)
 	__u32 zero = 0;
 
 	st = bpf_map_lookup_elem(&irq_states, &zero);
-	/* An exit without entry happens once when attaching inside a handler. */
-	if (st && st->device_depth)
-		st->device_depth--;
+	if (st)
+		st->device_active = 0;
 	return 0;
 }
 
@@ -375,12 +406,9 @@ static __always_inline int handle_vector(__u8 kind, bool entry)
 	st = bpf_map_lookup_elem(&irq_states, &zero);
 	if (!st)
 		return 0;
-	if (entry) {
-		st->vector_depth++;
+	st->vector_active = entry;
+	if (entry)
 		st->vector_kind = kind;
-	} else if (st->vector_depth) {
-		st->vector_depth--;
-	}
 	return 0;
 }
 
@@ -406,10 +434,7 @@ static __always_inline int handle_hrtimer(bool entry)
 	st = bpf_map_lookup_elem(&irq_states, &zero);
 	if (!st || !hrtimer_in_hardirq(st))
 		return 0;
-	if (entry)
-		st->hrtimer_depth++;
-	else if (st->hrtimer_depth)
-		st->hrtimer_depth--;
+	st->hrtimer_active = entry;
 	return 0;
 }
 
@@ -578,7 +603,7 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct argus_ev_syscall_enter *e;
 	struct argus_syscall_class cls;
-	struct syscall_state sc = {};
+	struct syscall_state *sc;
 	__u32 tid = (__u32)pid_tgid;
 
 	if ((unsigned long)id >= ARGUS_MAX_SYSCALLS)
@@ -592,11 +617,15 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	decode_args(cls.layout, regs, &e->aux, &e->obj, &e->obj2);
 	e->nr = id;
 	fill_header(&e->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*e), pid_tgid >> 32, tid, bpf_ktime_get_ns());
-	sc.nr = id;
-	sc.wait_reason = cls.wait_reason;
-	sc.obj = e->obj;
+	sc = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), NULL,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (sc) {
+		sc->nr = id;
+		sc->wait_reason = cls.wait_reason;
+		sc->obj = e->obj;
+		sc->active = 1;
+	}
 	submit(e);
-	bpf_map_update_elem(&in_syscall, &tid, &sc, BPF_ANY);
 	return 0;
 }
 
@@ -610,14 +639,14 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 	__u32 enter_nr;
 
 	/* Every syscall on the machine passes here: reject untraced ones by
-	 * number before touching the hash. */
+	 * number before looking at the task. */
 	if ((unsigned long)nr >= ARGUS_MAX_SYSCALLS || syscall_class[nr].layout == ARGUS_SCL_NONE)
 		return 0;
-	sc = bpf_map_lookup_elem(&in_syscall, &tid);
-	if (!sc)
+	sc = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), NULL, 0);
+	if (!sc || !sc->active)
 		return 0;
 	enter_nr = sc->nr;
-	bpf_map_delete_elem(&in_syscall, &tid);
+	sc->active = 0;
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
@@ -667,8 +696,6 @@ static __always_inline int handle_exit(struct task_struct *p)
 	struct argus_ev_exit *e;
 	__u32 tid = p->pid;
 
-	/* exit and exit_group never return, so no sys_exit clears the entry. */
-	bpf_map_delete_elem(&in_syscall, &tid);
 	if (excluded(p->tgid))
 		return 0;
 	e = reserve(sizeof(*e));
@@ -681,53 +708,21 @@ static __always_inline int handle_exit(struct task_struct *p)
 	return 0;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
-{
-	return handle_sched_switch(preempt, prev, next, prev_state);
-}
-
-SEC("tp_btf/sched_waking")
-int BPF_PROG(sched_waking, struct task_struct *p)
-{
-	return handle_wakeup(p, ARGUS_EV_WAKEUP);
-}
-
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(sched_wakeup_new, struct task_struct *p)
-{
-	return handle_wakeup(p, ARGUS_EV_WAKEUP_NEW);
-}
-
-SEC("tp_btf/irq_handler_entry")
-int BPF_PROG(irq_handler_entry, int irq, struct irqaction *action)
-{
-	return handle_irq_entry(irq);
-}
-
+/*
+ * Programs are attached in the order they appear here.  Interrupt exits come
+ * before their entries and both before the wakeup programs: an entry seen
+ * without its exit would mark the CPU as in an interrupt it has left.
+ */
 SEC("tp_btf/irq_handler_exit")
 int BPF_PROG(irq_handler_exit, int irq, struct irqaction *action, int ret)
 {
 	return handle_irq_exit();
 }
 
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(softirq_entry, unsigned int vec)
-{
-	return handle_softirq(vec, true);
-}
-
 SEC("tp_btf/softirq_exit")
 int BPF_PROG(softirq_exit, unsigned int vec)
 {
 	return handle_softirq(vec, false);
-}
-
-SEC("tp_btf/hrtimer_expire_entry")
-int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, ktime_t *now)
-{
-	return handle_hrtimer(true);
 }
 
 SEC("tp_btf/hrtimer_expire_exit")
@@ -737,22 +732,10 @@ int BPF_PROG(hrtimer_expire_exit, struct hrtimer *timer)
 }
 
 #if defined(__TARGET_ARCH_x86)
-SEC("tp_btf/local_timer_entry")
-int BPF_PROG(local_timer_entry, int vector)
-{
-	return handle_vector(ARGUS_IRQ_TIMER, true);
-}
-
 SEC("tp_btf/local_timer_exit")
 int BPF_PROG(local_timer_exit, int vector)
 {
 	return handle_vector(ARGUS_IRQ_TIMER, false);
-}
-
-SEC("tp_btf/irq_work_entry")
-int BPF_PROG(irq_work_entry, int vector)
-{
-	return handle_vector(ARGUS_IRQ_OTHER, true);
 }
 
 SEC("tp_btf/irq_work_exit")
@@ -761,22 +744,10 @@ int BPF_PROG(irq_work_exit, int vector)
 	return handle_vector(ARGUS_IRQ_OTHER, false);
 }
 
-SEC("tp_btf/call_function_entry")
-int BPF_PROG(call_function_entry, int vector)
-{
-	return handle_vector(ARGUS_IRQ_OTHER, true);
-}
-
 SEC("tp_btf/call_function_exit")
 int BPF_PROG(call_function_exit, int vector)
 {
 	return handle_vector(ARGUS_IRQ_OTHER, false);
-}
-
-SEC("tp_btf/call_function_single_entry")
-int BPF_PROG(call_function_single_entry, int vector)
-{
-	return handle_vector(ARGUS_IRQ_OTHER, true);
 }
 
 SEC("tp_btf/call_function_single_exit")
@@ -784,18 +755,60 @@ int BPF_PROG(call_function_single_exit, int vector)
 {
 	return handle_vector(ARGUS_IRQ_OTHER, false);
 }
+
+SEC("tp_btf/local_timer_entry")
+int BPF_PROG(local_timer_entry, int vector)
+{
+	return handle_vector(ARGUS_IRQ_TIMER, true);
+}
+
+SEC("tp_btf/irq_work_entry")
+int BPF_PROG(irq_work_entry, int vector)
+{
+	return handle_vector(ARGUS_IRQ_OTHER, true);
+}
+
+SEC("tp_btf/call_function_entry")
+int BPF_PROG(call_function_entry, int vector)
+{
+	return handle_vector(ARGUS_IRQ_OTHER, true);
+}
+
+SEC("tp_btf/call_function_single_entry")
+int BPF_PROG(call_function_single_entry, int vector)
+{
+	return handle_vector(ARGUS_IRQ_OTHER, true);
+}
 #endif
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(irq_handler_entry, int irq, struct irqaction *action)
 {
-	return handle_sys_enter(regs, id);
+	return handle_irq_entry(irq);
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(softirq_entry, unsigned int vec)
+{
+	return handle_softirq(vec, true);
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, ktime_t *now)
+{
+	return handle_hrtimer(true);
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
 	return handle_sys_exit(regs, ret);
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
+{
+	return handle_sys_enter(regs, id);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -821,6 +834,25 @@ SEC("tp_btf/task_rename")
 int BPF_PROG(task_rename, struct task_struct *task, const char *comm)
 {
 	return emit_comm(task, ARGUS_EV_THREAD_NAME, comm);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return handle_sched_switch(preempt, prev, next, prev_state);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(sched_waking, struct task_struct *p)
+{
+	return handle_wakeup(p, ARGUS_EV_WAKEUP);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new, struct task_struct *p)
+{
+	return handle_wakeup(p, ARGUS_EV_WAKEUP_NEW);
 }
 
 /* Dual-licensed; the kernel is told GPL so GPL-only helpers are usable. */
