@@ -16,8 +16,9 @@ Algorithm, for one thread (default: the process's main thread, tid == pid):
       segment, hang window = the stretch.
   Choice: with `at`, the candidate whose window contains it; else a candidate
   ongoing at trace end; else the longest (ties: the earliest).  If the
-  process has no thread tid == pid in the trace, all its threads are searched
-  and the longest hang wins.
+  process has no thread tid == pid in the trace, all its threads are searched:
+  the thread with the longest hang is taken (with `at`: the longest hang
+  containing it), then its hang is chosen by the rule above.
 
 Invariants: the candidates of one thread have disjoint windows (waits and
 stretches partition the timeline), listed in time order.
@@ -164,13 +165,13 @@ def list_hangs(g, pid, tid=None, threshold_ns=DEFAULT_THRESHOLD_NS):
     return out
 
 
-def choose(cands, at=None):
+def choose(cands, at=None, prefer_ongoing=True):
     if not cands:
         return None
     if at is not None:
         inside = [h for h in cands if h.contains(at)]
         return max(inside, key=lambda h: (h.dur_ns, -h.start_ns)) if inside else None
-    ongoing = [h for h in cands if h.ongoing]
+    ongoing = [h for h in cands if h.ongoing] if prefer_ongoing else []
     pool = ongoing or cands
     return max(pool, key=lambda h: (h.dur_ns, -h.start_ns))
 
@@ -198,6 +199,11 @@ def find_hang(g, pid, tid=None, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
             cands.extend(thread_hangs(g, u, threshold_ns))
         scope = utids
         who = f"pid {pid} (no main thread in the trace; searched {len(utids)} threads)"
+    # Without a main thread: the thread with the longest hang (spec), then
+    # that thread's hang by the usual rule.
+    if tid is None and cands and at is None:
+        longest = choose(cands, prefer_ongoing=False)
+        cands = [c for c in cands if c.utid == longest.utid]
     h = choose(cands, at)
     if h is not None:
         return h

@@ -1,0 +1,56 @@
+"""Baseline search: similar waits that ended quickly after a task's wakeup."""
+from argus.graphbuild.crafted import Trace, ms, s
+from argus.diagnose.baseline import find_wait_baselines
+
+T, T2, T3, WK = 10, 11, 12, 20
+
+
+def test_candidates_and_ranking():
+    t = Trace()
+    t.thread(10, T, "worker")
+    t.thread(10, T2, "worker")       # same comm, same process
+    t.thread(10, T3, "other")
+    t.thread(20, WK, "server")
+    t.run(WK, 0).run(T, 0).run(T2, 0).run(T3, 0)
+
+    def wait(tid, at, dur, reason="read", sc="read", obj=5, waker=WK):
+        t.block(tid, at, reason, sc, obj=obj)
+        if waker:
+            t.wake(waker, tid, at + dur)
+        else:
+            t.wake(0, tid, at + dur, "hardirq", "timer")
+        t.run(tid, at + dur)
+
+    wait(T, s(0.5), ms(1))                          # same thread, same fd, older
+    wait(T, s(1.0), ms(2))                          # same thread, same fd, most recent before
+    wait(T, s(1.2), ms(300))                        # too slow (>= 2 s / 10)
+    wait(T, s(1.4), ms(1), "futex", "futex", 0x9)   # other wait reason
+    wait(T, s(1.6), ms(1), "read", "recvfrom")      # other syscall
+    wait(T, s(2.0), ms(1), obj=6)                   # other fd
+    wait(T, s(2.5), ms(1), waker=None)              # woken by a timer: no baseline
+    wait(T2, s(2.8), ms(1))                         # peer thread
+    wait(T3, s(2.9), ms(1))                         # other comm: never
+    t.block(T, s(3), "read", "read", obj=5)         # the hang
+    t.wake(WK, T, s(6)).run(T, s(6))
+    wait(T, s(9), ms(1))                            # after the hang
+    g = t.build()
+    u = g.utid_of_tid(T)
+    hang = g.segment_at(u, s(4))
+    bl = find_wait_baselines(g, hang, s(2))
+    got = [(int(g.seg.tid[b.vertex]), b.wait_start_ns, b.same_thread, b.same_obj, b.before_hang, b.wait_ns)
+           for b in bl]
+    assert got == [
+        (T, s(1.0), True, True, True, ms(2)),
+        (T, s(0.5), True, True, True, ms(1)),
+        (T, s(9), True, True, False, ms(1)),
+        (T, s(2.0), True, False, True, ms(1)),
+        (T2, s(2.8), False, True, True, ms(1)),
+    ]
+    b = bl[0]
+    assert b.successor == b.vertex + 1 and g.edge(b.edge)["dst"] == b.successor
+    assert g.edge(b.edge)["type"] == "wakeup"
+    assert b.syscall_overlap == 1.0
+    d = b.to_dict(g)
+    assert (d["tid"], d["comm"], d["start_ns"]) == (T, "worker", s(1.0))
+    # a tighter threshold leaves only the 1 ms waits
+    assert [x.wait_ns for x in find_wait_baselines(g, hang, ms(15))] == [ms(1)] * 4

@@ -1,0 +1,153 @@
+"""Block type classification over a window, with its evidence."""
+from argus.graphbuild.crafted import Trace, ms, ETIMEDOUT
+from argus.diagnose import blocktype as B
+
+T = 10
+
+
+def trace():
+    t = Trace()
+    t.thread(10, T, "t")
+    t.thread(10, 11, "other")
+    t.run(T, 0)
+    return t
+
+
+def cls(t, a=0, b=ms(1000), end=None):
+    g = t.build(trace_end=end if end is not None else b)
+    return g, B.classify(g, g.utid_of_tid(T), a, b)
+
+
+def test_long_wait():
+    t = trace()
+    t.block(T, ms(300), "futex", "futex", obj=0xBEEF)
+    t.wake(11, T, ms(900))
+    t.run(11, ms(0))
+    t.run(T, ms(900))
+    g, c = cls(t)
+    assert c.block_type == B.LONG_WAIT
+    ev = c.evidence
+    assert ev["cpu_ns"] == ms(400) and ev["cpu_share"] == 0.4 and ev["runnable_ns"] == 0
+    lw = ev["longest_wait"]
+    assert (lw["start_ns"], lw["end_ns"], lw["in_window_ns"], lw["reason"], lw["syscall"], lw["obj"], lw["what"]) == \
+        (ms(300), ms(900), ms(600), "futex", "futex", 0xBEEF, "futex 0xbeef")
+    assert ev["longest_wait_share"] == 0.6
+    assert c.vertex == g.thread_segments(g.utid_of_tid(T))[0]
+
+
+def test_long_wait_exactly_half_and_clipped_to_window():
+    t = trace()
+    t.block(T, ms(500), "read", "read", obj=7)          # ongoing to trace end (2 s)
+    g, c = cls(t, 0, ms(1000), end=ms(2000))
+    assert c.block_type == B.LONG_WAIT
+    lw = c.evidence["longest_wait"]
+    assert lw["in_window_ns"] == ms(500) and lw["ongoing"] and lw["end_ns"] == ms(2000)
+    assert lw["what"] == "read(fd 7)"
+
+
+def test_repeated_yield_from_yields():
+    t = trace()
+    for k in range(20):
+        t.yield_(T, ms(25 + 50 * k), back=ms(25 + 50 * k) + 1000)
+    g, c = cls(t)
+    assert c.block_type == B.REPEATED_YIELD
+    ev = c.evidence
+    assert (ev["yields"], ev["short_waits"], ev["repeat_rate_per_s"], ev["mean_period_ns"]) == (20, 0, 20.0, ms(50))
+    assert ev["cpu_share"] > 0.99          # busy too, but yielding wins (rule order)
+    # all in one segment: yields do not split
+    assert len(g.thread_segments(g.utid_of_tid(T))) == 1
+
+
+def test_repeated_yield_from_short_sleeps():
+    t = trace()
+    for k in range(12):
+        at = ms(80 * k + 10)
+        t.block(T, at, "sleep", "nanosleep")
+        t.timer_wake(T, at + ms(5))
+    g, c = cls(t)
+    assert c.block_type == B.REPEATED_YIELD
+    ev = c.evidence
+    assert (ev["yields"], ev["short_waits"], ev["timeouts"], ev["mean_period_ns"]) == (0, 12, 0, ms(80))
+
+
+def test_timed_out_waits_count_even_when_long():
+    t = trace()
+    for k in range(12):
+        at = ms(150 * k + 10)
+        t.block(T, at, "futex", "futex", obj=0x44)
+        t.timer_wake(T, at + ms(100), ret=ETIMEDOUT)
+    g, c = cls(t, 0, ms(2000))
+    assert c.block_type == B.REPEATED_YIELD
+    assert (c.evidence["short_waits"], c.evidence["timeouts"], c.evidence["repeat_rate_per_s"]) == (12, 12, 6.0)
+
+
+def test_poll_waits_are_idle_not_short_waits():
+    t = trace()
+    for k in range(15):
+        at = ms(60 * k + 10)
+        t.block(T, at, "poll", "epoll_wait", obj=3)
+        t.timer_wake(T, at + ms(5))
+    g, c = cls(t)
+    assert c.evidence["short_waits"] == 0
+    assert c.block_type == B.LONG_RUNNING          # 925 ms on CPU
+
+
+def test_nine_repeats_are_not_enough():
+    t = trace()
+    for k in range(9):
+        at = ms(100 * k + 10)
+        t.block(T, at, "sleep", "nanosleep")
+        t.timer_wake(T, at + ms(5))
+    t.block(T, ms(950), "read", "read", obj=1)
+    g, c = cls(t)
+    assert c.evidence["short_waits"] == 9
+    assert c.block_type == B.LONG_RUNNING
+
+
+def test_long_running_counts_runnable():
+    t = trace()
+    t.preempt(T, ms(300))
+    t.run(T, ms(500))                  # runnable 200 ms
+    t.block(T, ms(600), "read", "read", obj=1)
+    t.wake(11, T, ms(950)).run(11, 0)
+    t.run(T, ms(950))
+    g, c = cls(t)
+    ev = c.evidence
+    assert (ev["cpu_ns"], ev["runnable_ns"]) == (ms(450), ms(200))
+    assert ev["longest_wait_share"] == 0.35
+    assert c.block_type == B.LONG_RUNNING
+    assert c.vertex == g.thread_segments(g.utid_of_tid(T))[0]
+
+
+def test_normal():
+    t = trace()
+    for k in range(3):
+        at = ms(100 + 300 * k)
+        t.block(T, at, "read", "read", obj=1)
+        t.wake(11, T, at + ms(200))
+        t.run(T, at + ms(200))
+    t.run(11, 0)
+    g, c = cls(t)
+    ev = c.evidence
+    assert (ev["cpu_share"], ev["longest_wait_share"], ev["short_waits"]) == (0.4, 0.2, 0)
+    assert c.block_type == B.NORMAL and not c.abnormal
+
+
+def test_empty_window_is_normal():
+    g, c = cls(trace(), ms(5), ms(5))
+    assert c.block_type == B.NORMAL
+
+
+def test_syscall_counts_and_flag_reads():
+    t = trace()
+    t.syscall(T, ms(1), "write", obj=1, ret=1)
+    t.syscall(T, ms(2), "write", obj=1, ret=1)
+    t.yield_(T, ms(3))
+    t.flag_read(T, ms(4), 0xF0)
+    t.flag_read(T, ms(5), 0xF0)
+    t.flag_write(T, ms(6), 0xF8)
+    g = t.build()
+    u = g.utid_of_tid(T)
+    assert B.syscall_counts(g, u, 0, ms(10)) == {"write": 2, "sched_yield": 1}
+    assert B.syscall_counts(g, u, ms(1.5), ms(10)) == {"sched_yield": 1, "write": 1}
+    assert B.flag_reads(g, u, 0, ms(10)) == {0xF0: 2}

@@ -1,0 +1,145 @@
+"""Hang detection: the spinning vertex of a thread."""
+import pytest
+
+from argus.graphbuild.crafted import Trace, ms, s
+from argus.diagnose import hangs as H
+from argus.diagnose import blocktype as B
+
+M, W = 10, 11
+
+
+def main_thread_day(until=None):
+    """Main thread 10 of pid 10 (11, of pid 20, wakes it):
+       0.1-3.0 s   poll (idle, long: not a hang)
+       3.0-5.5 s   busy on CPU, one 1 ms read inside     -> LongRunning stretch
+       5.5-6.0 s   poll
+       6.1-9.0 s   futex wait                             -> LongWait
+       9.1-9.5 s   poll
+       9.5-12.0 s  sched_yield every 20 ms                -> RepeatedYield stretch
+       12.0-12.2 s poll
+       12.3 s-     read(fd 9), still waiting at 15 s      -> LongWait, ongoing
+    """
+    t = Trace()
+    t.thread(M, M, "main")
+    t.thread(20, W, "waker")
+    t.run(W, 0)
+    t.run(M, 0)
+    t.block(M, ms(100), "poll", "epoll_wait", obj=3)
+    t.timer_wake(M, s(3))
+    t.block(M, s(4), "read", "read", obj=4)
+    t.wake(W, M, s(4) + ms(1)).run(M, s(4) + ms(1))
+    t.block(M, s(5.5), "poll", "epoll_wait", obj=3)
+    t.wake(W, M, s(6)).run(M, s(6))
+    t.block(M, s(6.1), "futex", "futex", obj=0x7000)
+    t.wake(W, M, s(9)).run(M, s(9))
+    t.block(M, s(9.1), "poll", "epoll_wait", obj=3)
+    t.wake(W, M, s(9.5)).run(M, s(9.5))
+    for k in range(125):
+        t.yield_(M, s(9.5) + ms(20 * k) + ms(10))
+    t.block(M, s(12), "poll", "epoll_wait", obj=3)
+    t.wake(W, M, s(12.2)).run(M, s(12.2))
+    t.block(M, s(12.3), "read", "read", obj=9)
+    return t.build(until=until, trace_end=None if until else s(15))
+
+
+def summary(hs):
+    return [(h.kind, h.block_type, h.start_ns, h.end_ns, h.ongoing) for h in hs]
+
+
+def test_candidates_waits_and_stretches():
+    g = main_thread_day()
+    hs = H.list_hangs(g, M)
+    assert summary(hs) == [
+        ("stretch", B.LONG_RUNNING, s(3), s(5.5), False),
+        ("wait", B.LONG_WAIT, s(6.1), s(9), False),
+        ("stretch", B.REPEATED_YIELD, s(9.5), s(12), False),
+        ("wait", B.LONG_WAIT, s(12.3), s(15), True),
+    ]
+    u = g.utid_of_tid(M)
+    segs = g.thread_segments(u)
+    lr = hs[0]
+    assert lr.vertex == g.segment_at(u, s(3)) and lr.last_vertex == g.segment_at(u, s(5))
+    assert lr.vertex != lr.last_vertex             # the short read split it, the stretch goes on
+    assert hs[1].vertex == g.segment_at(u, s(6.05)) and hs[3].vertex == segs[-1]
+    assert hs[2].classification.evidence["yields"] == 125
+
+
+def test_choice_ongoing_then_at_then_longest():
+    g = main_thread_day()
+    assert summary([H.find_hang(g, M)]) == [("wait", B.LONG_WAIT, s(12.3), s(15), True)]
+    assert H.find_hang(g, M, at=s(4)).kind == "stretch"
+    assert H.find_hang(g, M, at=s(7)).start_ns == s(6.1)
+    # cut before the last wait: nothing ongoing, the longest wins
+    g = main_thread_day(until=s(12.25))
+    assert summary([H.find_hang(g, M)]) == [("wait", B.LONG_WAIT, s(6.1), s(9), False)]
+
+
+def test_threshold_is_configurable():
+    g = main_thread_day()
+    assert len(H.list_hangs(g, M, threshold_ns=s(2.6))) == 2
+    assert [h.start_ns for h in H.list_hangs(g, M, threshold_ns=s(2.6))] == [s(6.1), s(12.3)]
+
+
+def test_no_hang_is_a_clear_error():
+    g = main_thread_day()
+    with pytest.raises(H.NoHangError) as e:
+        H.find_hang(g, M, threshold_ns=s(3))
+    assert str(e.value) == "no hang >= 3 s found for the main thread of pid 10 in the trace window " \
+                           "[0.000 s, 15.000 s]"
+    with pytest.raises(H.NoHangError) as e:
+        H.find_hang(g, M, at=s(1))
+    assert str(e.value) == ("no hang >= 2 s found for the main thread of pid 10 in the trace window "
+                            "[0.000 s, 15.000 s] at 1.000 s (hangs at: 3.000 s..5.500 s, 6.100 s..9.000 s, "
+                            "9.500 s..12.000 s, 12.300 s..15.000 s)")
+
+
+def test_unknown_pid_and_thread():
+    g = main_thread_day()
+    with pytest.raises(H.UnknownProcessError) as e:
+        H.find_hang(g, 999999999)
+    assert str(e.value) == "pid 999999999 not found in the trace [0.000 s, 15.000 s]"
+    with pytest.raises(H.UnknownProcessError):
+        H.find_hang(g, M, tid=12345)
+
+
+def test_no_main_thread_uses_longest_hang_of_the_process():
+    t = Trace()
+    t.thread(50, 51, "worker-a")
+    t.thread(50, 52, "worker-b")
+    t.thread(60, 60, "other")
+    t.run(60, 0)
+    t.run(51, 0).block(51, s(1), "futex", "futex", obj=1)
+    t.wake(60, 51, s(3.5)).run(51, s(3.5)).block(51, s(3.6), "futex", "futex", obj=1)
+    t.run(52, 0).block(52, s(1), "read", "read", obj=2)
+    t.wake(60, 52, s(5)).run(52, s(5)).block(52, s(5.1), "read", "read", obj=2)
+    g = t.build(trace_end=s(6))
+    h = H.find_hang(g, 50)      # 52 has the longest hang (4 s; 51's are 2.5 s and 2.4 s ongoing)
+    assert (h.tid, h.start_ns, h.end_ns) == (52, s(1), s(5))
+    h = H.find_hang(g, 50, at=s(5.5))
+    assert (h.tid, h.start_ns, h.end_ns, h.ongoing) == (51, s(3.6), s(6), True)
+    assert H.find_hang(g, 50, tid=51).tid == 51
+    with pytest.raises(H.NoHangError) as e:
+        H.find_hang(g, 50, threshold_ns=s(10))
+    assert "pid 50 (no main thread in the trace; searched 2 threads)" in str(e.value)
+
+
+def test_thread_silent_since_before_the_trace():
+    t = Trace()
+    t.thread(70, 70, "sleepy")
+    t.thread(80, 80, "busy")
+    t.run(80, 0)
+    g = t.build(trace_end=s(10))
+    with pytest.raises(H.NoHangError) as e:
+        H.find_hang(g, 70)
+    assert str(e.value).endswith("; no activity in the trace (blocked since before tracing started, reason unknown)")
+    # the busy one: a LongRunning stretch over the whole trace, ongoing
+    assert summary([H.find_hang(g, 80)]) == [("stretch", B.LONG_RUNNING, 0, s(10), True)]
+
+
+def test_hang_to_dict():
+    g = main_thread_day()
+    d = H.find_hang(g, M).to_dict(g)
+    assert {k: d[k] for k in ("pid", "tid", "comm", "process", "main", "kind", "block_type", "start_ns",
+                              "end_ns", "dur_ns", "ongoing")} == \
+        {"pid": M, "tid": M, "comm": "main", "process": "main", "main": True, "kind": "wait",
+         "block_type": "LongWait", "start_ns": s(12.3), "end_ns": s(15), "dur_ns": s(2.7), "ongoing": True}

@@ -1,0 +1,158 @@
+"""InteractiveSlice and the Chooser interface."""
+from argus.graphbuild.crafted import Trace, ms, us
+from argus.diagnose.slice import AutoChooser, Chooser, interactive_slice, MAX_HOPS
+
+R, A, B_, X = 10, 20, 30, 40
+
+
+def threads():
+    t = Trace()
+    t.thread(10, R, "reader")
+    t.thread(20, A, "a")
+    t.thread(30, B_, "b")
+    t.thread(10, X, "x")          # same process as R: data flags are per process
+    return t
+
+
+def seg(g, tid, k):
+    return int(g.thread_segments(g.utid_of_tid(tid))[k])
+
+
+def tids(g, res):
+    return [int(g.seg.tid[v]) for v in res.vertices]
+
+
+class Oldest(Chooser):
+    """Asks 'the user', who always picks the oldest edge and refuses weak ones."""
+
+    def __init__(self):
+        self.queries = 0
+        self.asked = []
+
+    def pick_predecessor(self, vertex, candidates):
+        if len(candidates) > 1:
+            self.queries += 1
+        self.asked.append([c.type for c in candidates])
+        return candidates[-1]
+
+    def follow_weak(self, edge):
+        self.queries += 1
+        return False
+
+    def pick_baseline(self, candidates):
+        return candidates[-1]
+
+    def go_on(self, root_cause):
+        return False
+
+
+def flag_trace():
+    """R blocks, A wakes it at 1 ms; B writes flag F at 3 ms, R reads it at 4 ms.
+    A was woken by a NET softirq (culled); B was spawned by X."""
+    t = threads()
+    t.run(R, 0).block(R, us(100), "read", "read", obj=3)
+    t.run(A, 0).block(A, us(200), "read", "recvfrom", obj=4)
+    t.wake(0, A, us(500), "softirq", "net").run(A, us(600))
+    t.wake(A, R, ms(1)).run(R, ms(1))
+    t.run(X, 0).fork(X, 31, ms(2), "b-kid")
+    t.run(31, ms(2.5)).flag_write(31, ms(3), 0xF)
+    t.flag_read(R, ms(4), 0xF, 1)
+    return t.build()
+
+
+def test_most_recent_edge_first_and_cursor():
+    g = flag_trace()
+    r1 = seg(g, R, 1)
+    res = interactive_slice(g, r1, AutoChooser(), cursor=int(g.seg.end[r1]))
+    assert tids(g, res) == [R, 31, X]
+    assert [s.edge.type if s.edge else None for s in res.steps] == [None, "data_flag", "spawn"]
+    assert res.origin["kind"] == "no_incoming_edge" and res.origin["label"] == "trace_start"
+    # from the segment's start only the wakeup qualifies
+    res = interactive_slice(g, r1, AutoChooser())
+    assert tids(g, res) == [R, A]
+    assert res.origin == {"kind": "culled", "label": "net", "vertex": seg(g, A, 1)}
+
+
+def test_chooser_steers_and_counts_queries():
+    g = flag_trace()
+    r1 = seg(g, R, 1)
+    ch = Oldest()
+    res = interactive_slice(g, r1, ch, cursor=int(g.seg.end[r1]))
+    assert tids(g, res) == [R, A]
+    assert ch.asked == [["data_flag", "wakeup"]] and ch.queries == 1
+    assert AutoChooser().queries == 0
+
+
+def test_forced_first_edge():
+    g = flag_trace()
+    r1 = seg(g, R, 1)
+    e = [int(x) for x in g.in_edges(r1) if g.edge(int(x))["type"] == "data_flag"][0]
+    res = interactive_slice(g, r1, Oldest(), cursor=int(g.edges.ts[e]), first_edge=e)
+    assert tids(g, res) == [R, 31, X]
+
+
+def test_program_order_only_for_same_work():
+    for gap, expect, origin in ((us(500), [R, R, A], "culled"), (ms(2), [R], "no_incoming_edge")):
+        t = threads()
+        t.run(R, 0).block(R, us(100), "read", "read", obj=3)
+        t.run(A, 0).block(A, us(200), "read", "recvfrom", obj=4)
+        t.wake(0, A, us(500), "hardirq", "device").run(A, us(600))
+        t.wake(A, R, ms(1)).run(R, ms(1))
+        t.block(R, ms(2), "futex", "futex", obj=0x10)
+        t.run(R, ms(2) + gap)                                   # no wakeup recorded
+        g = t.build()
+        res = interactive_slice(g, seg(g, R, 2), AutoChooser())
+        assert tids(g, res) == expect
+        assert res.origin["kind"] == origin
+        if gap < ms(1):
+            assert [s.edge.type if s.edge else None for s in res.steps] == [None, "program_order", "wakeup"]
+            assert res.origin["label"] == "device"
+        else:
+            assert res.origin["label"] == "switch_in"
+
+
+def test_cycle_stops():
+    t = threads()
+    t.run(R, 0).block(R, us(100), "read", "read", obj=3)
+    t.run(X, 0)
+    t.wake(X, R, ms(1)).run(R, ms(1))      # X woke R ...
+    t.flag_write(R, ms(2), 0x9)            # ... R wrote a flag X reads later
+    t.flag_read(X, ms(3), 0x9, 1)
+    g = t.build()
+    a0 = seg(g, X, 0)
+    res = interactive_slice(g, a0, AutoChooser(), cursor=int(g.seg.end[a0]))
+    assert tids(g, res) == [X, R]
+    assert res.origin["kind"] == "cycle" and res.origin["cycle_vertex"] == a0
+
+
+def test_max_hops():
+    t = threads()
+    t.run(R, 0).run(A, us(1)).block(A, us(2), "futex", "futex", obj=1)
+    now = us(10)
+    for k in range(40):                    # ping-pong: 80 wakeups
+        t.wake(R, A, now).block(R, now + us(1), "futex", "futex", obj=2).run(A, now + us(2))
+        t.wake(A, R, now + us(3)).block(A, now + us(4), "futex", "futex", obj=1).run(R, now + us(5))
+        now += us(10)
+    g = t.build()
+    last = seg(g, R, -1)
+    res = interactive_slice(g, last, AutoChooser())
+    assert len(res.steps) == MAX_HOPS + 1 and res.origin["kind"] == "max_hops"
+    assert len(set(res.vertices)) == len(res.vertices)
+
+
+def test_weak_edge_can_be_declined():
+    M = 0x500
+    t = threads()
+    t.thread(20, 21, "a2")
+    t.run(A, 0).run(21, 0)
+    t.futex_wait(21, ms(1), M)
+    t.futex_wake(A, ms(2), M).wake(A, 21, ms(2.1)).run(21, ms(2.2))
+    t.futex_wait(A, ms(3), M)
+    t.futex_wake(21, ms(4), M).wake(21, A, ms(4.1)).run(A, ms(4.2))
+    g = t.build()
+    v = seg(g, A, 1)
+    assert g.edge(g.incoming_wakeup(v))["weak"]
+    assert tids(g, interactive_slice(g, v, AutoChooser())) == [A, 21, A]
+    ch = Oldest()
+    res = interactive_slice(g, v, ch)
+    assert tids(g, res) == [A] and res.origin["kind"] == "weak_edge" and ch.queries == 1
