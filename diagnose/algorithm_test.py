@@ -113,44 +113,8 @@ def test_chooser_can_stop_recursion():
     assert all(p["depth"] == 0 for p in j["path"])
 
 
-def demo_like(n=3, hang_s=3.0):
-    """The bundled demo's shape: app polls (idle) then write + read; daemon
-    main and helper share one condition variable CV: both wait on it and both
-    broadcast it, so it looks lock-like and their wakeups are weak edges."""
-    CV = 0x601040
-    t = Trace()
-    t.thread(100, 100, "demo-app")
-    t.thread(200, 200, "demo-daemon")
-    t.thread(200, 201, "demo-helper")
-    for k in range(n + 1):
-        T = s(1 + k)
-        busy = s(hang_s) if k == n else us(50)
-        t.wake(0, 100, T, "hardirq", "timer").run(100, T)          # poll timeout
-        t.syscall(100, T + us(5), "write", obj=3, ret=4)
-        t.wake(100, 200, T + us(6))
-        t.block(100, T + us(10), "read", "read", obj=3)
-        t.run(200, T + us(8), ret=4)
-        t.futex_wake(200, T + us(12), CV)                           # broadcast: helper waits on CV
-        t.wake(200, 201, T + us(13))
-        t.futex_wait(200, T + us(15), CV)                           # wait for the result
-        t.run(201, T + us(14))
-        X = T + us(20) + busy
-        if k == n:
-            t.busy(201, T + us(14), X, slice_ns=ms(4), gap_ns=us(50))
-        t.futex_wake(201, X, CV)
-        t.wake(201, 200, X + us(1))
-        t.futex_wait(201, X + us(2), CV)
-        t.run(200, X + us(3))
-        t.syscall(200, X + us(4), "write", obj=4, ret=4)
-        t.wake(200, 100, X + us(5))
-        t.block(200, X + us(6), "read", "read", obj=4)
-        t.run(100, X + us(6), ret=4)
-        t.block(100, X + us(8), "poll", "poll", obj=7)
-    return t
-
-
 def test_demo_shape_with_weak_condvar_edges():
-    t = demo_like()
+    t = C.demo_like()
     g = t.build(trace_end=s(8))
     # 4 requests x (daemon -> helper, helper -> daemon), but the very first wake of
     # the helper ends a wait that began before the trace (reason unknown): strong
@@ -166,19 +130,7 @@ def test_demo_shape_with_weak_condvar_edges():
 def test_long_running_slice_reaches_the_trigger():
     """Xorg (pid 400), woken by a device interrupt, sends an event to the app
     (pid 300), idle in epoll; the app's main thread then runs 3 s."""
-    t = Trace()
-    t.thread(300, 300, "editor")
-    t.thread(400, 400, "Xorg")
-    t.run(300, 0).block(300, ms(1), "poll", "epoll_wait", obj=3)
-    t.run(400, 0).block(400, ms(2), "poll", "epoll_wait", obj=9)
-    t.wake(0, 400, s(1), "hardirq", "device").run(400, s(1))
-    t.syscall(400, s(1) + us(10), "writev", obj=12)
-    t.wake(400, 300, s(1) + us(20))
-    t.block(400, s(1) + us(40), "poll", "epoll_wait", obj=9)
-    t.run(300, s(1) + us(30))
-    t.busy(300, s(1) + us(30), s(4), slice_ns=ms(10), gap_ns=us(100))
-    t.block(300, s(4), "poll", "epoll_wait", obj=3)
-    g = t.build(trace_end=s(5))
+    g = C.editor_xorg()
     j = to_json(diagnose(g, 300))
     sp = j["spinning"]
     assert (sp["block_type"], sp["kind"], sp["start_ns"], sp["end_ns"]) == ("LongRunning", "stretch",
@@ -191,44 +143,8 @@ def test_long_running_slice_reaches_the_trigger():
         "busy on CPU 99% of the hang; work triggered by Xorg/400 (wakeup at +0 ns), device wakeup"
 
 
-def yield_app(flags):
-    """ui (pid 600, tid 600) wakes from poll on a timer every second, hands
-    work to its worker 601 (futex wake) and polls flag F with sched_yield until
-    the worker sets it, then goes back to poll.  Rounds 0-2 take 3 ms; in
-    round 3 (at 4 s) the worker computes for 3 s.  With flags=False the flag
-    accesses are not traced."""
-    F, REQ = 0x6000A0, 0x6000B0
-    t = Trace()
-    t.thread(600, 600, "ui")
-    t.thread(600, 601, "worker")
-    t.run(600, 0).block(600, ms(1), "poll", "epoll_wait", obj=3)
-    for k in range(4):
-        T = s(1 + k)
-        work = s(3) if k == 3 else ms(2)
-        step = ms(10) if k == 3 else ms(1)
-        t.wake(0, 600, T, "hardirq", "timer").run(600, T)
-        t.futex_wake(600, T + us(5), REQ)
-        t.wake(600, 601, T + us(10))
-        t.run(601, T + us(20))
-        if k == 3:
-            t.busy(601, T + us(20), T + work, slice_ns=ms(10), gap_ns=us(100))
-        if flags:
-            t.flag_write(601, T + work, F, k + 1)
-        t.futex_wait(601, T + work + us(10), REQ)
-        now = T + us(30)
-        while True:
-            if flags:
-                t.flag_read(600, now, F, k + (1 if now > T + work else 0))
-            if now > T + work:
-                break
-            t.yield_(600, now + us(2), back=now + us(4))
-            now += step
-        t.block(600, now + us(10), "poll", "epoll_wait", obj=3)
-    return t.build(trace_end=s(8))
-
-
 def test_repeated_yield_without_flags_asks_for_bp_watch():
-    g = yield_app(flags=False)
+    g = C.yield_app(flags=False)
     j = to_json(diagnose(g, 600))
     sp = j["spinning"]
     assert (sp["block_type"], sp["kind"], sp["yields"]) == ("RepeatedYield", "stretch", 300)
@@ -243,7 +159,7 @@ def test_repeated_yield_without_flags_asks_for_bp_watch():
 
 
 def test_repeated_yield_with_flags_finds_the_writer():
-    g = yield_app(flags=True)
+    g = C.yield_app(flags=True)
     j = to_json(diagnose(g, 600))
     sp = j["spinning"]
     assert sp["block_type"] == "RepeatedYield"

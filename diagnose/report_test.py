@@ -1,0 +1,77 @@
+"""Reports: the JSON schema and the plain-text rendering."""
+import json
+
+from argus.graphbuild import crafted as C
+from argus.diagnose import diagnose, list_hangs, to_json, render_json, render_text, render_hangs_text
+from argus.diagnose.report import fmt_dur, fmt_rel
+
+
+def test_duration_formatting():
+    assert [fmt_dur(x) for x in (0, 999, 1000, 999_499, 999_500, 999_949_999, 999_950_000, 5_000_050_000)] == \
+        ["0 ns", "999 ns", "1 us", "999 us", "1.0 ms", "999.9 ms", "1.000 s", "5.000 s"]
+    assert (fmt_rel(-1500), fmt_rel(2_500_000)) == ("-2 us", "+2.5 ms")
+
+
+def test_json_schema_keys_and_types():
+    t, info = C.client_daemon()
+    d = diagnose(t.build(trace_end=info["trace_end"]), C.APP)
+    j = json.loads(render_json(d))
+    assert list(j) == ["schema", "spinning", "path", "root_causes", "queries", "notes", "trace"]
+    assert j["schema"] == "argus.diagnosis/1"
+    for k in ("pid", "tid", "comm", "start_ns", "end_ns", "block_type"):
+        assert k in j["spinning"]
+    for p in j["path"]:
+        assert {"pid", "tid", "comm", "start_ns", "end_ns", "block_type", "edge_in"} <= set(p)
+        assert p["edge_in"] is None or set(p["edge_in"]) == {"type", "weak"}
+    assert j["path"][0]["edge_in"] is None
+    for c in j["root_causes"]:
+        assert {"pid", "tid", "comm", "block_type", "start_ns", "end_ns", "why", "depth", "primary"} <= set(c)
+    assert sum(c["primary"] for c in j["root_causes"]) == 1
+    assert isinstance(j["queries"], int)
+    assert j == to_json(d)                                  # plain data: no numpy inside
+
+
+def test_text_rendering_long_running():
+    d = diagnose(C.editor_xorg(), 300)
+    assert render_text(d) == """\
+Hang in editor/300 (process editor/300): LongRunning for 3.000 s, ended at +3.000 s
+  hang start = 1.000020 s (trace clock); times below are relative to it
+  evidence: on CPU 99%, runnable 1%
+
+Chain (spinning thread first, walking back along causality):
+  #  thread      process     start   end       block type   edge in  role
+  0  editor/300  editor/300  +0 ns   +3.000 s  LongRunning  -        spinning
+  1  Xorg/400    Xorg/400    -20 us  +20 us    LongWait     wakeup   slice
+  slice origin: culled (device) at Xorg/400
+
+Root causes (by depth; * = primary: the deepest, the culprit of the culprit):
+  * depth 0  editor/300 (process editor/300)  LongRunning  +0 ns .. +3.000 s
+      busy on CPU 99% of the hang; work triggered by Xorg/400 (wakeup at +0 ns), device wakeup
+
+Queries: 0
+"""
+
+
+def test_text_rendering_cross_process_and_json_roundtrip():
+    t, info = C.client_daemon()
+    d = diagnose(t.build(trace_end=info["trace_end"]), C.APP)
+    text = render_text(d)
+    assert text == render_text(json.loads(render_json(d)))
+    lines = text.splitlines()
+    assert lines[0] == "Hang in app/100 (process app/100): LongWait for 5.000 s, ended at +5.000 s"
+    assert lines[3] == "  baseline: a 250 us wait at -1.000 s (same thread, same object)"
+    assert lines[6].split() == ["#", "thread", "process", "start", "end", "block", "type", "edge", "in", "role"]
+    assert lines[13].split() == ["6", "daemond/200", "daemond/200", "+30", "us", "+5.000", "s", "LongWait",
+                                 "culprit", "culprit", "d1"]
+    i = lines.index("Root causes (by depth; * = primary: the deepest, the culprit of the culprit):")
+    assert lines[i + 1] == "    depth 1  daemond/200 (process daemond/200)  LongWait  +30 us .. +5.000 s"
+    assert lines[i + 3] == "  * depth 2  helper/201 (process daemond/200)  LongRunning  +30 us .. +5.000 s"
+    assert lines[-1] == "Queries: 0"
+
+
+def test_hangs_listing():
+    g = C.editor_xorg()
+    assert render_hangs_text(g, list_hangs(g, 300)) == (
+        "thread           kind     block type   start    duration  what\n"
+        "editor/300 main  stretch  LongRunning  1.000 s  3.000 s   cpu 99%, 0 yields\n")
+    assert render_hangs_text(g, []) == "no hangs\n"
