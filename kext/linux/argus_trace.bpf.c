@@ -34,6 +34,11 @@
 #define FUTEX_WAIT_REQUEUE_PI 11
 #define FUTEX_CMP_REQUEUE_PI 12
 
+/* include/uapi/linux/time.h */
+#define CLOCK_MONOTONIC 1
+#define CLOCK_BOOTTIME 7
+#define TIMER_ABSTIME 0x01
+
 /* arch/x86/include/asm/segment.h: a 32-bit (ia32) task entered the kernel. */
 #define X86_USER32_CS 0x23
 
@@ -443,25 +448,60 @@ static __always_inline __s32 clip_s32(__u64 v)
 	return v > S32_MAX ? S32_MAX : (__s32)v;
 }
 
-/* A user timespec (or timeval) as milliseconds; NULL means wait forever. */
-static __always_inline __s32 user_timeout_ms(__u64 uptr, bool timeval)
+static __always_inline __s32 ns_to_ms(__u64 ns)
+{
+	return clip_s32(ns / 1000000);
+}
+
+/* A user timespec (or timeval) in nanoseconds; false when unreadable. */
+static __always_inline bool read_user_time(__u64 uptr, bool timeval, __u64 *ns)
 {
 	struct {
 		__s64 sec;
 		__s64 frac;
 	} ts;
-	__u64 ms;
+
+	if (bpf_probe_read_user(&ts, sizeof(ts), (void *)uptr))
+		return false;
+	if (ts.sec < 0 || ts.frac < 0)
+		return false;
+	/* Clip far-future values instead of overflowing: ms fit in 31 bits anyway. */
+	if (ts.sec > S32_MAX)
+		ts.sec = S32_MAX;
+	*ns = (__u64)ts.sec * 1000000000ull + (timeval ? (__u64)ts.frac * 1000 : (__u64)ts.frac);
+	return true;
+}
+
+/* A relative user timeout in milliseconds; NULL means wait forever. */
+static __always_inline __s32 user_timeout_ms(__u64 uptr, bool timeval)
+{
+	__u64 ns;
 
 	if (!uptr)
 		return ARGUS_TIMEOUT_INFINITE;
-	if (bpf_probe_read_user(&ts, sizeof(ts), (void *)uptr))
+	if (!read_user_time(uptr, timeval, &ns))
 		return ARGUS_TIMEOUT_UNKNOWN;
-	if (ts.sec < 0 || ts.frac < 0)
+	return ns_to_ms(ns);
+}
+
+/* glibc's sleep() family passes relative times, but many runtimes (CPython,
+ * Go, Rust's std) sleep until an absolute CLOCK_MONOTONIC deadline: turn
+ * those into a duration so aux always means "how long it will sleep". */
+static __always_inline __s32 clock_nanosleep_ms(__u64 clockid, __u64 flags, __u64 uptr)
+{
+	__u64 deadline, now;
+
+	if (!(flags & TIMER_ABSTIME))
+		return user_timeout_ms(uptr, false);
+	if (!uptr || !read_user_time(uptr, false, &deadline))
 		return ARGUS_TIMEOUT_UNKNOWN;
-	if (ts.sec > S32_MAX / 1000)
-		return S32_MAX;
-	ms = (__u64)ts.sec * 1000 + (timeval ? (__u64)ts.frac / 1000 : (__u64)ts.frac / 1000000);
-	return clip_s32(ms);
+	if (clockid == CLOCK_MONOTONIC)
+		now = bpf_ktime_get_ns();
+	else if (clockid == CLOCK_BOOTTIME)
+		now = bpf_ktime_get_boot_ns();
+	else
+		return ARGUS_TIMEOUT_UNKNOWN;   /* wall-clock deadlines: no clock to compare in BPF */
+	return deadline > now ? ns_to_ms(deadline - now) : 0;
 }
 
 static __always_inline bool compat_syscall(struct pt_regs *regs)
@@ -559,7 +599,7 @@ static __always_inline void decode_args(__u8 layout, struct pt_regs *regs,
 	case ARGUS_SCL_CLOCK_NANOSLEEP:
 		*obj = (__u32)a0;
 		*obj2 = (__u32)a1;
-		*aux = user_timeout_ms(a2, false);
+		*aux = clock_nanosleep_ms(a0, a1, a2);
 		break;
 	case ARGUS_SCL_WAIT4:
 		*obj = (__u64)(__s64)(__s32)a0;

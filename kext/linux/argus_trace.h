@@ -41,7 +41,7 @@ enum argus_syscall_layout {
 	ARGUS_SCL_SELECT,            /* obj=nfds, aux=timeout ms from a timeval (a4) */
 	ARGUS_SCL_SELECT_TS,         /* pselect6: timeout from a timespec (a4) */
 	ARGUS_SCL_NANOSLEEP,         /* aux=duration ms (a0 timespec) */
-	ARGUS_SCL_CLOCK_NANOSLEEP,   /* obj=clockid, obj2=flags (1 = absolute), aux=ms (a2 timespec) */
+	ARGUS_SCL_CLOCK_NANOSLEEP,   /* obj=clockid, obj2=flags, aux=ms until the wakeup (absolute monotonic/boottime deadlines converted) */
 	ARGUS_SCL_WAIT4,             /* obj=pid (sign-extended), aux=options */
 	ARGUS_SCL_WAITID,            /* obj=id, obj2=idtype, aux=options */
 	ARGUS_SCL_NOARGS,            /* sched_yield, pause, rt_sigsuspend, rt_sigtimedwait */
