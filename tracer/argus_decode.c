@@ -409,8 +409,12 @@ int argus_decode_file(const char *path, struct argus_decode_result *res)
 	d.data_offset = h->data_offset;
 	d.chunk_size = st.chunk_size;
 	d.nchunks = st.nchunks;
-	/* Headroom for records a live producer commits while we read. */
+	/* Headroom for records a live producer commits while we read, but never
+	 * more rows than the data area can hold records (the estimate comes
+	 * from chunk headers, which a damaged file may have wrong). */
 	d.cap = st.records_present + st.records_present / 8 + 1024;
+	if (d.cap > st.nchunks * st.chunk_size / sizeof(struct argus_event_header))
+		d.cap = st.nchunks * st.chunk_size / sizeof(struct argus_event_header) + 1;
 	res->rows = alloc_big(d.cap * sizeof *res->rows);
 	if (!res->rows) {
 		rc = -ENOMEM;

@@ -772,10 +772,14 @@ int argus_rb_stats(struct argus_rb *rb, struct argus_rb_stats *st)
 		if (owner_state(own) == ARGUS_RB_CHUNK_FREE || seq == UINT64_MAX || n == 0 ||
 		    __atomic_load_n(&c->seq, __ATOMIC_RELAXED) != seq)
 			continue;
+		/* Impossible counts mean a damaged chunk header: readers skip
+		 * such a chunk, so it holds nothing readable. */
+		if (bytes > rb->chunk_size || (uint64_t)n * sizeof(struct argus_event_header) > bytes)
+			continue;
 		st->chunks_in_use++;
 		st->records_present += n;
 		st->bytes_present += bytes;
-		if (st->first_ts == 0 || first < st->first_ts)
+		if (st->chunks_in_use == 1 || first < st->first_ts)
 			st->first_ts = first;
 		if (last > st->last_ts)
 			st->last_ts = last;
