@@ -195,7 +195,7 @@ class _Run:
         elif c.block_type == B.LONG_RUNNING:
             txt = f"busy on CPU {fmt_pct(ev['cpu_share'])} of the hang"
             if ev["runnable_share"] >= 0.05:
-                txt += f" (and runnable, waiting for a CPU, {fmt_pct(ev['runnable_share'])})"
+                txt += f", runnable (waiting for a CPU) {fmt_pct(ev['runnable_share'])}"
         elif c.block_type == B.REPEATED_YIELD:
             txt = self.yield_text(c, pid)
         else:

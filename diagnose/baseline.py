@@ -5,7 +5,10 @@ Algorithm, for a LongWait spinning segment v of thread T (wait reason R,
 syscall nr N, wait obj O):
   candidates = segments of T, or of threads with T's comm in T's process,
   that ended in a blocking wait with the same R and N, whose wait is known,
-  not ongoing, shorter than threshold / 10, and ended by a task's wakeup: the
+  not ongoing, shorter than threshold / 10, completed its syscall (the
+  syscall's exit follows the wakeup: a spurious wakeup after which the kernel
+  slept again inside the same read() is no baseline; waits without a syscall
+  nr are not checked), and ended by a task's wakeup: the
   next segment has an incoming wakeup edge (culled kernel wakeups - timers,
   irqs - are no baseline: nothing on a task's path is to blame).
   Rank: same thread first, then same wait obj, then before the hang (most
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from argus.tracer import schema
 from argus.graphbuild import graph as G
 
 
@@ -86,7 +90,8 @@ def find_wait_baselines(g, v, threshold_ns, hang_start=None, limit=50):
         s = slice(lo, hi - 1)   # a candidate needs a successor
         ok = ((seg.end_kind[s] == G.END_BLOCKED) & seg.wait_known[s] & ~seg.wait_ongoing[s]
               & (seg.wait_reason[s] == reason) & (seg.wait_nr[s] == nr)
-              & ((seg.wait_end[s] - seg.wait_start[s]) < quick))
+              & ((seg.wait_end[s] - seg.wait_start[s]) < quick)
+              & (seg.wait_done[s] | (seg.wait_nr[s] == schema.SYSCALL_NONE)))
         cand = lo + np.flatnonzero(ok)
         cand = cand[cand != v]
         if len(cand) == 0:

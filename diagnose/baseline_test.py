@@ -54,3 +54,29 @@ def test_candidates_and_ranking():
     assert (d["tid"], d["comm"], d["start_ns"]) == (T, "worker", s(1.0))
     # a tighter threshold leaves only the 1 ms waits
     assert [x.wait_ns for x in find_wait_baselines(g, hang, ms(15))] == [ms(1)] * 4
+
+
+def test_spurious_wakeup_inside_the_same_syscall_is_no_baseline():
+    """The app's read() is woken by the server (e.g. socket buffer space freed)
+    without data; the kernel puts it back to sleep inside the same read(): no
+    SYSCALL_EXIT between the two waits.  The earlier, complete request is the
+    baseline."""
+    from argus.tracer import schema
+    from argus.graphbuild.crafted import nr_of
+    t = Trace()
+    t.thread(10, T, "app")
+    t.thread(20, WK, "server")
+    t.run(WK, 0).run(T, 0)
+    t.block(T, s(1), "read", "read", obj=5)
+    t.wake(WK, T, s(1) + ms(1)).run(T, s(1) + ms(1))          # complete: exit follows
+    t.block(T, s(2), "read", "read", obj=5)
+    t.wake(WK, T, s(2) + ms(1))
+    t.row(s(2) + ms(1), T, schema.SWITCH_IN)                  # spurious: no exit ...
+    t.row(s(2) + ms(1) + 10, T, schema.SWITCH_OUT, state=schema.STATE_BLOCKED,
+          reason=schema.WAIT_READ, nr=nr_of("read"), obj=5)   # ... back to sleep: the hang
+    t.wake(WK, T, s(5)).run(T, s(5))
+    g = t.build()
+    segs = g.thread_segments(g.utid_of_tid(T))
+    assert [bool(g.seg.wait_done[v]) for v in segs[:-1]] == [True, False, True]
+    bl = find_wait_baselines(g, segs[2], s(2))
+    assert [b.wait_start_ns for b in bl] == [s(1)]

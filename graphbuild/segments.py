@@ -11,13 +11,18 @@ per-event Python loop the C core will replace; its interface is
   wakeup was seen (START_SWITCH_IN), or at thread creation (FORK /
   WAKEUP_NEW: START_THREAD), or at trace start for a thread already running
   (START_TRACE).  It ends at the next blocking switch-out (SWITCH_OUT with
-  state BLOCKED, BLOCKED_IO or OTHER = stopped/traced), at EXIT (or a DEAD
-  switch-out), or at trace end.  The blocking wait that ends a segment belongs
+  state BLOCKED, BLOCKED_IO or OTHER = stopped/traced), at the thread's last
+  switch-out (state DEAD; after its EXIT row the thread still runs, e.g. to
+  wake its parent), or at trace end (at EXIT if the DEAD switch-out is
+  missing).  Rows of a tid after its DEAD switch-out belong to a new thread
+  (tid reuse, stats["tid_reuse"]).  The blocking wait that ends a segment belongs
   to it: wait_start (= end), wait_end (the next wakeup of T, else the next
   switch-in, else trace end with wait_ongoing), wait_state, wait_reason,
   wait_nr (syscall in progress), wait_obj (fd / futex uaddr), wait_aux (the
-  syscall's aux, e.g. futex op) and wait_timedout (the syscall's exit, the
-  first syscall row after the wait, returned -ETIMEDOUT).
+  syscall's aux, e.g. futex op), wait_done (the syscall's exit is the first
+  syscall row after the wait: the wait completed the syscall; False for a
+  spurious wakeup after which the kernel put the thread back to sleep inside
+  the same syscall) and wait_timedout (that exit returned -ETIMEDOUT).
 
   Preemptions (SWITCH_OUT RUNNABLE) and yields do not end a segment; they are
   counted (preempts, yields) and their runnable time accumulates in
@@ -62,7 +67,7 @@ _BLOCKING = (schema.STATE_BLOCKED, schema.STATE_BLOCKED_IO, schema.STATE_OTHER)
 class _Thread:
     __slots__ = ("utid", "pid", "state", "seg", "first_seg", "cpu", "rbl", "preempts", "yields", "nsys",
                  "on_since", "rbl_since", "cur_nr", "cur_aux", "cur_obj",
-                 "last_nr", "last_aux", "last_obj", "pending_exit", "rows", "row_lo")
+                 "last_nr", "last_aux", "last_obj", "pending_exit", "rows", "row_lo", "exit_ts")
 
     def __init__(self, utid, pid):
         self.utid = utid
@@ -75,6 +80,7 @@ class _Thread:
         self.cur_nr = self.last_nr = schema.SYSCALL_NONE
         self.cur_aux = self.cur_obj = self.last_aux = self.last_obj = 0
         self.pending_exit = -1
+        self.exit_ts = -1
         self.rows = []
         self.row_lo = 0
 
@@ -106,7 +112,7 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
     # Segment columns, creation order.
     S_utid, S_start, S_end, S_skind, S_sctx, S_sirq, S_srow = [], [], [], [], [], [], []
     S_ekind, S_wstate, S_wreason, S_wnr, S_wobj, S_waux, S_wend = [], [], [], [], [], [], []
-    S_ongoing, S_timedout, S_known = [], [], []
+    S_ongoing, S_timedout, S_known, S_done = [], [], [], []
     S_cpu, S_rbl, S_pre, S_yld, S_nsys, S_rlo, S_rhi = [], [], [], [], [], [], []
     # thread_state intervals
     R_utid, R_start, R_end = [], [], []
@@ -137,7 +143,7 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
         S_skind.append(kind); S_sctx.append(ctx); S_sirq.append(irq); S_srow.append(row)
         S_ekind.append(G.END_TRACE); S_wstate.append(0); S_wreason.append(0); S_wnr.append(NONE_NR)
         S_wobj.append(0); S_waux.append(0); S_wend.append(-1)
-        S_ongoing.append(False); S_timedout.append(False); S_known.append(True)
+        S_ongoing.append(False); S_timedout.append(False); S_known.append(True); S_done.append(False)
         S_cpu.append(0); S_rbl.append(0); S_pre.append(0); S_yld.append(0); S_nsys.append(0)
         S_rlo.append(len(T.rows)); S_rhi.append(len(T.rows))
         T.seg = sid
@@ -252,8 +258,10 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
             T = own(tid, c_pid[i], ts)
             T.rows.append(i)
             p = T.pending_exit
-            if p >= 0 and c_nr[i] == S_wnr[p] and c_val[i] == -ETIMEDOUT:
-                S_timedout[p] = True
+            if p >= 0 and c_nr[i] == S_wnr[p]:
+                S_done[p] = True
+                if c_val[i] == -ETIMEDOUT:
+                    S_timedout[p] = True
             T.pending_exit = -1
             T.cur_nr = NONE_NR
         elif typ == SWITCH_OUT:
@@ -276,7 +284,7 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
                     T.preempts += 1
                 T.state = RUNNABLE
                 T.rbl_since = ts
-            elif st in _BLOCKING:
+            elif st in _BLOCKING and T.exit_ts < 0:
                 s = T.seg
                 flush(T, ts, G.END_BLOCKED)
                 nr = c_nr[i]
@@ -291,10 +299,11 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
                 if c_reason[i] == schema.WAIT_FUTEX:
                     futex_used(T.pid, obj, T.utid, True)
                 T.state = BLOCKED
-            else:  # DEAD
+            else:  # DEAD (or OTHER states after EXIT): the thread is gone
                 flush(T, ts, G.END_EXIT)
                 T.state = DEAD
-                tracker.exit(T.utid, ts)
+                if T.exit_ts < 0:
+                    tracker.exit(T.utid, ts)
         elif typ == SWITCH_IN:
             if tid == 0:
                 continue
@@ -387,13 +396,14 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
                 continue
             T = own(tid, c_pid[i], ts)
             T.rows.append(i)
+            # The exiting thread still runs (it wakes its parent, ...) until
+            # its last switch-out (state DEAD), which ends the segment.
             if T.state == BLOCKED:
                 end_wait(T, ts)
-            else:
-                stop_running(T, ts)
-                stop_runnable(T, ts)
-                flush(T, ts, G.END_EXIT)
-            T.state = DEAD
+                open_seg(T, ts, G.START_SWITCH_IN)
+                T.state = RUNNING
+                T.on_since = ts
+            T.exit_ts = ts
             tracker.exit(T.utid, ts)
         elif typ == schema.PROC_SNAPSHOT:
             if tid == 0:
@@ -432,6 +442,12 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
             if S_wend[s] < 0:
                 S_wend[s] = max(t_end, S_end[s])
                 S_ongoing[s] = True
+        elif T.state in (RUNNING, RUNNABLE, NEW) and T.exit_ts >= 0:
+            # exited, but its last switch-out is not in the trace
+            end = max(T.exit_ts, S_start[T.seg])
+            stop_running(T, end)
+            stop_runnable(T, end)
+            flush(T, end, G.END_EXIT)
         elif T.state in (RUNNING, RUNNABLE, NEW):
             stop_running(T, t_end)
             stop_runnable(T, t_end)
@@ -482,6 +498,7 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
         wait_obj=col(S_wobj, np.uint64),
         wait_aux=col(S_waux, np.int32),
         wait_timedout=col(S_timedout, bool),
+        wait_done=col(S_done, bool),
         cpu_ns=col(S_cpu, np.int64),
         runnable_ns=col(S_rbl, np.int64),
         preempts=col(S_pre, np.int64),

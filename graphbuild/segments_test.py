@@ -149,3 +149,20 @@ def test_running_and_runnable_intervals():
     assert list(zip(run.start[sel].tolist(), run.end[sel].tolist())) == [(ms(1), ms(2)), (ms(4), ms(5))]
     sel = slice(g.rbl_lo[u], g.rbl_hi[u])
     assert list(zip(g.runnable.start[sel].tolist(), g.runnable.end[sel].tolist())) == [(ms(2), ms(4))]
+
+
+def test_exiting_thread_runs_until_its_dead_switch_out():
+    t = two_threads()
+    t.run(11, ms(0)).block(11, ms(1), "child", "wait4")
+    t.run(10, ms(0))
+    t.row(ms(2), 10, schema.EXIT, val=0, state=1)
+    t.wake(10, 11, ms(2.5))                    # the exiting thread wakes its parent
+    t.row(ms(3), 10, schema.SWITCH_OUT, state=schema.STATE_DEAD)
+    t.run(11, ms(3))
+    g = t.build(trace_end=ms(5))
+    assert len(g.utids_of_tid(10)) == 1 and g.stats["tid_reuse"] == 0
+    (s10,) = seg_of(g, 10)
+    assert (s10["start"], s10["end"], s10["end_kind"], s10["cpu_ns"]) == (0, ms(3), "exit", ms(3))
+    assert g.threads.end_ts[g.utid_of_tid(10)] == ms(2)
+    wake = [g.edge(e) for e in range(g.num_edges) if g.edge(e)["type"] == "wakeup"]
+    assert [(int(g.seg.tid[w["src"]]), int(g.seg.tid[w["dst"]])) for w in wake] == [(10, 11)]
