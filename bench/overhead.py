@@ -330,10 +330,12 @@ def perf_data_counts(path):
     """Samples and lost samples in a perf.data file, from its record headers.
 
     Walks the data section (struct perf_event_header {u32 type; u16 misc;
-    u16 size}) and adds up PERF_RECORD_LOST.lost and
-    PERF_RECORD_LOST_SAMPLES.lost: the samples the kernel dropped because
-    perf's mmap ring was full.  Much faster than `perf script | wc -l` or
-    `perf report -D`; `perf report --stats` only counts LOST *records*.
+    u16 size}).  The samples the kernel dropped because perf's mmap ring was
+    full are in PERF_RECORD_LOST records (written as it happens); perf >= 6.0
+    also writes, at the end, one PERF_RECORD_LOST_SAMPLES per event with the
+    counter's own total of the same drops: the two sums agree, so the larger
+    one is the count (not their sum).  Much faster than `perf script | wc -l`
+    or `perf report -D`; `perf report --stats` only counts LOST *records*.
     """
     import mmap
     import struct
@@ -345,7 +347,7 @@ def perf_data_counts(path):
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             end = min(data_off + data_size, len(mm))
             pos = data_off
-            samples = lost = lost_records = 0
+            samples = lost = lost_samples = lost_records = 0
             unpack = struct.Struct("<IHH").unpack_from
             while pos + 8 <= end:
                 typ, _misc, size = unpack(mm, pos)
@@ -357,10 +359,9 @@ def perf_data_counts(path):
                     lost += struct.unpack_from("<Q", mm, pos + 16)[0]
                     lost_records += 1
                 elif typ == PERF_RECORD_LOST_SAMPLES:
-                    lost += struct.unpack_from("<Q", mm, pos + 8)[0]
-                    lost_records += 1
+                    lost_samples += struct.unpack_from("<Q", mm, pos + 8)[0]
                 pos += size
-    return {"samples": samples, "lost": lost, "lost_records": lost_records}
+    return {"samples": samples, "lost": max(lost, lost_samples), "lost_records": lost_records}
 
 
 def _disk_usage(path):
