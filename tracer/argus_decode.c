@@ -11,10 +11,10 @@
  *      validated and widened into the next row, so rows are in (chunk seq,
  *      position) order;
  *   4. a stable LSD radix sort of (ts - min_ts, row index) pairs, 11 bits per
- *      pass and only over the bits the time range needs, then one in-place
- *      permutation of the rows.  Stability keeps (chunk seq, position) order
- *      among equal timestamps.  Already sorted input (one producer) is
- *      detected and left alone.
+ *      pass and only over the bits the time range needs, then one gather of
+ *      the rows into a new array (in place if that cannot be allocated).
+ *      Stability keeps (chunk seq, position) order among equal timestamps.
+ *      Already sorted input (one producer) is detected and left alone.
  *
  * Invariants:
  *   - a row is produced only from a record whose frame is valid (size field

@@ -98,6 +98,9 @@ struct argus_rb {
 
 /* ---- errors ------------------------------------------------------------- */
 
+/* Set the handle's message.  Producers in several threads share one handle:
+ * concurrent failures may overwrite each other's text, never the return codes. */
+
 __attribute__((format(printf, 3, 4)))
 static int fail(struct argus_rb *rb, int err, const char *fmt, ...)
 {
