@@ -8,6 +8,10 @@ Algorithm, for one thread (default: the process's main thread, tid == pid):
       candidate: kind "wait", block type LongWait, spinning vertex = the
       segment that owns the wait, hang window = [wait_start, wait_end].  A wait
       still in progress at trace end lasts until trace end (ongoing: true).
+      Waits split by spurious wakeups inside one syscall (the syscall did not
+      return and the thread slept again in it, see _continues) count as one
+      wait from the first piece's start; the spinning vertex is the last
+      piece (evidence longest_wait.pieces > 1).
   (b) the thread's timeline is cut at idle waits and at the (a) waits into
       stretches (from the end of one cut wait to the start of the next, or to
       the thread's end / trace end).  A stretch lasting >= threshold that
@@ -89,6 +93,31 @@ def fmt_threshold(ns):
     return f"{ns / 1e9:g} s"
 
 
+def _continues(g, v):
+    """Whether segment v's wait continues into v+1's: a spurious wakeup inside
+    one syscall (v's syscall did not return; v+1 entered no syscall and
+    blocked again in the same syscall on the same object)."""
+    seg = g.seg
+    w = v + 1
+    return (w < len(seg) and seg.utid[w] == seg.utid[v] and seg.end_kind[w] == G.END_BLOCKED
+            and not seg.wait_done[v] and seg.wait_nr[v] != schema.SYSCALL_NONE and seg.wait_known[v]
+            and seg.nsyscalls[w] == 0 and seg.wait_reason[w] == seg.wait_reason[v]
+            and seg.wait_nr[w] == seg.wait_nr[v] and seg.wait_obj[w] == seg.wait_obj[v])
+
+
+def _wait_class(g, utid, first, last, ws, we):
+    """Classification of a hang wait made of segments first..last (more than
+    one when spurious wakeups split it): LongWait over [ws, we]."""
+    c = B.classify(g, utid, ws, we)
+    if first == last and c.block_type == B.LONG_WAIT:
+        c.evidence["longest_wait"]["pieces"] = 1
+        return c
+    lw = B.wait_info(g, last, ws, we)
+    lw.update(start_ns=ws, dur_ns=we - ws, in_window_ns=we - ws, pieces=last - first + 1)
+    ev = dict(c.evidence, longest_wait=lw, longest_wait_share=1.0)
+    return B.Classification(B.LONG_WAIT, int(utid), ws, we, int(last), ev)
+
+
 def thread_hangs(g, utid, threshold_ns=DEFAULT_THRESHOLD_NS):
     """All hang candidates of one thread, in time order."""
     seg = g.seg
@@ -97,12 +126,6 @@ def thread_hangs(g, utid, threshold_ns=DEFAULT_THRESHOLD_NS):
     if lo == hi:
         return out
     tid, pid = int(g.threads.tid[utid]), int(g.threads.pid[utid])
-    blocked = seg.end_kind[lo:hi] == G.END_BLOCKED
-    dur = seg.wait_end[lo:hi] - seg.wait_start[lo:hi]
-    known = seg.wait_known[lo:hi]
-    idle = blocked & (~known | (seg.wait_reason[lo:hi] == schema.WAIT_POLL))
-    long = blocked & known & (seg.wait_reason[lo:hi] != schema.WAIT_POLL) & (dur >= threshold_ns)
-    cut = idle | long
 
     def stretch(first, last, end):
         start = int(seg.start[first])
@@ -113,16 +136,26 @@ def thread_hangs(g, utid, threshold_ns=DEFAULT_THRESHOLD_NS):
             ongoing = end >= g.trace_end and seg.end_kind[last] != G.END_EXIT
             out.append(Hang(pid, tid, utid, "stretch", first, last, start, int(end), bool(ongoing), c))
 
+    blocked = (seg.end_kind[lo:hi] == G.END_BLOCKED).tolist()
     first = lo
-    for k in np.flatnonzero(cut).tolist():
-        v = lo + k
-        if seg.start[first] < seg.wait_start[v] or first < v:
-            stretch(first, v, int(seg.wait_start[v]))
-        if long[k]:
-            ws, we = int(seg.wait_start[v]), int(seg.wait_end[v])
-            c = B.classify(g, utid, ws, we)
-            out.append(Hang(pid, tid, utid, "wait", v, v, ws, we, bool(seg.wait_ongoing[v]), c))
-        first = v + 1
+    k = lo
+    while k < hi:
+        if not blocked[k - lo]:
+            k += 1
+            continue
+        last = k
+        while last + 1 < hi and _continues(g, last):
+            last += 1
+        ws, we = int(seg.wait_start[k]), int(seg.wait_end[last])
+        idle = not seg.wait_known[k] or seg.wait_reason[k] == schema.WAIT_POLL
+        long = not idle and we - ws >= threshold_ns
+        if idle or long:
+            stretch(first, k, ws)
+            if long:
+                c = _wait_class(g, utid, k, last, ws, we)
+                out.append(Hang(pid, tid, utid, "wait", last, last, ws, we, bool(seg.wait_ongoing[last]), c))
+            first = last + 1
+        k = last + 1
     if first < hi:
         last = hi - 1
         end = int(seg.wait_end[last]) if seg.end_kind[last] == G.END_BLOCKED else int(seg.end[last])

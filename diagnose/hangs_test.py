@@ -143,3 +143,29 @@ def test_hang_to_dict():
                               "end_ns", "dur_ns", "ongoing")} == \
         {"pid": M, "tid": M, "comm": "main", "process": "main", "main": True, "kind": "wait",
          "block_type": "LongWait", "start_ns": s(12.3), "end_ns": s(15), "dur_ns": s(2.7), "ongoing": True}
+
+
+def test_wait_split_by_spurious_wakeups_is_one_hang():
+    """read() woken every 1.5 s without data (the kernel sleeps again inside
+    the syscall): three pieces, none >= 2 s, one 4.5 s hang."""
+    from argus.tracer import schema
+    from argus.graphbuild.crafted import nr_of
+    t = Trace()
+    t.thread(M, M, "main")
+    t.thread(20, W, "other")
+    t.run(W, 0).run(M, 0)
+    t.block(M, s(1), "read", "read", obj=5)
+    for k in (1, 2):
+        at = s(1 + 1.5 * k)
+        t.wake(W, M, at)
+        t.row(at + 10, M, schema.SWITCH_IN)
+        t.row(at + 20, M, schema.SWITCH_OUT, state=schema.STATE_BLOCKED, reason=schema.WAIT_READ,
+              nr=nr_of("read"), obj=5)
+    t.wake(W, M, s(5.5)).run(M, s(5.5))
+    t.block(M, s(6), "poll", "epoll_wait", obj=3)
+    g = t.build(trace_end=s(7))
+    (h,) = H.list_hangs(g, M)
+    assert (h.kind, h.block_type, h.start_ns, h.end_ns, h.ongoing) == ("wait", B.LONG_WAIT, s(1), s(5.5), False)
+    lw = h.classification.evidence["longest_wait"]
+    assert (lw["pieces"], lw["start_ns"], lw["dur_ns"], lw["what"]) == (3, s(1), s(4.5), "read(fd 5)")
+    assert h.vertex == g.segment_at(g.utid_of_tid(M), s(5))
