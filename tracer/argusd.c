@@ -637,7 +637,8 @@ static void account_lost(struct daemon *d)
 	fill_header(&rec.h, ARGUS_EV_LOST, sizeof(rec), (uint32_t)getpid(), (uint32_t)syscall(SYS_gettid));
 	if (argus_rb_write(&d->prod, &rec, sizeof(rec)))
 		argus_rb_add_lost(d->rb, 1);
-	log_msg("lost %llu records (kernel buffer full): consider --kernel-buffer", (unsigned long long)delta);
+	log_msg("lost %llu records before they reached the buffer (kernel buffer full, or probes "
+		"skipped while already running on that CPU)", (unsigned long long)delta);
 }
 
 static void sample_rate(struct daemon *d, uint64_t t, uint64_t records)

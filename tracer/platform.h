@@ -33,7 +33,7 @@ struct argus_tracer_config {
 
 struct argus_platform_stats {
 	uint64_t records;             /* records moved into the file */
-	uint64_t kernel_drops;        /* dropped because the kernel buffer was full */
+	uint64_t kernel_drops;        /* never produced: kernel buffer full, or the kernel skipped a probe */
 	uint64_t rejected;            /* malformed or not writable into the file */
 };
 

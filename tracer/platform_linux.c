@@ -123,6 +123,12 @@ static const struct syscall_entry syscall_table[] = {
 	SC(rt_sigtimedwait, NOARGS, OTHER_SYSCALL),
 };
 
+/* Programs that only track interrupt state and emit nothing: their skipped
+ * runs lose no record. */
+static const char *const state_program_prefixes[] = {
+	"irq_handler_", "softirq_", "hrtimer_expire_", "local_timer_", "irq_work_", "call_function_",
+};
+
 /* Programs without which the trace has no causality at all. */
 static const char *const required_programs[] = { "sched_switch", "sched_waking" };
 
@@ -392,11 +398,45 @@ static uint64_t kernel_drops(struct linux_tracer *t)
 	return sum;
 }
 
+static int is_state_program(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(state_program_prefixes) / sizeof(state_program_prefixes[0]); i++)
+		if (!strncmp(name, state_program_prefixes[i], strlen(state_program_prefixes[i])))
+			return 1;
+	return 0;
+}
+
+/* BPF does not run a program that fires while the same program is already
+ * running on the CPU (a wakeup inside an interrupt that hit sched_waking's
+ * own program, say); the kernel counts those runs and each one is a record
+ * that was never produced. */
+static uint64_t recursion_misses(struct linux_tracer *t)
+{
+	struct bpf_prog_info info;
+	struct bpf_program *prog;
+	uint64_t sum = 0;
+	__u32 len;
+	int fd;
+
+	bpf_object__for_each_program(prog, t->obj->obj) {
+		fd = bpf_program__fd(prog);
+		if (fd < 0 || is_state_program(bpf_program__name(prog)))
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+			sum += info.recursion_misses;
+	}
+	return sum;
+}
+
 static uint64_t linux_lost(void *state)
 {
 	struct linux_tracer *t = state;
 
-	return kernel_drops(t) + t->rejected;
+	return kernel_drops(t) + recursion_misses(t) + t->rejected;
 }
 
 static void linux_stats(void *state, struct argus_platform_stats *st)
@@ -404,7 +444,7 @@ static void linux_stats(void *state, struct argus_platform_stats *st)
 	struct linux_tracer *t = state;
 
 	st->records = t->records;
-	st->kernel_drops = kernel_drops(t);
+	st->kernel_drops = kernel_drops(t) + recursion_misses(t);
 	st->rejected = t->rejected;
 }
 

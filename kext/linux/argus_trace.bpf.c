@@ -55,7 +55,11 @@ const volatile struct argus_syscall_class syscall_class[ARGUS_MAX_SYSCALLS] = {}
  *
  * Flags, not nesting counters: hardirq handlers run with interrupts off, so
  * one of each kind is active at most, and a flag left set by an entry whose
- * exit was missed heals at the next exit instead of staying wrong forever. */
+ * exit was missed heals at the next exit instead of staying wrong forever.
+ * Exits are missed for real: BPF skips a program that fires while the same
+ * program is running on that CPU, so a hard hrtimer expiring while
+ * hrtimer_expire_exit runs for a soft one has its exit skipped.  Hence every
+ * hardirq exit also ends any hrtimer callback, which cannot outlive it. */
 struct irq_state {
 	__u32 hardirq_vec;       /* irq number of the running device handler */
 	__u32 softirq_vec;
@@ -306,51 +310,56 @@ static __always_inline bool is_ksoftirqd(struct task_struct *p)
 	       comm[5] == 'i' && comm[6] == 'r' && comm[7] == 'q' && comm[8] == 'd' && comm[9] == '/';
 }
 
-static __always_inline void wake_context(__u32 waker_tid, struct task_struct *wakee,
-					 struct argus_ev_wakeup *e)
+struct wake_ctx {
+	__u32 irq_vec;
+	__u8 context;
+	__u8 irq_kind;
+};
+
+static __always_inline void wake_context(__u32 waker_tid, struct task_struct *wakee, struct wake_ctx *w)
 {
 	struct task_struct *cur;
 	struct irq_state *st;
 	__u32 zero = 0;
 
-	e->context = ARGUS_WAKE_TASK;
-	e->irq_kind = ARGUS_IRQ_NONE;
-	e->irq_vec = 0;
+	w->context = ARGUS_WAKE_TASK;
+	w->irq_kind = ARGUS_IRQ_NONE;
+	w->irq_vec = 0;
 	st = bpf_map_lookup_elem(&irq_states, &zero);
 	if (!st)
 		return;
 	/* Innermost first: an hrtimer runs inside the local timer vector. */
 	if (in_hardirq(st)) {
-		e->context = ARGUS_WAKE_HARDIRQ;
+		w->context = ARGUS_WAKE_HARDIRQ;
 		if (st->hrtimer_active) {
-			e->irq_kind = ARGUS_IRQ_TIMER;
+			w->irq_kind = ARGUS_IRQ_TIMER;
 		} else if (st->device_active) {
-			e->irq_kind = ARGUS_IRQ_DEVICE;
-			e->irq_vec = st->hardirq_vec;
+			w->irq_kind = ARGUS_IRQ_DEVICE;
+			w->irq_vec = st->hardirq_vec;
 		} else {
-			e->irq_kind = st->vector_kind;
+			w->irq_kind = st->vector_kind;
 		}
 		return;
 	}
 	if (st->softirq_active) {
-		e->context = ARGUS_WAKE_SOFTIRQ;
-		e->irq_kind = softirq_kind(st->softirq_vec);
-		e->irq_vec = st->softirq_vec;
+		w->context = ARGUS_WAKE_SOFTIRQ;
+		w->irq_kind = softirq_kind(st->softirq_vec);
+		w->irq_vec = st->softirq_vec;
 		return;
 	}
 	if (is_ksoftirqd(wakee)) {
-		e->context = ARGUS_WAKE_SOFTIRQ;
-		e->irq_kind = ARGUS_IRQ_OTHER;
+		w->context = ARGUS_WAKE_SOFTIRQ;
+		w->irq_kind = ARGUS_IRQ_OTHER;
 		return;
 	}
 	/* The idle task carries PF_KTHREAD too; ask for it first. */
 	if (!waker_tid) {
-		e->context = ARGUS_WAKE_IDLE;
+		w->context = ARGUS_WAKE_IDLE;
 		return;
 	}
 	cur = bpf_get_current_task_btf();
 	if (cur->flags & PF_KTHREAD)
-		e->context = ARGUS_WAKE_KTHREAD;
+		w->context = ARGUS_WAKE_KTHREAD;
 }
 
 static __always_inline int handle_wakeup(struct task_struct *p, __u16 type)
@@ -359,8 +368,14 @@ static __always_inline int handle_wakeup(struct task_struct *p, __u16 type)
 	__u32 waker_pid = id >> 32, waker_tid = (__u32)id;
 	struct argus_ev_wakeup *e;
 	__u32 wakee_pid = p->tgid;
+	struct wake_ctx w;
 
-	if (excluded(wakee_pid) || excluded(waker_pid))
+	if (excluded(wakee_pid))
+		return 0;
+	wake_context(waker_tid, p, &w);
+	/* An interrupt that lands while the daemon runs wakes on nobody's
+	 * behalf: only the daemon's own wakeups are left out. */
+	if (w.context == ARGUS_WAKE_TASK && excluded(waker_pid))
 		return 0;
 	e = reserve(sizeof(*e));
 	if (!e)
@@ -370,7 +385,9 @@ static __always_inline int handle_wakeup(struct task_struct *p, __u16 type)
 	/* At sched_waking the CPU is not chosen yet: this is where it last ran,
 	 * as the sched_waking tracepoint itself reports. */
 	e->target_cpu = task_cpu_of(p);
-	wake_context(waker_tid, p, e);
+	e->context = w.context;
+	e->irq_kind = w.irq_kind;
+	e->irq_vec = w.irq_vec;
 	fill_header(&e->h, type, sizeof(*e), waker_pid, waker_tid, bpf_ktime_get_ns());
 	submit(e);
 	return 0;
@@ -395,8 +412,10 @@ static __always_inline int handle_irq_exit(void)
 	__u32 zero = 0;
 
 	st = bpf_map_lookup_elem(&irq_states, &zero);
-	if (st)
+	if (st) {
 		st->device_active = 0;
+		st->hrtimer_active = 0;
+	}
 	return 0;
 }
 
@@ -414,6 +433,8 @@ static __always_inline int handle_vector(__u8 kind, bool entry)
 	st->vector_active = entry;
 	if (entry)
 		st->vector_kind = kind;
+	else
+		st->hrtimer_active = 0;
 	return 0;
 }
 
@@ -645,26 +666,32 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	struct argus_syscall_class cls;
 	struct syscall_state *sc;
 	__u32 tid = (__u32)pid_tgid;
+	__u64 obj, obj2;
+	__s32 aux;
 
 	if ((unsigned long)id >= ARGUS_MAX_SYSCALLS)
 		return 0;
 	cls = syscall_class[id];
 	if (cls.layout == ARGUS_SCL_NONE || excluded(pid_tgid >> 32) || compat_syscall(regs))
 		return 0;
-	e = reserve(sizeof(*e));
-	if (!e)
-		return 0;
-	decode_args(cls.layout, regs, &e->aux, &e->obj, &e->obj2);
-	e->nr = id;
-	fill_header(&e->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*e), pid_tgid >> 32, tid, bpf_ktime_get_ns());
+	decode_args(cls.layout, regs, &aux, &obj, &obj2);
+	/* The wait reason must not depend on room in the ring buffer. */
 	sc = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), NULL,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (sc) {
 		sc->nr = id;
 		sc->wait_reason = cls.wait_reason;
-		sc->obj = e->obj;
+		sc->obj = obj;
 		sc->active = 1;
 	}
+	e = reserve(sizeof(*e));
+	if (!e)
+		return 0;
+	e->nr = id;
+	e->aux = aux;
+	e->obj = obj;
+	e->obj2 = obj2;
+	fill_header(&e->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*e), pid_tgid >> 32, tid, bpf_ktime_get_ns());
 	submit(e);
 	return 0;
 }
