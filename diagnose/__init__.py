@@ -3,6 +3,7 @@ reports.  The CLI needs only what this module exports:
 
     g = argus.graphbuild.build_graph(rows)
     hangs = list_hangs(g, pid, tid=None, threshold_ns=...)      # argus hangs
+    render_hangs_text(g, hangs) / hangs_to_json(g, hangs)
     d = diagnose(g, pid, tid=None, at=None, threshold_ns=..., chooser=None)
     render_text(d) / render_json(d) / to_json(d)
 
@@ -19,4 +20,6 @@ from argus.diagnose.hangs import (  # noqa: F401
 from argus.diagnose.slice import Chooser, AutoChooser, EdgeRef, interactive_slice  # noqa: F401
 from argus.diagnose.baseline import Baseline, find_wait_baselines  # noqa: F401
 from argus.diagnose.algorithm import Diagnosis, RootCause, diagnose, diagnose_hang  # noqa: F401
-from argus.diagnose.report import SCHEMA, to_json, render_json, render_text, render_hangs_text  # noqa: F401
+from argus.diagnose.report import (  # noqa: F401
+    SCHEMA, to_json, render_json, render_text, render_hangs_text, hangs_to_json,
+)

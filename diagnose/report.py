@@ -195,6 +195,12 @@ def render_text(d):
     return "\n".join(out) + "\n"
 
 
+def hangs_to_json(g, hangs):
+    """`argus hangs --json`: {"schema": "argus.hangs/1", "hangs": [Hang.to_dict ...]}."""
+    return _clean({"schema": "argus.hangs/1", "hangs": [h.to_dict(g) for h in hangs],
+                   "trace": {"start_ns": g.trace_start, "end_ns": g.trace_end}})
+
+
 def render_hangs_text(g, hangs):
     """`argus hangs`: one line per hang candidate."""
     from argus.diagnose.blocktype import wait_desc

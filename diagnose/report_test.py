@@ -2,7 +2,8 @@
 import json
 
 from argus.graphbuild import crafted as C
-from argus.diagnose import diagnose, list_hangs, to_json, render_json, render_text, render_hangs_text
+from argus.diagnose import (diagnose, list_hangs, to_json, render_json, render_text, render_hangs_text,
+                            hangs_to_json)
 from argus.diagnose.report import fmt_dur, fmt_rel
 
 
@@ -75,3 +76,7 @@ def test_hangs_listing():
         "thread           kind     block type   start    duration  what\n"
         "editor/300 main  stretch  LongRunning  1.000 s  3.000 s   cpu 99%, 0 yields\n")
     assert render_hangs_text(g, []) == "no hangs\n"
+    j = hangs_to_json(g, list_hangs(g, 300))
+    assert json.loads(json.dumps(j)) == j and j["schema"] == "argus.hangs/1"
+    assert [(h["tid"], h["kind"], h["block_type"], h["start_ns"], h["main"]) for h in j["hangs"]] == \
+        [(300, "stretch", "LongRunning", 1_000_020_000, True)]

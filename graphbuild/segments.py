@@ -128,6 +128,7 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
     stats = {"ignored_wakeups": 0, "lost_records": 0, "lost_rows": 0, "tid_reuse": 0}
 
     threads = []  # utid -> _Thread
+    by_tid = {}   # tid -> _Thread of its current utid (fast path)
 
     def thread(utid, pid):
         while len(threads) <= utid:
@@ -135,6 +136,9 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
             threads.append(_Thread(u, tracker.pid[u]))
         T = threads[utid]
         T.pid = pid or T.pid
+        tid = tracker.tid[utid]
+        if tracker.tid_to_utid.get(tid) == utid:
+            by_tid[tid] = T
         return T
 
     def open_seg(T, ts, kind, ctx=-1, irq=0, row=-1):
@@ -233,7 +237,9 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
         if typ == SYSCALL_ENTER:
             if tid == 0:
                 continue
-            T = own(tid, c_pid[i], ts)
+            T = by_tid.get(tid)
+            if T is None or T.state == UNKNOWN or T.state == DEAD:
+                T = own(tid, c_pid[i], ts)
             T.rows.append(i)
             nr = c_nr[i]
             T.nsys += 1
@@ -255,7 +261,9 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
         elif typ == SYSCALL_EXIT:
             if tid == 0:
                 continue
-            T = own(tid, c_pid[i], ts)
+            T = by_tid.get(tid)
+            if T is None or T.state == UNKNOWN or T.state == DEAD:
+                T = own(tid, c_pid[i], ts)
             T.rows.append(i)
             p = T.pending_exit
             if p >= 0 and c_nr[i] == S_wnr[p]:
@@ -267,7 +275,9 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
         elif typ == SWITCH_OUT:
             if tid == 0:
                 continue
-            T = own(tid, c_pid[i], ts, switch_out=True)
+            T = by_tid.get(tid)
+            if T is None or T.state == UNKNOWN:
+                T = own(tid, c_pid[i], ts, switch_out=True)
             if T.state == DEAD:
                 continue
             if T.state == UNKNOWN:
