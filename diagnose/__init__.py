@@ -15,7 +15,7 @@ from argus.diagnose.blocktype import (  # noqa: F401
 )
 from argus.diagnose.hangs import (  # noqa: F401
     DEFAULT_THRESHOLD_NS, DiagnoseError, NoHangError, UnknownProcessError, Hang,
-    find_hang, list_hangs, thread_hangs,
+    find_hang, list_hangs, thread_hangs, hang_for_vertex,
 )
 from argus.diagnose.slice import Chooser, AutoChooser, EdgeRef, interactive_slice  # noqa: F401
 from argus.diagnose.baseline import Baseline, find_wait_baselines  # noqa: F401

@@ -212,3 +212,44 @@ def test_long_wait_without_baseline():
     assert rc["why"] == ("LongWait on read(fd 5) for 3.900 s, still waiting at trace end; no baseline "
                          "(no similar wait ended quickly by a task's wakeup) and the wait did not end "
                          "with a task's wakeup in the trace")
+
+
+def test_normal_thread_on_the_path_is_skipped():
+    """app (100) -> broker (300, an epoll loop with 10 ms timeouts) -> worker
+    (301) -> broker -> app.  During the hang the broker keeps ticking (Normal);
+    the worker is busy (LongRunning): the broker is skipped, the worker named."""
+    t = Trace()
+    t.thread(100, 100, "app")
+    t.thread(300, 300, "broker")
+    t.thread(300, 301, "worker")
+    for k in range(3):
+        T = s(1 + k)
+        work = s(3) if k == 2 else us(100)
+        t.wake(0, 100, T, "hardirq", "timer").run(100, T)
+        t.syscall(100, T + us(5), "write", obj=5, ret=8).wake(100, 300, T + us(6))
+        t.block(100, T + us(20), "read", "read", obj=5)
+        t.run(300, T + us(15), ret=1)
+        t.syscall(300, T + us(20), "write", obj=9, ret=8).wake(300, 301, T + us(25))
+        t.block(300, T + us(30), "poll", "epoll_wait", obj=3)
+        t.run(301, T + us(35), ret=8)
+        X = T + us(35) + work
+        if k == 2:
+            t.busy(301, T + us(35), X, slice_ns=ms(10), gap_ns=us(50))
+            tick = T + ms(10)
+            while tick < X - ms(10):              # the broker's idle epoll timeouts
+                t.wake(0, 300, tick, "hardirq", "timer").run(300, tick)
+                t.block(300, tick + us(5), "poll", "epoll_wait", obj=3)
+                tick += ms(10)
+        t.syscall(301, X, "write", obj=9, ret=8).wake(301, 300, X + us(2))
+        t.block(301, X + us(5), "read", "read", obj=8)
+        t.run(300, X + us(4), ret=1)
+        t.syscall(300, X + us(8), "write", obj=6, ret=8).wake(300, 100, X + us(10))
+        t.block(300, X + us(12), "poll", "epoll_wait", obj=3)
+        t.run(100, X + us(12), ret=8)
+        t.block(100, X + us(20), "sleep", "nanosleep")
+    g = t.build(trace_end=s(5))
+    j = to_json(diagnose(g, 100))
+    assert [p["tid"] for p in j["path"] if p["depth"] == 0] == [100, 100, 300, 301, 300, 100]
+    assert [p["block_type"] for p in j["path"] if p["depth"] == 0][2:4] == ["Normal", "LongRunning"]
+    assert [(c["tid"], c["block_type"], c["depth"], c["primary"]) for c in j["root_causes"]] == \
+        [(301, "LongRunning", 1, True)]

@@ -164,6 +164,22 @@ def thread_hangs(g, utid, threshold_ns=DEFAULT_THRESHOLD_NS):
     return out
 
 
+def hang_for_vertex(g, v):
+    """A Hang for any vertex (for the REPL: "diagnose this one"): its wait
+    when it ended blocked (kind "wait"), else its running span (kind
+    "stretch"), classified over that window."""
+    seg = g.seg
+    v = int(v)
+    utid = int(seg.utid[v])
+    tid, pid = int(seg.tid[v]), int(seg.pid[v])
+    if seg.end_kind[v] == G.END_BLOCKED:
+        a, b = int(seg.wait_start[v]), int(seg.wait_end[v])
+        return Hang(pid, tid, utid, "wait", v, v, a, b, bool(seg.wait_ongoing[v]), B.classify(g, utid, a, b))
+    a, b = int(seg.start[v]), int(seg.end[v])
+    ongoing = bool(seg.end_kind[v] == G.END_TRACE)
+    return Hang(pid, tid, utid, "stretch", v, v, a, b, ongoing, B.classify(g, utid, a, b))
+
+
 def _process_utids(g, pid):
     utids = g.utids_of_pid(pid)
     if not utids:

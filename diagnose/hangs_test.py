@@ -169,3 +169,20 @@ def test_wait_split_by_spurious_wakeups_is_one_hang():
     lw = h.classification.evidence["longest_wait"]
     assert (lw["pieces"], lw["start_ns"], lw["dur_ns"], lw["what"]) == (3, s(1), s(4.5), "read(fd 5)")
     assert h.vertex == g.segment_at(g.utid_of_tid(M), s(5))
+
+
+def test_hang_for_vertex():
+    g = main_thread_day()
+    u = g.utid_of_tid(M)
+    v = g.segment_at(u, s(7))
+    h = H.hang_for_vertex(g, v)
+    assert (h.kind, h.block_type, h.start_ns, h.end_ns, h.vertex) == ("wait", B.LONG_WAIT, s(6.1), s(9), v)
+    v = g.segment_at(u, s(4.5))                       # ends in the 5.5-6.0 s poll
+    h = H.hang_for_vertex(g, v)
+    assert (h.kind, h.block_type, h.start_ns, h.end_ns) == ("wait", B.LONG_WAIT, s(5.5), s(6))
+    v = g.thread_segments(u)[-1]
+    h = H.hang_for_vertex(g, v)
+    assert (h.kind, h.start_ns, h.end_ns, h.ongoing) == ("wait", s(12.3), s(15), True)
+    w = g.thread_segments(g.utid_of_tid(W))[0]          # never blocks: its running span
+    h = H.hang_for_vertex(g, w)
+    assert (h.kind, h.block_type, h.start_ns, h.end_ns, h.ongoing) == ("stretch", B.LONG_RUNNING, 0, s(15), True)
