@@ -199,8 +199,11 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
         if T.state == DEAD and not switch_out:
             # tid reused without a FORK in the trace: a new thread instance.
             stats["tid_reuse"] += 1
-            utid = tracker._new(tid, pid, ts)
+            utid = tracker.new_instance(tid, pid, ts)
             T = thread(utid, pid)
+            open_seg(T, ts, G.START_THREAD)
+            T.state = RUNNING
+            T.on_since = ts
         if T.state == UNKNOWN and not switch_out:
             start_running(T, ts)
         return T
@@ -321,8 +324,11 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
             T = thread(utid, c_pid[i])
             if T.state == DEAD:
                 stats["tid_reuse"] += 1
-                utid = tracker._new(tid, c_pid[i], ts)
+                utid = tracker.new_instance(tid, c_pid[i], ts)
                 T = thread(utid, c_pid[i])
+                open_seg(T, ts, G.START_THREAD)
+                T.state = NEW
+                T.rbl_since = ts
             T.rows.append(i)
             if T.state == UNKNOWN:
                 # Was runnable (or blocked with its wakeup lost) at trace start.
@@ -355,7 +361,7 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
                 if E.state == UNKNOWN or E.state == DEAD:
                     if E.state == DEAD:
                         stats["tid_reuse"] += 1
-                        wutid = tracker._new(wtid, c_ppid[i], ts)
+                        wutid = tracker.new_instance(wtid, c_ppid[i], ts)
                         E = thread(wutid, c_ppid[i])
                     open_seg(E, ts, G.START_THREAD, ctx, c_irq[i], i)
                     tracker.mark_created(E.utid, waker_utid, ts)

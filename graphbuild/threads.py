@@ -62,6 +62,10 @@ class ThreadTracker:
         self.tid_to_utid[tid] = utid
         return utid
 
+    def new_instance(self, tid, pid, ts):
+        """A new utid for a tid seen again after its thread died (no FORK seen)."""
+        return self._new(tid, pid, ts)
+
     def lookup(self, tid, pid, ts):
         """utid for a thread named by a row (created on first sight)."""
         utid = self.tid_to_utid.get(tid)

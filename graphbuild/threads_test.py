@@ -56,3 +56,19 @@ def test_tid_reuse_after_exit_gets_a_new_utid():
     assert g.utid_of_tid(11) == us_[1]
     segs = [[(int(g.seg.start[v]), int(g.seg.end[v])) for v in g.thread_segments(u)] for u in us_]
     assert segs == [[(ms(1), ms(2))], [(ms(3), ms(5))]]
+
+
+def test_tid_seen_again_after_death_without_fork():
+    t = Trace()
+    t.thread(10, 10, "main")
+    t.thread(10, 11, "w")
+    t.run(10, ms(0)).run(11, ms(0))
+    t.exit(11, ms(1))
+    t.run(11, ms(3))                        # fork lost: a new instance anyway
+    g = t.build(trace_end=ms(4))
+    assert g.stats["tid_reuse"] == 1
+    a, b = g.utids_of_tid(11)
+    assert [(int(g.seg.start[v]), int(g.seg.end[v]), g.vertex(v)["end_kind"]) for v in g.thread_segments(a)] == \
+        [(0, ms(1), "exit")]
+    assert [(int(g.seg.start[v]), int(g.seg.end[v]), g.vertex(v)["start_label"]) for v in g.thread_segments(b)] == \
+        [(ms(3), ms(4), "thread_start")]
