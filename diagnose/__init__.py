@@ -1,11 +1,15 @@
 """Diagnosis: hang detection, block types, baselines, slicing, Algorithm 1,
 reports.  The CLI needs only what this module exports:
 
-    g = argus.graphbuild.build_graph(rows)
+    g = argus.graphbuild.build_graph(rows, trace_start=..., trace_end=...)
     hangs = list_hangs(g, pid, tid=None, threshold_ns=...)      # argus hangs
     render_hangs_text(g, hangs) / hangs_to_json(g, hangs)
     d = diagnose(g, pid, tid=None, at=None, threshold_ns=..., chooser=None)
-    render_text(d) / render_json(d) / to_json(d)
+    render_text(d) / render_json(d) / to_json(d)               # argus debug [--json]
+
+For an interactive REPL: subclass slice.Chooser (pick_predecessor,
+follow_weak, pick_baseline, go_on; count `queries`), and use
+find_hang / hang_for_vertex + diagnose_hang(g, hang, threshold_ns, chooser).
 
 Errors with nothing to diagnose are DiagnoseError subclasses (NoHangError,
 UnknownProcessError) whose str() is one clear line.
