@@ -93,16 +93,20 @@ def fmt_threshold(ns):
     return f"{ns / 1e9:g} s"
 
 
-def _continues(g, v):
-    """Whether segment v's wait continues into v+1's: a spurious wakeup inside
-    one syscall (v's syscall did not return; v+1 entered no syscall and
-    blocked again in the same syscall on the same object)."""
+def _continues(g, lo, hi):
+    """For segments lo..hi-1 of one thread: whether segment v's wait continues
+    into v+1's, a spurious wakeup inside one syscall (v's syscall did not
+    return; v+1 entered no syscall and blocked again in the same syscall on
+    the same object).  A list of bools, index v - lo."""
     seg = g.seg
-    w = v + 1
-    return (w < len(seg) and seg.utid[w] == seg.utid[v] and seg.end_kind[w] == G.END_BLOCKED
-            and not seg.wait_done[v] and seg.wait_nr[v] != schema.SYSCALL_NONE and seg.wait_known[v]
-            and seg.nsyscalls[w] == 0 and seg.wait_reason[w] == seg.wait_reason[v]
-            and seg.wait_nr[w] == seg.wait_nr[v] and seg.wait_obj[w] == seg.wait_obj[v])
+    a, b = slice(lo, hi - 1), slice(lo + 1, hi)
+    if hi - lo < 2:
+        return [False] * (hi - lo)
+    c = ((seg.end_kind[a] == G.END_BLOCKED) & (seg.end_kind[b] == G.END_BLOCKED) & ~seg.wait_done[a]
+         & (seg.wait_nr[a] != schema.SYSCALL_NONE) & seg.wait_known[a] & (seg.nsyscalls[b] == 0)
+         & (seg.wait_reason[b] == seg.wait_reason[a]) & (seg.wait_nr[b] == seg.wait_nr[a])
+         & (seg.wait_obj[b] == seg.wait_obj[a]))
+    return c.tolist() + [False]
 
 
 def _wait_class(g, utid, first, last, ws, we):
@@ -137,6 +141,7 @@ def thread_hangs(g, utid, threshold_ns=DEFAULT_THRESHOLD_NS):
             out.append(Hang(pid, tid, utid, "stretch", first, last, start, int(end), bool(ongoing), c))
 
     blocked = (seg.end_kind[lo:hi] == G.END_BLOCKED).tolist()
+    cont = _continues(g, lo, hi)
     first = lo
     k = lo
     while k < hi:
@@ -144,7 +149,7 @@ def thread_hangs(g, utid, threshold_ns=DEFAULT_THRESHOLD_NS):
             k += 1
             continue
         last = k
-        while last + 1 < hi and _continues(g, last):
+        while cont[last - lo]:
             last += 1
         ws, we = int(seg.wait_start[k]), int(seg.wait_end[last])
         idle = not seg.wait_known[k] or seg.wait_reason[k] == schema.WAIT_POLL
