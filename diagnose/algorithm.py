@@ -27,7 +27,9 @@ hang window [a, b] (diagnose_vertex):
                  Recursion stops on a thread already diagnosed, at depth 8, or
                  when go_on says no.
   If a LongWait / flag-polling hang yields no root cause, the spinning vertex
-  itself is reported (depth 0) with why no culprit was found.
+  itself is reported (depth 0) with why no culprit was found (no baseline;
+  or every thread on the path ran normally; and which kernel wakeups end
+  such waits when tasks never do: the thread waits on the kernel or a device).
 
 Output (Diagnosis, rendered by report.py as "argus.diagnosis/1"):
   path         spinning vertex, then every slice in walk order: each level's
@@ -320,6 +322,26 @@ class _Run:
         return info
 
 
+def _kernel_wakers(g, v):
+    """Labels of the culled (kernel) wakeups that ended v's wait and the
+    thread's other waits with the same wait reason and syscall, most frequent
+    first: "block", "timer x3, net", ... ("" when tasks ended them all)."""
+    seg = g.seg
+    utid = int(seg.utid[v])
+    lo, hi = int(g.thread_seg_lo[utid]), int(g.thread_seg_hi[utid])
+    counts = {}
+    for w in range(lo, hi - 1):
+        if seg.end_kind[w] != G.END_BLOCKED or seg.wait_reason[w] != seg.wait_reason[v] \
+                or seg.wait_nr[w] != seg.wait_nr[v]:
+            continue
+        n = w + 1
+        if seg.start_kind[n] == G.START_WAKEUP and g.in_wake[n] < 0:
+            label = g.start_label(n)
+            counts[label] = counts.get(label, 0) + 1
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(k if n == 1 else f"{k} x{n}" for k, n in items)
+
+
 def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
     """Runs Algorithm 1 on a Hang (from hangs.find_hang / list_hangs)."""
     chooser = chooser or AutoChooser()
@@ -348,6 +370,10 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
             if c.block_type == B.LONG_WAIT:
                 why += "; no baseline (no similar wait ended quickly by a task's wakeup) and the wait " \
                        "did not end with a task's wakeup in the trace"
+                kernel = _kernel_wakers(g, hang.vertex)
+                if kernel:
+                    why += f"; such waits end by kernel wakeups ({kernel}): the thread waits on the " \
+                           f"kernel or a device, not on another task"
             else:
                 why += "; no write by another thread was observed"
         else:

@@ -253,3 +253,24 @@ def test_normal_thread_on_the_path_is_skipped():
     assert [p["block_type"] for p in j["path"] if p["depth"] == 0][2:4] == ["Normal", "LongRunning"]
     assert [(c["tid"], c["block_type"], c["depth"], c["primary"]) for c in j["root_causes"]] == \
         [(301, "LongRunning", 1, True)]
+
+
+def test_long_wait_on_the_kernel():
+    """Reads from a disk: every wait ends by a BLOCK softirq, the long one too."""
+    t = Trace()
+    t.thread(900, 900, "indexer")
+    t.run(900, 0).block(900, ms(1), "poll", "epoll_wait", obj=3)
+    for k in range(3):
+        at = s(1 + k)
+        t.wake_and_run(0, 900, at - ms(1), "hardirq", "timer")
+        t.block(900, at, "io", "pread64", obj=7, state="blocked_io")
+        end = at + (s(2.5) if k == 2 else ms(2))
+        t.wake_and_run(0, 900, end, "softirq", "block")
+        t.block(900, end + ms(1), "poll", "epoll_wait", obj=3)
+    g = t.build(trace_end=s(6))
+    j = to_json(diagnose(g, 900))
+    (rc,) = j["root_causes"]
+    assert rc["why"] == ("LongWait on pread64 for 2.500 s; no baseline (no similar wait ended quickly by a "
+                         "task's wakeup) and the wait did not end with a task's wakeup in the trace; such waits "
+                         "end by kernel wakeups (block x3): the thread waits on the kernel or a device, not on "
+                         "another task")
