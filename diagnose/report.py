@@ -172,7 +172,7 @@ def render_text(d):
     origin = s.get("origin")
     if origin:
         o = f"  slice origin: {origin['kind']}"
-        if origin.get("label"):
+        if origin.get("label") and origin["label"] != origin["kind"]:
             o += f" ({origin['label']})"
         if origin.get("tid") is not None:
             o += f" at {origin['comm']}/{origin['tid']}"
