@@ -458,9 +458,40 @@ cleanup:
 	return ret;
 }
 
-static int process_alive(uint32_t pid)
+/* A daemon that still owns the buffer: alive, not a zombie, and argusd (the
+ * pid may have been reused since it wrote its pid into the header). */
+static bool daemon_alive(uint32_t pid)
 {
-	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	if (!pid || (kill((pid_t)pid, 0) < 0 && errno != EPERM))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return false;
+	return strstr(buf, "(argusd)") != NULL;
+}
+
+/* A killed daemon closes its socket at once but takes a moment to die
+ * (tearing down BPF programs): wait a little before calling it busy. */
+static bool daemon_still_alive(uint32_t pid)
+{
+	int i;
+
+	for (i = 0; i < 60 && daemon_alive(pid); i++)
+		usleep(50 * 1000);
+	return daemon_alive(pid);
 }
 
 /* Continue an existing buffer of the requested size (a restarted daemon
@@ -481,7 +512,7 @@ static int open_buffer(struct daemon *d)
 			goto cleanup;
 		}
 		owner = argus_rb_header(rb)->daemon_pid;
-		if (owner && owner != (uint32_t)getpid() && process_alive(owner)) {
+		if (owner && owner != (uint32_t)getpid() && daemon_still_alive(owner)) {
 			ret = -EBUSY;
 			report_failure("failed to open buffer %s: argusd pid %u is writing to it", env.buffer, owner);
 			goto cleanup;
@@ -840,8 +871,9 @@ static int run_loop(struct daemon *d)
 		if (timeout > POLL_MS)
 			timeout = POLL_MS;
 		if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
-			log_msg("failed to poll: %s", strerror(errno));
-			return -errno;
+			ret = -errno;
+			log_msg("failed to poll: %s", strerror(-ret));
+			return ret;
 		}
 		ret = d->ops->poll(d->src, &d->prod, 0);
 		if (ret < 0 && ret != -EINTR) {
