@@ -50,8 +50,8 @@ const volatile struct argus_syscall_class syscall_class[ARGUS_MAX_SYSCALLS] = {}
 
 /* Where the current CPU is in interrupt handling.  Tracepoints are the only
  * portable source: preempt_count is a per-CPU variable that BPF can only
- * address through kallsyms, and most distribution kernels leave data
- * symbols out (CONFIG_KALLSYMS_ALL=n).
+ * address through kallsyms, and kernels built with CONFIG_KALLSYMS_ALL=n
+ * (minimal VM kernels, this project's test machines) refuse such programs.
  *
  * Flags, not nesting counters: hardirq handlers run with interrupts off, so
  * one of each kind is active at most, and a flag left set by an entry whose
