@@ -55,7 +55,7 @@ class ArgusRunner:
         proc = self.run(*args, **kw)
         return json.loads(proc.stdout)
 
-    def start(self, size="256M"):
+    def start(self, size="1G"):
         self.run("start", "--buffer", self.buffer, "--size", size)
         return self
 

@@ -42,7 +42,7 @@ _Static_assert(sizeof(struct argus_row) == 80, "struct argus_row is 80 bytes (sc
 /* Record sizes documented in argus_event.h and docs/ring-buffer.md. */
 _Static_assert(sizeof(struct argus_ev_switch_out) == 40 && sizeof(struct argus_ev_switch_in) == 32 &&
 	       sizeof(struct argus_ev_wakeup) == 40 && sizeof(struct argus_ev_syscall_enter) == 48 &&
-	       sizeof(struct argus_ev_syscall_exit) == 48 && sizeof(struct argus_ev_fork) == 48 &&
+	       sizeof(struct argus_ev_syscall_exit) == 40 && sizeof(struct argus_ev_fork) == 48 &&
 	       sizeof(struct argus_ev_comm) == 40 && sizeof(struct argus_ev_exit) == 32 &&
 	       sizeof(struct argus_ev_proc_snapshot) == 48 && sizeof(struct argus_ev_data_flag) == 48 &&
 	       sizeof(struct argus_ev_lost) == 32, "schema v1 record sizes");

@@ -153,12 +153,11 @@ struct argus_ev_syscall_enter {     /* 48 bytes */
 	__u64 obj2;                  /* second identity: futex val2/uaddr2, dest fd, 0 */
 };
 
-struct argus_ev_syscall_exit {      /* 48 bytes */
+struct argus_ev_syscall_exit {      /* 40 bytes */
 	struct argus_event_header h;
 	__u32 nr;
 	__u32 reserved;
 	__s64 ret;
-	__u64 reserved2;
 };
 
 struct argus_ev_fork {              /* 48 bytes; header = parent */

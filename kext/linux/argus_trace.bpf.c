@@ -720,7 +720,6 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 	e->nr = enter_nr;
 	e->reserved = 0;
 	e->ret = ret;
-	e->reserved2 = 0;
 	fill_header(&e->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*e), pid_tgid >> 32, tid, bpf_ktime_get_ns());
 	submit(e);
 	return 0;
