@@ -87,6 +87,9 @@ class Procs:
         self.live.append(p)
         return p
 
+    def pids(self):
+        return {p.pid for p in self.live}
+
     def forget(self, p):
         if p in self.live:
             self.live.remove(p)
@@ -362,6 +365,45 @@ def perf_data_counts(path):
                     lost_samples += struct.unpack_from("<Q", mm, pos + 8)[0]
                 pos += size
     return {"samples": samples, "lost": max(lost, lost_samples), "lost_records": lost_records}
+
+
+def foreign_tracers(tmp, own_pids):
+    """System-wide tracers that we did not start: other argusd daemons (tests,
+    a user's daemon), `perf record -a`, `perf trace`, bpftrace, trace-cmd.
+    Their probes fire for every configuration, untraced included, so they
+    both slow the baseline and dilute the ratios."""
+    found = []
+    me = os.getpid()
+    for d in glob.glob("/proc/[0-9]*"):
+        pid = int(os.path.basename(d))
+        if pid == me or pid in own_pids:
+            continue
+        try:
+            with open(os.path.join(d, "cmdline"), "rb") as f:
+                raw = f.read()
+        except OSError:
+            continue
+        if not raw or tmp.encode() in raw:
+            continue
+        args = [a.decode(errors="replace") for a in raw.rstrip(b"\0").split(b"\0")]
+        exe = os.path.basename(args[0])
+        sub = args[1] if len(args) > 1 else ""
+        if (exe.startswith("argusd") or exe in ("bpftrace", "trace-cmd")
+                or (exe.startswith("perf") and sub in ("trace", "sched", "lock", "kwork"))
+                or (exe.startswith("perf") and sub in ("record", "top")
+                    and any(a in ("-a", "--all-cpus") or (a.startswith("-") and not a.startswith("--")
+                                                          and "a" in a[1:] and a[1:].isalpha())
+                            for a in args[2:]))):
+            found.append(f"{pid} {' '.join(args)[:120]}")
+    return found
+
+
+def _loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _disk_usage(path):
@@ -662,19 +704,26 @@ def run_bench(args, procs, tmp):
                 log(f"bench:   warmup {i + 1}: " + _fmt_vals(vals) + f" ({wall:.1f} s)")
             runs = []
             for r in range(args.rounds):
+                wait_quiet(tmp, procs, args.quiet_wait)
                 k = r % len(configs)
                 order = configs[k:] + configs[:k]
                 for cname in order:
                     tr = tracers[cname]
+                    foreign = foreign_tracers(tmp, procs.pids())
                     tr.start()
                     try:
                         vals, wall = wl.run()
                     except BaseException:
                         tr.cleanup()
                         raise
+                    foreign = sorted(set(foreign) | set(foreign_tracers(tmp, procs.pids())))
                     stats = tr.stop()
                     runs.append({"round": r + 1, "config": cname, "values": vals,
-                                 "wall_s": round(wall, 3), "tracer": stats or {}})
+                                 "wall_s": round(wall, 3), "tracer": stats or {},
+                                 "foreign_tracers": foreign, "loadavg_1m": _loadavg()})
+                    if foreign:
+                        log(f"bench:   (a foreign tracer ran during this run: {foreign[0]}"
+                            + (f" and {len(foreign) - 1} more" if len(foreign) > 1 else "") + ")")
                     extra = ""
                     if cname == "argus":
                         extra = (f"  events {_n(stats.get('events'))}, lost {_n(stats.get('lost'))}, "
@@ -685,9 +734,32 @@ def run_bench(args, procs, tmp):
                     log(f"bench:   round {r + 1} {cname:<8} " + _fmt_vals(vals) + f" ({wall:.1f} s){extra}")
         finally:
             wl.teardown()
+        dirty = sorted({run["round"] for run in runs if run["foreign_tracers"]})
+        used = runs
+        if args.clean_only and dirty:
+            used = [run for run in runs if run["round"] not in dirty]
+            if not used:
+                log(f"bench: note: every round of {wname} had a foreign tracer; summarizing all of them")
+                used = runs
         results.append({"workload": wname, "command": wl.describe, "metrics": wl.metrics,
-                        "runs": runs, "summary": summarize(runs, wl.metrics, configs)})
+                        "runs": runs, "rounds_with_foreign_tracers": dirty,
+                        "rounds_summarized": sorted({run["round"] for run in used}),
+                        "summary": summarize(used, wl.metrics, configs)})
     return {"meta": meta, "results": results}
+
+
+def wait_quiet(tmp, procs, limit_s):
+    """Before a round: wait up to limit_s for foreign system-wide tracers to end."""
+    found = foreign_tracers(tmp, procs.pids())
+    if not found or limit_s <= 0:
+        return
+    log(f"bench:   waiting up to {limit_s:.0f} s for a foreign tracer to end: {found[0]}")
+    deadline = time.monotonic() + limit_s
+    while found and time.monotonic() < deadline:
+        time.sleep(1)
+        found = foreign_tracers(tmp, procs.pids())
+    if found:
+        log("bench:   still there; going on (the round is flagged)")
 
 
 def summarize(runs, metrics, configs):
@@ -829,6 +901,11 @@ def main(argv=None):
     ap.add_argument("--pipe-loops", type=int, help="perf bench sched pipe -l (default 200000)")
     ap.add_argument("--redis-requests", type=int, help="redis-benchmark -n (default 200000)")
     ap.add_argument("--build-compiles", type=int, help="compiles per build run (default 50)")
+    ap.add_argument("--quiet-wait", type=float, default=None, metavar="S",
+                    help="before each round, wait up to S s for foreign system-wide tracers "
+                         "(other argusd, perf record -a, bpftrace) to end (default 120; 10 with --quick)")
+    ap.add_argument("--clean-only", action="store_true",
+                    help="summarize only the rounds in which no foreign tracer ran (when there are any)")
     ap.add_argument("--keep-tmp", action="store_true", help="keep the temporary directory")
     args = ap.parse_args(argv)
     args.configs_given = args.configs is not None
@@ -838,6 +915,8 @@ def main(argv=None):
         args.rounds = 1 if args.quick else 5
     if args.warmup is None:
         args.warmup = 1
+    if args.quiet_wait is None:
+        args.quiet_wait = 10 if args.quick else 120
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
 
@@ -884,7 +963,12 @@ def main(argv=None):
     print(f"Argus tracing overhead — {m['date']}, kernel {m['host_kernel']}, {m['cpus']} CPUs, "
           f"{m['perf']}, {m['rounds']} round(s), git {m['git_rev']}")
     for res in report["results"]:
-        print(f"  {res['workload']}: {res['command']}")
+        dirty = res["rounds_with_foreign_tracers"]
+        extra = ""
+        if dirty:
+            extra = (f"  [a foreign tracer ran in round(s) {','.join(map(str, dirty))}; "
+                     f"summarized rounds {','.join(map(str, res['rounds_summarized']))}]")
+        print(f"  {res['workload']}: {res['command']}{extra}")
     print()
     print(render_table(report))
     print()
