@@ -499,6 +499,27 @@ static void reset_claimed_chunk(struct argus_rb *rb, struct argus_rb_chunk_heade
 	__atomic_store_n(&c->seq, seq, __ATOMIC_RELEASE);
 }
 
+/*
+ * The file is sparse, so the first write into a never-used chunk allocates
+ * disk blocks.  Through a MAP_SHARED mapping a full disk would surface as
+ * SIGBUS in the middle of a record; reserving the chunk's blocks with
+ * fallocate() first turns that into an ENOSPC the producer can report, and
+ * keeps everything already recorded intact.  Once per chunk, so off the
+ * fast path.
+ */
+static int reserve_chunk_blocks(struct argus_rb *rb, uint32_t idx)
+{
+	off_t off = (off_t)(rb->data_offset + (uint64_t)idx * rb->chunk_size);
+	int rc = posix_fallocate(rb->fd, off, (off_t)rb->chunk_size);
+
+	/* Filesystems without fallocate support (EOPNOTSUPP/EINVAL) keep the
+	 * old behaviour rather than refusing to trace. */
+	if (rc == 0 || rc == EOPNOTSUPP || rc == EINVAL)
+		return 0;
+	errno = rc;
+	return -1;
+}
+
 /* Slow path: seal the current chunk and claim the next one in ring order. */
 __attribute__((noinline))
 static int producer_next_chunk(struct argus_rb_producer *p)
@@ -542,6 +563,14 @@ static int producer_next_chunk(struct argus_rb_producer *p)
 			 * store ordered after our reads above. */
 			__atomic_store_n(ownership(c), own, __ATOMIC_RELEASE);
 			goto skip;
+		}
+		if (owner_state(own) == ARGUS_RB_CHUNK_FREE && reserve_chunk_blocks(rb, idx) < 0) {
+			int err = errno;
+			/* Give the never-written chunk back; records already in the
+			 * file are untouched, the caller counts this record lost.
+			 * Release: keeps our reads above ordered before the hand-back. */
+			__atomic_store_n(ownership(c), own, __ATOMIC_RELEASE);
+			return fail(rb, err, "cannot allocate disk for chunk %u: %s", idx, strerror(err));
 		}
 		reset_claimed_chunk(rb, c, owner_state(own), seq);
 		p->chunk_index = idx;
