@@ -43,6 +43,8 @@ thread appears once; depth(root cause) >= 1 unless it is the spinning thread.
 """
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from argus.tracer import schema
 from argus.graphbuild import graph as G
 from argus.diagnose import blocktype as B
@@ -91,6 +93,7 @@ class Diagnosis:
     queries: int
     spinning_extra: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    metrics: dict = field(default_factory=dict)
 
     def to_json(self):
         from argus.diagnose.report import to_json
@@ -117,6 +120,7 @@ class _Run:
         self.path = []
         self.root_causes = []
         self.visited = {hang.utid}
+        self.advice_candidates = {}
         self._cls = {}
 
     # --- helpers ---
@@ -218,7 +222,42 @@ class _Run:
         sc = B.syscall_counts(self.g, c.utid, c.start_ns, c.end_ns)
         if sc:
             known += "; syscalls: " + ", ".join(f"{k} x{v}" for k, v in list(sc.items())[:5])
-        return f"repeated yield: polling a data flag; watch it with bp_watch {pid} IMAGE SYMBOL ({known})"
+        cmd = self.bp_watch_advice(c.utid, c.start_ns, c.end_ns)
+        cand = self.advice_candidates.get(c.utid) or {}
+        hint = ""
+        if cand.get("addresses"):
+            hint += "; candidates: addresses polled " + ", ".join(f"0x{x:x}" for x in cand["addresses"])
+        if cand.get("stack"):
+            hint += "; loop stack " + " <- ".join(cand["stack"])
+        return f"repeated yield: polling a data flag; watch it with {cmd} ({known}){hint}"
+
+    def bp_watch_advice(self, utid, a, b):
+        """The bp_watch command line for a RepeatedYield without data flags:
+        IMAGE SYMBOL from a data_flag rule of an earlier session when there is
+        one (a question saved), else placeholders plus the candidates the
+        vertex shows: the addresses it polled (futex / wait objects) and the
+        loop's call stack (when stacks are recorded)."""
+        g = self.g
+        pid = int(g.threads.pid[utid])
+        rules = getattr(self.chooser, "rules", None)
+        known = rules.data_flag(g.process_name(pid), g.comm(utid)) if rules is not None else None
+        if known:
+            self.chooser.saved = getattr(self.chooser, "saved", 0) + 1
+            self.chooser.saved_by_rules = getattr(self.chooser, "saved_by_rules", 0) + 1
+            if known.get("symbol"):
+                return f"bp_watch {pid} {known.get('image') or 'IMAGE'} {known['symbol']} (remembered flag)"
+            return f"bp_watch {pid} --addr 0x{int(known['addr']):x} (remembered flag)"
+        cands = polled_addresses(g, utid, a, b)
+        from argus.diagnose.stacks import top_frames
+        frames = top_frames(g, B.busiest_segment(g, utid, a, b))
+        txt = f"bp_watch {pid} IMAGE SYMBOL"
+        extra = []
+        if cands:
+            extra.append("addresses polled: " + ", ".join(f"0x{x:x}" for x in cands[:5]))
+        if frames:
+            extra.append("loop stack: " + " <- ".join(frames[:5]))
+        self.advice_candidates[utid] = {"addresses": cands[:5], "stack": frames[:5]}
+        return txt
 
     def relation(self, res, t, role):
         g = self.g
@@ -255,7 +294,7 @@ class _Run:
         if bt == B.REPEATED_YIELD:
             addrs = B.flag_reads(g, utid, a, b)
             if not addrs:
-                info["advice"] = f"bp_watch {int(g.threads.pid[utid])} IMAGE SYMBOL"
+                info["advice"] = self.bp_watch_advice(utid, a, b)
                 return info
             info["flags"] = addrs
             cands = BL.find_flag_baselines(g, utid, addrs, a, b, self.threshold_ns)
@@ -320,6 +359,25 @@ class _Run:
             if sub["advice"]:
                 rc.advice = sub["advice"]
         return info
+
+
+def polled_addresses(g, utid, a, b):
+    """Addresses a yielding thread touched through the kernel in [a, b]:
+    futex uaddrs of its futex syscalls and the objects of its blocking
+    waits, most frequent first (a flag polled in a loop is likely among
+    them, or next to them)."""
+    idx = g.thread_rows_of(utid, a, b)
+    r = g.rows[idx]
+    from argus.graphbuild.sysroles import SyscallRoles
+    roles = getattr(g, "roles", None) or SyscallRoles()
+    waits = (r["aux"] & 0x7F) == 0
+    waits |= (r["aux"] & 0x7F) == 9       # FUTEX_WAIT, FUTEX_WAIT_BITSET: polling, not waking
+    sel = (r["type"] == schema.SYSCALL_ENTER) & np.isin(r["nr"], sorted(roles.futex_nrs)) & waits
+    counts = {}
+    for x in r["obj"][sel].tolist():
+        if x:
+            counts[int(x)] = counts.get(int(x), 0) + 1
+    return [k for k, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def _kernel_wakers(g, v):
@@ -389,8 +447,28 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
     lost = g.stats.get("lost_records", 0)
     if lost:
         notes.append(f"{lost} records were lost while tracing; edges may be missing")
-    return Diagnosis(g, hang, int(threshold_ns), run.path, run.root_causes, int(chooser.queries),
-                     extra, notes)
+    d = Diagnosis(g, hang, int(threshold_ns), run.path, run.root_causes, int(chooser.queries),
+                  extra, notes)
+    d.metrics = _metrics(g, hang, threshold_ns, chooser, d)
+    return d
+
+
+def _metrics(g, hang, threshold_ns, chooser, d):
+    """Table 2 of the paper: queries asked, path length of this run and of
+    the automatic heuristic on the same hang (run again with AutoChooser
+    when this run was steered)."""
+    if isinstance(chooser, AutoChooser):
+        auto_len = len(d.path)
+    else:
+        auto_len = len(diagnose_hang(g, hang, threshold_ns, AutoChooser()).path)
+    return {
+        "queries": int(chooser.queries),
+        "path_len": len(d.path),
+        "auto_path_len": auto_len,
+        "saved_by_rules": int(getattr(chooser, "saved_by_rules", 0)),
+        "saved_by_memory": int(getattr(chooser, "saved", 0)) - int(getattr(chooser, "saved_by_rules", 0)),
+        "mode": "auto" if isinstance(chooser, AutoChooser) else "interactive",
+    }
 
 
 def diagnose(g, pid, tid=None, at=None, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):

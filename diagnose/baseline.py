@@ -12,10 +12,21 @@ syscall nr N, wait obj O):
   next segment has an incoming wakeup edge (culled kernel wakeups - timers,
   irqs - are no baseline: nothing on a task's path is to blame).
   Rank: same thread first, then same wait obj, then before the hang (most
-  recent first), then after it (nearest first).  Similarity beyond that (the
-  syscalls inside the segments) is reported per candidate (`syscall_overlap`,
-  Jaccard of the syscall-number sets of the two segments) so an interactive
-  chooser can show it; it does not reorder.
+  recent first), then after it (nearest first).
+  Semantic similarity (paper §5.4: "the same high level semantics"), per
+  candidate, in [0, 1], the mean of the parts that exist:
+    syscall sequence   difflib's ratio of the two segments' syscall-number
+                       sequences (order matters, attributes that change at
+                       run time - fds, addresses - do not)
+    call stacks        Jaccard of the stack symbols, when stacks are recorded
+    message peers      Jaccard of the (process, thread) names the segment
+                       woke or was woken by
+  Candidates with similarity >= MIN_SIMILARITY qualify and come first (rank
+  order kept inside both groups); `syscall_overlap` (Jaccard of the syscall
+  sets) is kept for the report.  group_by_signature folds qualifying
+  candidates whose wake-up came from the same (process, thread) names into
+  one (its best ranked): an interactive chooser asks only when more than one
+  kind of baseline remains.
 
 For a RepeatedYield spinning stretch that read data flags (DATA_FLAG_READ)
 in its window: candidates are data_flag edges into T (or a same-comm thread)
@@ -27,6 +38,8 @@ Invariant: the spinning vertex itself is never a candidate; the returned list
 is ranked best first (AutoChooser takes the first).
 """
 from dataclasses import dataclass
+
+import difflib
 
 import numpy as np
 
@@ -46,6 +59,7 @@ class Baseline:
     wait_start_ns: int
     wait_ns: int
     syscall_overlap: float = 0.0
+    similarity: float = None
 
     def to_dict(self, g):
         return {
@@ -53,7 +67,7 @@ class Baseline:
             "tid": int(g.threads.tid[self.utid]), "pid": int(g.threads.pid[self.utid]),
             "comm": g.comm(self.utid), "same_thread": self.same_thread, "same_obj": self.same_obj,
             "before_hang": self.before_hang, "start_ns": self.wait_start_ns, "wait_ns": self.wait_ns,
-            "syscall_overlap": self.syscall_overlap,
+            "syscall_overlap": self.syscall_overlap, "similarity": self.similarity,
         }
 
 
@@ -108,6 +122,69 @@ def find_wait_baselines(g, v, threshold_ns, hang_start=None, limit=50):
     out = out[:limit]
     for b in out:
         b.syscall_overlap = _jaccard(own, set(g.segment_syscalls(b.vertex)))
+    return _by_similarity(g, v, out)
+
+
+MIN_SIMILARITY = 0.5
+SEQ_MAX = 256
+
+
+def syscall_sequence(g, v):
+    r = g.rows[g.segment_rows(v)]
+    return r["nr"][r["type"] == schema.SYSCALL_ENTER][-SEQ_MAX:].tolist()
+
+
+def message_peers(g, v):
+    """(process, thread) names v woke or was woken by (wakeup / spawn edges)."""
+    out = set()
+    for e in list(g.in_edges(v).tolist()) + list(g.out_edges(v).tolist()):
+        if g.edges.type[e] not in (G.EDGE_WAKEUP, G.EDGE_SPAWN):
+            continue
+        other = int(g.edges.src[e]) if int(g.edges.dst[e]) == v else int(g.edges.dst[e])
+        u = int(g.seg.utid[other])
+        out.add((g.process_name(int(g.threads.pid[u])), g.comm(u)))
+    return out
+
+
+def similarity(g, v, w, seq_v=None, peers_v=None):
+    from argus.diagnose.stacks import top_frames, has_stacks
+    seq_v = syscall_sequence(g, v) if seq_v is None else seq_v
+    parts = [difflib.SequenceMatcher(None, seq_v, syscall_sequence(g, w), autojunk=False).ratio()
+             if (seq_v or syscall_sequence(g, w)) else 1.0]
+    if has_stacks(g):
+        parts.append(_jaccard(set(top_frames(g, v, 64)), set(top_frames(g, w, 64))))
+    peers_v = message_peers(g, v) if peers_v is None else peers_v
+    peers_w = message_peers(g, w)
+    if peers_v or peers_w:
+        parts.append(_jaccard(peers_v, peers_w))
+    return round(sum(parts) / len(parts), 3)
+
+
+def _by_similarity(g, v, cands):
+    seq_v, peers_v = syscall_sequence(g, v), message_peers(g, v)
+    for b in cands:
+        b.similarity = similarity(g, v, b.vertex, seq_v, peers_v)
+    good = [b for b in cands if b.similarity >= MIN_SIMILARITY]
+    return good + [b for b in cands if b.similarity < MIN_SIMILARITY]
+
+
+def signature(g, b):
+    """What a baseline's wake-up looks like, by stable names."""
+    waker = int(g.seg.utid[int(g.edges.src[b.edge])])
+    return (b.same_thread, g.process_name(int(g.threads.pid[waker])), g.comm(waker),
+            G.EDGE_TYPE_NAMES[int(g.edges.type[b.edge])])
+
+
+def group_by_signature(g, cands):
+    """One baseline per signature (the best ranked), qualifying ones only when
+    any qualify; in rank order."""
+    pool = [b for b in cands if b.similarity is None or b.similarity >= MIN_SIMILARITY] or list(cands)
+    seen, out = set(), []
+    for b in pool:
+        sig = signature(g, b)
+        if sig not in seen:
+            seen.add(sig)
+            out.append(b)
     return out
 
 

@@ -111,6 +111,7 @@ def to_json(d):
         "path": path,
         "root_causes": causes,
         "queries": int(d.queries),
+        "metrics": dict(getattr(d, "metrics", None) or {}),
         "notes": list(d.notes),
         "trace": {"start_ns": g.trace_start, "end_ns": g.trace_end},
     })
@@ -130,6 +131,29 @@ def _proc(x):
     return f"{x.get('process') or '?'}/{x['pid']}"
 
 
+def evidence_text(ev):
+    """One line of classification evidence (a spinning dict or a root
+    cause's evidence): on-CPU share, yields / short sleeps / timeouts with
+    their period, the longest wait and what it waited on."""
+    parts = [f"on CPU {fmt_pct(ev.get('cpu_share', 0))}", f"runnable {fmt_pct(ev.get('runnable_share', 0))}"]
+    lw = ev.get("longest_wait")
+    if lw:
+        w = f"longest wait {fmt_dur(lw.get('in_window_ns', lw['dur_ns']))} on {lw['what']}"
+        if lw.get("ongoing"):
+            w += " (still waiting at trace end)"
+        if lw.get("timed_out"):
+            w += " (timed out)"
+        parts.append(w)
+    if ev.get("yields") or ev.get("short_waits"):
+        rep = f"{ev.get('yields', 0)} yields, {ev.get('short_waits', 0)} short waits"
+        if ev.get("timeouts"):
+            rep += f" ({ev['timeouts']} timed out)"
+        if ev.get("mean_period_ns"):
+            rep += f", one every {fmt_dur(ev['mean_period_ns'])}"
+        parts.append(rep)
+    return ", ".join(parts)
+
+
 def render_text(d):
     j = d if isinstance(d, dict) else to_json(d)
     s = j["spinning"]
@@ -140,13 +164,7 @@ def render_text(d):
     out.append(f"  hang start = {s['start_ns'] / 1e9:.6f} s (trace clock); times below are relative to it")
     lw = s.get("longest_wait")
     ev = [f"on CPU {fmt_pct(s['cpu_share'])}", f"runnable {fmt_pct(s['runnable_share'])}"]
-    if lw:
-        ev.append(f"longest wait {lw['what']} {fmt_dur(lw['in_window_ns'])}")
-    if s.get("yields") or s.get("short_waits"):
-        ev.append(f"{s['yields']} yields, {s['short_waits']} short waits")
-        if s.get("mean_period_ns"):
-            ev.append(f"one every {fmt_dur(s['mean_period_ns'])}")
-    out.append("  evidence: " + ", ".join(ev))
+    out.append("  evidence: " + evidence_text(s))
     b = s.get("baseline")
     if b:
         rel = []
@@ -189,7 +207,18 @@ def render_text(d):
         if r.get("advice"):
             out.append(f"      next step: {r['advice']}")
     out.append("")
-    out.append(f"Queries: {j['queries']}")
+    m = j.get("metrics") or {}
+    line = f"Queries: {j['queries']}"
+    if m:
+        if m["mode"] == "auto":
+            line += f"; path length {m['path_len']} (--auto)"
+        else:
+            line += f"; path length {m['path_len']} interactive, {m['auto_path_len']} with --auto"
+        saved = m.get("saved_by_rules", 0) + m.get("saved_by_memory", 0)
+        if saved:
+            line += f"; {saved} question(s) saved ({m.get('saved_by_rules', 0)} by rules of earlier sessions, " \
+                    f"{m.get('saved_by_memory', 0)} by answers earlier in this one)"
+    out.append(line)
     for n in j.get("notes", ()):
         out.append(f"Note: {n}")
     return "\n".join(out) + "\n"

@@ -17,7 +17,9 @@ def test_json_schema_keys_and_types():
     t, info = C.client_daemon()
     d = diagnose(t.build(trace_end=info["trace_end"]), C.APP)
     j = json.loads(render_json(d))
-    assert list(j) == ["schema", "spinning", "path", "root_causes", "queries", "notes", "trace"]
+    assert list(j) == ["schema", "spinning", "path", "root_causes", "queries", "metrics", "notes", "trace"]
+    assert j["metrics"] == {"queries": 0, "path_len": len(j["path"]), "auto_path_len": len(j["path"]),
+                            "saved_by_rules": 0, "saved_by_memory": 0, "mode": "auto"}
     assert j["schema"] == "argus.diagnosis/1"
     for k in ("pid", "tid", "comm", "start_ns", "end_ns", "block_type"):
         assert k in j["spinning"]
@@ -49,7 +51,7 @@ Root causes (by depth; * = primary: the deepest, the culprit of the culprit):
   * depth 0  editor/300 (process editor/300)  LongRunning  +0 ns .. +3.000 s
       busy on CPU 99% of the hang; work triggered by Xorg/400 (wakeup at +0 ns), device wakeup
 
-Queries: 0
+Queries: 0; path length 2 (--auto)
 """
 
 
@@ -67,7 +69,7 @@ def test_text_rendering_cross_process_and_json_roundtrip():
     i = lines.index("Root causes (by depth; * = primary: the deepest, the culprit of the culprit):")
     assert lines[i + 1] == "    depth 1  daemond/200 (process daemond/200)  LongWait  +30 us .. +5.000 s"
     assert lines[i + 3] == "  * depth 2  helper/201 (process daemond/200)  LongRunning  +30 us .. +5.000 s"
-    assert lines[-1] == "Queries: 0"
+    assert lines[-1] == "Queries: 0; path length 14 (--auto)"
 
 
 def test_hangs_listing():

@@ -1,0 +1,225 @@
+"""The asking Chooser: questions for a human (or a recording of one), rules
+that answer them, and the bookkeeping behind Table 2's query counts.
+
+Algorithm: Algorithm 1 calls the four Chooser hooks (slice.Chooser).  Each
+hook turns its situation into a Question (kind, text, one line per option)
+only when the graph is ambiguous:
+  pick_predecessor  one candidate, strong  -> follow, no question
+                    one candidate, weak    -> follow_weak decides
+                    several                -> "which one caused this?"
+  follow_weak       "follow or stop?"  (options: follow / stop / not causal)
+  pick_baseline     candidates are grouped by what their wake-up looks like
+                    (the waker's process and thread name, baseline.signature);
+                    one group -> its best-ranked member, no question; several
+                    -> "which one is the baseline?" showing one per group
+  go_on             asked for culprits that can have a culprit of their own
+                    (LongWait, RepeatedYield); a LongRunning culprit's
+                    recursive diagnosis is only its slice, so it goes on.
+Before asking, in order:
+  1. rules (from earlier sessions, keyed by stable names, never pids:
+     rules.edge_key): an edge marked "not causal" is dropped from the
+     candidates; if that removes the ambiguity the question is saved.
+  2. the session's memory: a weak edge between the same two threads
+     (unordered pair, same edge type and wait kind) was already answered in
+     this session -> the same answer (the question is saved).
+  3. preset answers (an answers file, or a resumed session's), in order; a
+     preset of another kind than the question means the walk diverged: the
+     rest of the presets are dropped.
+  4. the live `ask(question) -> str` callback; None (no one to ask) -> the
+     automatic heuristic (AutoChooser's answer).
+Answer parsing: an option key ("1", "f", "y", ...); anything else is
+invalid input and stops (paper: "user chooses to stop traversal with
+invalid input"); EOF / Ctrl-C inside a question stop too, and every later
+question of the run is answered "stop" / "no" without asking.
+
+Invariants: `queries` counts only questions a human (or a replayed human
+answer) answered; `saved` counts questions rules or memory answered;
+`answers` is the full, replayable record in question order.
+"""
+from dataclasses import dataclass, field
+
+from argus.diagnose import rules as R
+from argus.diagnose.slice import Chooser, AutoChooser
+from argus.diagnose.report import fmt_rel, fmt_dur
+from argus.diagnose import blocktype as B
+
+
+@dataclass
+class Question:
+    kind: str                    # predecessor | weak | baseline | go_on
+    text: str
+    options: list                # [(key, label)]
+    default: str                 # the automatic heuristic's key
+    stop: str                    # the key that means stop / no
+    context: dict = field(default_factory=dict)
+
+    def render(self):
+        lines = [self.text]
+        for key, label in self.options:
+            mark = "*" if key == self.default else " "
+            lines.append(f" {mark}[{key}] {label}")
+        return "\n".join(lines)
+
+    def keys(self):
+        return [k for k, _ in self.options]
+
+
+class Abort(Exception):
+    """Raised by an ask callback on Ctrl-C / EOF inside a question."""
+
+
+class AskingChooser(Chooser):
+    def __init__(self, g, ask=None, presets=(), rules=(), t0=0, on_answer=None):
+        self.g = g
+        self.ask = ask
+        self.presets = list(presets)
+        self.rules = R.RuleSet(rules)
+        self.t0 = int(t0)
+        self.on_answer = on_answer
+        self.queries = 0
+        self.saved = 0
+        self.saved_by_rules = 0
+        self.answers = []
+        self.new_rules = []
+        self.aborted = False
+        self.diverged = False
+        self._memo = {}
+
+    # --- asking ---
+    def _answer(self, q):
+        """(key, source) for q."""
+        if self.aborted:
+            return q.stop, "aborted"
+        if self.presets:
+            p = self.presets[0]
+            if p.get("kind") == q.kind:
+                self.presets.pop(0)
+                key = str(p.get("answer"))
+                return (key if key in q.keys() else q.stop), "replay"
+            self.presets.clear()
+            self.diverged = True
+        if self.ask is None:
+            return q.default, "auto"
+        try:
+            raw = self.ask(q)
+        except (Abort, EOFError, KeyboardInterrupt):
+            self.aborted = True
+            return q.stop, "aborted"
+        raw = (raw or "").strip().lower()
+        if raw == "" and q.default is not None:
+            return q.default, "user"
+        if raw in q.keys():
+            return raw, "user"
+        return q.stop, "invalid"
+
+    def _record(self, q, key, source):
+        if source in ("user", "replay", "invalid"):
+            self.queries += 1
+        rec = {"kind": q.kind, "answer": key, "source": source, "vertex": q.context.get("vertex")}
+        self.answers.append(rec)
+        if self.on_answer is not None:
+            self.on_answer(rec)
+        return key
+
+    def _put(self, q):
+        key, source = self._answer(q)
+        return self._record(q, key, source)
+
+    # --- descriptions ---
+    def who(self, v):
+        g = self.g
+        u = int(g.seg.utid[v])
+        pid = int(g.threads.pid[u])
+        return f"{g.comm(u)}/{int(g.threads.tid[u])} in {g.process_name(pid)}/{pid}"
+
+    def edge_line(self, e):
+        from argus.diagnose.stacks import top_frames
+        g = self.g
+        txt = f"{self.who(e.src)}  {e.type}{' (weak)' if e.weak else ''} at {fmt_rel(e.ts - self.t0)}"
+        frames = top_frames(g, e.src)
+        if frames:
+            txt += "  [" + " <- ".join(frames[:3]) + "]"
+        return txt
+
+    # --- Chooser hooks ---
+    def pick_predecessor(self, vertex, candidates):
+        keep = [c for c in candidates if not self.rules.not_causal(self.g, c)]
+        if len(keep) < len(candidates):
+            if len(candidates) > 1 or candidates[0].weak:
+                self.saved += 1
+                self.saved_by_rules += 1
+            self.answers.append({"kind": "rule", "answer": "not-causal", "source": "rule", "vertex": vertex})
+        if not keep:
+            return None
+        if len(keep) == 1:
+            return keep[0]
+        q = Question("predecessor", f"{self.who(vertex)} has {len(keep)} incoming edges; which one caused it?",
+                     [(str(i + 1), self.edge_line(c)) for i, c in enumerate(keep)] + [("s", "stop the slice here")],
+                     default="1", stop="s", context={"vertex": int(vertex), "edges": [c.eid for c in keep]})
+        key = self._put(q)
+        return None if key == "s" else keep[int(key) - 1]
+
+    def follow_weak(self, edge):
+        memo_key = R.pair_key(self.g, edge)
+        if memo_key in self._memo:
+            self.saved += 1
+            self.answers.append({"kind": "memo", "answer": self._memo[memo_key], "source": "memo",
+                                 "vertex": edge.dst})
+            return self._memo[memo_key] == "f"
+        q = Question("weak", f"weak edge (maybe only a lock handed over) into {self.who(edge.dst)}:\n"
+                             f"  from {self.edge_line(edge)}\nfollow it?",
+                     [("f", "follow"), ("s", "stop here"), ("n", "not causal: stop, and remember for later traces")],
+                     default="f", stop="s", context={"vertex": int(edge.dst), "edge": edge.eid})
+        key = self._put(q)
+        if key == "n":
+            self.new_rules.append(R.not_causal_rule(self.g, edge))
+            self.rules.add(self.new_rules[-1])
+            key = "s"
+        self._memo[memo_key] = key
+        return key == "f"
+
+    def pick_baseline(self, candidates):
+        from argus.diagnose.baseline import group_by_signature
+        if not candidates:
+            return None
+        groups = group_by_signature(self.g, candidates)
+        if len(groups) == 1:
+            return groups[0]
+        opts = []
+        for i, b in enumerate(groups):
+            opts.append((str(i + 1), self.baseline_line(b)))
+        q = Question("baseline", f"{len(groups)} kinds of similar waits ended quickly; which one is the baseline?",
+                     opts + [("n", "none: go on without a baseline")], default="1", stop="n",
+                     context={"vertex": int(candidates[0].vertex), "baselines": [b.vertex for b in groups]})
+        key = self._put(q)
+        return None if key == "n" else groups[int(key) - 1]
+
+    def baseline_line(self, b):
+        g = self.g
+        waker = int(g.edges.src[b.edge])
+        rel = ["same thread" if b.same_thread else f"thread {g.comm(b.utid)}/{int(g.threads.tid[b.utid])}"]
+        if b.same_obj:
+            rel.append("same object")
+        sim = f"similarity {b.similarity:.2f}" if getattr(b, "similarity", None) is not None else ""
+        return (f"{fmt_dur(b.wait_ns)} wait at {fmt_rel(b.wait_start_ns - self.t0)}, woken by {self.who(waker)} "
+                f"({', '.join(rel)}{', ' + sim if sim else ''})")
+
+    def go_on(self, root_cause):
+        if root_cause.block_type == B.LONG_RUNNING:
+            return True
+        g = self.g
+        u = root_cause.utid
+        q = Question("go_on", f"root cause at depth {root_cause.depth}: {g.comm(u)}/{int(g.threads.tid[u])} "
+                              f"{root_cause.block_type}: {root_cause.why}\ndiagnose it in turn (its own culprit)?",
+                     [("y", "yes, go on"), ("n", "no, stop here")], default="y", stop="n",
+                     context={"vertex": int(root_cause.vertex)})
+        return self._put(q) == "y"
+
+
+def auto_answers_of(chooser):
+    """The replayable answers of a run (rule / memo entries are not questions)."""
+    return [{"kind": a["kind"], "answer": a["answer"]} for a in chooser.answers
+            if a["kind"] in ("predecessor", "weak", "baseline", "go_on")]
+
+
+__all__ = ["Question", "Abort", "AskingChooser", "AutoChooser", "auto_answers_of"]
