@@ -1,0 +1,1 @@
+"""Debugger backends: each imports its debugger's own module (only lldb so far)."""

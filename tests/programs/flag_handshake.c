@@ -1,0 +1,104 @@
+/*
+ * flag_handshake: two threads synchronized by a plain shared-memory flag, the
+ * ad hoc synchronization the kernel never sees (Argus paper §3.2).
+ *
+ *   flag_handshake START_MS WORK_MS[,WORK_MS...] [LINGER_MS]
+ *
+ * Prints one JSON line (pid, tids, the flag's address), sleeps START_MS (time
+ * to attach bp_watch), then for each round r the worker runs on the CPU for
+ * WORK_MS and stores r+1 into `handshake_flag`, while the main thread polls it
+ * with sched_yield + usleep(1 ms) (a RepeatedYield hang when WORK_MS is
+ * long).  After the last round the main thread keeps counting
+ * `handshake_progress` every 10 ms for LINGER_MS (default 0), so a test can
+ * see the process still making progress after a debugger left it.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+volatile int handshake_flag;
+volatile unsigned long handshake_progress;
+
+static long work_ms[64];
+static int nrounds;
+static long start_ms;
+static volatile pid_t worker_tid;
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+static void *worker(void *arg)
+{
+	volatile unsigned long spin = 0;
+
+	worker_tid = (pid_t)syscall(SYS_gettid);
+	sleep_ms(start_ms);
+	for (int r = 0; r < nrounds; r++) {
+		long end = now_ms() + work_ms[r];
+
+		while (now_ms() < end)
+			spin++;
+		handshake_flag = r + 1;
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+	long linger_ms = 0;
+	char *s, *tok;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s START_MS WORK_MS[,WORK_MS...] [LINGER_MS]\n", argv[0]);
+		return 2;
+	}
+	start_ms = atol(argv[1]);
+	s = strdup(argv[2]);
+	for (tok = strtok(s, ","); tok && nrounds < 64; tok = strtok(NULL, ","))
+		work_ms[nrounds++] = atol(tok);
+	if (argc > 3)
+		linger_ms = atol(argv[3]);
+
+	if (pthread_create(&t, NULL, worker, NULL) != 0) {
+		perror("failed to create worker");
+		return 1;
+	}
+	while (!worker_tid)
+		sched_yield();
+	printf("{\"pid\": %d, \"main_tid\": %d, \"worker_tid\": %d, \"flag_addr\": %lu, \"rounds\": %d}\n",
+	       (int)getpid(), (int)getpid(), (int)worker_tid, (unsigned long)&handshake_flag, nrounds);
+	fflush(stdout);
+
+	for (int r = 0; r < nrounds; r++) {
+		while (handshake_flag < r + 1) {
+			sched_yield();
+			usleep(1000);
+		}
+	}
+	pthread_join(t, NULL);
+	for (long end = now_ms() + linger_ms; now_ms() < end;) {
+		handshake_progress++;
+		usleep(10000);
+	}
+	printf("done\n");
+	return 0;
+}
