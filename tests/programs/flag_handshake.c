@@ -45,7 +45,7 @@ static void sleep_ms(long ms)
 		;
 }
 
-static void *worker(void *arg)
+void *handshake_worker(void *arg)
 {
 	volatile unsigned long spin = 0;
 
@@ -59,6 +59,15 @@ static void *worker(void *arg)
 		handshake_flag = r + 1;
 	}
 	return NULL;
+}
+
+/* The poll loop (RepeatedYield): one read of the flag per iteration. */
+void handshake_wait(int want)
+{
+	while (handshake_flag < want) {
+		sched_yield();
+		usleep(1000);
+	}
 }
 
 int main(int argc, char **argv)
@@ -78,7 +87,7 @@ int main(int argc, char **argv)
 	if (argc > 3)
 		linger_ms = atol(argv[3]);
 
-	if (pthread_create(&t, NULL, worker, NULL) != 0) {
+	if (pthread_create(&t, NULL, handshake_worker, NULL) != 0) {
 		perror("failed to create worker");
 		return 1;
 	}
@@ -88,12 +97,8 @@ int main(int argc, char **argv)
 	       (int)getpid(), (int)getpid(), (int)worker_tid, (unsigned long)&handshake_flag, nrounds);
 	fflush(stdout);
 
-	for (int r = 0; r < nrounds; r++) {
-		while (handshake_flag < r + 1) {
-			sched_yield();
-			usleep(1000);
-		}
-	}
+	for (int r = 0; r < nrounds; r++)
+		handshake_wait(r + 1);
 	pthread_join(t, NULL);
 	for (long end = now_ms() + linger_ms; now_ms() < end;) {
 		handshake_progress++;
