@@ -3,42 +3,60 @@
 Algorithm (Perfetto trace_processor style, one stage per module):
   1. validate the rows (ROW_DTYPE, sorted by ts_ns; an unsorted input is
      sorted stably, which keeps ties in producer order);
-  2. SyscallRoles: which syscall numbers are yield / futex / send, from the
-     host table plus what the trace's switch-outs reveal (sysroles.py);
-  3. ThreadTracker + build_segments: one pass over the rows; threads,
-     segments (vertices), thread_state intervals, yields, raw wake / spawn /
-     data-flag records (threads.py, segments.py);
-  4. build_edges: program-order, wakeup (with culling and the weak mutex
-     heuristic), spawn and data_flag edges (edges.py);
-  5. EventGraph: columnar storage plus CSR indexes (graph.py).
+  2. SyscallRoles: which syscall numbers are yield / futex / send / message
+     / event-loop wait, from the host table plus what the trace's
+     switch-outs reveal (sysroles.py);
+  3. the graph core (graphbuild/core/argus_graph.c through native_core.py):
+     one pass in C over the rows -> threads, segments (vertices, with the
+     splitting heuristics), thread_state intervals, yields, data flags, and
+     typed edges (program order, wakeup with culling and the weak mutex
+     heuristic, spawn, data_flag, message, timer), sorted, with CSR indexes;
+  4. EventGraph: columnar storage plus CSR indexes (graph.py).
 
-This unit is the replaceable part: a C core can produce the same tables and
-hand them to EventGraph.  Invariants: see graph.py; trace_start / trace_end
-default to the first / last row's ts and may be widened by the caller (the
-decoder knows when recording started and stopped).
+engine="python" runs the reference implementation instead (threads.py,
+segments.py, edges.py): the per-row Python loop this core replaced, kept as
+the test oracle.  It knows only the blocking-wait criterion and the
+program-order / wakeup / spawn / data_flag edges, so it matches the core run
+with splits=False (edges of those four types).
+
+Invariants: see graph.py; trace_start / trace_end default to the first /
+last row's ts and may be widened by the caller (the decoder knows when
+recording started and stopped).
 """
 import numpy as np
 
 from argus.tracer import schema
-from argus.graphbuild.graph import EventGraph
-from argus.graphbuild.threads import ThreadTracker
-from argus.graphbuild.segments import build_segments
-from argus.graphbuild.edges import build_edges
+from argus.graphbuild import graph as G
+from argus.graphbuild.graph import EventGraph, Table
 from argus.graphbuild.sysroles import SyscallRoles
+from argus.graphbuild.threads import decode_comm
+
+# A LOST row is written at the drain that noticed the drop; the records it
+# counts happened since the previous drain (~100 ms apart), hence two drains.
+LOST_WINDOW_NS = 200_000_000
 
 
-def build_graph(rows, *, trace_start=None, trace_end=None, roles=None):
+def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, engine="native", splits=True,
+                head_gap_end=None):
     """Builds the event graph of a trace.
 
     rows: numpy array of schema.ROW_DTYPE (the decoder's output).
     trace_start / trace_end: ns; default the first / last row's timestamp.
     roles: SyscallRoles to override the syscall numbers used for yields,
     futexes and sends (default: host table + learned from the trace).
+    engine: "native" (the C core) or "python" (the reference loop, for tests).
+    splits: False keeps only the blocking-wait criterion (no heuristic splits).
+    head_gap_end: records were overwritten before the trace's first row: the
+    region up to this ts is lost (segments touching it get seg.gap).
     """
+    from argus.graphbuild import native_core
+
     rows = np.asarray(rows)
     if rows.dtype != schema.ROW_DTYPE:
         raise TypeError(f"rows must have dtype schema.ROW_DTYPE, got {rows.dtype}")
-    if len(rows) > 1 and np.any(np.diff(rows["ts_ns"].astype(np.int64)) < 0):
+    if not rows.flags.c_contiguous:
+        rows = np.ascontiguousarray(rows)
+    if len(rows) > 1 and not native_core.rows_sorted(rows):
         rows = rows[np.argsort(rows["ts_ns"], kind="stable")]
     if len(rows):
         first, last = int(rows["ts_ns"][0]), int(rows["ts_ns"][-1])
@@ -47,6 +65,68 @@ def build_graph(rows, *, trace_start=None, trace_end=None, roles=None):
     t0 = first if trace_start is None else min(int(trace_start), first) if len(rows) else int(trace_start)
     t1 = last if trace_end is None else max(int(trace_end), last) if len(rows) else int(trace_end)
     roles = (roles or SyscallRoles()).learn(rows)
+    if engine == "python":
+        return _build_python(rows, t0, t1, roles)
+    if engine != "native":
+        raise ValueError(f"unknown engine {engine!r}")
+    out = native_core.build(rows, t0, t1, roles.table(), splits=splits, lost_window_ns=LOST_WINDOW_NS,
+                            head_gap_end=-1 if head_gap_end is None else int(head_gap_end))
+    th = out["threads"]
+    comm = np.array([decode_comm(c) for c in th["comm"].tolist()], dtype=object) if len(th["tid"]) \
+        else np.zeros(0, dtype=object)
+    threads = Table(tid=th["tid"], pid=th["pid"], comm=comm, first_ts=th["first_ts"], start_ts=th["start_ts"],
+                    end_ts=th["end_ts"], created=th["created"], parent_utid=th["parent_utid"],
+                    is_main=th["tid"] == th["pid"])
+    processes = _processes(th, comm, out["ppid"])
+    m = out["misc"]
+    stats = dict(out["stats"])
+    stats["splits"] = {"blocking_wait": stats.pop("splits_blocking_wait"),
+                       "event_loop": stats.pop("splits_event_loop"),
+                       "peer_change": stats.pop("splits_peer_change"),
+                       "batch": stats.pop("splits_batch")}
+    return EventGraph(
+        rows=rows, trace_start=t0, trace_end=t1, threads=threads, processes=processes,
+        seg=Table(**out["seg"]), thread_rows=th["thread_rows"], thread_rows_ptr=th["thread_rows_ptr"],
+        edges=Table(**out["edges"]),
+        running=Table(utid=m["run_utid"], start=m["run_start"], end=m["run_end"]),
+        runnable=Table(utid=m["rbl_utid"], start=m["rbl_start"], end=m["rbl_end"]),
+        yields=Table(utid=m["yld_utid"], ts=m["yld_ts"], seg=m["yld_seg"]),
+        flags=Table(row=m["flg_row"], utid=m["flg_utid"], pid=m["flg_pid"], seg=m["flg_seg"], ts=m["flg_ts"],
+                    addr=m["flg_addr"], value=m["flg_value"], write=m["flg_write"]),
+        stats=stats, syscall_name=roles.name, csr=_native_csr,
+    )
+
+
+def _native_csr(keys, order_keys, n):
+    from argus.graphbuild import native_core
+    # in-index: edges are sorted by ts already, so (dst, ts, eid) == (dst, eid)
+    if order_keys is not None and len(order_keys) > 1 and bool(np.all(order_keys[1:] >= order_keys[:-1])):
+        order_keys = None
+    return native_core.csr(keys, order_keys, n)
+
+
+def _processes(th, comm, ppid):
+    """pid -> {"name", "ppid", "main_utid"}: the main thread's (tid == pid)
+    comm, else the snapshot's main thread, else the first thread seen."""
+    processes = {}
+    tids, pids, snap = th["tid"].tolist(), th["pid"].tolist(), th["snapshot_main"].tolist()
+    for utid, (tid, p) in enumerate(zip(tids, pids)):
+        entry = processes.setdefault(p, {"name": "", "ppid": ppid.get(p, 0), "main_utid": -1, "_rank": 9})
+        rank = 0 if tid == p else (1 if snap[utid] else 2)
+        if rank < entry["_rank"] or (rank == entry["_rank"] == 0):
+            entry["_rank"] = rank
+            entry["name"] = comm[utid]
+            entry["main_utid"] = utid if rank < 2 else entry["main_utid"]
+    for entry in processes.values():
+        del entry["_rank"]
+    return processes
+
+
+def _build_python(rows, t0, t1, roles):
+    from argus.graphbuild.threads import ThreadTracker
+    from argus.graphbuild.segments import build_segments
+    from argus.graphbuild.edges import build_edges
+
     tracker = ThreadTracker()
     res = build_segments(rows, tracker, roles, t0, t1)
     edges, estats = build_edges(res.seg, res, roles)
@@ -54,9 +134,15 @@ def build_graph(rows, *, trace_start=None, trace_end=None, roles=None):
     stats = dict(res.stats)
     stats.update(estats)
     stats["rows"] = int(len(rows))
+    cols = {n: getattr(res.seg, n) for n in res.seg.names}
+    cols["split_kind"] = np.zeros(len(res.seg), np.uint8)
+    cols["gap"] = np.zeros(len(res.seg), bool)
     return EventGraph(
         rows=rows, trace_start=t0, trace_end=t1, threads=threads, processes=processes,
-        seg=res.seg, thread_rows=res.thread_rows, thread_rows_ptr=res.thread_rows_ptr, edges=edges, running=res.running,
-        runnable=res.runnable, yields=res.yields, flags=res.flags, stats=stats,
+        seg=Table(**cols), thread_rows=res.thread_rows, thread_rows_ptr=res.thread_rows_ptr, edges=edges,
+        running=res.running, runnable=res.runnable, yields=res.yields, flags=res.flags, stats=stats,
         syscall_name=roles.name,
     )
+
+
+__all__ = ["build_graph", "G"]

@@ -34,20 +34,31 @@ START_THREAD = 1       # thread created in the trace (FORK / WAKEUP_NEW)
 START_WAKEUP = 2       # woken by a WAKEUP row (seg.start_ctx says by whom)
 START_SWITCH_IN = 3    # switched in after a blocking wait, no wakeup seen
 START_PRE_TRACE = 4    # placeholder: the thread was blocked since before the trace
-START_KIND_NAMES = {0: "trace_start", 1: "thread_start", 2: "wakeup", 3: "switch_in", 4: "pre_trace"}
+START_SPLIT = 5        # a splitting heuristic cut the thread's run here (seg.split_kind says which)
+START_KIND_NAMES = {0: "trace_start", 1: "thread_start", 2: "wakeup", 3: "switch_in", 4: "pre_trace", 5: "split"}
 
 # --- segment end kinds (seg.end_kind) ---
 END_BLOCKED = 0        # a blocking switch-out; the wait belongs to the segment
 END_EXIT = 1           # the thread exited
 END_TRACE = 2          # still running / runnable at trace end
-END_KIND_NAMES = {0: "blocked", 1: "exit", 2: "trace_end"}
+END_SPLIT = 3          # a splitting heuristic ended it; the next segment starts START_SPLIT
+END_KIND_NAMES = {0: "blocked", 1: "exit", 2: "trace_end", 3: "split"}
+
+# --- splitting criteria (seg.split_kind of a START_SPLIT segment; paper §4.2) ---
+SPLIT_NONE = 0
+SPLIT_EVENT_LOOP = 1   # return from an event-loop wait that did not block
+SPLIT_PEER_CHANGE = 2  # a message operation with a new peer set
+SPLIT_BATCH = 3        # receive right after a reply on the same channel, io_uring submit+wait
+SPLIT_NAMES = {0: "none", 1: "event_loop", 2: "peer_change", 3: "batch"}
 
 # --- edge types (edge.type) ---
 EDGE_PROGRAM_ORDER = 0
 EDGE_WAKEUP = 1
 EDGE_SPAWN = 2
 EDGE_DATA_FLAG = 3
-EDGE_TYPE_NAMES = {0: "program_order", 1: "wakeup", 2: "spawn", 3: "data_flag"}
+EDGE_MESSAGE = 4       # send -> receive on one channel, matched without a wakeup
+EDGE_TIMER = 5         # timer arm -> fire
+EDGE_TYPE_NAMES = {0: "program_order", 1: "wakeup", 2: "spawn", 3: "data_flag", 4: "message", 5: "timer"}
 EDGE_TYPE_BY_NAME = {v: k for k, v in EDGE_TYPE_NAMES.items()}
 
 # Wakeup contexts that are culled (no edge): the kernel, not a task, woke.
@@ -126,11 +137,15 @@ class EventGraph:
       run_lo/run_hi, rbl_lo/rbl_hi   per utid ranges into running / runnable
       yields        Table: utid, ts, seg (sorted by utid, ts); yld_lo/yld_hi
       flags         Table: data flag accesses: utid, seg, ts, addr, value, write, row
-      stats         dict of counters (culled wakeups by label, ignored wakeups, lost, ...)
+      stats         dict of counters (culled wakeups by label, ignored wakeups, lost,
+                    splits by criterion, ...)
+    seg.split_kind names the criterion of a START_SPLIT segment (SPLIT_NAMES);
+    seg.gap is True when the segment's start or end falls in a lost region.
     """
 
     def __init__(self, *, rows, trace_start, trace_end, threads, processes, seg, thread_rows,
-                 thread_rows_ptr, edges, running, runnable, yields, flags, stats, syscall_name=None):
+                 thread_rows_ptr, edges, running, runnable, yields, flags, stats, syscall_name=None,
+                 csr=None):
         self.rows = rows
         self.trace_start = int(trace_start)
         self.trace_end = int(trace_end)
@@ -153,8 +168,11 @@ class EventGraph:
         self.yld_lo, self.yld_hi = _ranges(yields.utid, nthreads)
         self.flg_lo, self.flg_hi = _ranges(flags.utid, nthreads)
         nseg = len(seg)
-        self.in_ptr, self.in_eid = _csr(edges.dst, edges.ts, nseg)
-        self.out_ptr, self.out_eid = _csr(edges.src, edges.src_ts, nseg)
+        if csr is None:
+            csr = _csr
+        # csr(keys, order_keys, n) -> (ptr, ids); the native core's is a radix sort
+        self.in_ptr, self.in_eid = csr(edges.dst, edges.ts, nseg)
+        self.out_ptr, self.out_eid = csr(edges.src, edges.src_ts, nseg)
         # in_wake[v]: the wakeup / spawn edge entering v at its start, or -1.
         self.in_wake = np.full(nseg, NONE, np.int64)
         if len(edges):

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Building blocks of the graph core: growable arrays, an open-addressing hash
+ * map with 128-bit keys, and a stable LSD radix sort of (key, index) pairs.
+ *
+ * Written by hand because the core is plain C with no dependencies beyond libc
+ * (it is loaded with ctypes next to libargus_core.so) and each piece is a few
+ * dozen lines.  Growth is geometric, so the build does O(log n) reallocations
+ * in all, never one allocation per event.
+ *
+ * Invariants: a vec's elements are contiguous and its pointer changes only on
+ * growth (callers never keep element pointers across a push); map keys with
+ * k1 == UINT64_MAX are reserved as the empty marker (callers build k1 from a
+ * pid or a utid, which never fills 64 bits); radix_sort is stable.
+ */
+#ifndef ARGUS_GRAPH_UTIL_H
+#define ARGUS_GRAPH_UTIL_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct vec {
+	void *data;
+	uint64_t len, cap;
+	uint32_t esize;
+	int oom;
+};
+
+static inline void vec_init(struct vec *v, uint32_t esize)
+{
+	memset(v, 0, sizeof(*v));
+	v->esize = esize;
+}
+
+int vec_grow(struct vec *v, uint64_t need);   /* out of line: the slow path */
+
+/* Pointer to a new zeroed-by-caller slot, or NULL when out of memory. */
+static inline void *vec_push(struct vec *v)
+{
+	if (v->len == v->cap && vec_grow(v, v->len + 1))
+		return NULL;
+	return (char *)v->data + (v->len++) * v->esize;
+}
+
+static inline void vec_free(struct vec *v)
+{
+	free(v->data);
+	v->data = NULL;
+	v->len = v->cap = 0;
+}
+
+#define VEC_AT(v, type, i) (((type *)(v)->data)[i])
+
+struct map_slot {
+	uint64_t k1, k2;
+	int64_t val;
+};
+
+struct map {
+	struct map_slot *slots;
+	uint64_t mask, used;
+};
+
+int map_init(struct map *m, uint64_t cap_pow2);
+void map_free(struct map *m);
+/* Slot for (k1, k2), inserted with val = init when missing; NULL when out of memory. */
+struct map_slot *map_upsert(struct map *m, uint64_t k1, uint64_t k2, int64_t init, int *inserted);
+struct map_slot *map_find(const struct map *m, uint64_t k1, uint64_t k2);
+
+struct sort_pair {
+	uint64_t key;
+	uint64_t idx;
+};
+
+/* Stable sort of pairs by key; tmp has n entries.  Sorts only the bits below
+ * max_key's highest set bit.  Returns the array holding the result (a or tmp). */
+struct sort_pair *radix_sort(struct sort_pair *a, struct sort_pair *tmp, uint64_t n, uint64_t max_key);
+
+#endif /* ARGUS_GRAPH_UTIL_H */
