@@ -112,15 +112,23 @@ class LoadedImage:
 
 
 def resolve_watch(pid, image, symbol, size=None, address=None):
-    """WatchSpec for IMAGE:SYMBOL in pid (address overrides the lookup)."""
+    """WatchSpec for IMAGE:SYMBOL in pid (address overrides the lookup).
+    SYMBOL may name a struct field, `global.member.member` (needs debug info)."""
     procmem.check_process(pid)
     if address is not None:
         label = f"0x{address:x}" if not symbol else f"{image}:{symbol}"
         return WatchSpec(address, size or 8, label)
     img = LoadedImage(pid, image)
-    addr, symsize, typ = img.symbol(symbol)
+    # GCC names statics "x.0" / "x.lto_priv.0": a symbol that exists as written wins.
+    name, *fields = [symbol] if symbol in img.syms else symbol.split(".")
+    addr, symsize, typ = img.symbol(name)
     if typ in ("STT_FUNC", "STT_GNU_IFUNC"):
-        raise DebuggerError(f"{symbol} in {img.path} is a function, not a variable")
+        raise DebuggerError(f"{name} in {img.path} is a function, not a variable")
+    if fields:
+        # SYMBOL.field.field: the layout comes from the image's DWARF, read through lldb.
+        from argus.debugger.backends.lldb.dwarf import field_offset
+        off, symsize = field_offset(img.file, name, fields)
+        addr += off
     if size is None:
         size = symsize if symsize in (1, 2, 4, 8) else 8
         if symsize > 8 or symsize == 0:
