@@ -9,8 +9,9 @@ import sys
 
 from argus.cli.common import ArgusError
 from argus.cli import cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo
+from argus.cli import cmd_import
 
-COMMANDS = (cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo)
+COMMANDS = (cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo, cmd_import)
 
 
 def build_parser():

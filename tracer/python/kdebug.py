@@ -1,0 +1,95 @@
+"""ctypes bindings for the kdebug importer and decoder in libargus_core
+(tracer/kdebug_file.h): `argus import-kdebug` and the unit tests use them.
+
+The signatures are declared here, not in native.py, so the kdebug side stays
+one unit; the library itself is the one native.lib() loads.
+"""
+import ctypes
+
+from . import native
+
+c_u32, c_u64 = ctypes.c_uint32, ctypes.c_uint64
+
+
+class KdebugError(OSError):
+    """A kdebug trace could not be imported or decoded (one line)."""
+
+
+class ImportOpts(ctypes.Structure):
+    """struct argus_kdebug_import_opts"""
+    _fields_ = [
+        ("timebase_numer", c_u32),
+        ("timebase_denom", c_u32),
+        ("buffer_size", c_u64),
+        ("trace_syscalls", ctypes.c_int),
+    ]
+
+
+class ImportResult(ctypes.Structure):
+    """struct argus_kdebug_import_result"""
+    _fields_ = [
+        ("format", c_u32),
+        ("timebase_numer", c_u32),
+        ("timebase_denom", c_u32),
+        ("threads", c_u64),
+        ("kd_events", c_u64),
+        ("records", c_u64),
+        ("lost_markers", c_u64),
+        ("patched_events", c_u64),
+        ("buffer_size", c_u64),
+        ("error", ctypes.c_char * 256),
+    ]
+
+
+_SIGNATURES = {
+    "argus_kdebug_import": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ImportOpts),
+                                           ctypes.POINTER(ImportResult)]),
+    "argus_kdebug_decode_mem": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t,
+                                               c_u32, c_u32, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t,
+                                               ctypes.POINTER(ctypes.c_size_t)]),
+}
+_declared = False
+
+
+def _lib():
+    global _declared
+    lib = native.lib()
+    if not _declared:
+        for name, (restype, argtypes) in _SIGNATURES.items():
+            fn = getattr(lib, name)
+            fn.restype = restype
+            fn.argtypes = argtypes
+        _declared = True
+    return lib
+
+
+def import_trace(trace_path, buffer_path, timebase=None, buffer_size=0, trace_syscalls=True):
+    """Converts a V1/V3 kdebug raw file into an Argus ring buffer.
+    timebase: (numer, denom) or None (from the file, else 1/1).
+    Returns the ImportResult; raises KdebugError with one line."""
+    opts = ImportOpts()
+    if timebase:
+        opts.timebase_numer, opts.timebase_denom = timebase
+    opts.buffer_size = buffer_size
+    opts.trace_syscalls = 1 if trace_syscalls else 0
+    res = ImportResult()
+    rc = _lib().argus_kdebug_import(native.fs_path(trace_path), native.fs_path(buffer_path),
+                                    ctypes.byref(opts), ctypes.byref(res))
+    if rc < 0:
+        raise KdebugError(-rc, res.error.decode(errors="replace") or f"import failed (errno {-rc})")
+    return res
+
+
+def decode_records(kdbufs, threadmap=b"", timebase=(1, 1), trace_syscalls=True, out_cap=1 << 20):
+    """Decodes raw kd_buf bytes (and thread map bytes) into concatenated Argus
+    record bytes, in memory."""
+    if len(kdbufs) % 64 or len(threadmap) % 32:
+        raise ValueError("kd_bufs are 64 bytes and thread map entries 32 bytes")
+    out = ctypes.create_string_buffer(out_cap)
+    used = ctypes.c_size_t()
+    rc = _lib().argus_kdebug_decode_mem(bytes(kdbufs), len(kdbufs) // 64, bytes(threadmap), len(threadmap) // 32,
+                                        timebase[0], timebase[1], 1 if trace_syscalls else 0,
+                                        out, out_cap, ctypes.byref(used))
+    if rc < 0:
+        raise KdebugError(-rc, f"kdebug decode failed (errno {-rc})")
+    return out.raw[:used.value]
