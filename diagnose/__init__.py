@@ -7,9 +7,12 @@ reports.  The CLI needs only what this module exports:
     d = diagnose(g, pid, tid=None, at=None, threshold_ns=..., chooser=None)
     render_text(d) / render_json(d) / to_json(d)               # argus debug [--json]
 
-For an interactive REPL: subclass slice.Chooser (pick_predecessor,
-follow_weak, pick_baseline, go_on; count `queries`), and use
-find_hang / hang_for_vertex + diagnose_hang(g, hang, threshold_ns, chooser).
+For an interactive REPL: chooser.AskingChooser(g, ask=callback, presets=
+recorded answers, rules=remembered rules) implements slice.Chooser (asks
+only where the graph is ambiguous; counts `queries` and questions saved),
+with find_hang / most_recent_hang / hang_for_vertex +
+diagnose_hang(g, hang, threshold_ns, chooser).  d.metrics holds Table 2's
+numbers (queries, path length vs --auto).
 
 Errors with nothing to diagnose are DiagnoseError subclasses (NoHangError,
 UnknownProcessError) whose str() is one clear line.
@@ -19,11 +22,13 @@ from argus.diagnose.blocktype import (  # noqa: F401
 )
 from argus.diagnose.hangs import (  # noqa: F401
     DEFAULT_THRESHOLD_NS, DiagnoseError, NoHangError, UnknownProcessError, Hang,
-    find_hang, list_hangs, thread_hangs, hang_for_vertex,
+    find_hang, list_hangs, thread_hangs, hang_for_vertex, main_thread_hangs, most_recent_hang,
 )
 from argus.diagnose.slice import Chooser, AutoChooser, EdgeRef, interactive_slice  # noqa: F401
 from argus.diagnose.baseline import Baseline, find_wait_baselines  # noqa: F401
 from argus.diagnose.algorithm import Diagnosis, RootCause, diagnose, diagnose_hang  # noqa: F401
+from argus.diagnose.chooser import AskingChooser, Question, Abort  # noqa: F401
+from argus.diagnose.rules import RuleSet  # noqa: F401
 from argus.diagnose.report import (  # noqa: F401
     SCHEMA, to_json, render_json, render_text, render_hangs_text, hangs_to_json,
 )

@@ -229,6 +229,8 @@ class _Run:
             hint += "; candidates: addresses polled " + ", ".join(f"0x{x:x}" for x in cand["addresses"])
         if cand.get("stack"):
             hint += "; loop stack " + " <- ".join(cand["stack"])
+        if cand.get("remembered"):
+            hint += "; the flag was marked in an earlier session (rule)"
         return f"repeated yield: polling a data flag; watch it with {cmd} ({known}){hint}"
 
     def bp_watch_advice(self, utid, a, b):
@@ -244,9 +246,10 @@ class _Run:
         if known:
             self.chooser.saved = getattr(self.chooser, "saved", 0) + 1
             self.chooser.saved_by_rules = getattr(self.chooser, "saved_by_rules", 0) + 1
+            self.advice_candidates[utid] = {"remembered": True}
             if known.get("symbol"):
-                return f"bp_watch {pid} {known.get('image') or 'IMAGE'} {known['symbol']} (remembered flag)"
-            return f"bp_watch {pid} --addr 0x{int(known['addr']):x} (remembered flag)"
+                return f"bp_watch {pid} {known.get('image') or 'IMAGE'} {known['symbol']}"
+            return f"bp_watch {pid} --address 0x{int(known['addr']):x}"
         cands = polled_addresses(g, utid, a, b)
         from argus.diagnose.stacks import top_frames
         frames = top_frames(g, B.busiest_segment(g, utid, a, b))
@@ -461,13 +464,15 @@ def _metrics(g, hang, threshold_ns, chooser, d):
         auto_len = len(d.path)
     else:
         auto_len = len(diagnose_hang(g, hang, threshold_ns, AutoChooser()).path)
+    mode = "auto" if isinstance(chooser, AutoChooser) else getattr(chooser, "mode", "interactive")
+    saved_memory = int(getattr(chooser, "saved", 0)) - int(getattr(chooser, "saved_by_rules", 0))
     return {
         "queries": int(chooser.queries),
         "path_len": len(d.path),
         "auto_path_len": auto_len,
         "saved_by_rules": int(getattr(chooser, "saved_by_rules", 0)),
-        "saved_by_memory": int(getattr(chooser, "saved", 0)) - int(getattr(chooser, "saved_by_rules", 0)),
-        "mode": "auto" if isinstance(chooser, AutoChooser) else "interactive",
+        "saved_by_memory": 0 if mode == "auto" else saved_memory,
+        "mode": mode,
     }
 
 

@@ -84,6 +84,7 @@ class AskingChooser(Chooser):
         self.aborted = False
         self.diverged = False
         self._memo = {}
+        self.mode = "interactive" if ask is not None else ("replay" if self.presets else "auto")
 
     # --- asking ---
     def _answer(self, q):

@@ -273,3 +273,48 @@ def find_hang(g, pid, tid=None, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
         if silent:
             msg += "; no activity in the trace (blocked since before tracing started, reason unknown)"
     raise NoHangError(msg)
+
+
+TRACER_COMMS = ("argusd",)
+
+
+def event_loop_threads(g):
+    """utids of main threads (tid == pid) with an event loop: at least one
+    POLL wait (epoll / poll / select) in the trace, the tracer excluded.
+    Kernel threads, shells reading a terminal and batch jobs have none: a
+    long wait there is idleness or work, not a hang of an event loop."""
+    seg = g.seg
+    looping = set(np.unique(seg.utid[(seg.end_kind == G.END_BLOCKED) & (seg.wait_reason == schema.WAIT_POLL)
+                                     & seg.wait_known]).tolist())
+    tid, pid = g.threads.tid, g.threads.pid
+    return [u for u in np.flatnonzero(tid == pid).tolist() if u in looping and g.comm(u) not in TRACER_COMMS]
+
+
+def main_thread_hangs(g, threshold_ns=DEFAULT_THRESHOLD_NS, event_loops_only=True):
+    """Hang candidates of every process's main thread (tid == pid) in the
+    trace, in time order (`argus hangs` without --pid, and the default
+    process of `argus debug`); by default only event-loop threads
+    (event_loop_threads)."""
+    tid, pid = g.threads.tid, g.threads.pid
+    utids = event_loop_threads(g) if event_loops_only else np.flatnonzero(tid == pid).tolist()
+    out = []
+    for u in utids:
+        out.extend(thread_hangs(g, u, threshold_ns))
+    out.sort(key=lambda h: (h.start_ns, h.tid))
+    return out
+
+
+def most_recent_hang(g, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
+    """The hang of the main thread that hung most recently (latest end; an
+    ongoing one ends at trace end), or the longest one containing `at`.
+    Raises NoHangError."""
+    cands = main_thread_hangs(g, threshold_ns)
+    if at is not None:
+        cands = [h for h in cands if h.contains(at)]
+        if cands:
+            return max(cands, key=lambda h: (h.dur_ns, -h.start_ns))
+    elif cands:
+        return max(cands, key=lambda h: (h.end_ns, h.dur_ns))
+    where = f" at {fmt_s(at)}" if at is not None else ""
+    raise NoHangError(f"no event-loop main thread hung >= {fmt_threshold(threshold_ns)}{where} in the trace window "
+                      f"[{fmt_s(g.trace_start)}, {fmt_s(g.trace_end)}]; pass --pid to look at other threads")

@@ -211,9 +211,9 @@ def render_text(d):
     line = f"Queries: {j['queries']}"
     if m:
         if m["mode"] == "auto":
-            line += f"; path length {m['path_len']} (--auto)"
+            line += f"; path length {m['path_len']} (automatic answers, as --auto)"
         else:
-            line += f"; path length {m['path_len']} interactive, {m['auto_path_len']} with --auto"
+            line += f"; path length {m['path_len']} ({m['mode']}), {m['auto_path_len']} with --auto"
         saved = m.get("saved_by_rules", 0) + m.get("saved_by_memory", 0)
         if saved:
             line += f"; {saved} question(s) saved ({m.get('saved_by_rules', 0)} by rules of earlier sessions, " \
@@ -230,18 +230,20 @@ def hangs_to_json(g, hangs):
                    "trace": {"start_ns": g.trace_start, "end_ns": g.trace_end}})
 
 
-def render_hangs_text(g, hangs):
-    """`argus hangs`: one line per hang candidate."""
+def render_hangs_text(g, hangs, with_process=False):
+    """`argus hangs`: one line per hang candidate (with_process: a process
+    column, for the list of every process's hangs)."""
     from argus.diagnose.blocktype import wait_desc
     if not hangs:
         return "no hangs\n"
     t = g.trace_start
-    rows = [("thread", "kind", "block type", "start", "duration", "what")]
+    rows = [(("process",) if with_process else ()) + ("thread", "kind", "block type", "start", "duration", "what")]
     for h in hangs:
         what = wait_desc(g, h.vertex) if h.kind == "wait" else \
             f"cpu {fmt_pct(h.classification.evidence['cpu_share'])}, {h.classification.evidence['yields']} yields"
         dur = fmt_dur(h.dur_ns) + (" (ongoing)" if h.ongoing else "")
-        rows.append((f"{g.comm(h.utid)}/{h.tid}" + (" main" if h.tid == h.pid else ""), h.kind, h.block_type,
+        rows.append(((f"{g.process_name(h.pid)}/{h.pid}",) if with_process else ()) +
+                    (f"{g.comm(h.utid)}/{h.tid}" + (" main" if h.tid == h.pid else ""), h.kind, h.block_type,
                      f"{(h.start_ns - t) / 1e9:.3f} s", dur, what))
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
     return "".join("  ".join(c.ljust(widths[k]) for k, c in enumerate(r)).rstrip() + "\n" for r in rows)

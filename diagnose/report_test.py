@@ -51,7 +51,7 @@ Root causes (by depth; * = primary: the deepest, the culprit of the culprit):
   * depth 0  editor/300 (process editor/300)  LongRunning  +0 ns .. +3.000 s
       busy on CPU 99% of the hang; work triggered by Xorg/400 (wakeup at +0 ns), device wakeup
 
-Queries: 0; path length 2 (--auto)
+Queries: 0; path length 2 (automatic answers, as --auto)
 """
 
 
@@ -69,7 +69,7 @@ def test_text_rendering_cross_process_and_json_roundtrip():
     i = lines.index("Root causes (by depth; * = primary: the deepest, the culprit of the culprit):")
     assert lines[i + 1] == "    depth 1  daemond/200 (process daemond/200)  LongWait  +30 us .. +5.000 s"
     assert lines[i + 3] == "  * depth 2  helper/201 (process daemond/200)  LongRunning  +30 us .. +5.000 s"
-    assert lines[-1] == "Queries: 0; path length 14 (--auto)"
+    assert lines[-1] == "Queries: 0; path length 14 (automatic answers, as --auto)"
 
 
 def test_hangs_listing():

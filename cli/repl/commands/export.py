@@ -1,0 +1,35 @@
+"""export: write the last report (JSON / text) or the session's answers."""
+import json
+import os
+
+from argus.cli.repl.registry import CommandParser, command, ReplUsageError
+from argus.cli.repl.render import report_text
+from argus.cli.session import write_answers_file
+
+parser = CommandParser("export", "Write the last diagnosis to FILE as JSON (default) or text, or with --answers "
+                                 "the session's answers, replayable with `argus debug --answers FILE`.  "
+                                 "Files are created 0600 (traces hold sensitive data).")
+parser.add_argument("file", type=str, help="output file")
+parser.add_argument("--format", choices=("json", "text"), default="json", help="report format (default json)")
+parser.add_argument("--answers", action="store_true", help="write the answers file instead of the report")
+
+
+@command(parser, category="session")
+def run(ctx, args):
+    try:
+        if args.answers:
+            answers = ctx.store.answers(ctx.sid) if ctx.store is not None else \
+                (ctx.chooser.answers if ctx.chooser is not None else [])
+            write_answers_file(args.file, answers, {"pid": ctx.hang.pid, "tid": ctx.hang.tid})
+            n = sum(a["kind"] in ("predecessor", "weak", "baseline", "go_on") for a in answers)
+            ctx.out(f"wrote {n} answers to {args.file}")
+            return
+        if ctx.report is None:
+            raise ReplUsageError("export: no diagnosis yet: run diagnose")
+        text = json.dumps(ctx.report, indent=2) + "\n" if args.format == "json" else report_text(ctx.report)
+        fd = os.open(args.file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        ctx.out(f"wrote the {args.format} report to {args.file}")
+    except OSError as e:
+        raise ReplUsageError(f"export: cannot write {args.file}: {e.strerror}")

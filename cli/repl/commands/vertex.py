@@ -1,0 +1,21 @@
+"""vertex: show a vertex (execution segment) and its edges; moves the cursor."""
+from argus.cli.repl.registry import CommandParser, command
+from argus.cli.repl.render import vertex_panel, edge_table, causal_in_edges
+
+parser = CommandParser("vertex", "Show a vertex: its thread, span, wait, block type and causal edges.\n"
+                                 "Without an argument: the cursor (initially the spinning vertex).")
+parser.add_argument("id", nargs="?", type=int, help="vertex id (moves the cursor there)")
+
+
+@command(parser, aliases=("v",))
+def run(ctx, args):
+    v = ctx.check_vertex(args.id)
+    if args.id is not None and v != ctx.cursor:
+        ctx.move(v)
+    ctx.out(vertex_panel(ctx, v))
+    ins = causal_in_edges(ctx.g, v)
+    if ins:
+        ctx.out("incoming causal edges (follow N walks back along #N; not-causal EDGE marks one):")
+        ctx.console.print(edge_table(ctx, ins))
+    else:
+        ctx.out(f"no incoming causal edge (started by {ctx.g.start_label(v)})")

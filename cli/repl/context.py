@@ -1,0 +1,94 @@
+"""What every REPL command works on: the graph, the hang, the session, the
+cursor (a vertex, with a stack for `back`) and the last diagnosis.
+
+run_diagnosis is the one place Algorithm 1 runs for the REPL and for the
+non-interactive modes: presets (answers file / resumed session) first, then
+rules, then the live `ask` callback (None: the automatic heuristic); every
+answer and every new rule is written to the session store as it is given.
+"""
+from rich.console import Console
+
+from argus.diagnose import AskingChooser, AutoChooser, diagnose_hang, to_json
+
+
+class ReplContext:
+    def __init__(self, g, hang, threshold_ns, store=None, sid=None, buffer=None, console=None, notes=()):
+        self.g = g
+        self.hang = hang
+        self.threshold_ns = int(threshold_ns)
+        self.store = store
+        self.sid = sid
+        self.buffer = buffer
+        self.console = console or Console(highlight=False, soft_wrap=True)
+        self.notes = list(notes)
+        self.cursor = int(hang.vertex)
+        self.back_stack = []
+        self.diagnosis = None
+        self.report = None
+        self.chooser = None
+        self.ask = None             # set by the REPL: Question -> str
+        self.presets = []
+        self.running = True
+        self.exit_code = 0
+
+    # --- output ---
+    def out(self, *a, **kw):
+        kw.setdefault("markup", False)
+        self.console.print(*a, **kw)
+
+    @property
+    def t0(self):
+        return int(self.hang.start_ns)
+
+    # --- cursor ---
+    def move(self, v):
+        self.back_stack.append(self.cursor)
+        self.cursor = int(v)
+
+    def check_vertex(self, v):
+        from argus.cli.repl.registry import ReplUsageError
+        if v is None:
+            return self.cursor
+        if not 0 <= int(v) < self.g.num_vertices:
+            raise ReplUsageError(f"no vertex {v} (0..{self.g.num_vertices - 1})")
+        return int(v)
+
+    # --- rules / annotations ---
+    def rules(self):
+        return self.store.rules() if self.store is not None else []
+
+    def add_rule(self, rule, kind, target, detail=None):
+        if self.store is not None:
+            self.store.add_rule(rule, self.sid)
+            self.store.annotate(self.sid, kind, target, detail if detail is not None else rule["key"])
+
+    # --- Algorithm 1 ---
+    def run_diagnosis(self, hang=None, auto=False, ask=None):
+        hang = hang or self.hang
+        if auto:
+            chooser = AutoChooser()
+        else:
+            store, sid = self.store, self.sid
+
+            def record(rec):
+                if store is not None:
+                    store.add_answer(sid, rec)
+            if store is not None:
+                store.clear_answers(sid)
+            chooser = AskingChooser(self.g, ask=ask, presets=self.presets, rules=self.rules(),
+                                    t0=hang.start_ns, on_answer=record)
+            self.presets = []
+        d = diagnose_hang(self.g, hang, self.threshold_ns, chooser)
+        d.notes.extend(self.notes)
+        if getattr(chooser, "diverged", False):
+            d.notes.append("the recorded answers did not fit this walk; the rest were asked or chosen automatically")
+        if getattr(chooser, "aborted", False):
+            d.notes.append("the diagnosis was interrupted; unanswered questions were answered 'stop'")
+        for r in getattr(chooser, "new_rules", []):
+            self.add_rule(r, "not_causal", "edge", r["key"])
+        self.chooser = chooser
+        self.diagnosis = d
+        self.report = to_json(d)
+        if self.store is not None:
+            self.store.save_report(self.sid, self.report)
+        return d

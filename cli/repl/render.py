@@ -1,0 +1,60 @@
+"""Rich renderings shared by the REPL commands (vertex lines, edge lists,
+the diagnosis report)."""
+from rich.table import Table
+from rich.text import Text
+
+from argus.diagnose import blocktype as B
+from argus.diagnose.report import fmt_dur, fmt_rel, render_text, evidence_text
+from argus.graphbuild import graph as G
+from argus.diagnose.slice import CAUSAL_TYPES
+
+
+def who(g, v):
+    u = int(g.seg.utid[v])
+    pid = int(g.threads.pid[u])
+    return f"{g.comm(u)}/{int(g.threads.tid[u])}", f"{g.process_name(pid)}/{pid}"
+
+
+def causal_in_edges(g, v):
+    ed = g.edges
+    es = [e for e in g.in_edges(v).tolist() if ed.type[e] in CAUSAL_TYPES]
+    es.sort(key=lambda e: (-int(ed.ts[e]), -e))
+    return es
+
+
+def edge_table(ctx, edges, incoming=True):
+    g = ctx.g
+    t = Table(box=None, pad_edge=False)
+    for col in ("#", "edge", "type", "from" if incoming else "to", "process", "at"):
+        t.add_column(col)
+    for i, e in enumerate(edges):
+        other = int(g.edges.src[e]) if incoming else int(g.edges.dst[e])
+        th, pr = who(g, other)
+        typ = G.EDGE_TYPE_NAMES[int(g.edges.type[e])] + (" (weak)" if g.edges.weak[e] else "")
+        t.add_row(str(i + 1), str(e), typ, f"{th} v{other}", pr, fmt_rel(int(g.edges.ts[e]) - ctx.t0))
+    return t
+
+
+def vertex_panel(ctx, v):
+    g = ctx.g
+    s = g.seg
+    th, pr = who(g, v)
+    lines = [f"vertex {v}: {th} in {pr}",
+             f"  runs {fmt_rel(int(s.start[v]) - ctx.t0)} .. {fmt_rel(int(s.end[v]) - ctx.t0)} "
+             f"(started by {g.start_label(v)}), on CPU {fmt_dur(int(s.cpu_ns[v]))}, "
+             f"{int(s.nsyscalls[v])} syscalls, {int(s.yields[v])} yields"]
+    if s.end_kind[v] == G.END_BLOCKED:
+        w = B.wait_info(g, v)
+        lines.append(f"  then waits on {w['what']} for {fmt_dur(w['dur_ns'])}"
+                     + (" (still waiting at trace end)" if w["ongoing"] else "")
+                     + (" (timed out)" if w["timed_out"] else ""))
+        a, b = w["start_ns"], w["end_ns"]
+    else:
+        a, b = int(s.start[v]), int(s.end[v])
+    c = B.classify(g, int(s.utid[v]), a, b)
+    lines.append(f"  block type over that window: {c.block_type}; {evidence_text(c.evidence)}")
+    return "\n".join(lines)
+
+
+def report_text(report):
+    return render_text(report)

@@ -1,0 +1,169 @@
+"""Debugging sessions and rules, kept in SQLite.
+
+One database per user (ARGUS_SESSION_DB, else $XDG_STATE_HOME/argus/
+sessions.db, else ~/.local/state/argus/sessions.db), created 0600 in a 0700
+directory: it holds names and addresses read from traces.
+  sessions     one row per `argus debug` run: the buffer, the hang (pid, tid,
+               start, threshold), status open / done, the last report (JSON)
+  answers      every answer in question order (kind, key, source): replayed
+               by `--resume` and written out by `export --answers`
+  annotations  what the user marked in the session (not-causal edges, data
+               flags), with the rule each one produced
+  rules        not_causal / data_flag rules (diagnose/rules.py), applied to
+               every later session whatever its trace
+Every change is committed at once (autocommit): a Ctrl-C, EOF or a killed
+terminal loses nothing already answered.  Errors are SessionError (one line).
+"""
+import json
+import os
+import sqlite3
+import time
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+  id INTEGER PRIMARY KEY, created REAL, updated REAL, buffer TEXT, pid INTEGER, tid INTEGER,
+  hang_start_ns INTEGER, threshold_ns INTEGER, status TEXT DEFAULT 'open', report TEXT);
+CREATE TABLE IF NOT EXISTS answers (
+  session INTEGER, seq INTEGER, kind TEXT, answer TEXT, source TEXT, vertex INTEGER,
+  PRIMARY KEY (session, seq));
+CREATE TABLE IF NOT EXISTS annotations (
+  id INTEGER PRIMARY KEY, session INTEGER, kind TEXT, target TEXT, detail TEXT, created REAL);
+CREATE TABLE IF NOT EXISTS rules (
+  id INTEGER PRIMARY KEY, kind TEXT, key TEXT, value TEXT, created REAL, session INTEGER,
+  UNIQUE (kind, key));
+"""
+
+
+class SessionError(Exception):
+    pass
+
+
+def default_path():
+    p = os.environ.get("ARGUS_SESSION_DB")
+    if p:
+        return p
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "argus", "sessions.db")
+
+
+class Store:
+    def __init__(self, path=None):
+        self.path = path or default_path()
+        d = os.path.dirname(os.path.abspath(self.path))
+        try:
+            os.makedirs(d, mode=0o700, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            os.close(fd)
+            os.chmod(self.path, 0o600)
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10)
+            self.db.executescript(SCHEMA)
+        except (OSError, sqlite3.Error) as e:
+            raise SessionError(f"cannot open the session store {self.path}: {e}")
+
+    @property
+    def history_path(self):
+        return os.path.join(os.path.dirname(os.path.abspath(self.path)), "repl_history")
+
+    def _x(self, sql, args=()):
+        try:
+            return self.db.execute(sql, args)
+        except sqlite3.Error as e:
+            raise SessionError(f"session store {self.path}: {e}")
+
+    # --- sessions ---
+    def create(self, buffer, hang, threshold_ns):
+        now = time.time()
+        cur = self._x("INSERT INTO sessions (created, updated, buffer, pid, tid, hang_start_ns, threshold_ns) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                      (now, now, os.path.abspath(buffer), hang.pid, hang.tid, hang.start_ns, threshold_ns))
+        return cur.lastrowid
+
+    def get(self, sid=None):
+        """A session by id, else the most recently updated one."""
+        cols = "id, buffer, pid, tid, hang_start_ns, threshold_ns, status, report"
+        if sid is None:
+            row = self._x(f"SELECT {cols} FROM sessions ORDER BY updated DESC, id DESC LIMIT 1").fetchone()
+            if row is None:
+                raise SessionError(f"no session to resume in {self.path}")
+        else:
+            row = self._x(f"SELECT {cols} FROM sessions WHERE id = ?", (sid,)).fetchone()
+            if row is None:
+                raise SessionError(f"no session {sid} in {self.path}")
+        keys = ["id", "buffer", "pid", "tid", "hang_start_ns", "threshold_ns", "status", "report"]
+        return dict(zip(keys, row))
+
+    def touch(self, sid):
+        self._x("UPDATE sessions SET updated = ? WHERE id = ?", (time.time(), sid))
+
+    def finish(self, sid, report=None, status="done"):
+        self._x("UPDATE sessions SET updated = ?, status = ?, report = COALESCE(?, report) WHERE id = ?",
+                (time.time(), status, None if report is None else json.dumps(report), sid))
+
+    def save_report(self, sid, report):
+        self._x("UPDATE sessions SET updated = ?, report = ? WHERE id = ?", (time.time(), json.dumps(report), sid))
+
+    # --- answers ---
+    def add_answer(self, sid, rec):
+        seq = self._x("SELECT COALESCE(MAX(seq), -1) + 1 FROM answers WHERE session = ?", (sid,)).fetchone()[0]
+        self._x("INSERT INTO answers (session, seq, kind, answer, source, vertex) VALUES (?, ?, ?, ?, ?, ?)",
+                (sid, seq, rec["kind"], str(rec["answer"]), rec.get("source"), rec.get("vertex")))
+        self.touch(sid)
+
+    def answers(self, sid):
+        rows = self._x("SELECT kind, answer, source, vertex FROM answers WHERE session = ? ORDER BY seq",
+                       (sid,)).fetchall()
+        return [{"kind": k, "answer": a, "source": s, "vertex": v} for k, a, s, v in rows]
+
+    def clear_answers(self, sid):
+        self._x("DELETE FROM answers WHERE session = ?", (sid,))
+
+    # --- annotations and rules ---
+    def annotate(self, sid, kind, target, detail=None):
+        self._x("INSERT INTO annotations (session, kind, target, detail, created) VALUES (?, ?, ?, ?, ?)",
+                (sid, kind, str(target), json.dumps(detail), time.time()))
+        self.touch(sid)
+
+    def annotations(self, sid):
+        rows = self._x("SELECT kind, target, detail FROM annotations WHERE session = ? ORDER BY id",
+                       (sid,)).fetchall()
+        return [{"kind": k, "target": t, "detail": json.loads(d) if d else None} for k, t, d in rows]
+
+    def add_rule(self, rule, sid=None):
+        self._x("INSERT OR REPLACE INTO rules (kind, key, value, created, session) VALUES (?, ?, ?, ?, ?)",
+                (rule["kind"], json.dumps(rule["key"], sort_keys=True), json.dumps(rule["value"]), time.time(), sid))
+
+    def rules(self):
+        rows = self._x("SELECT kind, key, value FROM rules ORDER BY id").fetchall()
+        return [{"kind": k, "key": json.loads(key), "value": json.loads(v)} for k, key, v in rows]
+
+    def close(self):
+        try:
+            self.db.close()
+        except sqlite3.Error:
+            pass
+
+
+def write_answers_file(path, answers, meta=None):
+    """The `--answers` file: {"schema": "argus.answers/1", "answers": [...]}."""
+    data = {"schema": "argus.answers/1", **(meta or {}),
+            "answers": [{"kind": a["kind"], "answer": str(a["answer"])} for a in answers
+                        if a["kind"] in ("predecessor", "weak", "baseline", "go_on")]}
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+
+
+def read_answers_file(path):
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise SessionError(f"cannot read answers file {path}: {e.strerror}")
+    except ValueError:
+        raise SessionError(f"{path} is not an answers file (not JSON)")
+    if not isinstance(data, dict) or data.get("schema") != "argus.answers/1" \
+            or not isinstance(data.get("answers"), list) \
+            or not all(isinstance(a, dict) and "kind" in a and "answer" in a for a in data["answers"]):
+        raise SessionError(f"{path} is not an answers file (schema argus.answers/1)")
+    return [{"kind": str(a["kind"]), "answer": str(a["answer"])} for a in data["answers"]]
