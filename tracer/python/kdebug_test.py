@@ -1,0 +1,297 @@
+"""Unit tests of the kdebug decoder (tracer/kdebug_decode.c) and the raw file
+importer (tracer/kdebug_file.c), run on Linux against the real native
+library: kd_buf bytes in (written by kdebug_gen the way xnu lays them out),
+Argus records out, checked field by field."""
+import struct
+
+import pytest
+
+from argus.tracer import kdebug, kdebug_gen as g, reader, schema
+
+HDR = struct.Struct("<QIIHHHH")
+PAYLOAD = {
+    schema.SWITCH_OUT: ("<BBHIQ", ("state", "wait_reason", "prio", "syscall_nr", "wait_obj")),
+    schema.SWITCH_IN: ("<II", ("prev_tid", "prev_pid")),
+    schema.WAKEUP: ("<IIBBHI", ("wakee_pid", "wakee_tid", "context", "irq_kind", "target_cpu", "irq_vec")),
+    schema.SYSCALL_ENTER: ("<IiQQ", ("nr", "aux", "obj", "obj2")),
+    schema.SYSCALL_EXIT: ("<IIq", ("nr", "reserved", "ret")),
+    schema.FORK: ("<II16s", ("child_pid", "child_tid", "comm")),
+    schema.EXEC: ("<16s", ("comm",)),
+    schema.THREAD_NAME: ("<16s", ("comm",)),
+    schema.EXIT: ("<iI", ("exit_code", "is_group_leader")),
+    schema.PROC_SNAPSHOT: ("<II16s", ("ppid", "is_main_thread", "comm")),
+    schema.LOST: ("<Q", ("count",)),
+}
+NR_BSD, NR_MACH = 0x20000, 0x10000
+NONE = 0xFFFFFFFF
+
+APP, APP_PID, KWORK, IDLE0 = 0x1001, 100, 0x50, 11
+
+
+def parse(data):
+    out = []
+    off = 0
+    while off < len(data):
+        ts, pid, tid, typ, size, cpu, _ = HDR.unpack_from(data, off)
+        rec = {"ts": ts, "pid": pid, "tid": tid, "type": typ, "cpu": cpu}
+        fmt, names = PAYLOAD[typ]
+        for k, v in zip(names, struct.unpack_from(fmt, data, off + HDR.size)):
+            rec[k] = v.split(b"\0", 1)[0].decode() if isinstance(v, bytes) else v
+        out.append(rec)
+        assert size % 8 == 0 and size >= HDR.size + struct.calcsize(fmt)
+        off += size
+    return out
+
+
+def base_trace(**kw):
+    t = g.KdTrace(**kw)
+    t.kernel_thread(IDLE0).kernel_thread(KWORK)
+    t.thread(APP, APP_PID, "App")
+    t.thread(0x1002, APP_PID, "App")
+    t.thread(0x3001, 1, "launchd")
+    t.idle(1, 0, IDLE0)
+    return t
+
+
+def decode(t, **kw):
+    return parse(kdebug.decode_records(t.events_bytes(), t.threadmap_bytes(), **kw))
+
+
+def of_type(recs, typ):
+    return [r for r in recs if r["type"] == typ]
+
+
+def test_threadmap_snapshot_pids_and_main_thread():
+    recs = decode(base_trace())
+    snaps = {r["tid"]: r for r in of_type(recs, schema.PROC_SNAPSHOT)}
+    assert snaps[IDLE0]["pid"] == 0 and snaps[KWORK]["pid"] == 0      # kernel_task: valid 1, "kernel_task"
+    assert snaps[0x3001]["pid"] == 1 and snaps[0x3001]["comm"] == "launchd"
+    assert snaps[APP]["pid"] == APP_PID and snaps[APP]["is_main_thread"] == 1
+    assert snaps[0x1002]["is_main_thread"] == 0
+    assert snaps[APP]["comm"] == "App"
+
+
+def test_switch_blocked_only_after_mach_block():
+    t = base_trace()
+    t.switch(100, 0, IDLE0, APP)
+    t.switch(200, 0, APP, IDLE0, reason=g.AST_QUANTUM, prev_pri=47)   # preempted
+    t.switch(300, 0, IDLE0, APP)
+    t.block(400, 0, APP)
+    t.switch(400, 0, APP, IDLE0)                                       # a real wait
+    recs = decode(t)
+    outs = of_type(recs, schema.SWITCH_OUT)
+    ins = of_type(recs, schema.SWITCH_IN)
+    assert [(o["state"], o["wait_reason"]) for o in outs] == [
+        (schema.STATE_RUNNABLE, schema.WAIT_PREEMPTED), (schema.STATE_BLOCKED, schema.WAIT_NONE)]
+    assert outs[0]["prio"] == 47 and outs[0]["syscall_nr"] == NONE
+    # the idle thread is tid 0, like Linux's idle task, and emits no switch records
+    assert all(r["tid"] == APP for r in outs + ins)
+    assert ins[0]["prev_tid"] == 0 and ins[0]["prev_pid"] == 0
+    assert [r["ts"] for r in ins] == [100, 300]
+
+
+def test_yield_reason_from_ast_and_from_yield_traps():
+    t = base_trace()
+    t.switch(100, 0, IDLE0, APP)
+    t.switch(200, 0, APP, IDLE0, reason=g.AST_YIELD)
+    t.switch(300, 0, IDLE0, APP)
+    t.mach(350, 0, APP, "swtch_pri")
+    t.switch(400, 0, APP, IDLE0)
+    recs = decode(t)
+    outs = of_type(recs, schema.SWITCH_OUT)
+    assert [(o["state"], o["wait_reason"]) for o in outs] == [
+        (schema.STATE_RUNNABLE, schema.WAIT_YIELD), (schema.STATE_RUNNABLE, schema.WAIT_YIELD)]
+    assert outs[1]["syscall_nr"] == NR_MACH | 59
+
+
+@pytest.mark.parametrize("name,args,reason,obj", [
+    ("psynch_cvwait", (0x6000AA00, 0, 0, 0x6000BB00), schema.WAIT_FUTEX, 0x6000AA00),
+    ("ulock_wait", (0x1000002, 0x16F000, 0, 0), schema.WAIT_FUTEX, 0x16F000),
+    ("kevent_qos", (9, 0, 0, 0), schema.WAIT_POLL, 9),
+    ("read", (5, 0x1000, 64, 0), schema.WAIT_READ, 5),
+    ("__semwait_signal", (0, 0, 1, 1), schema.WAIT_SLEEP, 0),
+])
+def test_bsd_wait_reasons(name, args, reason, obj):
+    t = base_trace()
+    t.switch(100, 0, IDLE0, APP)
+    t.bsd(200, 0, APP, name, *args)
+    t.block(300, 0, APP)
+    t.switch(300, 0, APP, IDLE0)
+    recs = decode(t)
+    so = of_type(recs, schema.SWITCH_OUT)[0]
+    assert (so["state"], so["wait_reason"], so["wait_obj"]) == (schema.STATE_BLOCKED, reason, obj)
+    assert so["syscall_nr"] == NR_BSD | g.BSD[name]
+    enter = of_type(recs, schema.SYSCALL_ENTER)[0]
+    assert enter["nr"] == NR_BSD | g.BSD[name] and enter["obj"] == obj
+
+
+@pytest.mark.parametrize("options,reason", [
+    (g.MACH_SEND_MSG | g.MACH_RCV_MSG, schema.WAIT_READ),
+    (g.MACH_RCV_MSG, schema.WAIT_READ),
+    (g.MACH_SEND_MSG, schema.WAIT_WRITE),
+])
+def test_mach_msg_wait_reason_follows_options(options, reason):
+    t = base_trace()
+    t.switch(100, 0, IDLE0, APP)
+    t.mach(200, 0, APP, "mach_msg2_trap", 0x7000, options, 0x1C, 0x1503_00001607)
+    t.block(300, 0, APP)
+    t.switch(300, 0, APP, IDLE0)
+    so = of_type(decode(t), schema.SWITCH_OUT)[0]
+    assert so["wait_reason"] == reason
+    assert so["syscall_nr"] == NR_MACH | 47 and so["wait_obj"] == 0x1503_00001607
+
+
+def test_syscall_exit_values():
+    t = base_trace()
+    t.bsd(100, 0, APP, "read", 5, 0, 8, 0)
+    t.bsd(200, 0, APP, "read", end=True, error=0, ret=8)
+    t.bsd(300, 0, APP, "read", 5, 0, 8, 0)
+    t.bsd(400, 0, APP, "read", end=True, error=4, ret=0)     # EINTR
+    t.mach(500, 0, APP, "semaphore_wait_trap", 0x1A03)
+    t.mach(600, 0, APP, "semaphore_wait_trap", end=True, ret=0xE)   # KERN_ABORTED
+    exits = of_type(decode(t), schema.SYSCALL_EXIT)
+    assert [(e["nr"], e["ret"]) for e in exits] == [(NR_BSD | 3, 8), (NR_BSD | 3, -4), (NR_MACH | 36, 14)]
+
+
+def test_syscalls_off_keeps_wait_reasons():
+    t = base_trace()
+    t.bsd(100, 0, APP, "psynch_cvwait", 0xC0, 0, 0, 0)
+    t.block(110, 0, APP)
+    t.switch(110, 0, APP, IDLE0)
+    recs = decode(t, trace_syscalls=False)
+    assert not of_type(recs, schema.SYSCALL_ENTER)
+    assert of_type(recs, schema.SWITCH_OUT)[0]["wait_reason"] == schema.WAIT_FUTEX
+
+
+def test_wakeup_contexts():
+    t = base_trace()
+    t.make_runnable(100, 1, 0x1002, APP)                  # a user thread: causal
+    t.make_runnable(200, 1, KWORK, APP)                   # kernel_task thread
+    t.make_runnable(300, 0, IDLE0, APP)                   # the idle thread
+    t.intr(400, 2, 0x1002, g.INTR_TIMER)
+    t.make_runnable(410, 2, 0x1002, APP)                  # in a timer interrupt over a user thread
+    t.intr_end(420, 2, 0x1002)
+    t.intr(500, 2, 0x1002, g.INTR_OTHER)
+    t.make_runnable(510, 2, 0x1002, APP)
+    t.intr_end(520, 2, 0x1002)
+    t.make_runnable(600, 2, 0x1002, APP)                  # after the interrupt: task again
+    wakes = of_type(decode(t), schema.WAKEUP)
+    got = [(w["tid"], w["context"], w["irq_kind"]) for w in wakes]
+    assert got == [
+        (0x1002, schema.WAKE_TASK, schema.IRQ_NONE),
+        (KWORK, schema.WAKE_KTHREAD, schema.IRQ_NONE),
+        (0, schema.WAKE_IDLE, schema.IRQ_NONE),
+        (0x1002, schema.WAKE_HARDIRQ, schema.IRQ_TIMER),
+        (0x1002, schema.WAKE_HARDIRQ, schema.IRQ_DEVICE),
+        (0x1002, schema.WAKE_TASK, schema.IRQ_NONE),
+    ]
+    assert all(w["wakee_tid"] == APP and w["wakee_pid"] == APP_PID for w in wakes)
+
+
+def test_patched_xnu_wakeup_is_exact_and_replaces_stock():
+    t = base_trace()
+    # a timer fires while a user thread runs, no interrupt event recorded
+    t.argus_wakeup(100, 1, 0x1002, APP, 0xE1, flags=0x1 | 0x2)
+    t.make_runnable(101, 1, 0x1002, APP)
+    t.argus_wakeup(200, 1, 0x1002, APP, 0xE2)             # a real task wakeup
+    t.make_runnable(201, 1, 0x1002, APP)
+    t.argus_wait(300, 0, APP, 0xFEED)                     # a kernel wait with no syscall
+    t.block(301, 0, APP)
+    t.switch(301, 0, APP, IDLE0)
+    recs = decode(t)
+    wakes = of_type(recs, schema.WAKEUP)
+    assert [(w["context"], w["irq_kind"]) for w in wakes] == [
+        (schema.WAKE_HARDIRQ, schema.IRQ_TIMER), (schema.WAKE_TASK, schema.IRQ_NONE)]
+    so = of_type(recs, schema.SWITCH_OUT)[0]
+    assert so["wait_obj"] == 0xFEED and so["wait_reason"] == schema.WAIT_OTHER_SYSCALL
+
+
+def test_lifetime_records():
+    t = base_trace()
+    t.new_thread(100, 0, APP, 0x1003, APP_PID)
+    t.new_thread(150, 0, APP, 0x4001, 400)                # a new process (fork / spawn)
+    t.exec_(200, 1, 0x4001, 400, "helper-tool")
+    t.thread_name(300, 0, 0x1003, "com.apple.main-thread-long-name")
+    t.terminate(400, 0, 0x1003)
+    t.lost(500)
+    recs = decode(t)
+    forks = of_type(recs, schema.FORK)
+    assert [(f["tid"], f["child_pid"], f["child_tid"], f["comm"]) for f in forks] == [
+        (APP, APP_PID, 0x1003, "App"), (APP, 400, 0x4001, "App")]
+    ex = of_type(recs, schema.EXEC)[0]
+    assert (ex["pid"], ex["tid"], ex["comm"]) == (400, 0x4001, "helper-tool")
+    tn = of_type(recs, schema.THREAD_NAME)[0]
+    assert (tn["pid"], tn["tid"], tn["comm"]) == (APP_PID, 0x1003, "com.apple.main-")
+    assert [(e["pid"], e["tid"]) for e in of_type(recs, schema.EXIT)] == [(APP_PID, 0x1003)]
+    assert [r["count"] for r in of_type(recs, schema.LOST)] == [1]
+
+
+def test_timebase_converts_mach_ticks():
+    t = base_trace(timebase=(125, 3))
+    t.switch(1_000_000_000, 3, IDLE0, APP)                # written as 24_000_000 ticks
+    recs = decode(t, timebase=(125, 3))
+    si = of_type(recs, schema.SWITCH_IN)[0]
+    assert si["ts"] == 1_000_000_000 and si["cpu"] == 3
+
+
+def _rows_of(path):
+    tr = reader.decode_file(str(path))
+    return tr.rows
+
+
+@pytest.mark.parametrize("fmt", ["v1", "v3", "v3-old-layout"])
+def test_file_import_equals_decoding(tmp_path, fmt):
+    t, _ = g.cross_process_hang(timebase=(1, 1) if fmt == "v1" else (125, 3), n_baseline=1, hang_s=0.05)
+    trace = tmp_path / "t.trace"
+    if fmt == "v1":
+        t.write_v1(trace)
+    else:
+        t.write_v3(trace, current_kernel_layout=(fmt == "v3"))
+    out = tmp_path / "t.argus"
+    res = kdebug.import_trace(trace, out)
+    assert res.format == (1 if fmt == "v1" else 3)
+    assert res.threads == len(t.threads) and res.kd_events == len(t.events)
+    expected = parse(kdebug.decode_records(t.events_bytes(), t.threadmap_bytes(), timebase=t.timebase))
+    rows = _rows_of(out)
+    assert len(rows) == len(expected) == res.records
+    got = sorted((int(r["ts_ns"]), int(r["type"]), int(r["tid"])) for r in rows)
+    assert got == sorted((e["ts"], e["type"], e["tid"]) for e in expected)
+
+
+def _v3_bytes(tmp_path):
+    t, _ = g.cross_process_hang(n_baseline=1, hang_s=0.05)
+    p = tmp_path / "ok.trace"
+    t.write_v3(p)
+    return p.read_bytes()
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda b: b[:-10], "truncated"),                               # cut inside the last event chunk
+    (lambda b: b[:100], "truncated"),
+    (lambda b: b"\x01\x02\x03\x04" + b[4:], "not a kdebug V1 or V3 trace"),
+    (lambda b: struct.pack("<I", 0x55AA0200) + b[4:], "RAW_VERSION2"),
+    (lambda b: struct.pack("<I", 0x55AA0300) + b[4:], "artrace"),
+    (lambda b: b[:16] + struct.pack("<II", 0, 5) + b[24:], "timebase"),   # corrupt V3 header payload
+])
+def test_corrupt_v3_is_refused_with_one_line(tmp_path, mutate, message):
+    p = tmp_path / "bad.trace"
+    p.write_bytes(mutate(_v3_bytes(tmp_path)))
+    out = tmp_path / "bad.argus"
+    with pytest.raises(kdebug.KdebugError) as e:
+        kdebug.import_trace(p, out)
+    assert message in e.value.strerror and "\n" not in e.value.strerror
+    assert not out.exists()                                          # refused before writing
+
+
+def test_corrupt_v1_is_refused(tmp_path):
+    t, _ = g.cross_process_hang(n_baseline=1, hang_s=0.05)
+    p = tmp_path / "v1.trace"
+    t.write_v1(p)
+    data = p.read_bytes()
+    for bad, message in ((data[:-1], "trailing bytes"), (data[:20], "truncated V1 header"),
+                         (data[:8 + 16] + b"", "thread map"),
+                         (struct.pack("<Ii", 0x55AA0101, -5) + data[8:], "thread count")):
+        p.write_bytes(bad)
+        with pytest.raises(kdebug.KdebugError) as e:
+            kdebug.import_trace(p, tmp_path / "o.argus")
+        assert message in e.value.strerror, e.value.strerror
