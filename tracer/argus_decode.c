@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,16 +41,23 @@
 
 _Static_assert(sizeof(struct argus_row) == 80, "struct argus_row is 80 bytes (schema.py)");
 /* Record sizes documented in argus_event.h and docs/ring-buffer.md. */
-_Static_assert(sizeof(struct argus_ev_switch_out) == 40 && sizeof(struct argus_ev_switch_in) == 32 &&
+_Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_ev_switch_in) == 32 &&
 	       sizeof(struct argus_ev_wakeup) == 40 && sizeof(struct argus_ev_syscall_enter) == 48 &&
 	       sizeof(struct argus_ev_syscall_exit) == 40 && sizeof(struct argus_ev_fork) == 48 &&
 	       sizeof(struct argus_ev_comm) == 40 && sizeof(struct argus_ev_exit) == 32 &&
 	       sizeof(struct argus_ev_proc_snapshot) == 48 && sizeof(struct argus_ev_data_flag) == 48 &&
-	       sizeof(struct argus_ev_lost) == 32, "schema v1 record sizes");
+	       sizeof(struct argus_ev_lost) == 32 && sizeof(struct argus_ev_fd_info) == 56 &&
+	       sizeof(struct argus_ev_timer) == 64 &&
+	       sizeof(struct argus_ev_user_stack) == ARGUS_EVENT_MAX_SIZE &&
+	       sizeof(struct argus_ev_mapping) == ARGUS_EVENT_MAX_SIZE, "schema v1 record sizes");
+
+/* Fixed part of the variable-length records. */
+#define USER_STACK_BASE_SIZE offsetof(struct argus_ev_user_stack, frames)
+#define MAPPING_BASE_SIZE offsetof(struct argus_ev_mapping, path)
 
 /* Smallest valid size of each known type; 0 = unknown. */
 static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
-	[ARGUS_EV_SWITCH_OUT] = sizeof(struct argus_ev_switch_out),
+	[ARGUS_EV_SWITCH_OUT] = ARGUS_SWITCH_OUT_BASE_SIZE,
 	[ARGUS_EV_SWITCH_IN] = sizeof(struct argus_ev_switch_in),
 	[ARGUS_EV_WAKEUP] = sizeof(struct argus_ev_wakeup),
 	[ARGUS_EV_WAKEUP_NEW] = sizeof(struct argus_ev_wakeup),
@@ -63,6 +71,10 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_DATA_FLAG_WRITE] = sizeof(struct argus_ev_data_flag),
 	[ARGUS_EV_DATA_FLAG_READ] = sizeof(struct argus_ev_data_flag),
 	[ARGUS_EV_LOST] = sizeof(struct argus_ev_lost),
+	[ARGUS_EV_FD_INFO] = sizeof(struct argus_ev_fd_info),
+	[ARGUS_EV_TIMER] = sizeof(struct argus_ev_timer),
+	[ARGUS_EV_USER_STACK] = USER_STACK_BASE_SIZE,
+	[ARGUS_EV_MAPPING] = MAPPING_BASE_SIZE + 8,
 };
 
 /* Row and sort arrays reach gigabytes: back them with transparent huge pages
@@ -92,6 +104,7 @@ struct decode_ctx {
 	bool drop_chunk;
 	uint64_t chunk_seq;
 	uint32_t chunk_pos;
+	uint64_t frames_cap, strings_cap;
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -124,6 +137,62 @@ static int grow_rows(struct decode_ctx *d)
 	return 0;
 }
 
+/* Room for n more elements of size elem in *arr (length len, capacity *cap). */
+static int reserve_side(void **arr, uint64_t *cap, uint64_t len, uint64_t n, size_t elem)
+{
+	uint64_t want = *cap;
+	void *grown;
+
+	if (len + n <= *cap)
+		return 0;
+	while (want < len + n)
+		want = want + want / 2 + 4096;
+	grown = realloc(*arr, want * elem);
+	if (!grown)
+		return -ENOMEM;
+	*arr = grown;
+	*cap = want;
+	return 0;
+}
+
+/* Frames and paths go to the side arrays; the row indexes them. */
+static int widen_side(struct decode_ctx *d, struct argus_row *r, const void *rec, uint32_t size)
+{
+	struct argus_decode_result *res = d->res;
+
+	if (r->type == ARGUS_EV_USER_STACK) {
+		const struct argus_ev_user_stack *e = rec;
+		uint64_t n = (size - USER_STACK_BASE_SIZE) / sizeof(uint64_t);
+
+		if (reserve_side((void **)&res->frames, &d->frames_cap, res->nframes, n, sizeof(uint64_t)))
+			return -ENOMEM;
+		memcpy(res->frames + res->nframes, e->frames, n * sizeof(uint64_t));
+		r->obj = res->nframes;
+		r->aux = (int32_t)n;
+		r->obj2 = e->stack_id;
+		res->nframes += n;
+	} else if (r->type == ARGUS_EV_MAPPING) {
+		const struct argus_ev_mapping *e = rec;
+		size_t room = size - MAPPING_BASE_SIZE, len = strnlen(e->path, room);
+
+		if (res->strings_len + len + 1 > UINT32_MAX)
+			return 0;   /* offsets are 32-bit; a 4 GiB path table is not a real trace */
+		if (reserve_side((void **)&res->strings, &d->strings_cap, res->strings_len, len + 1, 1))
+			return -ENOMEM;
+		memcpy(res->strings + res->strings_len, e->path, len);
+		res->strings[res->strings_len + len] = 0;
+		r->obj = e->start;
+		r->obj2 = e->end;
+		r->val = (int64_t)e->pgoff;
+		r->aux = (int32_t)e->prot;
+		r->nr = e->dev;
+		r->peer_tid = (uint32_t)res->strings_len;
+		r->peer_pid = (uint32_t)len;
+		res->strings_len += len + 1;
+	}
+	return 0;
+}
+
 static inline void widen(struct argus_row *r, const void *rec, const struct argus_event_header *h)
 {
 	memset(r, 0, sizeof *r);
@@ -140,6 +209,8 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		r->nr = e->syscall_nr;
 		r->obj = e->wait_obj;
 		r->aux = e->prio;
+		if (h->size >= sizeof(*e))
+			r->obj2 = e->user_stack_id;
 		break;
 	}
 	case ARGUS_EV_SWITCH_IN: {
@@ -208,6 +279,29 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 	case ARGUS_EV_LOST:
 		r->val = (int64_t)((const struct argus_ev_lost *)rec)->count;
 		break;
+	case ARGUS_EV_FD_INFO: {
+		const struct argus_ev_fd_info *e = rec;
+		r->aux = e->fd;
+		r->state = e->kind;
+		r->reason = e->family;
+		r->nr = e->sock_type;
+		r->obj = e->inode;
+		r->obj2 = e->local;
+		r->val = (int64_t)e->peer;
+		break;
+	}
+	case ARGUS_EV_TIMER: {
+		const struct argus_ev_timer *e = rec;
+		r->state = e->kind;
+		r->reason = e->mode;
+		r->nr = e->clockid;
+		r->obj = e->timer_id;
+		r->val = e->expires_ns;
+		r->obj2 = e->arm_ts_ns;
+		r->peer_pid = e->arm_pid;
+		r->peer_tid = e->arm_tid;
+		break;
+	}
 	}
 }
 
@@ -254,7 +348,10 @@ static int decode_record(const void *rec, uint32_t size, uint64_t chunk_seq, voi
 	}
 	if (res->nrows == d->cap && grow_rows(d) < 0)
 		return -ENOMEM;
-	widen(&res->rows[res->nrows++], rec, &h);
+	widen(&res->rows[res->nrows], rec, &h);
+	if (widen_side(d, &res->rows[res->nrows], rec, size) < 0)
+		return -ENOMEM;
+	res->nrows++;
 	res->bytes += size;
 	return 0;
 }
@@ -448,9 +545,7 @@ int argus_decode_file(const char *path, struct argus_decode_result *res)
 
 fail:
 	argus_rb_close(rb);
-	free(res->rows);
-	res->rows = NULL;
-	res->nrows = 0;
+	argus_decode_free(res);
 	return rc;
 }
 
@@ -461,4 +556,10 @@ void argus_decode_free(struct argus_decode_result *res)
 	free(res->rows);
 	res->rows = NULL;
 	res->nrows = 0;
+	free(res->frames);
+	res->frames = NULL;
+	res->nframes = 0;
+	free(res->strings);
+	res->strings = NULL;
+	res->strings_len = 0;
 }

@@ -13,7 +13,8 @@
  * creates one Python object per event.
  *
  * Field mapping per type (unused fields are 0):
- *   SWITCH_OUT   state, reason=wait_reason, nr=syscall_nr, obj=wait_obj, aux=prio
+ *   SWITCH_OUT   state, reason=wait_reason, nr=syscall_nr, obj=wait_obj, aux=prio,
+ *                obj2=user_stack_id (0: none)
  *   SWITCH_IN    peer_pid/peer_tid = previous task
  *   WAKEUP(_NEW) peer_pid/peer_tid = wakee, reason=context, irq=irq_kind,
  *                aux=irq_vec, obj=target_cpu
@@ -25,6 +26,18 @@
  *   PROC_SNAPSHOT peer_pid=ppid, state=is_main_thread, comm
  *   DATA_FLAG_*  obj=addr, val=value, obj2=pc
  *   LOST         val=count
+ *   FD_INFO      aux=fd, state=kind, reason=family, nr=sock_type, obj=inode,
+ *                obj2=local, val=peer
+ *   TIMER        state=kind (fire), reason=mode, nr=clockid, obj=timer_id,
+ *                val=expires_ns, obj2=arm_ts_ns, peer_pid/peer_tid = arming task
+ *   USER_STACK   obj=index of the first frame in result->frames, aux=nframes,
+ *                obj2=stack_id
+ *   MAPPING      obj=start, obj2=end, val=pgoff, aux=prot, nr=dev,
+ *                peer_tid=offset of the NUL-terminated path in result->strings,
+ *                peer_pid=path length
+ *
+ * Variable-length payloads (stack frames, paths) go to side arrays that rows
+ * index, so rows stay fixed-width and Python views them without copying.
  */
 #ifndef ARGUS_DECODE_H
 #define ARGUS_DECODE_H
@@ -67,6 +80,10 @@ struct argus_decode_result {
 	char error[256];           /* set when the return value is < 0; when it is 0 but
 	                            * bad_records > 0, describes the first bad record */
 	uint64_t unknown_records;  /* well-formed records of types this build does not know */
+	uint64_t *frames;          /* user stack frames of all USER_STACK rows (malloc'd) */
+	uint64_t nframes;
+	char *strings;             /* NUL-terminated MAPPING paths (malloc'd) */
+	uint64_t strings_len;
 };
 
 /* Returns 0, or -errno with result->error naming the problem (and file offset). */

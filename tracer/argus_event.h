@@ -57,7 +57,11 @@ enum argus_event_type {
 	ARGUS_EV_DATA_FLAG_WRITE = 12,
 	ARGUS_EV_DATA_FLAG_READ = 13,
 	ARGUS_EV_LOST = 14,           /* producer dropped `count` records */
-	ARGUS_EV_TYPE_MAX = 15,
+	ARGUS_EV_FD_INFO = 15,        /* identity of the channel behind an fd (first use, then at most 1/s) */
+	ARGUS_EV_TIMER = 16,          /* a user-visible hrtimer fired; names who armed it */
+	ARGUS_EV_USER_STACK = 17,     /* user stack frames, once per (pid, stack id) and second */
+	ARGUS_EV_MAPPING = 18,        /* an executable mapping of a process whose stack was recorded */
+	ARGUS_EV_TYPE_MAX = 19,
 };
 
 /* switch_out.state */
@@ -108,7 +112,35 @@ enum argus_irq_kind {
 	ARGUS_IRQ_OTHER = 8,
 };
 
+/* fd_info.kind: what kind of kernel object an fd refers to. */
+enum argus_fd_kind {
+	ARGUS_FD_OTHER = 0,
+	ARGUS_FD_SOCKET = 1,        /* family/sock_type say which; local/peer identify the ends */
+	ARGUS_FD_PIPE = 2,          /* pipe or FIFO: both ends share the inode */
+	ARGUS_FD_EVENTFD = 3,       /* local = eventfd id (fdinfo "eventfd-id"), shared by every holder */
+	ARGUS_FD_TTY = 4,           /* character device with a tty major (4, 5, 136-143) */
+	ARGUS_FD_REGULAR = 5,       /* regular file */
+	ARGUS_FD_CHARDEV = 6,       /* other character device */
+	ARGUS_FD_ANON = 7,          /* other anonymous inode: timerfd, signalfd, epoll, ... */
+};
+
+/* timer.kind */
+enum argus_timer_kind {
+	ARGUS_TIMER_FIRE = 2,       /* hrtimer_expire_entry of a timer armed from a syscall */
+};
+
+/* mapping.prot bits (from /proc/PID/maps) */
+enum argus_map_prot {
+	ARGUS_MAP_READ = 1,
+	ARGUS_MAP_WRITE = 2,
+	ARGUS_MAP_EXEC = 4,
+	ARGUS_MAP_TRUNCATED = 8,    /* path did not fit: only its tail is kept */
+};
+
 #define ARGUS_SYSCALL_NONE 0xffffffffu
+#define ARGUS_SWITCH_OUT_BASE_SIZE 40   /* switch_out without user_stack_id */
+#define ARGUS_USER_STACK_MAX_FRAMES 28  /* 32 + 28 * 8 = ARGUS_EVENT_MAX_SIZE */
+#define ARGUS_MAPPING_MAX_PATH 192      /* 64 + 192 = ARGUS_EVENT_MAX_SIZE, NUL included */
 
 struct argus_event_header {
 	__u64 ts_ns;
@@ -120,13 +152,17 @@ struct argus_event_header {
 	__u16 flags;     /* reserved, 0 */
 };
 
-struct argus_ev_switch_out {        /* 40 bytes */
+struct argus_ev_switch_out {        /* 40 bytes, 48 with user_stack_id */
 	struct argus_event_header h;
 	__u8 state;                  /* enum argus_task_state */
 	__u8 wait_reason;            /* enum argus_wait_reason */
 	__u16 prio;
 	__u32 syscall_nr;            /* in progress, or ARGUS_SYSCALL_NONE */
 	__u64 wait_obj;              /* futex uaddr, fd, ... per wait_reason */
+	/* Only in 48-byte records (size > ARGUS_SWITCH_OUT_BASE_SIZE): the
+	 * blocked thread's user stack, frames in the USER_STACK record with this
+	 * stack_id and pid.  Runnable switch-outs stay 40 bytes. */
+	__u64 user_stack_id;
 };
 
 struct argus_ev_switch_in {         /* 32 bytes */
@@ -195,6 +231,72 @@ struct argus_ev_data_flag {         /* 48 bytes: DATA_FLAG_WRITE / _READ */
 struct argus_ev_lost {              /* 32 bytes */
 	struct argus_event_header h;
 	__u64 count;
+};
+
+/* Channel identity of an fd, written at a read/write/send/recv family
+ * syscall the first time a (pid, fd, inode) is seen and again when the last
+ * such record is more than a second old (so a wrapped buffer keeps it).
+ * Two ends talk to each other when
+ *   sockets:          a.local == b.peer && a.peer == b.local
+ *   pipes, eventfds:  a.local == b.local (one shared object)
+ * Inet endpoints are (IPv4 address, host order) << 16 | port; IPv6 ones fold
+ * the address into 47 bits with bit 63 set (v4-mapped IPv6 uses the IPv4 form). */
+struct argus_ev_fd_info {           /* 56 bytes */
+	struct argus_event_header h;
+	__s32 fd;
+	__u8 kind;                   /* enum argus_fd_kind */
+	__u8 family;                 /* AF_UNIX, AF_INET, AF_INET6, ... for sockets, else 0 */
+	__u16 sock_type;             /* SOCK_STREAM, SOCK_DGRAM, ... for sockets, else 0 */
+	__u64 inode;                 /* file->f_inode->i_ino: syscall_enter.obj2 of the same fd */
+	__u64 local;                 /* this end: socket inode (unix), endpoint (inet), inode (pipe), eventfd id */
+	__u64 peer;                  /* the other end: peer socket inode (unix), remote endpoint (inet); 0 when shared */
+};
+
+/* A user-visible hrtimer fired: one armed (hrtimer_start) by a task inside
+ * a traced syscall (nanosleep, clock_nanosleep, futex/epoll/poll timeouts,
+ * timerfd_settime).  The arm is carried here rather than in a record of its
+ * own: most arms are cancelled when the wait ends first (an epoll loop arms
+ * one per call), so only fired timers cost a record.  A periodic timer
+ * (timerfd interval) fires repeatedly and names its last arm each time.
+ * timer_id is the timer's kernel address scrambled with a per-daemon key
+ * (bijective, so ids match, but no kernel address lands in the trace); the
+ * hardirq WAKEUPs the expiry causes carry its low 32 bits in irq_vec. */
+struct argus_ev_timer {             /* 64 bytes; header = the interrupted task at the fire */
+	struct argus_event_header h;
+	__u64 timer_id;
+	__s64 expires_ns;            /* absolute, in the timer's clock (clockid) */
+	__u64 arm_ts_ns;             /* when it was armed (CLOCK_MONOTONIC, like every ts_ns) */
+	__u32 arm_pid;               /* the task that armed it */
+	__u32 arm_tid;
+	__u8 kind;                   /* enum argus_timer_kind */
+	__u8 mode;                   /* enum hrtimer_mode bits at the arm: REL 1, PINNED 2, SOFT 4, HARD 8 */
+	__u16 clockid;               /* CLOCK_MONOTONIC 1, CLOCK_REALTIME 0, CLOCK_BOOTTIME 7, ... */
+	__u32 reserved;
+};
+
+/* User stack of a thread at a blocking switch-out, innermost frame first
+ * (frames[0] is the user pc where it entered the kernel).  Variable length:
+ * nframes = (size - 32) / 8.  Written only when this (pid, stack_id) was not
+ * written in the last second; every blocking switch_out names its stack_id. */
+struct argus_ev_user_stack {        /* 32 + 8 * nframes bytes, at most 256 */
+	struct argus_event_header h;
+	__u64 stack_id;              /* hash of the frames; join with switch_out on (pid, stack_id) */
+	__u64 frames[ARGUS_USER_STACK_MAX_FRAMES];
+};
+
+/* One executable mapping from /proc/PID/maps, written by argusd (user space)
+ * for processes whose user stacks appear, so frames can be symbolized after
+ * the process is gone.  Variable length: the path is NUL-terminated and the
+ * record padded to 8 bytes. */
+struct argus_ev_mapping {           /* 64 + path bytes, at most 256 */
+	struct argus_event_header h;
+	__u64 start;
+	__u64 end;
+	__u64 pgoff;                 /* file offset of start */
+	__u64 inode;
+	__u32 prot;                  /* enum argus_map_prot bits */
+	__u32 dev;                   /* major << 20 | minor, as the kernel's dev_t */
+	char path[ARGUS_MAPPING_MAX_PATH];
 };
 
 #endif /* ARGUS_EVENT_H */

@@ -4,7 +4,7 @@
  *
  *   argusd --buffer FILE --size BYTES --socket PATH [--ready-fd N]
  *          [--foreground] [--log FILE] [--fresh] [--kernel-buffer BYTES]
- *          [--no-syscalls] [--verbose]
+ *          [--no-syscalls] [--stacks | --no-stacks] [--verbose]
  *
  * Loads the platform event source (eBPF on Linux), copies its records into
  * the file-backed ring buffer, and answers `status` / `stop` on a root-only
@@ -17,6 +17,12 @@
  *   -> buffer -> load -> attach -> /proc snapshot -> "ready"
  * The snapshot comes after attach so that every thread is named either by
  * the snapshot or by a FORK/EXEC/THREAD_NAME record; overlap is harmless.
+ *
+ * Mappings: user stacks are raw addresses.  For every process whose stack
+ * reaches the file, the daemon reads /proc/PID/maps after the drain (never
+ * inside it) and writes its executable mappings as MAPPING records, again
+ * when they change (exec, dlopen) and at least once a minute while stacks
+ * keep coming, so a symbolizer has them after the process is gone.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -30,6 +36,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +77,7 @@ static struct env {
 	bool fresh;
 	uint64_t kernel_buffer;
 	bool no_syscalls;
+	bool no_stacks;
 	bool verbose;
 } env = {
 	.size = ARGUS_RB_DEFAULT_SIZE,
@@ -80,6 +88,18 @@ struct rate_sample {
 	uint64_t t_ns;
 	uint64_t records;
 };
+
+/* What was last written about one process's mappings. */
+struct maps_seen {
+	uint32_t pid;
+	uint64_t read_ns;            /* /proc/PID/maps read (at most once a second) */
+	uint64_t written_ns;         /* MAPPING records written */
+	uint64_t hash;               /* of the executable lines written */
+};
+
+#define MAPS_SEEN_SLOTS 4096     /* a direct-mapped cache: a collision only costs a re-read */
+#define MAPS_REREAD_NS 1000000000ull
+#define MAPS_REFRESH_NS 60000000000ull
 
 struct client {
 	int fd;
@@ -103,13 +123,16 @@ struct daemon {
 	struct rate_sample samples[RATE_SAMPLES];
 	unsigned nsamples, sample_head;
 	bool stopping;
+	struct maps_seen maps_seen[MAPS_SEEN_SLOTS];
+	uint64_t mapping_records;
 };
 
 static bool daemonized;   /* log lines get a date once they go to a file */
 
 static const char usage[] =
 	"usage: argusd --buffer FILE --size BYTES --socket PATH [--ready-fd N] [--foreground]\n"
-	"              [--log FILE] [--fresh] [--kernel-buffer BYTES] [--no-syscalls] [--verbose]\n"
+	"              [--log FILE] [--fresh] [--kernel-buffer BYTES] [--no-syscalls]\n"
+	"              [--stacks | --no-stacks] [--verbose]\n"
 	"\n"
 	"System-wide tracing daemon: records scheduler, wakeup, syscall and process events\n"
 	"into the ring buffer FILE and answers `status` and `stop` on the Unix socket PATH.\n"
@@ -124,6 +147,8 @@ static const char usage[] =
 	"  --fresh               truncate an existing buffer instead of continuing it\n"
 	"  --kernel-buffer BYTES kernel staging buffer (default 64M)\n"
 	"  --no-syscalls         leave out syscall enter/exit records\n"
+	"  --stacks, --no-stacks user stacks at blocking waits and the mappings to\n"
+	"                        symbolize them (default: on)\n"
 	"  --verbose             loader diagnostics\n";
 
 static uint64_t now_ns(void)
@@ -249,7 +274,7 @@ static char *default_log_path(const char *socket_path)
 	return out;
 }
 
-enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS };
+enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS };
 
 static int parse_args(int argc, char **argv)
 {
@@ -263,6 +288,8 @@ static int parse_args(int argc, char **argv)
 		{ "fresh", no_argument, NULL, OPT_FRESH },
 		{ "kernel-buffer", required_argument, NULL, OPT_KBUF },
 		{ "no-syscalls", no_argument, NULL, OPT_NO_SYSCALLS },
+		{ "stacks", no_argument, NULL, OPT_STACKS },
+		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -313,6 +340,12 @@ static int parse_args(int argc, char **argv)
 			break;
 		case OPT_NO_SYSCALLS:
 			env.no_syscalls = true;
+			break;
+		case OPT_STACKS:
+			env.no_stacks = false;
+			break;
+		case OPT_NO_STACKS:
+			env.no_stacks = true;
 			break;
 		case 'v':
 			env.verbose = true;
@@ -651,6 +684,132 @@ static uint64_t write_snapshot(struct daemon *d)
 	return n;
 }
 
+/* "major:minor" of /proc/PID/maps as the kernel's dev_t (major << 20 | minor). */
+static uint32_t parse_dev(const char *s)
+{
+	unsigned major = 0, minor = 0;
+
+	if (sscanf(s, "%x:%x", &major, &minor) != 2)
+		return 0;
+	return major << 20 | (minor & 0xfffff);
+}
+
+/* One executable line of /proc/PID/maps as a MAPPING record; false for
+ * lines that are not executable or do not parse. */
+static bool parse_mapping(const char *line, struct argus_ev_mapping *rec, uint32_t *size)
+{
+	unsigned long long start, end, pgoff, inode;
+	char perms[8], dev[32];
+	int path_at = 0;
+	const char *path;
+	size_t len;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %31s %llu %n", &start, &end, perms, &pgoff, dev, &inode,
+		   &path_at) < 6 || perms[2] != 'x')
+		return false;
+	memset(rec, 0, sizeof(*rec));
+	rec->start = start;
+	rec->end = end;
+	rec->pgoff = pgoff;
+	rec->inode = inode;
+	rec->dev = parse_dev(dev);
+	rec->prot = (perms[0] == 'r' ? ARGUS_MAP_READ : 0) | (perms[1] == 'w' ? ARGUS_MAP_WRITE : 0) |
+		    ARGUS_MAP_EXEC;
+	path = path_at ? line + path_at : "";
+	len = strcspn(path, "\n");
+	/* The tail names the file; a path that does not fit keeps it. */
+	if (len >= ARGUS_MAPPING_MAX_PATH) {
+		path += len - (ARGUS_MAPPING_MAX_PATH - 1);
+		len = ARGUS_MAPPING_MAX_PATH - 1;
+		rec->prot |= ARGUS_MAP_TRUNCATED;
+	}
+	memcpy(rec->path, path, len);
+	*size = (uint32_t)((offsetof(struct argus_ev_mapping, path) + len + 1 + 7) & ~7ull);
+	return true;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+
+	while (n--)
+		h = (h ^ *p++) * 0x100000001b3ull;
+	return h;
+}
+
+/* Writes the executable mappings of pid unless the same set was written in
+ * the last MAPS_REFRESH_NS; reads /proc/PID/maps at most once a second.  A
+ * process that is already gone has no mappings to record (the limitation of
+ * reading them from user space, after the fact). */
+static void record_mappings(struct daemon *d, uint32_t pid, uint64_t t)
+{
+	struct maps_seen *seen = &d->maps_seen[pid % MAPS_SEEN_SLOTS];
+	struct argus_ev_mapping *recs = NULL, *grown;
+	size_t n = 0, cap = 0, i;
+	uint32_t *sizes = NULL, *grown_sizes, size;
+	uint64_t hash = 0xcbf29ce484222325ull;
+	char path[64], line[4096 + 256];
+	FILE *f;
+
+	if (seen->pid == pid && t - seen->read_ns < MAPS_REREAD_NS)
+		return;
+	if (seen->pid != pid)
+		memset(seen, 0, sizeof(*seen));
+	seen->pid = pid;
+	seen->read_ns = t;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		struct argus_ev_mapping rec;
+
+		if (!parse_mapping(line, &rec, &size))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			grown = realloc(recs, cap * sizeof(*recs));
+			grown_sizes = grown ? realloc(sizes, cap * sizeof(*sizes)) : NULL;
+			if (grown)
+				recs = grown;
+			if (!grown || !grown_sizes)
+				goto out;
+			sizes = grown_sizes;
+		}
+		hash = fnv1a(hash, &rec, size);
+		recs[n] = rec;
+		sizes[n++] = size;
+	}
+	if (!n || (hash == seen->hash && t - seen->written_ns < MAPS_REFRESH_NS))
+		goto out;
+	for (i = 0; i < n; i++) {
+		fill_header(&recs[i].h, ARGUS_EV_MAPPING, (uint16_t)sizes[i], pid, pid);
+		if (argus_rb_write(&d->prod, &recs[i], sizes[i]) == 0)
+			d->mapping_records++;
+	}
+	seen->hash = hash;
+	seen->written_ns = t;
+out:
+	fclose(f);
+	free(recs);
+	free(sizes);
+}
+
+/* Bounded work per loop iteration: the drain comes first. */
+static void record_stack_mappings(struct daemon *d)
+{
+	uint32_t pids[32];
+	size_t n, i;
+	uint64_t t;
+
+	if (!d->ops->stack_pids)
+		return;
+	n = d->ops->stack_pids(d->src, pids, sizeof(pids) / sizeof(pids[0]));
+	t = now_ns();
+	for (i = 0; i < n; i++)
+		record_mappings(d, pids[i], t);
+}
+
 /* Drops are reported twice: in the header (a total for `status`) and as a
  * LOST record, so a reader knows *where* in time the trace has a hole. */
 static void account_lost(struct daemon *d)
@@ -880,6 +1039,7 @@ static int run_loop(struct daemon *d)
 			log_msg("failed to drain kernel events: %s", strerror(-ret));
 			return ret;
 		}
+		record_stack_mappings(d);
 		if (pfd[0].revents)
 			handle_signals(d);
 		if (pfd[1].revents)
@@ -963,6 +1123,7 @@ int main(int argc, char **argv)
 	cfg.exclude_tgid = (uint32_t)getpid();
 	cfg.kernel_buffer_bytes = env.kernel_buffer;
 	cfg.trace_syscalls = !env.no_syscalls;
+	cfg.capture_stacks = !env.no_stacks;
 	cfg.verbose = env.verbose;
 	ret = d.ops->open(&cfg, &d.src, err, sizeof(err));
 	if (ret) {

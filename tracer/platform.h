@@ -23,11 +23,15 @@
 
 #include "argus_rb.h"
 
+/* Pids with fresh user stacks a platform remembers between two stack_pids calls. */
+#define ARGUS_STACK_PID_QUEUE 256
+
 struct argus_tracer_config {
 	uint32_t exclude_tgid;        /* never traced: the daemon, whose draining would trace itself */
 	uint64_t kernel_buffer_bytes; /* kernel-side staging buffer; 0 = platform default */
 	uint64_t wakeup_bytes;        /* kernel wakes the daemon at this backlog; 0 = a quarter of the buffer */
 	int trace_syscalls;           /* syscall enter/exit records and wait reasons from them */
+	int capture_stacks;           /* user stacks at blocking switch-outs (USER_STACK records) */
 	int verbose;                  /* loader diagnostics on stderr */
 };
 
@@ -48,6 +52,9 @@ struct argus_platform_ops {
 	/* Records that never reached the file, cumulative (kernel drops + rejected). */
 	uint64_t (*lost)(void *state);
 	void (*stats)(void *state, struct argus_platform_stats *st);
+	/* Moves up to max pids whose user stacks reached the file since the last
+	 * call into out (each once); the daemon records their mappings. */
+	size_t (*stack_pids)(void *state, uint32_t *out, size_t max);
 	void (*stop)(void *state);
 	void (*close)(void *state);
 };

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -35,6 +36,10 @@ struct linux_tracer {
 	uint64_t records;
 	uint64_t rejected;
 	int verbose;
+	/* Processes whose user stacks were drained since the daemon last asked
+	 * (argus_platform_ops.stack_pids): it records their mappings. */
+	uint32_t stack_pids[ARGUS_STACK_PID_QUEUE];
+	size_t nstack_pids;
 };
 
 /*
@@ -55,23 +60,23 @@ struct syscall_entry {
 
 static const struct syscall_entry syscall_table[] = {
 	/* reads: pipes, sockets, eventfd, ttys, files */
-	SC(read, FD, READ),
-	SC(readv, FD, READ),
-	SC(pread64, FD, READ),
-	SC(preadv, FD, READ),
-	SC(preadv2, FD, READ),
-	SC(recvfrom, FD, READ),
-	SC(recvmsg, FD, READ),
-	SC(recvmmsg, FD, READ),
+	SC(read, FD_CHAN, READ),
+	SC(readv, FD_CHAN, READ),
+	SC(pread64, FD_CHAN, READ),
+	SC(preadv, FD_CHAN, READ),
+	SC(preadv2, FD_CHAN, READ),
+	SC(recvfrom, FD_CHAN, READ),
+	SC(recvmsg, FD_CHAN, READ),
+	SC(recvmmsg, FD_CHAN, READ),
 	/* writes: block when a pipe or socket buffer is full */
-	SC(write, FD, WRITE),
-	SC(writev, FD, WRITE),
-	SC(pwrite64, FD, WRITE),
-	SC(pwritev, FD, WRITE),
-	SC(pwritev2, FD, WRITE),
-	SC(sendto, FD, WRITE),
-	SC(sendmsg, FD, WRITE),
-	SC(sendmmsg, FD, WRITE),
+	SC(write, FD_CHAN, WRITE),
+	SC(writev, FD_CHAN, WRITE),
+	SC(pwrite64, FD_CHAN, WRITE),
+	SC(pwritev, FD_CHAN, WRITE),
+	SC(pwritev2, FD_CHAN, WRITE),
+	SC(sendto, FD_CHAN, WRITE),
+	SC(sendmsg, FD_CHAN, WRITE),
+	SC(sendmmsg, FD_CHAN, WRITE),
 	/* connection setup */
 	SC(connect, FD, ACCEPT),
 	SC(accept, FD_ONLY, ACCEPT),
@@ -126,7 +131,8 @@ static const struct syscall_entry syscall_table[] = {
 /* Programs that only track interrupt state and emit nothing: their skipped
  * runs lose no record. */
 static const char *const state_program_prefixes[] = {
-	"irq_handler_", "softirq_", "hrtimer_expire_", "local_timer_", "irq_work_", "call_function_",
+	"irq_handler_", "softirq_", "hrtimer_expire_exit", "hrtimer_setup", "local_timer_", "irq_work_",
+	"call_function_",
 };
 
 /* Programs without which the trace has no causality at all. */
@@ -280,6 +286,12 @@ static int linux_open(const struct argus_tracer_config *cfg, void **state, char 
 		wake = ring_bytes / 2;
 	obj->rodata->wakeup_bytes = (__u32)wake;
 	obj->rodata->targ_exclude_tgid = cfg->exclude_tgid;
+	obj->rodata->capture_stacks = cfg->capture_stacks != 0;
+	/* Scrambles kernel addresses (timers, files) into ids; a failed
+	 * getrandom leaves the ids unscrambled but still correct. */
+	if (getrandom((void *)&obj->rodata->id_key, sizeof(obj->rodata->id_key), 0) !=
+	    sizeof(obj->rodata->id_key))
+		obj->rodata->id_key = 0;
 	fill_syscall_classes(obj->rodata->syscall_class);
 
 	ret = select_programs(t, cfg, err, errlen);
@@ -315,6 +327,19 @@ cleanup:
 	return ret;
 }
 
+/* A full queue drops the pid: the daemon re-reads mappings of a pid whose
+ * stacks keep appearing, so the next USER_STACK record queues it again. */
+static void queue_stack_pid(struct linux_tracer *t, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nstack_pids; i++)
+		if (t->stack_pids[i] == pid)
+			return;
+	if (t->nstack_pids < ARGUS_STACK_PID_QUEUE)
+		t->stack_pids[t->nstack_pids++] = pid;
+}
+
 /* Invalid input from the kernel side is counted and skipped, never fatal. */
 static int on_record(void *ctx, void *data, size_t size)
 {
@@ -331,7 +356,20 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	t->records++;
+	if (h->type == ARGUS_EV_USER_STACK)
+		queue_stack_pid(t, h->pid);
 	return 0;
+}
+
+static size_t linux_stack_pids(void *state, uint32_t *out, size_t max)
+{
+	struct linux_tracer *t = state;
+	size_t n = t->nstack_pids < max ? t->nstack_pids : max;
+
+	memcpy(out, t->stack_pids, n * sizeof(*out));
+	memmove(t->stack_pids, t->stack_pids + n, (t->nstack_pids - n) * sizeof(*out));
+	t->nstack_pids -= n;
+	return n;
 }
 
 static int linux_start(void *state, char *err, size_t errlen)
@@ -475,6 +513,7 @@ static const struct argus_platform_ops linux_ops = {
 	.poll = linux_poll,
 	.lost = linux_lost,
 	.stats = linux_stats,
+	.stack_pids = linux_stack_pids,
 	.stop = linux_stop,
 	.close = linux_close,
 };

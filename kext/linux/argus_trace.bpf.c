@@ -13,6 +13,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_endian.h>
 #include "argus_trace.h"
 
 /* include/linux/sched.h: task_struct.__state bits, stable ABI for tracers. */
@@ -39,6 +40,23 @@
 #define CLOCK_BOOTTIME 7
 #define TIMER_ABSTIME 0x01
 
+/* include/uapi/linux/stat.h */
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+#define S_IFREG 0100000
+#define S_IFCHR 0020000
+#define S_IFIFO 0010000
+
+/* include/linux/socket.h, include/uapi/linux/magic.h, include/uapi/linux/major.h */
+#define AF_UNIX 1
+#define AF_INET 2
+#define AF_INET6 10
+#define ANON_INODE_FS_MAGIC 0x09041934
+#define MINORBITS 20
+#define TTY_MAJOR 4
+#define TTYAUX_MAJOR 5
+#define UNIX98_PTY_SLAVE_MAJOR 136     /* 136..143 */
+
 /* arch/x86/include/asm/segment.h: a 32-bit (ia32) task entered the kernel. */
 #define X86_USER32_CS 0x23
 
@@ -47,6 +65,8 @@
 const volatile __u32 targ_exclude_tgid = 0;     /* the daemon: tracing it would feed back */
 const volatile __u32 wakeup_bytes = 0;          /* wake the consumer only past this backlog; 0 = every record */
 const volatile struct argus_syscall_class syscall_class[ARGUS_MAX_SYSCALLS] = {};
+const volatile bool capture_stacks = false;     /* user stacks at blocking switch-outs */
+const volatile __u64 id_key = 0;                /* scrambles kernel addresses into ids (random per load) */
 
 /* Where the current CPU is in interrupt handling.  Tracepoints are the only
  * portable source: preempt_count is a per-CPU variable that BPF can only
@@ -69,6 +89,7 @@ struct irq_state {
 	__u8 vector_kind;        /* enum argus_irq_kind of the running vector */
 	__u8 softirq_active;
 	__u8 pad[3];
+	__u32 timer_tag;         /* low 32 bits of the running user timer's id, 0 if none */
 };
 
 /* What a thread is blocked in, so sched_switch can say why it sleeps. */
@@ -111,6 +132,62 @@ struct {
 	__type(value, struct syscall_state);
 } in_syscall SEC(".maps");
 
+struct fd_key {
+	__u32 pid;
+	__s32 fd;
+	__u64 inode;
+};
+
+struct stack_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 stack_id;
+};
+
+/* (pid, fd, inode) -> when its FD_INFO was last written. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ARGUS_FD_SEEN_ENTRIES);
+	__type(key, struct fd_key);
+	__type(value, __u64);
+} fd_seen SEC(".maps");
+
+/* (pid, stack id) -> when its USER_STACK was last written. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ARGUS_STACK_SEEN_ENTRIES);
+	__type(key, struct stack_key);
+	__type(value, __u64);
+} stack_seen SEC(".maps");
+
+/* Timers armed from a syscall (kernel address -> its id): only their
+ * expiries are recorded, never the tick or other kernel-internal timers.
+ * hrtimer_setup removes an address, so a sleeper's stack slot reused by
+ * another timer is not mistaken for the old one. */
+struct armed_timer {
+	__u64 id;
+	__u64 ts;
+	__u32 pid;
+	__u32 tid;
+	__u8 mode;
+	__u8 pad[7];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ARGUS_ARMED_TIMER_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct armed_timer);
+} armed_timers SEC(".maps");
+
+/* A USER_STACK record is built here, then copied out at its real size. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct argus_ev_user_stack);
+} stack_scratch SEC(".maps");
+
 /* Kernels before 5.16 kept the CPU in task_struct itself. */
 struct task_struct___cpu {
 	unsigned int cpu;
@@ -139,14 +216,48 @@ static __always_inline void *reserve(__u32 size)
 /* Waking the consumer per record costs an irq_work and a context switch per
  * event; with a threshold the daemon drains on its own timer and is only
  * kicked when the backlog grows. */
+static __always_inline __u64 submit_flags(void)
+{
+	if (!wakeup_bytes)
+		return 0;
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void submit(void *rec)
 {
-	__u64 flags = 0;
+	bpf_ringbuf_submit(rec, submit_flags());
+}
 
-	if (wakeup_bytes)
-		flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
-			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-	bpf_ringbuf_submit(rec, flags);
+/* Variable-length records are built in scratch memory and copied out. */
+static __always_inline void output(void *rec, __u64 size)
+{
+	__u32 zero = 0;
+	__u64 *cnt;
+
+	if (bpf_ringbuf_output(&events, rec, size, submit_flags())) {
+		cnt = bpf_map_lookup_elem(&drops, &zero);
+		if (cnt)
+			*cnt += 1;
+	}
+}
+
+/* Kernel addresses never reach the trace: xor with a per-load random key,
+ * then multiply by an odd constant (a bijection, so equal ids mean the same
+ * object within one daemon run). */
+static __always_inline __u64 kptr_id(__u64 addr)
+{
+	return (addr ^ id_key) * 0x9e3779b97f4a7c15ull;
+}
+
+/* The verifier forbids arithmetic on a typed kernel pointer and keys made of
+ * one; copied through a helper, its bits are a plain number. */
+static __always_inline __u64 ptr_bits(const void *p)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &p);
+	return v;
 }
 
 static __always_inline void fill_header(struct argus_event_header *h, __u16 type, __u16 size,
@@ -192,18 +303,68 @@ static __always_inline __u8 task_state_of(bool preempt, unsigned int prev_state)
 	return ARGUS_STATE_BLOCKED;
 }
 
-static __always_inline void emit_switch_out(struct task_struct *prev, bool preempt,
+/* The user stack of prev, which in sched_switch is still current: its
+ * stack id, or 0.  The frames are written once per (pid, stack id) and
+ * refresh period; a hang's wait names the same id as the waits before it. */
+static __always_inline __u64 capture_user_stack(void *ctx, struct task_struct *prev, __u64 ts,
+						 struct argus_ev_user_stack **out, __u32 *out_size)
+{
+	struct argus_ev_user_stack *rec;
+	struct stack_key key = {};
+	__u64 h = 0xcbf29ce484222325ull, *seen;
+	__u32 zero = 0, n, i;
+	long bytes;
+
+	*out = NULL;
+	rec = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!rec)
+		return 0;
+	bytes = bpf_get_stack(ctx, rec->frames, sizeof(rec->frames), BPF_F_USER_STACK);
+	if (bytes < (long)sizeof(__u64))
+		return 0;
+	n = (__u32)bytes / sizeof(__u64);
+	if (n > ARGUS_USER_STACK_MAX_FRAMES)
+		n = ARGUS_USER_STACK_MAX_FRAMES;
+	/* FNV-1a over the frames: a 64-bit id per distinct stack. */
+	for (i = 0; i < ARGUS_USER_STACK_MAX_FRAMES; i++) {
+		if (i >= n)
+			break;
+		h = (h ^ rec->frames[i]) * 0x100000001b3ull;
+	}
+	h |= 1;   /* 0 means "no stack" */
+	key.pid = prev->tgid;
+	key.stack_id = h;
+	seen = bpf_map_lookup_elem(&stack_seen, &key);
+	if (!seen || ts - *seen > ARGUS_REFRESH_NS) {
+		bpf_map_update_elem(&stack_seen, &key, &ts, BPF_ANY);
+		rec->stack_id = h;
+		*out_size = 32 + n * 8;
+		fill_header(&rec->h, ARGUS_EV_USER_STACK, *out_size, prev->tgid, prev->pid, ts);
+		*out = rec;
+	}
+	return h;
+}
+
+static __always_inline void emit_switch_out(void *ctx, struct task_struct *prev, bool preempt,
 					    unsigned int prev_state, __u64 ts)
 {
+	struct argus_ev_user_stack *stack = NULL;
 	struct argus_ev_switch_out *e;
 	struct syscall_state *sc;
-	__u32 tid = prev->pid;
+	__u32 tid = prev->pid, stack_size = 0;
+	__u64 stack_id = 0;
 	__u8 state, reason;
 
-	e = reserve(sizeof(*e));
+	state = task_state_of(preempt, prev_state);
+	if (capture_stacks && (state == ARGUS_STATE_BLOCKED || state == ARGUS_STATE_BLOCKED_IO) &&
+	    !(prev->flags & PF_KTHREAD) && prev->mm)
+		stack_id = capture_user_stack(ctx, prev, ts, &stack, &stack_size);
+	/* Runnable switch-outs (most of them under load) stay 40 bytes. */
+	e = reserve(stack_id ? sizeof(*e) : ARGUS_SWITCH_OUT_BASE_SIZE);
 	if (!e)
 		return;
-	state = task_state_of(preempt, prev_state);
+	if (stack_id)
+		e->user_stack_id = stack_id;
 	sc = bpf_task_storage_get(&in_syscall, prev, NULL, 0);
 	if (sc && !sc->active)
 		sc = NULL;
@@ -225,8 +386,11 @@ static __always_inline void emit_switch_out(struct task_struct *prev, bool preem
 	e->state = state;
 	e->wait_reason = reason;
 	e->prio = prev->prio;
-	fill_header(&e->h, ARGUS_EV_SWITCH_OUT, sizeof(*e), prev->tgid, tid, ts);
+	fill_header(&e->h, ARGUS_EV_SWITCH_OUT, stack_id ? sizeof(*e) : ARGUS_SWITCH_OUT_BASE_SIZE,
+		    prev->tgid, tid, ts);
 	submit(e);
+	if (stack && stack_size >= 40 && stack_size <= sizeof(*stack))
+		output(stack, stack_size);
 }
 
 static __always_inline void emit_switch_in(struct task_struct *next, struct task_struct *prev, __u64 ts)
@@ -242,14 +406,14 @@ static __always_inline void emit_switch_in(struct task_struct *next, struct task
 	submit(e);
 }
 
-static __always_inline int handle_sched_switch(bool preempt, struct task_struct *prev,
+static __always_inline int handle_sched_switch(void *ctx, bool preempt, struct task_struct *prev,
 					       struct task_struct *next, unsigned int prev_state)
 {
 	__u64 ts = bpf_ktime_get_ns();
 
 	/* pid 0 is the per-CPU idle task: its "switches" are idle periods. */
 	if (prev->pid && !excluded(prev->tgid))
-		emit_switch_out(prev, preempt, prev_state, ts);
+		emit_switch_out(ctx, prev, preempt, prev_state, ts);
 	if (next->pid && !excluded(next->tgid))
 		emit_switch_in(next, prev, ts);
 	return 0;
@@ -333,6 +497,7 @@ static __always_inline void wake_context(__u32 waker_tid, struct task_struct *wa
 		w->context = ARGUS_WAKE_HARDIRQ;
 		if (st->hrtimer_active) {
 			w->irq_kind = ARGUS_IRQ_TIMER;
+			w->irq_vec = st->timer_tag;   /* links the wakeup to the TIMER fire */
 		} else if (st->device_active) {
 			w->irq_kind = ARGUS_IRQ_DEVICE;
 			w->irq_vec = st->hardirq_vec;
@@ -452,7 +617,7 @@ static __always_inline int handle_softirq(unsigned int vec, bool entry)
 	return 0;
 }
 
-static __always_inline int handle_hrtimer(bool entry)
+static __always_inline int handle_hrtimer(bool entry, __u32 tag)
 {
 	struct irq_state *st;
 	__u32 zero = 0;
@@ -461,6 +626,79 @@ static __always_inline int handle_hrtimer(bool entry)
 	if (!st || !hrtimer_in_hardirq(st))
 		return 0;
 	st->hrtimer_active = entry;
+	st->timer_tag = entry ? tag : 0;
+	return 0;
+}
+
+static __always_inline void emit_timer_fire(struct hrtimer *timer, const struct armed_timer *arm)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct argus_ev_timer *e;
+
+	e = reserve(sizeof(*e));
+	if (!e)
+		return;
+	e->timer_id = arm->id;
+	e->expires_ns = BPF_CORE_READ(timer, node.expires);
+	e->arm_ts_ns = arm->ts;
+	e->arm_pid = arm->pid;
+	e->arm_tid = arm->tid;
+	e->kind = ARGUS_TIMER_FIRE;
+	e->mode = arm->mode;
+	e->clockid = BPF_CORE_READ(timer, base, clockid);
+	e->reserved = 0;
+	fill_header(&e->h, ARGUS_EV_TIMER, sizeof(*e), pid_tgid >> 32, (__u32)pid_tgid, bpf_ktime_get_ns());
+	submit(e);
+}
+
+/* Only timers a task arms from inside a traced syscall are user-visible
+ * (sleeps, futex/poll/epoll timeouts, timerfd): the scheduler tick and other
+ * kernel timers are armed from idle, kthreads or interrupts and fire
+ * thousands of times a second. */
+static __always_inline int handle_hrtimer_start(struct hrtimer *timer, __u8 mode)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct armed_timer arm = {};
+	struct syscall_state *sc;
+	struct irq_state *st;
+	__u64 addr;
+	__u32 zero = 0;
+
+	if (!cur->pid || (cur->flags & PF_KTHREAD) || excluded(cur->tgid))
+		return 0;
+	st = bpf_map_lookup_elem(&irq_states, &zero);
+	if (!st || in_hardirq(st) || st->softirq_active)
+		return 0;
+	sc = bpf_task_storage_get(&in_syscall, cur, NULL, 0);
+	if (!sc || !sc->active)
+		return 0;
+	addr = ptr_bits(timer);
+	arm.id = kptr_id(addr);
+	arm.ts = bpf_ktime_get_ns();
+	arm.pid = cur->tgid;
+	arm.tid = cur->pid;
+	arm.mode = mode;
+	bpf_map_update_elem(&armed_timers, &addr, &arm, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int handle_hrtimer_expire(struct hrtimer *timer)
+{
+	__u64 addr = ptr_bits(timer);
+	struct armed_timer *arm;
+
+	arm = bpf_map_lookup_elem(&armed_timers, &addr);
+	if (!arm)
+		return handle_hrtimer(true, 0);
+	emit_timer_fire(timer, arm);
+	return handle_hrtimer(true, (__u32)arm->id);
+}
+
+static __always_inline int handle_hrtimer_setup(struct hrtimer *timer)
+{
+	__u64 addr = ptr_bits(timer);
+
+	bpf_map_delete_elem(&armed_timers, &addr);
 	return 0;
 }
 
@@ -565,6 +803,7 @@ static __always_inline void decode_args(__u8 layout, struct pt_regs *regs,
 	*obj2 = 0;
 	switch (layout) {
 	case ARGUS_SCL_FD:
+	case ARGUS_SCL_FD_CHAN:
 		*obj = (__u32)a0;
 		*aux = clip_s32(a2);
 		break;
@@ -659,6 +898,176 @@ static __always_inline void decode_args(__u8 layout, struct pt_regs *regs,
 	}
 }
 
+struct chan_info {
+	__u64 inode;
+	__u64 local;
+	__u64 peer;
+	__u16 sock_type;
+	__u8 kind;
+	__u8 family;
+};
+
+/* The open file behind fd in the current task, or NULL. */
+static __always_inline struct file *fd_file(int fd)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct file **fds, *f = NULL;
+	struct fdtable *fdt;
+
+	fdt = BPF_CORE_READ(cur, files, fdt);
+	if (!fdt || fd < 0 || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]))
+		return NULL;
+	return f;
+}
+
+static __always_inline __u64 inet4_endpoint(__u32 addr_be, __u16 port)
+{
+	return (__u64)bpf_ntohl(addr_be) << 16 | port;
+}
+
+/* IPv6 addresses do not fit: fold into 47 bits, bit 63 set; v4-mapped
+ * addresses take the IPv4 form so a dual-stack socket matches its peer. */
+static __always_inline __u64 inet6_endpoint(const struct in6_addr *a, __u16 port)
+{
+	__u32 w[4];
+	__u64 h;
+
+	if (bpf_probe_read_kernel(w, sizeof(w), a))
+		return port;
+	if (!w[0] && !w[1] && w[2] == bpf_htonl(0xffff))
+		return inet4_endpoint(w[3], port);
+	h = (__u64)w[0] * 0x9e3779b97f4a7c15ull ^ (__u64)w[1] * 0xc2b2ae3d27d4eb4full ^
+	    (__u64)w[2] * 0x165667b19e3779f9ull ^ (__u64)w[3] * 0x85ebca77c2b2ae63ull;
+	return ((h & ((1ull << 47) - 1)) | (1ull << 47)) << 16 | port;
+}
+
+static __always_inline void describe_socket(struct file *f, struct chan_info *c)
+{
+	struct socket *sock = BPF_CORE_READ(f, private_data);
+	struct sock *sk = BPF_CORE_READ(sock, sk), *peer;
+	struct socket *peer_sock;
+
+	if (!sk)
+		return;
+	c->family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	c->sock_type = BPF_CORE_READ(sk, sk_type);
+	switch (c->family) {
+	case AF_UNIX:
+		/* struct unix_sock starts with its struct sock; the peer's inode
+		 * is the one its struct socket_alloc embeds. */
+		peer = BPF_CORE_READ((struct unix_sock *)sk, peer);
+		peer_sock = peer ? BPF_CORE_READ(peer, sk_socket) : NULL;
+		if (peer_sock)
+			c->peer = BPF_CORE_READ((struct socket_alloc *)peer_sock, vfs_inode.i_ino);
+		break;
+	case AF_INET:
+		c->local = inet4_endpoint(BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr),
+					  BPF_CORE_READ(sk, __sk_common.skc_num));
+		c->peer = inet4_endpoint(BPF_CORE_READ(sk, __sk_common.skc_daddr),
+					 bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport)));
+		break;
+	case AF_INET6:
+		c->local = inet6_endpoint(&sk->__sk_common.skc_v6_rcv_saddr,
+					  BPF_CORE_READ(sk, __sk_common.skc_num));
+		c->peer = inet6_endpoint(&sk->__sk_common.skc_v6_daddr,
+					 bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport)));
+		break;
+	default:
+		break;
+	}
+}
+
+static __always_inline bool tty_major(__u32 major)
+{
+	return major == TTY_MAJOR || major == TTYAUX_MAJOR ||
+	       (major >= UNIX98_PTY_SLAVE_MAJOR && major < UNIX98_PTY_SLAVE_MAJOR + 8);
+}
+
+/* Kind and identity of an open file (see struct argus_ev_fd_info). */
+static __always_inline void describe_file(struct file *f, struct chan_info *c)
+{
+	struct inode *inode = BPF_CORE_READ(f, f_inode);
+	umode_t mode = BPF_CORE_READ(inode, i_mode);
+	struct eventfd_ctx *efd;
+	const unsigned char *dname;
+	char name[10] = {};
+
+	c->inode = BPF_CORE_READ(inode, i_ino);
+	c->local = c->inode;
+	switch (mode & S_IFMT) {
+	case S_IFSOCK:
+		c->kind = ARGUS_FD_SOCKET;
+		describe_socket(f, c);
+		return;
+	case S_IFIFO:
+		c->kind = ARGUS_FD_PIPE;
+		return;
+	case S_IFCHR:
+		c->kind = tty_major(BPF_CORE_READ(inode, i_rdev) >> MINORBITS) ? ARGUS_FD_TTY : ARGUS_FD_CHARDEV;
+		return;
+	default:
+		break;
+	}
+	/* Every anonymous-inode file (eventfd, timerfd, epoll, ...) shares one
+	 * inode: tell them apart by the file's name and identify an eventfd by
+	 * its id, any other by its file. */
+	if (BPF_CORE_READ(inode, i_sb, s_magic) == ANON_INODE_FS_MAGIC) {
+		dname = BPF_CORE_READ(f, f_path.dentry, d_name.name);
+		bpf_probe_read_kernel(name, sizeof(name), dname);
+		if (name[0] == '[' && name[1] == 'e' && name[2] == 'v' && name[3] == 'e' && name[4] == 'n' &&
+		    name[5] == 't' && name[6] == 'f' && name[7] == 'd' && name[8] == ']') {
+			c->kind = ARGUS_FD_EVENTFD;
+			efd = BPF_CORE_READ(f, private_data);
+			c->local = (__u32)BPF_CORE_READ(efd, id);
+		} else {
+			c->kind = ARGUS_FD_ANON;
+			c->local = kptr_id((__u64)f);
+		}
+		return;
+	}
+	c->kind = (mode & S_IFMT) == S_IFREG ? ARGUS_FD_REGULAR : ARGUS_FD_OTHER;
+}
+
+/* The inode behind fd for syscall_enter.obj2, and an FD_INFO record when
+ * this (pid, fd, inode) was not described in the last refresh period. */
+static __always_inline __u64 channel_of(__u32 pid, __u32 tid, int fd)
+{
+	struct argus_ev_fd_info *e;
+	struct chan_info c = {};
+	struct fd_key key = {};
+	struct file *f;
+	__u64 now, *seen;
+
+	f = fd_file(fd);
+	if (!f)
+		return 0;
+	key.pid = pid;
+	key.fd = fd;
+	key.inode = BPF_CORE_READ(f, f_inode, i_ino);
+	now = bpf_ktime_get_ns();
+	seen = bpf_map_lookup_elem(&fd_seen, &key);
+	if (seen && now - *seen <= ARGUS_REFRESH_NS)
+		return key.inode;
+	describe_file(f, &c);
+	e = reserve(sizeof(*e));
+	if (!e)
+		return key.inode;     /* not marked seen: the next call tries again */
+	bpf_map_update_elem(&fd_seen, &key, &now, BPF_ANY);
+	e->fd = fd;
+	e->kind = c.kind;
+	e->family = c.family;
+	e->sock_type = c.sock_type;
+	e->inode = c.inode;
+	e->local = c.local;
+	e->peer = c.peer;
+	fill_header(&e->h, ARGUS_EV_FD_INFO, sizeof(*e), pid, tid, now);
+	submit(e);
+	return key.inode;
+}
+
 static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -675,6 +1084,8 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	if (cls.layout == ARGUS_SCL_NONE || excluded(pid_tgid >> 32) || compat_syscall(regs))
 		return 0;
 	decode_args(cls.layout, regs, &aux, &obj, &obj2);
+	if (cls.layout == ARGUS_SCL_FD_CHAN)
+		obj2 = channel_of(pid_tgid >> 32, tid, (int)obj);
 	/* The wait reason must not depend on room in the ring buffer. */
 	sc = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), NULL,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -794,7 +1205,7 @@ int BPF_PROG(softirq_exit, unsigned int vec)
 SEC("tp_btf/hrtimer_expire_exit")
 int BPF_PROG(hrtimer_expire_exit, struct hrtimer *timer)
 {
-	return handle_hrtimer(false);
+	return handle_hrtimer(false, 0);
 }
 
 #if defined(__TARGET_ARCH_x86)
@@ -862,7 +1273,19 @@ int BPF_PROG(softirq_entry, unsigned int vec)
 SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, ktime_t *now)
 {
-	return handle_hrtimer(true);
+	return handle_hrtimer_expire(timer);
+}
+
+SEC("tp_btf/hrtimer_setup")
+int BPF_PROG(hrtimer_setup, struct hrtimer *timer, clockid_t clockid, enum hrtimer_mode mode)
+{
+	return handle_hrtimer_setup(timer);
+}
+
+SEC("tp_btf/hrtimer_start")
+int BPF_PROG(hrtimer_start, struct hrtimer *timer, enum hrtimer_mode mode, bool was_armed)
+{
+	return handle_hrtimer_start(timer, (__u8)mode);
 }
 
 SEC("tp_btf/sys_exit")
@@ -906,7 +1329,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return handle_sched_switch(preempt, prev, next, prev_state);
+	return handle_sched_switch(ctx, preempt, prev, next, prev_state);
 }
 
 SEC("tp_btf/sched_waking")

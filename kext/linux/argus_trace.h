@@ -26,6 +26,15 @@
 #define ARGUS_TIMEOUT_INFINITE (-1)
 #define ARGUS_TIMEOUT_UNKNOWN (-2)
 
+/* An FD_INFO or USER_STACK record is written again once the last one for the
+ * same key is older than this, so a buffer that wrapped still holds it. */
+#define ARGUS_REFRESH_NS 1000000000ull
+
+/* LRU map sizes: (pid, fd, inode) seen, (pid, stack) seen, armed timers. */
+#define ARGUS_FD_SEEN_ENTRIES 65536
+#define ARGUS_STACK_SEEN_ENTRIES 65536
+#define ARGUS_ARMED_TIMER_ENTRIES 16384
+
 /* How to decode a syscall's arguments into syscall_enter {aux, obj, obj2}.
  * aN is the N-th syscall argument. */
 enum argus_syscall_layout {
@@ -48,6 +57,7 @@ enum argus_syscall_layout {
 	ARGUS_SCL_IO_URING,          /* obj=fd, aux=min_complete, obj2=to_submit */
 	ARGUS_SCL_TIMERFD,           /* obj=fd, aux=flags, obj2=it_value in ns */
 	ARGUS_SCL_SPLICE,            /* obj=fd_in, obj2=fd_out, aux=len */
+	ARGUS_SCL_FD_CHAN,           /* as FD, obj2=inode of the fd; FD_INFO on first use (read/write/send/recv family) */
 	ARGUS_SCL_MAX,
 };
 

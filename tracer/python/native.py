@@ -95,6 +95,10 @@ class DecodeResult(ctypes.Structure):
         ("created_ns", c_u64),
         ("error", ctypes.c_char * 256),
         ("unknown_records", c_u64),
+        ("frames", ctypes.c_void_p),
+        ("nframes", c_u64),
+        ("strings", ctypes.c_void_p),
+        ("strings_len", c_u64),
     ]
 
 

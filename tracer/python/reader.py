@@ -33,6 +33,18 @@ class Trace:
     created_realtime_ns: int
     created_ns: int
     warning: str = ""             # first bad record when decoded with strict=False
+    # Side arrays that USER_STACK and MAPPING rows index (tracer/argus_decode.h):
+    frames: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.uint64))
+    strings: bytes = b""
+
+    def stack_frames(self, row):
+        """The frames of one USER_STACK row (innermost first), a view."""
+        return self.frames[int(row["obj"]):int(row["obj"]) + int(row["aux"])]
+
+    def mapping_path(self, row):
+        """The path of one MAPPING row."""
+        start = int(row["peer_tid"])
+        return self.strings[start:start + int(row["peer_pid"])].decode(errors="replace")
 
     def wall_ns(self, ts_ns):
         """CLOCK_MONOTONIC ts -> CLOCK_REALTIME ns, using the buffer's creation stamps."""
@@ -56,6 +68,16 @@ def _rows_view(result):
     return np.frombuffer(buffer, dtype=schema.ROW_DTYPE)
 
 
+def _side_arrays(result):
+    """Copies of the frames and paths: small (one entry per distinct stack and
+    mapping), and copied so the rows' finalizer may free the C side at will."""
+    frames = np.zeros(0, np.uint64)
+    if result.nframes:
+        frames = np.ctypeslib.as_array((ctypes.c_uint64 * result.nframes).from_address(result.frames)).copy()
+    strings = ctypes.string_at(result.strings, result.strings_len) if result.strings_len else b""
+    return frames, strings
+
+
 def decode_file(path, strict=True):
     """Decode a ring buffer file into a Trace.
 
@@ -74,6 +96,7 @@ def decode_file(path, strict=True):
         if strict:
             _free_rows(result)
             raise TraceError(warning)
+    frames, strings = _side_arrays(result)
     return Trace(
         path=str(path),
         rows=_rows_view(result),
@@ -89,6 +112,8 @@ def decode_file(path, strict=True):
         created_realtime_ns=result.created_realtime_ns,
         created_ns=result.created_ns,
         warning=warning,
+        frames=frames,
+        strings=strings,
     )
 
 

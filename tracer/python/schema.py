@@ -1,5 +1,9 @@
 """Event schema v1 as seen from Python.
 
+Variable-length records (user stacks, mapping paths) are widened into rows that
+index side arrays of the decode result (frames: uint64, strings: NUL-terminated
+paths); see tracer/argus_decode.h for the per-type field mapping.
+
 Mirrors tracer/argus_event.h (record types and enums) and tracer/argus_decode.h
 (struct argus_row, the fixed-width row the decoder produces).  The C headers are
 the source of truth; tracer/python/schema_test.py parses them and fails when
@@ -24,6 +28,10 @@ PROC_SNAPSHOT = 11
 DATA_FLAG_WRITE = 12
 DATA_FLAG_READ = 13
 LOST = 14
+FD_INFO = 15
+TIMER = 16
+USER_STACK = 17
+MAPPING = 18
 
 TYPE_NAMES = {
     SWITCH_OUT: "switch_out",
@@ -40,6 +48,10 @@ TYPE_NAMES = {
     DATA_FLAG_WRITE: "data_flag_write",
     DATA_FLAG_READ: "data_flag_read",
     LOST: "lost",
+    FD_INFO: "fd_info",
+    TIMER: "timer",
+    USER_STACK: "user_stack",
+    MAPPING: "mapping",
 }
 TYPE_BY_NAME = {v: k for k, v in TYPE_NAMES.items()}
 
@@ -90,7 +102,43 @@ IRQ_OTHER = 8
 IRQ_NAMES = {0: "none", 1: "timer", 2: "net", 3: "block", 4: "rcu", 5: "sched",
              6: "tasklet", 7: "device", 8: "other"}
 
+# enum argus_fd_kind (fd_info rows: state)
+FD_OTHER = 0
+FD_SOCKET = 1
+FD_PIPE = 2
+FD_EVENTFD = 3
+FD_TTY = 4
+FD_REGULAR = 5
+FD_CHARDEV = 6
+FD_ANON = 7
+FD_KIND_NAMES = {0: "other", 1: "socket", 2: "pipe", 3: "eventfd", 4: "tty", 5: "regular",
+                 6: "chardev", 7: "anon"}
+
+# enum argus_timer_kind (timer rows: state)
+TIMER_FIRE = 2
+TIMER_KIND_NAMES = {2: "fire"}
+
+# enum argus_map_prot (mapping rows: aux)
+MAP_READ = 1
+MAP_WRITE = 2
+MAP_EXEC = 4
+MAP_TRUNCATED = 8
+
 SYSCALL_NONE = 0xFFFFFFFF
+SWITCH_OUT_BASE_SIZE = 40
+USER_STACK_MAX_FRAMES = 28
+MAPPING_MAX_PATH = 192
+
+# Which futex ops (syscall_enter aux & FUTEX_CMD_MASK) take or release a lock
+# (priority-inheritance futexes: the word holds the owner's tid) and which
+# wait for or signal a condition.  A wakeup from a lock-like op is mutual
+# exclusion, not causality: the graph marks it weak.
+FUTEX_CMD_MASK = 0x7F
+FUTEX_LOCK_LIKE = frozenset({6, 7, 8, 13})          # LOCK_PI, UNLOCK_PI, TRYLOCK_PI, LOCK_PI2
+FUTEX_CONDITION_LIKE = frozenset({0, 1, 3, 4, 5, 9, 10, 11, 12})
+# WAIT, WAKE, REQUEUE, CMP_REQUEUE, WAKE_OP, WAIT_BITSET, WAKE_BITSET,
+# WAIT_REQUEUE_PI, CMP_REQUEUE_PI (condition variables built on PI mutexes)
+FUTEX_REQUEUE_OPS = frozenset({3, 4, 5, 11, 12})    # obj2 = uaddr2
 
 # struct argus_row (80 bytes)
 ROW_DTYPE = np.dtype([

@@ -87,6 +87,9 @@ EVENT_H = header_text("argus_event.h")
     ("argus_wait_reason", "ARGUS_WAIT_", "WAIT_"),
     ("argus_wake_context", "ARGUS_WAKE_", "WAKE_"),
     ("argus_irq_kind", "ARGUS_IRQ_", "IRQ_"),
+    ("argus_fd_kind", "ARGUS_FD_", "FD_"),
+    ("argus_timer_kind", "ARGUS_TIMER_", "TIMER_"),
+    ("argus_map_prot", "ARGUS_MAP_", "MAP_"),
 ])
 def test_enum_values_match_the_header(enum_name, prefix, py_prefix):
     values = parse_enum(EVENT_H, enum_name)
@@ -104,6 +107,8 @@ def test_name_tables_cover_every_enum_value():
     assert set(schema.WAIT_NAMES) == set(parse_enum(EVENT_H, "argus_wait_reason").values())
     assert set(schema.WAKE_CONTEXT_NAMES) == set(parse_enum(EVENT_H, "argus_wake_context").values())
     assert set(schema.IRQ_NAMES) == set(parse_enum(EVENT_H, "argus_irq_kind").values())
+    assert set(schema.FD_KIND_NAMES) == set(parse_enum(EVENT_H, "argus_fd_kind").values())
+    assert set(schema.TIMER_KIND_NAMES) == set(parse_enum(EVENT_H, "argus_timer_kind").values())
     assert schema.TYPE_BY_NAME == {v: k for k, v in schema.TYPE_NAMES.items()}
 
 
@@ -111,6 +116,26 @@ def test_defines_match_the_header():
     defines = dict(re.findall(r"#define\s+(ARGUS_\w+)\s+(\w+)", EVENT_H))
     assert schema.SCHEMA_VERSION == int(defines["ARGUS_SCHEMA_VERSION"])
     assert schema.SYSCALL_NONE == int(defines["ARGUS_SYSCALL_NONE"].rstrip("uU"), 0)
+    assert schema.SWITCH_OUT_BASE_SIZE == int(defines["ARGUS_SWITCH_OUT_BASE_SIZE"])
+    assert schema.USER_STACK_MAX_FRAMES == int(defines["ARGUS_USER_STACK_MAX_FRAMES"])
+    assert schema.MAPPING_MAX_PATH == int(defines["ARGUS_MAPPING_MAX_PATH"])
+
+
+@pytest.mark.parametrize("struct_name, size", [
+    ("argus_ev_switch_out", 48), ("argus_ev_fd_info", 56), ("argus_ev_timer", 64),
+    ("argus_ev_user_stack", 256), ("argus_ev_mapping", 256),
+])
+def test_new_record_layouts(struct_name, size):
+    """Sizes the BPF side, the decoder and docs/event-schema.md rely on."""
+    text = EVENT_H.replace("ARGUS_USER_STACK_MAX_FRAMES", str(schema.USER_STACK_MAX_FRAMES)).replace(
+        "ARGUS_MAPPING_MAX_PATH", str(schema.MAPPING_MAX_PATH))
+    # The 24-byte header, as three words (its own layout is checked by the ring buffer tests).
+    text = text.replace("struct argus_event_header h;", "__u64 h_ts, h_ids, h_rest;")
+    fields = parse_struct(text, struct_name)
+    assert c_layout(fields)[1] == size
+    if struct_name == "argus_ev_switch_out":
+        offsets = dict((name, off) for name, off, *_ in c_layout(fields)[0])
+        assert offsets["user_stack_id"] == schema.SWITCH_OUT_BASE_SIZE
 
 
 def test_row_dtype_matches_struct_argus_row():

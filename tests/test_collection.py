@@ -1,0 +1,254 @@
+"""End to end: the extended collection (docs/event-schema.md) on the real kernel.
+
+Each test runs real processes under a real argusd and checks what the trace
+says about them: channel identities on message syscalls (unix socketpair, TCP
+loopback, pipe, eventfd) match across the two ends even when no wakeup joins
+them; a sleep's timer fire names the thread that armed it and the wakeup it
+caused; a blocked thread's user stack starts inside the libc mapping recorded
+for that process; and the bytes per record of a scheduler-heavy benchmark.
+"""
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from argus.tracer import reader, schema, syscalls
+
+AF_UNIX, AF_INET = 1, 2
+
+
+def run_child(code, timeout=30):
+    """Runs a Python child that prints one JSON line; returns (dict, pid)."""
+    import json
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def decode(tracing):
+    tracing.wait_drained()
+    return reader.decode_file(tracing.buffer, strict=False)
+
+
+def syscall_enters(trace, pid, name, fd):
+    r = trace.rows
+    return r[(r["type"] == schema.SYSCALL_ENTER) & (r["pid"] == pid) & (r["nr"] == syscalls.NUMBERS[name])
+             & (r["obj"] == fd)]
+
+
+def channel(trace, pid, name, fd):
+    """The last `name` syscall on fd (the interpreter may have used the fd number for
+    files before) and the fd_info it joins to on (pid, fd, inode = obj2)."""
+    calls = syscall_enters(trace, pid, name, fd)
+    assert len(calls) >= 1, f"no {name} call on fd {fd} of pid {pid}"
+    call = calls[-1]
+    assert call["obj2"] != 0, "syscall_enter without the fd's inode"
+    r = trace.rows
+    infos = r[(r["type"] == schema.FD_INFO) & (r["pid"] == pid) & (r["aux"] == fd) & (r["obj"] == call["obj2"])
+              & (r["ts_ns"] <= call["ts_ns"])]
+    assert len(infos) >= 1, f"no fd_info for pid {pid} fd {fd} inode {call['obj2']}"
+    # Within the refresh period the identity is written once; later copies repeat it.
+    assert len({(int(i["obj2"]), int(i["val"]), int(i["state"])) for i in infos}) == 1
+    return infos[-1]
+
+
+# The sender writes first and exits; the receiver reads only afterwards, so no
+# wakeup connects them: only the channel identity can.
+TWO_ENDS = """
+    import json, os, socket, time
+    {setup}
+    child = os.fork()
+    if child == 0:
+        {send}
+        os._exit(0)
+    os.waitpid(child, 0)
+    time.sleep(0.05)
+    {recv}
+    print(json.dumps({{"sender": child, "receiver": os.getpid(), "send_fd": send_fd,
+                      "recv_fd": recv_fd, "ino": os.fstat(recv_fd).st_ino,
+                      "extra_fd": globals().get("extra_fd", -1)}}))
+"""
+
+
+def two_ends(setup, send, recv):
+    return run_child(TWO_ENDS.format(setup=setup, send=send, recv=recv))
+
+
+def test_unix_socketpair_peers_cross_match(tracing):
+    info = two_ends("a, b = socket.socketpair(); send_fd, recv_fd = a.fileno(), b.fileno()",
+                    "a.send(b'ping')", "assert b.recv(16) == b'ping'")
+    trace = decode(tracing)
+    send = channel(trace, info["sender"], "sendto", info["send_fd"])
+    recv = channel(trace, info["receiver"], "recvfrom", info["recv_fd"])
+    for end in (send, recv):
+        assert end["state"] == schema.FD_SOCKET and end["reason"] == AF_UNIX
+        assert end["nr"] == socket.SOCK_STREAM
+        assert end["obj2"] == end["obj"]          # a unix socket's own identity is its inode
+    assert recv["obj"] == info["ino"]
+    assert send["obj"] != recv["obj"]
+    assert send["obj2"] == recv["val"] and send["val"] == recv["obj2"]
+    # The receiver never waited for the message: no wakeup joins the two ends.
+    r = trace.rows
+    assert not ((r["type"] == schema.SWITCH_OUT) & (r["tid"] == info["receiver"])
+                & (r["reason"] == schema.WAIT_READ) & (r["obj"] == info["recv_fd"])).any()
+
+
+def test_tcp_loopback_tuples_match_swapped(tracing):
+    info = two_ends(
+        """srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
+    cli = socket.create_connection(srv.getsockname()); conn, _ = srv.accept()
+    send_fd, recv_fd = cli.fileno(), conn.fileno()
+    ports = (cli.getsockname()[1], srv.getsockname()[1])""",
+        "cli.sendall(b'ping')", "assert conn.recv(16) == b'ping'")
+    trace = decode(tracing)
+    send = channel(trace, info["sender"], "sendto", info["send_fd"])
+    recv = channel(trace, info["receiver"], "recvfrom", info["recv_fd"])
+    for end in (send, recv):
+        assert end["state"] == schema.FD_SOCKET and end["reason"] == AF_INET
+        assert end["nr"] == socket.SOCK_STREAM
+    assert send["obj2"] == recv["val"] and send["val"] == recv["obj2"]
+    loopback = 0x7F000001 << 16
+    assert int(send["obj2"]) >> 16 << 16 == loopback and int(recv["obj2"]) >> 16 << 16 == loopback
+    assert int(send["obj2"]) & 0xFFFF != int(recv["obj2"]) & 0xFFFF    # client port vs server port
+
+
+def test_pipe_ends_share_the_inode(tracing):
+    info = two_ends("recv_fd, send_fd = os.pipe()", "os.write(send_fd, b'ping')",
+                    "assert os.read(recv_fd, 16) == b'ping'")
+    trace = decode(tracing)
+    send = channel(trace, info["sender"], "write", info["send_fd"])
+    recv = channel(trace, info["receiver"], "read", info["recv_fd"])
+    for end in (send, recv):
+        assert end["state"] == schema.FD_PIPE
+        assert end["obj"] == info["ino"] and end["obj2"] == info["ino"] and end["val"] == 0
+
+
+def test_eventfd_ends_share_the_id(tracing):
+    info = two_ends("send_fd = recv_fd = os.eventfd(0); extra_fd = os.eventfd(0)",
+                    "os.eventfd_write(send_fd, 3)",
+                    "assert os.eventfd_read(recv_fd) == 3; os.eventfd_write(extra_fd, 1)")
+    trace = decode(tracing)
+    send = channel(trace, info["sender"], "write", info["send_fd"])
+    recv = channel(trace, info["receiver"], "read", info["recv_fd"])
+    assert send["state"] == recv["state"] == schema.FD_EVENTFD
+    assert send["obj2"] == recv["obj2"] and send["val"] == recv["val"] == 0
+    # All eventfds share one anonymous inode: the id, not the inode, tells them apart.
+    other = channel(trace, info["receiver"], "write", info["extra_fd"])
+    assert other["state"] == schema.FD_EVENTFD
+    assert other["obj"] == recv["obj"] and other["obj2"] != recv["obj2"]
+
+
+SLEEPER = """
+    import json, os, threading, time
+    out = {}
+    def sleeper():
+        out["tid"] = threading.get_native_id()
+        time.sleep(0.2)
+    t = threading.Thread(target=sleeper); t.start(); t.join()
+    print(json.dumps({"pid": os.getpid(), "tid": out["tid"]}))
+"""
+
+
+def test_sleep_timer_fire_names_the_arming_thread_and_its_wakeup(tracing):
+    info = run_child(SLEEPER)
+    trace = decode(tracing)
+    r = trace.rows
+    fires = r[(r["type"] == schema.TIMER) & (r["peer_tid"] == info["tid"])]
+    assert len(fires) >= 1, "no timer fire armed by the sleeping thread"
+    fire = fires[0]
+    assert fire["state"] == schema.TIMER_FIRE and fire["peer_pid"] == info["pid"]
+    assert fire["nr"] == time.CLOCK_MONOTONIC
+    # Armed inside the thread's clock_nanosleep, about 200 ms before the fire.
+    sleeps = r[(r["type"] == schema.SYSCALL_ENTER) & (r["tid"] == info["tid"])
+               & (r["nr"] == syscalls.NUMBERS["clock_nanosleep"])]
+    assert len(sleeps) == 1
+    assert sleeps[0]["ts_ns"] <= fire["obj2"] < fire["ts_ns"]
+    assert 150e6 < fire["ts_ns"] - fire["obj2"] < 1e9
+    # The expiry's wakeup of the sleeper carries the timer id.
+    wakes = r[(r["type"] == schema.WAKEUP) & (r["peer_tid"] == info["tid"])
+              & (r["ts_ns"] >= fire["ts_ns"]) & (r["ts_ns"] < fire["ts_ns"] + 1_000_000)]
+    assert len(wakes) >= 1
+    wake = wakes[0]
+    assert wake["reason"] == schema.WAKE_HARDIRQ and wake["irq"] == schema.IRQ_TIMER
+    assert int(wake["aux"]) & 0xFFFFFFFF == int(fire["obj"]) & 0xFFFFFFFF
+
+
+BLOCKED_READER = """
+    import json, os, threading, time
+    r, w = os.pipe()
+    threading.Timer(0.3, os.write, (w, b"x")).start()
+    print(json.dumps({"pid": os.getpid(), "fd": r}), flush=True)
+    os.read(r, 1)
+"""
+
+
+def test_blocked_thread_has_a_user_stack_in_libc(tracing):
+    info = run_child(BLOCKED_READER)
+    trace = decode(tracing)
+    r = trace.rows
+    pid = info["pid"]
+    outs = r[(r["type"] == schema.SWITCH_OUT) & (r["tid"] == pid) & (r["reason"] == schema.WAIT_READ)
+             & (r["obj"] == info["fd"])]
+    assert len(outs) >= 1, "the main thread never blocked in read"
+    stack_id = int(outs[-1]["obj2"])
+    assert stack_id != 0, "blocking switch-out without a user stack id"
+    stacks = r[(r["type"] == schema.USER_STACK) & (r["pid"] == pid) & (r["obj2"] == stack_id)]
+    assert len(stacks) >= 1
+    frames = trace.stack_frames(stacks[0])
+    assert 1 <= len(frames) <= schema.USER_STACK_MAX_FRAMES
+    maps = r[(r["type"] == schema.MAPPING) & (r["pid"] == pid)]
+    assert len(maps) >= 1, "no mappings recorded for a process whose stack was"
+    libc = [m for m in maps if "/libc.so" in trace.mapping_path(m) or "/libc-" in trace.mapping_path(m)]
+    assert libc, [trace.mapping_path(m) for m in maps]
+    assert all(m["aux"] & schema.MAP_EXEC for m in maps)
+    # The innermost frame is the syscall wrapper's return address, in libc.
+    assert any(m["obj"] <= frames[0] < m["obj2"] for m in libc), (
+        hex(int(frames[0])), [(hex(int(m["obj"])), hex(int(m["obj2"]))) for m in libc])
+
+
+SIZES = {schema.SWITCH_IN: 32, schema.WAKEUP: 40, schema.WAKEUP_NEW: 40, schema.SYSCALL_ENTER: 48,
+         schema.SYSCALL_EXIT: 40, schema.FORK: 48, schema.EXEC: 40, schema.EXIT: 32,
+         schema.THREAD_NAME: 40, schema.FD_INFO: 56, schema.TIMER: 64}
+
+
+def record_bytes(trace, rows):
+    """Exact record sizes, recomputed from rows (the decoder keeps no per-row size)."""
+    size = np.zeros(len(rows), np.int64)
+    for ty, n in SIZES.items():
+        size[rows["type"] == ty] = n
+    out = rows["type"] == schema.SWITCH_OUT
+    size[out] = np.where(rows["obj2"][out] != 0, 48, 40)
+    stack = rows["type"] == schema.USER_STACK
+    size[stack] = 32 + 8 * rows["aux"][stack].astype(np.int64)
+    mapping = rows["type"] == schema.MAPPING
+    size[mapping] = 64 + (rows["peer_pid"][mapping].astype(np.int64) + 1 + 7) // 8 * 8
+    assert (size > 0).all(), np.unique(rows["type"][size == 0])
+    return int(size.sum())
+
+
+def test_bytes_per_record_under_sched_pipe(tracing, capsys):
+    proc = subprocess.run(["perf", "bench", "sched", "pipe", "-l", "100000"], capture_output=True,
+                          text=True, timeout=300)
+    if proc.returncode != 0:
+        pytest.skip(f"perf bench unavailable: {proc.stderr.strip()[:200]}")
+    trace = decode(tracing)
+    r = trace.rows
+    perf_pids = set(r["pid"][(r["type"] == schema.EXEC) & (r["comm"] == b"perf")].tolist())
+    forks = r[r["type"] == schema.FORK]
+    perf_pids |= set(forks["peer_pid"][np.isin(forks["pid"], list(perf_pids))].tolist())
+    mine = r[np.isin(r["pid"], list(perf_pids))]
+    assert len(mine) > 100000 * 10, len(mine)
+    per_record = record_bytes(trace, mine) / len(mine)
+    whole = trace.bytes / trace.nrows
+    stacks = int((mine["type"] == schema.USER_STACK).sum())
+    with capsys.disabled():
+        print(f"\nperf bench sched pipe -l 100000: {len(mine)} records of perf, "
+              f"{per_record:.2f} bytes/record ({stacks} user_stack records); "
+              f"whole trace {whole:.2f} bytes/record")
+    assert per_record <= 48
