@@ -244,8 +244,9 @@ class _Run:
         rules = getattr(self.chooser, "rules", None)
         known = rules.data_flag(g.process_name(pid), g.comm(utid)) if rules is not None else None
         if known:
-            self.chooser.saved = getattr(self.chooser, "saved", 0) + 1
-            self.chooser.saved_by_rules = getattr(self.chooser, "saved_by_rules", 0) + 1
+            if utid not in self.advice_candidates:      # one saved question per thread
+                self.chooser.saved = getattr(self.chooser, "saved", 0) + 1
+                self.chooser.saved_by_rules = getattr(self.chooser, "saved_by_rules", 0) + 1
             self.advice_candidates[utid] = {"remembered": True}
             if known.get("symbol"):
                 return f"bp_watch {pid} {known.get('image') or 'IMAGE'} {known['symbol']}"

@@ -276,16 +276,19 @@ def find_hang(g, pid, tid=None, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
 
 
 TRACER_COMMS = ("argusd",)
+MIN_LOOP_POLLS = 5
 
 
 def event_loop_threads(g):
-    """utids of main threads (tid == pid) with an event loop: at least one
-    POLL wait (epoll / poll / select) in the trace, the tracer excluded.
-    Kernel threads, shells reading a terminal and batch jobs have none: a
-    long wait there is idleness or work, not a hang of an event loop."""
+    """utids of main threads (tid == pid) with an event loop: at least
+    MIN_LOOP_POLLS POLL waits (epoll / poll / select) in the trace, the
+    tracer excluded.  Kernel threads, batch jobs and shells waiting for a
+    command (one pselect per prompt) have fewer: a long wait there is
+    idleness or work, not a hang of an event loop."""
     seg = g.seg
-    looping = set(np.unique(seg.utid[(seg.end_kind == G.END_BLOCKED) & (seg.wait_reason == schema.WAIT_POLL)
-                                     & seg.wait_known]).tolist())
+    u, n = np.unique(seg.utid[(seg.end_kind == G.END_BLOCKED) & (seg.wait_reason == schema.WAIT_POLL)
+                              & seg.wait_known], return_counts=True)
+    looping = set(u[n >= MIN_LOOP_POLLS].tolist())
     tid, pid = g.threads.tid, g.threads.pid
     return [u for u in np.flatnonzero(tid == pid).tolist() if u in looping and g.comm(u) not in TRACER_COMMS]
 
