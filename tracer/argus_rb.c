@@ -510,7 +510,15 @@ static void reset_claimed_chunk(struct argus_rb *rb, struct argus_rb_chunk_heade
 static int reserve_chunk_blocks(struct argus_rb *rb, uint32_t idx)
 {
 	off_t off = (off_t)(rb->data_offset + (uint64_t)idx * rb->chunk_size);
+#ifdef __APPLE__
+	/* macOS has no posix_fallocate, and fcntl(F_PREALLOCATE) only grows a
+	 * file at its end: it cannot reserve a hole inside this sparse file.
+	 * Skipped: on a full disk a store into a new chunk may fault. */
+	int rc = 0;
+	(void)off;
+#else
 	int rc = posix_fallocate(rb->fd, off, (off_t)rb->chunk_size);
+#endif
 
 	/* Filesystems without fallocate support (EOPNOTSUPP/EINVAL) keep the
 	 * old behaviour rather than refusing to trace. */

@@ -30,7 +30,9 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#ifdef __linux__
 #include <linux/capability.h>
+#endif
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -40,13 +42,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
 #include <sys/signalfd.h>
+#endif
 #include <sys/socket.h>
 #include <sys/stat.h>
+#ifdef __linux__
 #include <sys/syscall.h>
+#endif
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#ifndef __linux__
+#include "compat_macos.h"   /* macOS build: signalfd, accept4, capget shims */
+#endif
 
 #include "argus_event.h"
 #include "argus_rb.h"
