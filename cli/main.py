@@ -10,8 +10,9 @@ import sys
 from argus.cli.common import ArgusError
 from argus.cli import cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo
 from argus.cli import cmd_import
+from argus.cli import cmd_graph
 
-COMMANDS = (cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo, cmd_import)
+COMMANDS = (cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo, cmd_import, cmd_graph)
 
 
 def build_parser():

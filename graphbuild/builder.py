@@ -145,4 +145,17 @@ def _build_python(rows, t0, t1, roles):
     )
 
 
-__all__ = ["build_graph", "G"]
+
+def build_graph_from_trace(trace, **kw):
+    """build_graph over a decoded reader.Trace, marking its lost regions:
+    when the ring buffer overwrote records, the oldest surviving chunks of the
+    CPUs do not start at the same time, so the first LOST_WINDOW_NS after
+    the first row are partly lost (segments touching them get seg.gap)."""
+    head = trace.first_ts + LOST_WINDOW_NS if trace.records_overwritten and trace.nrows else None
+    g = build_graph(trace.rows, head_gap_end=head, **kw)
+    g.stats["records_overwritten"] = int(trace.records_overwritten)
+    g.stats["records_lost"] = int(trace.records_lost)
+    return g
+
+
+__all__ = ["build_graph", "build_graph_from_trace", "G"]

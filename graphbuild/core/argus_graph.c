@@ -35,7 +35,8 @@
  *            fd X) makes (A, X) <-> (B, Y) one channel; later receives that
  *            did not block are matched to the channel's last unmatched send);
  *            timer (timerfd_settime on (pid, fd) -> each later read of that
- *            timerfd returning data).
+ *            timerfd returning expirations, from the arming segment to the
+ *            reader's segment holding the read's return).
  *  gaps      a LOST row at ts marks [ts - lost_window, ts] as lost; with
  *            overwritten records [trace_start, head_gap_end] is lost too;
  *            segments whose start or end falls in a lost region get gap = 1.
@@ -544,7 +545,8 @@ static void on_syscall_exit(struct argus_graph *g, const struct argus_row *r, ui
 	t->pending_exit = -1;
 	if (same && (ro & ARGUS_ROLE_MSG_RECV) && r->val > 0)
 		match_message(g, u, r, i);
-	if (same && (ro & ARGUS_ROLE_MSG_RECV) && r->val > 0 && (ro & ARGUS_ROLE_TIMER_ARM) == 0) {
+	if (t->cur_nr == r->nr && (ro & ARGUS_ROLE_MSG_RECV) && r->val > 0) {
+		/* a timerfd read returning expirations, blocked or not */
 		struct map_slot *tm = map_find(&g->timers, chan_key(t->pid, t->cur_obj), 0);
 
 		if (tm && tm->val != t->seg) {

@@ -221,7 +221,9 @@ class Argus:
 
     def __init__(self, tmp):
         self.env = dict(os.environ, ARGUS_RUN_DIR=os.path.join(tmp, "run"),
-                        ARGUS_STATE_DIR=os.path.join(tmp, "state"))
+                        ARGUS_STATE_DIR=os.path.join(tmp, "state"),
+                        # sessions and the rules they teach stay private to the run
+                        ARGUS_SESSION_DB=os.path.join(tmp, "sessions.db"))
         self.buffer = os.path.join(tmp, "trace.argus")
 
     def run(self, *args, timeout=600, check=True):

@@ -55,9 +55,12 @@ def _matches(cause, roots):
     return False
 
 
-def check_feature(feature, report, argus):
+def check_feature(feature, report, argus, truth):
     """True / False / None (n/a: Argus cannot show it yet)."""
     path = report.get("path", [])
+    if feature == "trigger":
+        # the slice of a LongRunning hang reaches the process whose request started it
+        return any(p["pid"] == truth.extra["trigger_pid"] for p in path)
     if feature == "weak_mutex_edge":
         return any((p.get("edge_in") or {}).get("weak") for p in path)
     if feature == "data_flag":
@@ -135,7 +138,7 @@ def run_one(mod, keep_dir=None, size="1G"):
             res["auto"] = score(sc, truth, report)
             res["report"] = report
             res["answers"] = _answers_run(sc, argus, truth, debug)
-            res["features"] = {f: check_feature(f, report, argus) for f in sc.features}
+            res["features"] = {f: check_feature(f, report, argus, truth) for f in sc.features}
             a = res["auto"]
             ok = (a["hung"] and a["spinning_type_ok"] and a["root"] != "no" and a["root_type_ok"]
                   and all(v is not False for v in res["features"].values()))

@@ -40,9 +40,10 @@ def postgres(ctx):
     bindir = _pg_bin()
     data = os.path.join(ctx.tmp, "pgdata")
     sock = os.path.join(ctx.tmp, "pgsock")
-    os.makedirs(sock, exist_ok=True)
     os.chmod(ctx.tmp, 0o755)
-    shutil.chown(sock, "postgres")
+    for d in (sock, data):
+        os.makedirs(d, exist_ok=True)
+        shutil.chown(d, "postgres")
     r = subprocess.run(["runuser", "-u", "postgres", "--", os.path.join(bindir, "initdb"), "-D", data,
                         "-A", "trust", "-U", "postgres", "--no-sync"], capture_output=True, text=True)
     if r.returncode != 0:

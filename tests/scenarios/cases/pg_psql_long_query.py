@@ -1,0 +1,48 @@
+"""psql, PostgreSQL's own client, waits for a query that keeps its backend on
+the CPU for 3.5 s. libpq waits for the result in poll() on the one socket:
+a synchronous wait made with an event-loop syscall."""
+import os
+import subprocess
+
+from harness import LONG_RUNNING, LONG_WAIT, Scenario, Truth
+import servers
+
+SCENARIO = Scenario(
+    name="pg_psql_long_query",
+    summary="psql waits (in poll()) on a 3.5 s CPU-bound query in its backend",
+    hung="psql's main thread, in poll() on its backend's socket",
+    spinning_type=LONG_WAIT,
+    root="the postgres backend process serving psql, running the query",
+    root_type=LONG_RUNNING,
+    apt=(("postgresql", "/usr/lib/postgresql"),),
+    pip=(("pg8000", "pg8000"),),
+    cross_process=True,
+    known_failure=("a synchronous wait made with poll() (libpq's pqWait) counts as an idle event-loop "
+                   "wait, so no hang is found on psql's main thread: the tracer has no way to tell a "
+                   "one-socket request/response poll from a run loop"),
+)
+
+
+def setup(ctx):
+    ctx.state["server"], ctx.state["port"], ctx.state["sock"] = servers.postgres(ctx)
+    ctx.finish(ctx.driver("pg_client.py", ctx.state["port"], "setup")[0])
+
+
+def reproduce(ctx):
+    import time
+    # Calibrate: rows a generate_series count gets through per second here.
+    t0 = time.monotonic()
+    subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(ctx.state["port"]), "-U", "postgres", "-Atqc",
+                    "SELECT count(*) FROM generate_series(1, 2000000)"], check=True, capture_output=True)
+    rate = 2000000 / max(time.monotonic() - t0, 1e-3)
+    script = "".join(f"SELECT count(*) FROM t WHERE v >= {i};\n\\! sleep 0.02\n" for i in range(20))
+    script = "SELECT pg_backend_pid();\n" + script + \
+        f"SELECT count(*) FROM generate_series(1, {int(rate * 3.5)});\n"
+    psql = ctx.spawn(["psql", "-h", "127.0.0.1", "-p", str(ctx.state["port"]), "-U", "postgres", "-Atq"],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    psql.stdin.write(script)
+    psql.stdin.close()
+    backend = int(psql.stdout.readline())
+    psql.stdout.read()
+    psql.wait(timeout=60)
+    return Truth(psql.pid, psql.pid, roots=[(backend, backend)], extra={"backend": backend})

@@ -1,0 +1,65 @@
+"""A CPython program whose main thread starves for the GIL: a worker thread
+runs a regular expression with catastrophic backtracking, and CPython's
+regex engine never releases the GIL.  The main thread, which only wants to
+run a few bytecodes between short sleeps, sits in take_gil(): timed 5 ms
+condition waits, each followed by a check of the GIL's `locked` flag (a
+data flag) and a drop request the worker never sees.
+
+  gil_threads.py SECONDS
+Prints {"pid", "tid", "worker_tid", "gil_locked_offset"} first.
+"""
+import json
+import os
+import re
+import sys
+import threading
+import time
+
+PATTERN = re.compile(r"(a+)+$")
+
+
+def backtrack(n):
+    return PATTERN.match("a" * n + "b")
+
+
+def calibrate(seconds):
+    n = 16
+    while True:
+        t0 = time.perf_counter()
+        backtrack(n)
+        dt = time.perf_counter() - t0
+        if dt > 0.05:
+            break
+        n += 1
+    # each extra 'a' doubles the work
+    while dt < seconds:
+        n, dt = n + 1, dt * 2
+    return n
+
+
+def main():
+    seconds = float(sys.argv[1])
+    n = calibrate(seconds * 0.75)
+    started = threading.Event()
+    info = {"pid": os.getpid(), "tid": threading.get_native_id()}
+
+    def worker():
+        info["worker_tid"] = threading.get_native_id()
+        started.set()
+        time.sleep(1.0)            # let the main thread settle into its loop
+        backtrack(n)
+
+    t = threading.Thread(target=worker, name="regex-worker")
+    t.start()
+    started.wait()
+    print(json.dumps(info), flush=True)
+    end = time.monotonic() + seconds + 2.5
+    ticks = 0
+    while time.monotonic() < end and (t.is_alive() or ticks < 5):
+        time.sleep(0.01)           # the main loop's idle wait
+        ticks += 1
+    t.join()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""PostgreSQL sessions through pg8000 (a pure-Python driver, so the client
+blocks in recv() on its socket like most synchronous database clients).
+
+  pg_client.py PORT setup                 creates table t(id, v) with rows 1..100
+  pg_client.py PORT hold SECONDS          BEGIN; UPDATE row 1; then keeps the
+                                          transaction open SECONDS before COMMIT
+                                          (an application that holds a row lock
+                                          across slow work of its own)
+  pg_client.py PORT update N              N quick UPDATEs of other rows, then an
+                                          UPDATE of row 1 (blocks on the lock)
+  pg_client.py PORT query N SECONDS       N quick queries, then one that keeps
+                                          its backend busy about SECONDS
+Prints {"pid", "tid", "backend"} first (backend: pg_backend_pid()).
+"""
+import json
+import os
+import select
+import sys
+import threading
+import time
+
+import pg8000.native
+
+
+def main():
+    port, mode = int(sys.argv[1]), sys.argv[2]
+    con = pg8000.native.Connection("postgres", host="127.0.0.1", port=port, database="postgres")
+    backend = con.run("SELECT pg_backend_pid()")[0][0]
+    print(json.dumps({"pid": os.getpid(), "tid": threading.get_native_id(), "backend": backend}), flush=True)
+    if mode == "setup":
+        con.run("CREATE TABLE t (id int PRIMARY KEY, v int)")
+        con.run("INSERT INTO t SELECT g, 0 FROM generate_series(1, 100) g")
+    elif mode == "hold":
+        con.run("BEGIN")
+        con.run("UPDATE t SET v = v + 1 WHERE id = 1")
+        print(json.dumps({"locked": True}), flush=True)
+        time.sleep(float(sys.argv[3]))
+        con.run("COMMIT")
+    elif mode == "update":
+        for i in range(int(sys.argv[3])):
+            select.select([], [], [], 0.02)
+            con.run("UPDATE t SET v = v + 1 WHERE id = :id", id=2 + i % 90)
+        con.run("UPDATE t SET v = v + 1 WHERE id = 1")
+    elif mode == "query":
+        n, seconds = int(sys.argv[3]), float(sys.argv[4])
+        for i in range(n):
+            select.select([], [], [], 0.02)
+            con.run("SELECT count(*) FROM t WHERE v >= :v", v=i)
+        # Calibrated on this machine: rows per second of a generate_series count.
+        t0 = time.monotonic()
+        con.run("SELECT count(*) FROM generate_series(1, 2000000)")
+        rate = 2000000 / max(time.monotonic() - t0, 1e-3)
+        con.run(f"SELECT count(*) FROM generate_series(1, {int(rate * seconds)})")
+    con.close()
+
+
+if __name__ == "__main__":
+    main()
