@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Cross-compiles the macOS native parts with `zig cc` (PyPI package ziglang):
+# argusd (kdebug event source, tracer/platform_macos.c) and libargus_core
+# (ring buffer, row decoder, kdebug decoder and importer) for arm64 and
+# x86_64 Macs, compiled AND linked against zig's bundled libSystem stubs.
+#
+#   scripts/build-macos.sh [OUT_DIR]     (default build/macos)
+#
+# Outputs OUT_DIR/<arch>/argusd and OUT_DIR/<arch>/libargus_core.dylib for
+# arch in aarch64 x86_64.  Nothing here runs on Linux; tests/test_macos_cross.py
+# checks that the outputs are Mach-O files for the right CPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+OUT=${1:-build/macos}
+PY=${PYTHON:-python3}
+if ! $PY -c "import ziglang" 2>/dev/null; then
+  echo "build-macos: the ziglang package is missing: $PY -m pip install ziglang" >&2
+  exit 1
+fi
+
+CORE="tracer/argus_rb.c tracer/argus_decode.c tracer/kdebug_decode.c tracer/kdebug_file.c"
+# MADV_HUGEPAGE is Linux-only; argus_decode.c uses it as advice, and MADV_NORMAL
+# ("no advice") is the macOS equivalent of ignoring it.
+CFLAGS=(-std=gnu11 -O2 -Wall -Itracer -DMADV_HUGEPAGE=MADV_NORMAL)
+
+for arch in aarch64 x86_64; do
+  dir="$OUT/$arch"
+  mkdir -p "$dir"
+  target="$arch-macos"
+  # shellcheck disable=SC2086
+  $PY -m ziglang cc -target "$target" "${CFLAGS[@]}" -shared -fPIC \
+      -Wl,-install_name,@rpath/libargus_core.dylib -o "$dir/libargus_core.dylib" $CORE
+  # shellcheck disable=SC2086
+  $PY -m ziglang cc -target "$target" "${CFLAGS[@]}" \
+      -o "$dir/argusd" tracer/argusd.c tracer/platform_macos.c $CORE
+  echo "build-macos: $dir/argusd $dir/libargus_core.dylib"
+done
