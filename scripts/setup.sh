@@ -30,6 +30,6 @@ fi
 PY=${PYTHON:-python3}
 echo "setup: building and installing argus"
 $PY -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-$PY -m pip install -q ".[test,lldb]"   # lldb: lldb-for-pwndbg (docs/lldb.md)
+$PY -m pip install -q ".[test,lldb]" ziglang   # lldb: lldb-for-pwndbg (docs/lldb.md); ziglang: zig cc for scripts/build-macos.sh
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
 echo "setup: done ($(command -v argus || echo 'argus not on PATH'))"
