@@ -632,7 +632,22 @@ def git_rev():
         return None
 
 
-def run_bench(args, procs, tmp):
+def start_tracer(tr, attempts=3, pause_s=10):
+    """Start a tracer; retry a failed start (a shared machine's argus may be
+    reinstalled under us).  Returns the number of failed attempts."""
+    for i in range(attempts):
+        try:
+            tr.start()
+            return i
+        except BenchError as e:
+            tr.cleanup()
+            if i == attempts - 1:
+                raise
+            log(f"bench:   {tr.name} did not start ({e}); retrying in {pause_s} s")
+            time.sleep(pause_s)
+
+
+def run_bench(args, procs, tmp, report):
     perf, perf_version = find_perf(args.perf)
     if not perf:
         raise BenchError("perf not found (perf, /usr/bin/perf_*): apt-get install -y linux-perf")
@@ -693,7 +708,8 @@ def run_bench(args, procs, tmp):
     log(f"bench: {perf_version}; kernel {meta['host_kernel']}; {meta['cpus']} CPUs; "
         f"{args.rounds} round(s); configs {', '.join(configs)}")
 
-    results = []
+    results = report["results"]
+    report["meta"] = meta
     for wname in wnames:
         wl = builders[wname]()
         wl.setup()
@@ -710,7 +726,7 @@ def run_bench(args, procs, tmp):
                 for cname in order:
                     tr = tracers[cname]
                     foreign = foreign_tracers(tmp, procs.pids())
-                    tr.start()
+                    retries = start_tracer(tr)
                     try:
                         vals, wall = wl.run()
                     except BaseException:
@@ -720,7 +736,8 @@ def run_bench(args, procs, tmp):
                     stats = tr.stop()
                     runs.append({"round": r + 1, "config": cname, "values": vals,
                                  "wall_s": round(wall, 3), "tracer": stats or {},
-                                 "foreign_tracers": foreign, "loadavg_1m": _loadavg()})
+                                 "foreign_tracers": foreign, "loadavg_1m": _loadavg(),
+                                 "start_retries": retries})
                     if foreign:
                         log(f"bench:   (a foreign tracer ran during this run: {foreign[0]}"
                             + (f" and {len(foreign) - 1} more" if len(foreign) > 1 else "") + ")")
@@ -745,7 +762,8 @@ def run_bench(args, procs, tmp):
                         "runs": runs, "rounds_with_foreign_tracers": dirty,
                         "rounds_summarized": sorted({run["round"] for run in used}),
                         "summary": summarize(used, wl.metrics, configs)})
-    return {"meta": meta, "results": results}
+    report["complete"] = True
+    return report
 
 
 def wait_quiet(tmp, procs, limit_s):
@@ -934,10 +952,10 @@ def main(argv=None):
     signal.signal(signal.SIGINT, signal.default_int_handler)
     old_term = signal.signal(signal.SIGTERM, on_term)
     old_hup = signal.signal(signal.SIGHUP, on_term)
-    report = None
+    report = {"meta": None, "results": [], "complete": False}
     rc = 0
     try:
-        report = run_bench(args, procs, tmp)
+        run_bench(args, procs, tmp, report)
     except KeyboardInterrupt:
         log("bench: interrupted; cleaning up")
         rc = 130
@@ -956,8 +974,10 @@ def main(argv=None):
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             log(f"bench: kept {tmp}")
-    if report is None:
+    if report["meta"] is None or not report["results"]:
         return rc
+    if not report["complete"]:
+        log("bench: the table below has only the workloads that finished")
     print()
     m = report["meta"]
     print(f"Argus tracing overhead — {m['date']}, kernel {m['host_kernel']}, {m['cpus']} CPUs, "
@@ -984,7 +1004,7 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)
         print(f"\nwrote {args.json}")
-    return 0
+    return rc
 
 
 _TRACERS = []
