@@ -112,6 +112,7 @@ def run_one(mod, keep_dir=None, size="1G"):
     tmp = tempfile.mkdtemp(prefix=f"argus-scn-{sc.name}-")
     ctx = Context(tmp)
     argus = Argus(tmp)
+    ctx.argus = argus
     t0 = time.monotonic()
     tracing = False
     try:

@@ -5,9 +5,13 @@ run a few bytecodes between short sleeps, sits in take_gil(): timed 5 ms
 condition waits, each followed by a check of the GIL's `locked` flag (a
 data flag) and a drop request the worker never sees.
 
-  gil_threads.py SECONDS
-Prints {"pid", "tid", "worker_tid", "gil_locked_offset"} first.
+  gil_threads.py SECONDS [DELAY [GIL_LOCKED_OFFSET]]
+DELAY: seconds before the worker starts the regex (default 1);
+GIL_LOCKED_OFFSET: offset of _PyRuntime.ceval.gil.locked in _PyRuntime, to
+report the flag's runtime address as "gil_locked_addr".
+Prints {"pid", "tid", "worker_tid"[, "gil_locked_addr"]} first.
 """
+import ctypes
 import json
 import os
 import re
@@ -39,21 +43,25 @@ def calibrate(seconds):
 
 def main():
     seconds = float(sys.argv[1])
+    delay = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
     n = calibrate(seconds * 0.75)
     started = threading.Event()
     info = {"pid": os.getpid(), "tid": threading.get_native_id()}
+    if len(sys.argv) > 3:
+        runtime = ctypes.addressof(ctypes.c_int.in_dll(ctypes.pythonapi, "_PyRuntime"))
+        info["gil_locked_addr"] = hex(runtime + int(sys.argv[3]))
 
     def worker():
         info["worker_tid"] = threading.get_native_id()
         started.set()
-        time.sleep(1.0)            # let the main thread settle into its loop
+        time.sleep(delay)          # let the main thread settle into its loop
         backtrack(n)
 
     t = threading.Thread(target=worker, name="regex-worker")
     t.start()
     started.wait()
     print(json.dumps(info), flush=True)
-    end = time.monotonic() + seconds + 2.5
+    end = time.monotonic() + delay + seconds + 1.5
     ticks = 0
     while time.monotonic() < end and (t.is_alive() or ticks < 5):
         time.sleep(0.01)           # the main loop's idle wait
