@@ -84,7 +84,7 @@ def _stop_on_sigterm(signum, frame):
 
 
 def run(args):
-    from argus.debugger import DebuggerError, default_mechanism, open_watcher
+    from argus.debugger import DebuggerError, default_mechanism, open_watcher, procmem
     from argus.tracer.producer import Producer, ProducerError
 
     specs = specs_from_args(args)
@@ -112,13 +112,13 @@ def run(args):
         end = time.monotonic() + args.duration if args.duration else None
         try:
             while end is None or time.monotonic() < end:
-                if not os.path.exists(f"/proc/{args.pid}"):
+                if not procmem.alive(args.pid):
                     reason = "the process exited"
                     break
                 try:
                     accesses = watcher.accesses(0.1)
                 except DebuggerError as e:
-                    if not os.path.exists(f"/proc/{args.pid}"):
+                    if not procmem.alive(args.pid):
                         reason = "the process exited"
                         break
                     raise ArgusError(str(e)) from None

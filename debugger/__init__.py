@@ -16,6 +16,7 @@ Every `import lldb` lives in backends/lldb (pwndbg's rule: the debugger sits
 behind an abstract layer).  Errors are DebuggerError (one exception type for
 the layer) whose str() is one line the CLI prints as is.
 """
+from argus.debugger import procmem  # noqa: F401
 from argus.debugger.base import (  # noqa: F401
     Access, DebuggerError, WatchSpec, Watcher, MECHANISMS, default_mechanism, open_watcher,
 )

@@ -189,9 +189,9 @@ class PerfWatcher(Watcher):
             raise
 
     def _rescan(self, initial=False):
-        tids = procmem.threads(self.pid)
+        tids = procmem.threads(self.pid) if procmem.alive(self.pid) else []
         if initial and not tids:
-            raise DebuggerError(f"no such process {self.pid}")
+            raise DebuggerError(f"no such process {self.pid} (it exited)")
         live = set(tids)
         for key in [k for k in self.events if k[0] not in live]:
             self._drop(key)
@@ -214,6 +214,8 @@ class PerfWatcher(Watcher):
                 self.by_fd[fd] = ev
                 self.poller.register(fd, select.POLLIN)
                 self.threads_seen.add(tid)
+        if initial and not self.events:
+            raise DebuggerError(f"no such process {self.pid} (its threads exited)")
         self._next_scan = time.monotonic() + RESCAN_S
 
     def _drop(self, key):

@@ -45,6 +45,15 @@ def check_process(pid):
                             f"with kernel.perf_event_paranoid <= 1 / kernel.yama.ptrace_scope 0)") from None
 
 
+def alive(pid):
+    """True while pid runs (not gone, not a zombie waiting to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
 def maps(pid):
     try:
         with open(f"/proc/{pid}/maps") as f:

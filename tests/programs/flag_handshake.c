@@ -9,9 +9,11 @@
  * WORK_MS and stores r+1 into `handshake_flag`, while the main thread polls it
  * with sched_yield + usleep(1 ms) (a RepeatedYield hang when WORK_MS is
  * long).  After the last round the main thread keeps counting
- * `handshake_progress` every 10 ms for LINGER_MS (default 0), so a test can
- * see the process still making progress after a debugger left it.
+ * `handshake_progress` every 10 ms for LINGER_MS (default 0) while the worker
+ * idles; both wait in poll() like an idle event loop (so the hang ends), so a test can see both threads alive and the process
+ * still making progress after a debugger left it.
  */
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@ static long work_ms[64];
 static int nrounds;
 static long start_ms;
 static volatile pid_t worker_tid;
+static volatile int stop_worker;
 
 static long now_ms(void)
 {
@@ -58,6 +61,8 @@ void *handshake_worker(void *arg)
 			spin++;
 		handshake_flag = r + 1;
 	}
+	while (!stop_worker)	/* stays alive, idle like an event loop, until main is done */
+		poll(NULL, 0, 10);
 	return NULL;
 }
 
@@ -99,11 +104,12 @@ int main(int argc, char **argv)
 
 	for (int r = 0; r < nrounds; r++)
 		handshake_wait(r + 1);
-	pthread_join(t, NULL);
 	for (long end = now_ms() + linger_ms; now_ms() < end;) {
 		handshake_progress++;
-		usleep(10000);
+		poll(NULL, 0, 10);	/* an idle event loop: the hang is over */
 	}
+	stop_worker = 1;
+	pthread_join(t, NULL);
 	printf("done\n");
 	return 0;
 }
