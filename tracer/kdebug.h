@@ -102,15 +102,17 @@
  * xnu-11417.101.15; codes 1 and 2.
  *
  *   ARGUS_WAIT    on the thread that is about to block (thread_block_reason
- *                 after a wait was asserted):
- *                   arg1 permuted wait event, arg2 permuted waitq,
- *                   arg3 interruptible, arg4 deadline (mach time, 0 = none)
- *   ARGUS_WAKEUP  in the waker's context, before the stock MACH_MAKE_RUNNABLE
- *                 of the same wakee (thread_go, called by clear_wait and the
- *                 waitq wakeup paths):
- *                   arg1 wakee tid, arg2 permuted wait event (same permutation
- *                   as ARGUS_WAIT, so the two match), arg3 flags
- *                   (KD_ARGUS_WAKE_*), arg4 wait_result
+ *                 after a wait was asserted, next to the stock MACH_BLOCK):
+ *                   arg1 permuted wait event (the value MACH_WAIT carries),
+ *                   arg2 permuted waitq, arg3 1 = uninterruptible,
+ *                   arg4 1 = a wait timer is armed
+ *   ARGUS_WAKEUP  in the waker's context when the waiting thread is taken off
+ *                 its waitq (thread_clear_waitq_state, used by both the
+ *                 waitq wakeup and the clear_wait paths), before the stock
+ *                 MACH_MAKE_RUNNABLE of the same wakee on the same CPU:
+ *                   arg1 wakee tid, arg2 permuted wait event (matches
+ *                   ARGUS_WAIT), arg3 flags (KD_ARGUS_WAKE_*),
+ *                   arg4 permuted waitq
  */
 #define KD_ARGUS_SUBCLASS       0xfau
 #define KDE_ARGUS_WAIT          KD_MAKE(1, 0xfa, 1)   /* 0x01fa0004 */

@@ -119,10 +119,16 @@ struct kdd_thread {
 	char comm[ARGUS_COMM_LEN];
 };
 
+#define KDD_PENDING 16                /* patched wakeups awaiting their stock MAKE_RUNNABLE, per CPU */
+
 struct kdd_cpu {
 	uint32_t intr_depth;
 	uint32_t intr_type;
-	uint64_t patched_wakee;      /* ARGUS_WAKEUP just emitted for this wakee: skip its MAKE_RUNNABLE */
+	/* ARGUS_WAKEUP already emitted for these wakees: skip their stock
+	 * MAKE_RUNNABLE.  A waitq wakeup may take several threads off the queue
+	 * before making each runnable, hence a small ring, oldest overwritten. */
+	uint64_t patched_wakee[KDD_PENDING];
+	uint32_t patched_next;
 };
 
 struct kdd {
@@ -395,9 +401,11 @@ static int emit_wakeup(struct kdd *d, const struct kd_buf64 *k, uint64_t waker_t
 static int on_make_runnable(struct kdd *d, const struct kd_buf64 *k)
 {
 	struct kdd_cpu *c = cpu_of(d, k->cpuid);
-	if (c->patched_wakee && c->patched_wakee == k->arg1) {
-		c->patched_wakee = 0;    /* the patched event already said it, exactly */
-		return 0;
+	for (uint32_t i = 0; k->arg1 && i < KDD_PENDING; i++) {
+		if (c->patched_wakee[i] == k->arg1) {
+			c->patched_wakee[i] = 0;   /* the patched event already said it, exactly */
+			return 0;
+		}
 	}
 	uint8_t ctx, irq;
 	wake_context(d, k, thread_find(d, k->arg5), &ctx, &irq);
@@ -410,6 +418,11 @@ static int on_argus_wakeup(struct kdd *d, const struct kd_buf64 *k)
 	uint8_t ctx, irq = ARGUS_IRQ_NONE;
 	struct kdd_thread *w = thread_find(d, k->arg5);
 	d->st.patched_events++;
+	if ((k->arg3 & KD_ARGUS_WAKE_IDLE) && (w = thread_get(d, k->arg5))) {
+		w->idle = true;          /* the patched kernel names idle threads exactly */
+		w->pid = 0;
+		w->has_pid = true;
+	}
 	if (k->arg3 & KD_ARGUS_WAKE_INTERRUPT) {
 		ctx = ARGUS_WAKE_HARDIRQ;
 		irq = (k->arg3 & KD_ARGUS_WAKE_TIMER) ? ARGUS_IRQ_TIMER : ARGUS_IRQ_DEVICE;
@@ -423,7 +436,7 @@ static int on_argus_wakeup(struct kdd *d, const struct kd_buf64 *k)
 	} else {
 		ctx = ARGUS_WAKE_TASK;
 	}
-	c->patched_wakee = k->arg1;
+	c->patched_wakee[c->patched_next++ % KDD_PENDING] = k->arg1;
 	return emit_wakeup(d, k, k->arg5, k->arg1, ctx, irq);
 }
 
@@ -625,6 +638,8 @@ static int decode_one(struct kdd *d, const struct kd_buf64 *k)
 	}
 	case KDE_ARGUS_WAIT:
 		d->st.patched_events++;
+		/* fall through: same permuted event as the stock MACH_WAIT */
+	case KDE_MACH_WAIT:
 		if ((t = thread_get(d, k->arg5)))
 			t->wait_event = k->arg1;
 		return 0;
