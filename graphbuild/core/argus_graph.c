@@ -67,6 +67,7 @@ enum { MSG_NONE, MSG_SEND, MSG_RECV };
 
 struct seg {
 	int64_t start, end, wait_end, start_row;
+	int64_t wake_src;          /* the waker's segment of the wakeup that started it, else -1 */
 	int64_t cpu_ns, runnable_ns, row_lo, row_hi;
 	uint64_t wait_obj;
 	int32_t utid, wait_aux;
@@ -92,6 +93,7 @@ struct thr {
 	uint64_t cur_obj, last_obj, cur_obj2;
 	int64_t pending_exit, exit_ts, nrows;
 	int64_t msg_fd, msg_peer;
+	int64_t msg_edge_src, msg_edge_dst;   /* the last message edge into this thread */
 };
 
 struct wake {
@@ -167,6 +169,7 @@ static int64_t new_thread(struct argus_graph *g, uint32_t tid, uint32_t pid, int
 	t->cur_nr = t->last_nr = NR_NONE;
 	t->pending_exit = t->exit_ts = -1;
 	t->msg_fd = t->msg_peer = -1;
+	t->msg_edge_src = t->msg_edge_dst = -1;
 	s = map_upsert(&g->tid_map, tid, 0, 0, &ins);
 	if (!s)
 		return g->oom = 1, 0;
@@ -221,6 +224,7 @@ static int64_t open_seg(struct argus_graph *g, int64_t u, int64_t ts, int kind, 
 	s->end_kind = ARGUS_END_TRACE;
 	s->wait_nr = NR_NONE;
 	s->wait_end = -1;
+	s->wake_src = -1;
 	s->flags = SF_KNOWN;
 	s->row_lo = s->row_hi = t->nrows;
 	t->seg = (int64_t)g->seg.len - 1;
@@ -524,6 +528,12 @@ static void match_message(struct argus_graph *g, int64_t u, const struct argus_r
 	if (sd->matched || sd->seg == t->seg || sd->ts > (int64_t)r->ts_ns)
 		return;
 	sd->matched = 1;
+	/* one edge per (src, dst) pair: a wakeup from the sender's segment, or an
+	 * earlier message from it, already links the two */
+	if (SG(g, t->seg)->wake_src == sd->seg || (t->msg_edge_src == sd->seg && t->msg_edge_dst == t->seg))
+		return;
+	t->msg_edge_src = sd->seg;
+	t->msg_edge_dst = t->seg;
 	push_edge(g, &g->msg_edges, sd->seg, t->seg, ARGUS_EDGE_MESSAGE, 0, (int64_t)r->ts_ns, sd->ts,
 		  (int64_t)i, ARGUS_WAKE_TASK, t->cur_obj, 0);
 	g->st.message_edges++;
@@ -543,6 +553,14 @@ static void on_syscall_exit(struct argus_graph *g, const struct argus_row *r, ui
 			SG(g, p)->flags |= SF_TIMEDOUT;
 	}
 	t->pending_exit = -1;
+	if (same && (ro & ARGUS_ROLE_LOOP_WAIT) && r->val >= 0)
+		split(g, u, ts, ARGUS_SPLIT_EVENT_LOOP);
+	else if (same && (ro & ARGUS_ROLE_MSG_RECV) && t->batch_armed && r->val > 0)
+		split(g, u, ts, ARGUS_SPLIT_BATCH);
+	else if (same && (ro & ARGUS_ROLE_URING) && t->cur_aux > 0 && t->cur_obj2 > 0 && r->val > 0)
+		split(g, u, ts, ARGUS_SPLIT_BATCH);
+	t = TH(g, u);
+	/* the received data belongs to the segment the return opens */
 	if (same && (ro & ARGUS_ROLE_MSG_RECV) && r->val > 0)
 		match_message(g, u, r, i);
 	if (t->cur_nr == r->nr && (ro & ARGUS_ROLE_MSG_RECV) && r->val > 0) {
@@ -555,13 +573,6 @@ static void on_syscall_exit(struct argus_graph *g, const struct argus_row *r, ui
 			g->st.timer_edges++;
 		}
 	}
-	if (same && (ro & ARGUS_ROLE_LOOP_WAIT) && r->val >= 0)
-		split(g, u, ts, ARGUS_SPLIT_EVENT_LOOP);
-	else if (same && (ro & ARGUS_ROLE_MSG_RECV) && t->batch_armed && r->val > 0)
-		split(g, u, ts, ARGUS_SPLIT_BATCH);
-	else if (same && (ro & ARGUS_ROLE_URING) && t->cur_aux > 0 && t->cur_obj2 > 0 && r->val > 0)
-		split(g, u, ts, ARGUS_SPLIT_BATCH);
-	t = TH(g, u);
 	if (ro & ARGUS_ROLE_MSG_RECV) {
 		/* the split cleared the peer state; this receive is the new segment's first message */
 		t->msg_dir = MSG_RECV;
@@ -721,6 +732,7 @@ static void on_wakeup(struct argus_graph *g, const struct argus_row *r, uint64_t
 
 		end_wait(g, e, ts);
 		dst = open_seg(g, e, ts, ARGUS_START_WAKEUP, ctx, r->irq, (int64_t)i);
+		SG(g, dst)->wake_src = wk_seg;
 		set_runnable(TH(g, e), ts);
 		w = vec_push(&g->wakes);
 		if (!w)
