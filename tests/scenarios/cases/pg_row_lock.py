@@ -1,5 +1,6 @@
-"""PostgreSQL row-lock wait across backends: session A updates row 1 inside a
-transaction and keeps it open 3.5 s; session B's UPDATE of the same row waits
+"""PostgreSQL row-lock wait across backends: session A updates row 1 in short
+transactions (B's updates of the row wait on it briefly: the baselines), then
+keeps one open 3.5 s; session B's UPDATE of the same row waits
 for A's transaction lock. B's client waits on its backend, B's backend waits
 on the lock, A's backend waits for its client, which is the one sitting on
 the open transaction. The lock release that ends the hang is a mutual
@@ -28,9 +29,8 @@ def setup(ctx):
 
 def reproduce(ctx):
     port = ctx.state["port"]
-    holder, a = ctx.driver("pg_client.py", port, "hold", 5.0)
-    assert "locked" in holder.stdout.readline()
-    waiter, b = ctx.driver("pg_client.py", port, "update", 40)
+    holder, a = ctx.driver("pg_client.py", port, "pulse", 25, 3.5)
+    waiter, b = ctx.driver("pg_client.py", port, "update")
     ctx.finish(waiter)
     ctx.finish(holder)
     return Truth(b["pid"], b["tid"], roots=[(a["backend"], None), (a["pid"], a["tid"])],

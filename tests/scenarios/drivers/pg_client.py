@@ -6,7 +6,12 @@ blocks in recv() on its socket like most synchronous database clients).
                                           transaction open SECONDS before COMMIT
                                           (an application that holds a row lock
                                           across slow work of its own)
-  pg_client.py PORT update N              N quick UPDATEs of other rows, then an
+  pg_client.py PORT pulse K SECONDS       K short transactions on row 1 (held
+                                          30 ms each: brief contention), then one
+                                          held SECONDS
+  pg_client.py PORT update                UPDATEs of row 1 every 20 ms until one
+                                          of them waited more than a second
+  pg_client.py PORT update_other N        N quick UPDATEs of other rows, then an
                                           UPDATE of row 1 (blocks on the lock)
   pg_client.py PORT query N SECONDS       N quick queries, then one that keeps
                                           its backend busy about SECONDS
@@ -36,7 +41,26 @@ def main():
         print(json.dumps({"locked": True}), flush=True)
         time.sleep(float(sys.argv[3]))
         con.run("COMMIT")
+    elif mode == "pulse":
+        for _ in range(int(sys.argv[3])):
+            con.run("BEGIN")
+            con.run("UPDATE t SET v = v + 1 WHERE id = 1")
+            time.sleep(0.03)
+            con.run("COMMIT")
+            time.sleep(0.03)
+        con.run("BEGIN")
+        con.run("UPDATE t SET v = v + 1 WHERE id = 1")
+        time.sleep(float(sys.argv[4]))
+        con.run("COMMIT")
     elif mode == "update":
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            select.select([], [], [], 0.02)
+            t0 = time.monotonic()
+            con.run("UPDATE t SET v = v + 1 WHERE id = 1")
+            if time.monotonic() - t0 > 1.0:
+                break
+    elif mode == "update_other":
         for i in range(int(sys.argv[3])):
             select.select([], [], [], 0.02)
             con.run("UPDATE t SET v = v + 1 WHERE id = :id", id=2 + i % 90)
