@@ -329,6 +329,15 @@ static int on_switch(struct kdd *d, const struct kd_buf64 *k)
 	uint64_t prev = k->arg5, next = k->arg2;
 	struct kdd_thread *p = thread_get(d, prev);
 	struct kdd_thread *n = thread_get(d, next);
+	if (prev == next) {
+		/* thread_invoke chose the blocking thread itself (it was woken
+		 * before it got off the CPU): no switch, as on Linux */
+		if (p) {
+			p->blocked = false;
+			p->wait_event = 0;
+		}
+		return 0;
+	}
 	struct argus_ev_switch_out so;
 	memset(&so, 0, sizeof(so));
 	header(d, &so.h, ARGUS_EV_SWITCH_OUT, sizeof(so), k->timestamp, out_pid(p, prev), out_tid(p, prev), k->cpuid);
@@ -503,6 +512,10 @@ static int on_syscall(struct kdd *d, const struct kd_buf64 *k, bool mach)
 	if (func == KD_FUNC_END) {
 		if (t && t->in_sc && t->sc_nr == nr)
 			t->in_sc = false;
+		if (t && !mach && !t->has_pid && k->arg4 && k->arg4 <= UINT32_MAX) {
+			t->pid = (uint32_t)k->arg4;   /* BSD END carries the pid: threads missing from the map */
+			t->has_pid = true;
+		}
 		if (!d->cfg.trace_syscalls || !si)
 			return 0;
 		struct argus_ev_syscall_exit r;

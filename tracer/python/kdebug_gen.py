@@ -111,18 +111,20 @@ class KdTrace:
     def make_runnable(self, ns, cpu, waker, wakee, pri=31):
         return self.raw(ns, MACH_MAKE_RUNNABLE, waker, cpu, wakee, pri, 0, 1)
 
-    def intr(self, ns, cpu, running, kind=INTR_TIMER, end_ns=None):
-        self.raw(ns, MACH_INTR | START, running, cpu, 0, 0, 0, kind)
-        return self
+    def intr(self, ns, cpu, running, kind=INTR_TIMER):
+        """Interrupt START on `running`'s CPU: irq, pc, user mode, type."""
+        return self.raw(ns, MACH_INTR | START, running, cpu, 0, 0, 0, kind)
 
     def intr_end(self, ns, cpu, running):
         return self.raw(ns, MACH_INTR | END, running, cpu)
 
     # --- syscalls ---
-    def bsd(self, ns, cpu, tid, name, *args, end=False, error=0, ret=0):
+    def bsd(self, ns, cpu, tid, name, *args, end=False, error=0, ret=0, pid=0):
+        """BSD syscall START (args = the first four arguments) or END
+        (error, rval0, rval1, pid: the order bsd/dev/*/systemcalls.c emit)."""
         nr = BSD[name] if isinstance(name, str) else int(name)
         if end:
-            return self.raw(ns, BSD_SC | nr << 2 | END, tid, cpu, error, ret, 0, 0)
+            return self.raw(ns, BSD_SC | nr << 2 | END, tid, cpu, error, ret, 0, pid)
         return self.raw(ns, BSD_SC | nr << 2 | START, tid, cpu, *args)
 
     def mach(self, ns, cpu, tid, name, *args, end=False, ret=0):
@@ -287,7 +289,7 @@ def cross_process_hang(timebase=(1, 1), n_baseline=4, hang_s=5.0, period_s=1.0, 
         if patched:
             t.argus_wakeup(T + us(44), 1, DAEMON_TID, HELPER_TID, 0x4E0)
         t.make_runnable(T + us(45), 1, DAEMON_TID, HELPER_TID)
-        t.bsd(T + us(46), 1, DAEMON_TID, "psynch_cvsignal", end=True)
+        t.bsd(T + us(46), 1, DAEMON_TID, "psynch_cvsignal", end=True, pid=DAEMON_PID)
         t.bsd(T + us(60), 1, DAEMON_TID, "psynch_cvwait", DONE_CV, 0, 0, 0x600000003000)
         if patched:
             t.argus_wait(T + us(60) + 500, 1, DAEMON_TID, 0xD01E)
@@ -295,7 +297,7 @@ def cross_process_hang(timebase=(1, 1), n_baseline=4, hang_s=5.0, period_s=1.0, 
         t.switch(T + us(61), 1, DAEMON_TID, IDLE[1])
         # helper: its cvwait returns; it works (the hang: on the CPU for seconds)
         t.switch(T + us(55), 2, IDLE[2], HELPER_TID)
-        t.bsd(T + us(56), 2, HELPER_TID, "psynch_cvwait", end=True)
+        t.bsd(T + us(56), 2, HELPER_TID, "psynch_cvwait", end=True, pid=DAEMON_PID)
         X = T + us(56) + busy
         if k == n_baseline:
             at = T + us(56) + ms(10)
@@ -307,13 +309,13 @@ def cross_process_hang(timebase=(1, 1), n_baseline=4, hang_s=5.0, period_s=1.0, 
         if patched:
             t.argus_wakeup(X + us(4), 2, HELPER_TID, DAEMON_TID, 0xD01E)
         t.make_runnable(X + us(5), 2, HELPER_TID, DAEMON_TID)
-        t.bsd(X + us(6), 2, HELPER_TID, "psynch_cvsignal", end=True)
+        t.bsd(X + us(6), 2, HELPER_TID, "psynch_cvsignal", end=True, pid=DAEMON_PID)
         t.bsd(X + us(10), 2, HELPER_TID, "psynch_cvwait", REQ_CV, 0, 0, 0x600000003000)
         t.block(X + us(11), 2, HELPER_TID)
         t.switch(X + us(11), 2, HELPER_TID, IDLE[2])
         # daemon: reply and receive the next request
         t.switch(X + us(15), 1, IDLE[1], DAEMON_TID)
-        t.bsd(X + us(16), 1, DAEMON_TID, "psynch_cvwait", end=True)
+        t.bsd(X + us(16), 1, DAEMON_TID, "psynch_cvwait", end=True, pid=DAEMON_PID)
         t.mach(X + us(20), 1, DAEMON_TID, "mach_msg2_trap", 0x7000_0001_0000, MACH_SEND_MSG | MACH_RCV_MSG, 0x1c,
                DAEMON_PORTS)
         if patched:

@@ -90,6 +90,31 @@ def test_switch_blocked_only_after_mach_block():
     assert [r["ts"] for r in ins] == [100, 300]
 
 
+def test_switch_to_self_is_not_a_switch():
+    """thread_invoke may pick the blocking thread itself (woken before it got
+    off the CPU): MACH_SCHED with next == prev, which Linux never reports."""
+    t = base_trace()
+    t.switch(100, 0, IDLE0, APP)
+    t.block(200, 0, APP)
+    t.switch(200, 0, APP, APP)
+    t.switch(300, 0, APP, IDLE0)          # later preempted: not blocked any more
+    recs = decode(t)
+    outs = of_type(recs, schema.SWITCH_OUT)
+    assert [(o["ts"], o["state"]) for o in outs] == [(300, schema.STATE_RUNNABLE)]
+    assert len(of_type(recs, schema.SWITCH_IN)) == 1
+
+
+def test_bsd_exit_names_the_pid_of_a_thread_missing_from_the_map():
+    t = base_trace()
+    t.bsd(100, 0, 0x7001, "read", 3, 0, 8, 0)
+    t.bsd(200, 0, 0x7001, "read", end=True, ret=8, pid=700)
+    t.switch(300, 0, 0x7001, IDLE0)
+    recs = decode(t)
+    assert of_type(recs, schema.SYSCALL_ENTER)[0]["pid"] == 0x7001      # not known yet: its own process
+    assert of_type(recs, schema.SYSCALL_EXIT)[0]["pid"] == 700
+    assert of_type(recs, schema.SWITCH_OUT)[0]["pid"] == 700
+
+
 def test_yield_reason_from_ast_and_from_yield_traps():
     t = base_trace()
     t.switch(100, 0, IDLE0, APP)
