@@ -15,6 +15,12 @@ SCENARIO = Scenario(
     apt=(("nginx-light", "nginx"),),
     cross_process=True,
     features=("batching_split",),
+    known_failure=("no message edges: nginx's worker often reads the upstream's reply in an epoll_wait "
+                   "that does not block (the reply arrived while it was runnable), so no wakeup links the "
+                   "upstream to nginx, and one segment holds request-in, upstream-out, reply-in, client-out "
+                   "(no split at event-loop returns); the walk stops in nginx and the idle worker, "
+                   "waiting in epoll_wait, is taken for a LongWait culprit. Needs send->receive edges by "
+                   "socket identity and the batching split (issue 3)"),
 )
 
 
