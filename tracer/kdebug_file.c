@@ -17,7 +17,7 @@
 #include "kdebug_decode.h"
 #include "kdebug_file.h"
 
-#define MAX_EVENT_SPANS 4096u        /* more event chunks than this: refuse (never seen) */
+#define MAX_EVENT_SPANS (1u << 24)   /* event chunks; beyond this the file is nonsense */
 
 struct span {
 	uint64_t off, len;           /* bytes of kd_bufs in the file */
@@ -28,7 +28,7 @@ struct layout {
 	uint32_t numer, denom;       /* 0/0: not in the file */
 	uint64_t map_off, map_count; /* thread map entries */
 	struct span *spans;
-	size_t nspans;
+	size_t nspans, cap;
 	uint64_t nevents;
 };
 
@@ -47,8 +47,14 @@ static int add_span(struct layout *l, uint64_t off, uint64_t len)
 		return 0;
 	if (l->nspans >= MAX_EVENT_SPANS)
 		return -E2BIG;
-	if (!l->spans && !(l->spans = calloc(MAX_EVENT_SPANS, sizeof(*l->spans))))
-		return -ENOMEM;
+	if (l->nspans == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 64;
+		struct span *n = realloc(l->spans, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		l->spans = n;
+		l->cap = ncap;
+	}
 	l->spans[l->nspans++] = (struct span){ off, len };
 	l->nevents += len / sizeof(struct kd_buf64);
 	return 0;
@@ -77,7 +83,7 @@ static int parse_v1(const uint8_t *p, uint64_t size, struct layout *l, struct ar
 	l->map_off = sizeof h;
 	l->map_count = (uint64_t)h.thread_count;
 	int rc = add_span(l, ev, size - ev);
-	return rc < 0 ? fail(r, -rc, "too many event chunks") : 0;
+	return rc < 0 ? fail(r, -rc, "out of memory") : 0;
 }
 
 static int parse_v3(const uint8_t *p, uint64_t size, struct layout *l, struct argus_kdebug_import_result *r)
@@ -129,8 +135,10 @@ static int parse_v3(const uint8_t *p, uint64_t size, struct layout *l, struct ar
 				return fail(r, EINVAL, "truncated: event chunk at offset %llu needs %llu bytes, %llu remain",
 					    (unsigned long long)off, (unsigned long long)total, (unsigned long long)avail);
 			int rc = add_span(l, body + 8, total - 8);
+			if (rc == -E2BIG)
+				return fail(r, EINVAL, "corrupt: more than %u event chunks", MAX_EVENT_SPANS);
 			if (rc < 0)
-				return fail(r, -rc, "too many event chunks (more than %u)", MAX_EVENT_SPANS);
+				return fail(r, -rc, "out of memory");
 			len = total;
 			break;
 		}
