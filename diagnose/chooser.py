@@ -83,6 +83,7 @@ class AskingChooser(Chooser):
         self.new_rules = []
         self.aborted = False
         self.diverged = False
+        self.stop_origin = None
         self._memo = {}
         self.mode = "interactive" if ask is not None else ("replay" if self.presets else "auto")
 
@@ -151,6 +152,7 @@ class AskingChooser(Chooser):
                 self.saved_by_rules += 1
             self.answers.append({"kind": "rule", "answer": "not-causal", "source": "rule", "vertex": vertex})
         if not keep:
+            self.stop_origin = {"kind": "not_causal", "label": "every incoming edge is marked not causal (rule)"}
             return None
         if len(keep) == 1:
             return keep[0]

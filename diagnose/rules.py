@@ -6,6 +6,8 @@ the kind of wait the edge ended (wait reason name: futex, read, ...).
   not_causal  key = {src_process, src_thread, dst_process, dst_thread,
                      edge_type, wait}: an edge like that is not causality
                      (e.g. a mutex handed over); InteractiveSlice drops it.
+                     For a weak edge (a lock between two threads) the rule
+                     holds for the pair in both directions.
   data_flag   key = {process, thread}; value = {image, symbol} or {addr}:
                      the flag the thread polls in a RepeatedYield loop, so the
                      bp_watch advice is complete without asking again.
@@ -67,7 +69,12 @@ class RuleSet:
         if not any(r["kind"] == "not_causal" for r in self.rules):
             return False
         k = edge_key(g, e)
-        hit = any(r["kind"] == "not_causal" and r["key"] == k for r in self.rules)
+        keys = [k]
+        if e.weak:
+            # a weak edge is a lock handed over: the pair, either direction
+            keys.append(dict(k, src_process=k["dst_process"], src_thread=k["dst_thread"],
+                             dst_process=k["src_process"], dst_thread=k["src_thread"]))
+        hit = any(r["kind"] == "not_causal" and r["key"] in keys for r in self.rules)
         self.hits += hit
         return hit
 

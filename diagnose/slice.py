@@ -161,7 +161,10 @@ def interactive_slice(g, v, chooser, cursor=None, first_edge=None, max_hops=MAX_
             if cands:
                 e = chooser.pick_predecessor(cur, cands)
                 if e is None:
-                    origin = {"kind": "stopped", "label": "stopped by the user"}
+                    # a chooser may say why (e.g. every candidate matched a not-causal rule)
+                    origin = getattr(chooser, "stop_origin", None) or {"kind": "stopped",
+                                                                      "label": "stopped by the user"}
+                    chooser.stop_origin = None
                     break
                 if e.weak and not chooser.follow_weak(e):
                     origin = {"kind": "weak_edge", "label": "weak edge not followed", "edge": e.eid}

@@ -33,10 +33,15 @@ def make_session(history_path):
 
 
 def make_ask(ctx, session):
+    # Questions and command prompts are numbered (like IPython's In [n]) so a
+    # reader of the transcript - or a test driving the pty - can tell a new
+    # prompt from the redraw of an answered one.
     def ask(q):
+        ctx.questions_asked += 1
+        n = ctx.questions_asked
         ctx.out("")
-        ctx.out(q.render())
-        return session.prompt(f"{q.kind} [{'/'.join(q.keys())}]> ",
+        ctx.out(f"Question {n}: " + q.render())
+        return session.prompt(f"{q.kind} #{n} [{'/'.join(q.keys())}]> ",
                               completer=WordCompleter(q.keys()), default="")
     return ask
 
@@ -60,6 +65,8 @@ def execute(ctx, line):
         ctx.out(str(e))
     except DiagnoseError as e:
         ctx.out(str(e))
+    except KeyboardInterrupt:
+        ctx.out(f"{cmd.name}: interrupted")
 
 
 def run(ctx, history_path=None, first=("diagnose",)):
@@ -68,9 +75,11 @@ def run(ctx, history_path=None, first=("diagnose",)):
     for line in first:
         execute(ctx, line)
     ctx.out("\n(argus) commands: help, vertex, path, follow, back, baseline, diagnose, export, quit")
+    n = 0
     while ctx.running:
+        n += 1
         try:
-            line = session.prompt("(argus) ")
+            line = session.prompt(f"(argus:{n}) ")
         except KeyboardInterrupt:
             continue
         except EOFError:

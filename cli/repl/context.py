@@ -29,6 +29,7 @@ class ReplContext:
         self.ask = None             # set by the REPL: Question -> str
         self.presets = []
         self.running = True
+        self.questions_asked = 0
         self.exit_code = 0
 
     # --- output ---

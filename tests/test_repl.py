@@ -1,0 +1,279 @@
+"""The `argus debug` REPL driven through a real pseudo-terminal (pexpect) on
+real recorded traces of the bundled demo: answering questions, every
+command, Ctrl-C, Ctrl-D and nonsense at every kind of prompt.  After each
+run: the exit code (0, or 130 for Ctrl-C while loading), no traceback, a
+sane terminal (stty after the REPL exits in the same pty) and the session
+in the SQLite store."""
+import json
+import os
+import re
+import sqlite3
+import stat
+import subprocess
+import sys
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+
+from conftest import ArgusRunner, require_tracing, run_demo  # noqa: E402
+
+QUESTION = r"(predecessor|weak|baseline|go_on) #(\d+) \[[^\]]*\]>"
+PROMPT = r"\(argus:(\d+)\)"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]|\x1b[=>]|\r")
+
+
+def record_demo(tmp, stuck):
+    runner = ArgusRunner(tmp)
+    runner.buffer = str(tmp / f"{stuck}.argus")
+    runner.start(size="256M")
+    try:
+        info, rc = run_demo("--requests", "40", "--hang-at", "30", "--hang-ms", "3000",
+                            "--interval-ms", "20", "--stuck", stuck)
+        assert rc == 0
+        runner.wait_drained()
+    finally:
+        runner.stop()
+    return runner, info
+
+
+@pytest.fixture(scope="module")
+def demos(tmp_path_factory):
+    require_tracing()
+    tmp = tmp_path_factory.mktemp("repl")
+    return {k: record_demo(tmp, k) for k in ("run", "sleep")}
+
+
+class Repl:
+    """`argus debug` in a pty.  The command runs under `sh -c '...; stty -a'`
+    so the terminal state after argus exits can be checked (bash: it goes on
+    after a child that handled Ctrl-C and exited 130)."""
+
+    def __init__(self, runner, db, *args, timeout=120):
+        self.db = str(db)
+        env = dict(runner.env, ARGUS_SESSION_DB=self.db, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm",
+                   HOME=os.path.dirname(self.db))
+        argv = " ".join([sys.executable, "-m", "argus.cli", "debug", *args])
+        self.child = pexpect.spawn("/bin/bash", ["-c", f"{argv}; echo ARGUS-EXIT=$?; stty -a"], env=env,
+                                   encoding="utf-8", timeout=timeout, dimensions=(60, 220))
+        self.questions = []
+        self.log = []
+        self.last_q = self.last_p = 0
+
+    def text(self):
+        return ANSI.sub("", "".join(self.log))
+
+    def _expect(self, patterns):
+        i = self.child.expect(patterns)
+        self.log.append(self.child.before + (self.child.after if isinstance(self.child.after, str) else ""))
+        return i
+
+    def _next(self):
+        """The next new question (kind) or command prompt (None); redraws of
+        answered prompts (same number) are skipped."""
+        while True:
+            i = self._expect([QUESTION, PROMPT])
+            if i == 0:
+                n = int(self.child.match.group(2))
+                if n > self.last_q:
+                    self.last_q = n
+                    return self.child.match.group(1)
+            else:
+                n = int(self.child.match.group(1))
+                if n > self.last_p:
+                    self.last_p = n
+                    self.out_start = len(self.log)
+                    return None
+
+    def answer_all(self, answer=lambda kind: ""):
+        """Answers every question with answer(kind) until the command prompt."""
+        while True:
+            kind = self._next()
+            if kind is None:
+                return
+            self.questions.append(kind)
+            a = answer(kind)
+            if a == "^C":
+                self.child.sendintr()
+            elif a == "^D":
+                self.child.sendeof()
+            else:
+                self.child.sendline(a)
+
+    def cmd(self, line, answer=None):
+        """Runs a command line; returns its output (up to the next prompt)."""
+        self.child.sendline(line)
+        start = len(self.log)
+        if answer is not None:
+            self.answer_all(answer)
+        else:
+            assert self._next() is None
+        out = ANSI.sub("", "".join(self.log[start:]))
+        return out.split(line, 1)[1] if line and line in out else out
+
+    def finish(self, how="quit"):
+        if how == "quit":
+            self.child.sendline("quit")
+        else:
+            self.child.sendeof()
+        self._expect([r"ARGUS-EXIT=(\d+)"])
+        code = int(self.child.match.group(1))
+        self._expect([pexpect.EOF])
+        text = self.text()
+        assert "Traceback" not in text, text[-3000:]
+        stty = ANSI.sub("", self.child.before)
+        # sane: canonical mode and echo back on (prompt_toolkit restored the tty)
+        assert re.search(r"(?<!-)icanon", stty) and re.search(r"(?<!-)echo\b", stty), stty
+        return code
+
+
+def sessions(db):
+    con = sqlite3.connect(db)
+    try:
+        s = con.execute("SELECT id, pid, status, report FROM sessions ORDER BY id").fetchall()
+        a = con.execute("SELECT session, kind, answer, source FROM answers ORDER BY session, seq").fetchall()
+        r = con.execute("SELECT kind, key FROM rules ORDER BY id").fetchall()
+        return s, a, r
+    finally:
+        con.close()
+
+
+def debug_args(runner, info):
+    return ["--buffer", runner.buffer, "--pid", str(info["app_pid"]), "--threshold", "1"]
+
+
+def test_every_command_and_answers_replay(demos, tmp_path):
+    runner, info = demos["run"]
+    db = tmp_path / "sessions.db"
+    r = Repl(runner, db, *debug_args(runner, info))
+    r.answer_all()
+    assert 1 <= len(r.questions) <= 3
+    out = r.cmd("help")
+    for name in ("vertex", "path", "stack", "events", "threads", "follow", "back", "not-causal", "flag",
+                 "baseline", "diagnose", "export", "quit", "help"):
+        assert name in out
+        usage = r.cmd(f"help {name}")
+        assert f"usage: {name}" in usage, usage
+    assert "demo-helper" in r.cmd("path")
+    v = r.cmd("vertex")
+    assert "demo-app" in v and "read(fd" in v
+    assert "demo-daemon" in r.cmd("threads")
+    assert "vertex" in r.cmd("baseline 1")
+    f = r.cmd("follow")
+    assert "demo-daemon" in f, f
+    assert "demo-app" in r.cmd("back")
+    assert "no call stacks" in r.cmd("stack")
+    assert "switch_out" in r.cmd("events --limit 5")
+    edge = re.search(r"^\s*1\s+(\d+)\s+wakeup", r.cmd("vertex " + str(json.loads(
+        sqlite3.connect(str(db)).execute("SELECT report FROM sessions").fetchone()[0])["path"][2]["vertex"])),
+        re.M)
+    assert edge, "no incoming wakeup edge listed"
+    assert "not causal" in r.cmd(f"not-causal {edge.group(1)}")
+    assert "polls data flag 0x1234" in r.cmd("flag --addr 0x1234")
+    answers, report = tmp_path / "answers.json", tmp_path / "report.json"
+    assert "wrote" in r.cmd(f"export {answers} --answers")
+    assert "wrote" in r.cmd(f"export {report}")
+    assert r.finish("quit") == 0
+    assert stat.S_IMODE(os.stat(answers).st_mode) == 0o600 and stat.S_IMODE(os.stat(db).st_mode) == 0o600
+    ss, aa, rules = sessions(str(db))
+    assert len(ss) == 1 and ss[0][1] == info["app_pid"] and ss[0][2] == "closed"
+    assert [x[1] for x in aa if x[3] == "user"] == r.questions
+    assert sorted(k for k, _ in rules) == ["data_flag", "not_causal"]
+    # replay: --answers gives the interactive result
+    interactive = json.loads(report.read_text())
+    env = dict(runner.env, ARGUS_SESSION_DB=str(tmp_path / "other.db"))
+    p = subprocess.run([sys.executable, "-m", "argus.cli", "debug", *debug_args(runner, info), "--answers",
+                        str(answers), "--json"], env=env, capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, p.stderr
+    replay = json.loads(p.stdout)
+    assert replay["path"] == interactive["path"] and replay["root_causes"] == interactive["root_causes"]
+    assert replay["queries"] == interactive["queries"] and replay["metrics"]["mode"] == "replay"
+    # --resume of the saved session: the same again
+    p = subprocess.run([sys.executable, "-m", "argus.cli", "debug", "--resume", str(ss[0][0]), "--json"],
+                       env=dict(runner.env, ARGUS_SESSION_DB=str(db)), capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, p.stderr
+    resumed = json.loads(p.stdout)
+    # the same hang, the session's answers, and now also the session's rule:
+    # the edge marked not causal is not followed any more
+    assert resumed["spinning"]["vertex"] == interactive["spinning"]["vertex"]
+    origins = [resumed["spinning"]["origin"]] + [c["origin"] for c in resumed["root_causes"]]
+    assert any(o and o["kind"] == "not_causal" for o in origins), origins
+
+
+@pytest.mark.parametrize("key", ["^C", "^D", "zzz"])
+def test_interrupt_eof_nonsense_at_questions_and_prompt(demos, tmp_path, key):
+    runner, info = demos["run"]
+    db = tmp_path / "sessions.db"
+    r = Repl(runner, db, *debug_args(runner, info))
+    r.answer_all(lambda kind: key)
+    text = r.text()
+    if key == "zzz":                       # invalid input: that question stops (others may follow)
+        assert len(r.questions) >= 1
+    else:                                  # the first stops the walk; the rest are not asked
+        assert len(r.questions) == 1 and "interrupted" in text
+    # nonsense and Ctrl-C at the command prompt: the REPL goes on
+    assert "unknown command" in r.cmd("zzz")
+    assert "follow:" in r.cmd("follow 99") or "no incoming" in r.cmd("follow 99")
+    assert "invalid" in r.cmd("follow xx") or "follow:" in r.cmd("follow xx")
+    assert "no vertex" in r.cmd("vertex 999999999")
+    assert "cannot parse" in r.cmd('export "unterminated')
+    r.child.sendintr()
+    assert r._next() is None
+    # a second diagnosis: its questions answered with the same key again
+    r.cmd("diagnose", answer=lambda kind: key)
+    assert r.finish("eof") == 0
+    ss, aa, _ = sessions(str(db))
+    assert len(ss) == 1 and ss[0][2] == "closed" and ss[0][3]
+    expected = {"^C": "aborted", "^D": "aborted", "zzz": "invalid"}[key]
+    assert aa and aa[0][3] == expected
+
+
+def test_ctrl_c_while_loading_exits_130(demos, tmp_path):
+    runner, info = demos["run"]
+    r = Repl(runner, tmp_path / "sessions.db", *debug_args(runner, info))
+    import time
+    time.sleep(1.5)                       # inside decoding / graph building
+    r.child.sendintr()
+    r._expect([r"ARGUS-EXIT=(\d+)"])
+    assert int(r.child.match.group(1)) == 130
+    r._expect([pexpect.EOF])
+    assert "Traceback" not in r.text()
+
+
+def test_not_causal_rule_applies_to_another_trace(demos, tmp_path):
+    """Session 1 marks the edge the daemon's reply came from (helper ->
+    daemon) "not causal"; session 2, on the other recording (other pids,
+    same names), does not walk such an edge: its slices stop there with
+    origin not_causal, and the report counts the questions the rule saved
+    (the crafted tests in diagnose/chooser_test.py pin the counting)."""
+    db = tmp_path / "sessions.db"
+    runner, info = demos["run"]
+    r = Repl(runner, db, *debug_args(runner, info))
+    r.answer_all()
+    report = tmp_path / "r1.json"
+    r.cmd(f"export {report}")
+    j1 = json.loads(report.read_text())
+    helper_step = next(i for i, p in enumerate(j1["path"]) if p["tid"] == info["helper_tid"] and p["role"] == "slice")
+    daemon_v = j1["path"][helper_step - 1]["vertex"]
+    listing = r.cmd(f"vertex {daemon_v}")
+    edge = re.search(r"^\s*\d+\s+(\d+)\s+wakeup.*demo-helper", listing, re.M)
+    assert edge, listing
+    assert "not causal" in r.cmd(f"not-causal {edge.group(1)}")
+    assert r.finish() == 0
+    _, _, rules = sessions(str(db))
+    assert [k for k, _ in rules] == ["not_causal"]
+    key = json.loads(rules[0][1])
+    assert (key["src_thread"], key["dst_thread"], key["edge_type"]) == ("demo-helper", "demo-daemon", "wakeup")
+    runner2, info2 = demos["sleep"]
+    r = Repl(runner2, db, *debug_args(runner2, info2))
+    r.answer_all()
+    report = tmp_path / "r2.json"
+    r.cmd(f"export {report}")
+    text = r.text()
+    assert "1 rule(s) from earlier sessions apply" in text
+    assert r.finish() == 0
+    j2 = json.loads(report.read_text())
+    origins = [j2["spinning"]["origin"]] + [c["origin"] for c in j2["root_causes"]]
+    assert any(o and o["kind"] == "not_causal" for o in origins), origins
+    assert info2["helper_tid"] not in [p["tid"] for p in j2["path"] if p["role"] == "slice" and p["depth"] == 0]
+    assert "saved_by_rules" in j2["metrics"]
