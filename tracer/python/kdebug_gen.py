@@ -187,12 +187,14 @@ class KdTrace:
         out += self.events_bytes()
         _write(path, out)
 
-    def write_v3(self, path, split_at=None, current_kernel_layout=True):
+    def write_v3(self, path, split_at=None, current_kernel_layout=True, chunk_events=None):
         """V3: header chunk (with the CPU map sub-chunk inside its length),
         thread map chunk, a null padding chunk, and the events in two raw
         event chunks: the first with the older layout (length counts the
         8-byte future-events timestamp), the second as current kernels write
-        it (it does not), when current_kernel_layout."""
+        it (it does not), when current_kernel_layout.  With chunk_events,
+        one event chunk per that many events instead (current layout), as a
+        long recording writes one per read."""
         numer, denom = self.timebase
         cpumap = b"".join(CPUMAP_ENTRY.pack(i, 0, b"AP") for i in range(self.ncpus))
         payload = HEADER_V3.pack(numer, denom, 0, 0, 0, 0, 0, 1)
@@ -202,6 +204,12 @@ class KdTrace:
         out += CHUNK.pack(V3_THREAD_MAP, 1, len(tmap)) + tmap
         out += CHUNK.pack(V3_NULL, 0, 24) + bytes(24)
         events = self.events
+        if chunk_events:
+            for i in range(0, len(events), chunk_events):
+                part = b"".join(events[i:i + chunk_events])
+                out += CHUNK.pack(V3_RAW_EVENTS, 1, len(part)) + bytes(8) + part
+            _write(path, out)
+            return
         cut = len(events) // 2 if split_at is None else split_at
         first, second = b"".join(events[:cut]), b"".join(events[cut:])
         out += CHUNK.pack(V3_RAW_EVENTS, 1, len(first) + 8) + bytes(8) + first

@@ -283,6 +283,15 @@ def test_file_import_equals_decoding(tmp_path, fmt):
     assert got == sorted((e["ts"], e["type"], e["tid"]) for e in expected)
 
 
+def test_file_import_many_event_chunks(tmp_path):
+    t, _ = g.cross_process_hang(n_baseline=1, hang_s=0.05)
+    trace = tmp_path / "t.trace"
+    t.write_v3(trace, chunk_events=3)                     # hundreds of chunks
+    res = kdebug.import_trace(trace, tmp_path / "t.argus")
+    assert res.kd_events == len(t.events)
+    assert res.records == len(parse(kdebug.decode_records(t.events_bytes(), t.threadmap_bytes())))
+
+
 def _v3_bytes(tmp_path):
     t, _ = g.cross_process_hang(n_baseline=1, hang_s=0.05)
     p = tmp_path / "ok.trace"
