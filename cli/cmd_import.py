@@ -45,6 +45,8 @@ def run(args):
         raise ArgusError(f"no such file: {args.trace}")
     if os.path.isdir(args.out):
         raise ArgusError(f"--out {args.out} is a directory")
+    if os.path.exists(args.out) and os.path.samefile(args.trace, args.out):
+        raise ArgusError(f"--out {args.out} is the trace itself: pick another file")
     try:
         res = kdebug.import_trace(args.trace, args.out, timebase=timebase, buffer_size=size,
                                   trace_syscalls=not args.no_syscalls)
