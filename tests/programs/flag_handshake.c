@@ -66,10 +66,17 @@ void *handshake_worker(void *arg)
 	return NULL;
 }
 
-/* The poll loop (RepeatedYield): one read of the flag per iteration. */
+/* One read of the flag; a real call, so an instruction trace of the poll loop
+ * (argus lldb-script) sees a function entry inside the application. */
+__attribute__((noinline)) int handshake_check(int want)
+{
+	return handshake_flag >= want;
+}
+
+/* The poll loop (RepeatedYield). */
 void handshake_wait(int want)
 {
-	while (handshake_flag < want) {
+	while (!handshake_check(want)) {
 		sched_yield();
 		usleep(1000);
 	}
