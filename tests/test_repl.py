@@ -277,3 +277,21 @@ def test_not_causal_rule_applies_to_another_trace(demos, tmp_path):
     assert any(o and o["kind"] == "not_causal" for o in origins), origins
     assert info2["helper_tid"] not in [p["tid"] for p in j2["path"] if p["role"] == "slice" and p["depth"] == 0]
     assert "saved_by_rules" in j2["metrics"]
+
+
+def test_default_process_and_hangs_of_every_process(demos):
+    """Without --pid: the process whose event-loop main thread hung most
+    recently (the demo app: the only one hung >= 1 s in its recording), and
+    `argus hangs` lists the hangs of every process's main thread."""
+    runner, info = demos["sleep"]
+    p = runner.run("debug", "--buffer", runner.buffer, "--threshold", "1", "--json")
+    assert "Traceback" not in p.stderr
+    j = json.loads(p.stdout)
+    assert (j["spinning"]["pid"], j["spinning"]["tid"]) == (info["app_pid"], info["app_tid"])
+    hs = runner.json("hangs", "--buffer", runner.buffer, "--threshold", "1", "--json")["hangs"]
+    assert any(h["pid"] == info["app_pid"] and h["block_type"] == "LongWait" for h in hs)
+    assert all(h["main"] for h in hs)
+    text = runner.run("hangs", "--buffer", runner.buffer, "--threshold", "1", "--top", "3").stdout
+    assert text.splitlines()[0].split()[:2] == ["process", "thread"] and len(text.splitlines()) <= 4
+    bad = runner.run("hangs", "--buffer", runner.buffer, "--top", "0", check=False)
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr
