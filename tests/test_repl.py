@@ -25,6 +25,7 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]|\x1b[=>]|\r")
 
 def record_demo(tmp, stuck):
     runner = ArgusRunner(tmp)
+    runner.env["ARGUS_SESSION_DB"] = str(tmp / "sessions-default.db")   # never the user's store
     runner.buffer = str(tmp / f"{stuck}.argus")
     runner.start(size="256M")
     try:
