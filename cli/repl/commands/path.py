@@ -2,7 +2,7 @@
 from rich.table import Table
 
 from argus.cli.repl.registry import CommandParser, command
-from argus.diagnose.report import fmt_rel
+from argus.diagnose.report import fmt_rel, evidence_text
 
 parser = CommandParser("path", "Show the chain of the last diagnosis (spinning vertex first) and its root causes.")
 parser.add_argument("--depth", type=int, help="only elements of this recursion depth")
@@ -30,6 +30,8 @@ def run(ctx, args):
     for r in j["root_causes"]:
         ctx.out(f"{'*' if r['primary'] else ' '} depth {r['depth']} {r['comm']}/{r['tid']} "
                 f"{r['block_type']} (vertex {r['vertex']}): {r['why']}")
+        if r.get("evidence"):
+            ctx.out(f"    evidence: {evidence_text(r['evidence'])}")
         if r.get("advice"):
             ctx.out(f"    next step: {r['advice']}")
     m = j.get("metrics") or {}
