@@ -34,9 +34,16 @@
  *            receiving on (pid B, fd Y) woken by a task sending on (pid A,
  *            fd X) makes (A, X) <-> (B, Y) one channel; later receives that
  *            did not block are matched to the channel's last unmatched send);
- *            timer (timerfd_settime on (pid, fd) -> each later read of that
- *            timerfd returning expirations, from the arming segment to the
- *            reader's segment holding the read's return).
+ *            timer (a TIMER fire record names who armed the timer and when;
+ *            the hardirq wakeup it causes, matched by the timer id in its
+ *            irq_vec, gets an edge from the arming thread's segment at the
+ *            arm time; without fire records, timerfd_settime on (pid, fd) ->
+ *            each later read of that timerfd returning expirations).
+ *  channels  FD_INFO records give each (pid, fd, inode) its channel: a
+ *            socket's sends go to its peer end, its receives read its local
+ *            end; pipes and eventfds are one shared object; the peer process
+ *            is the one holding the other end.  Without them, a channel is
+ *            learned from a wakeup (above).
  *  gaps      a LOST row at ts marks [ts - lost_window, ts] as lost; with
  *            overwritten records [trace_start, head_gap_end] is lost too;
  *            segments whose start or end falls in a lost region get gap = 1.
@@ -60,8 +67,10 @@ enum { UNKNOWN, RUNNING, RUNNABLE, BLOCKED, NEW, DEAD };
 #define NR_NONE 0xFFFFFFFFu
 #define FUTEX_OP_MASK 0x7F
 #define ETIMEDOUT_NEG (-110)
+/* a hardirq timer wakeup belongs to the TIMER fire record just before it */
+#define TIMER_WAKE_WINDOW_NS 1000000
 
-enum { SF_ONGOING = 1, SF_KNOWN = 2, SF_TIMEDOUT = 4, SF_DONE = 8 };
+enum { SF_ONGOING = 1, SF_KNOWN = 2, SF_TIMEDOUT = 4, SF_DONE = 8, SF_TIMER_FD = 16 };
 enum { FU_WAIT = 1, FU_WAKE = 2 };
 enum { MSG_NONE, MSG_SEND, MSG_RECV };
 
@@ -117,6 +126,9 @@ struct edge {
 	int8_t ctx;
 };
 struct send { int64_t seg, ts, row; uint8_t matched; };
+struct fdi { uint64_t local, peer; uint8_t kind; };                /* FD_INFO of one (pid, fd, inode) */
+struct tfire { int64_t arm_utid, arm_ts, fire_ts; };                 /* the last fire of a timer */
+struct treq { int64_t arm_utid, arm_ts, dst, ts, row; uint64_t obj; }; /* timer edge, src resolved at the end */
 
 struct argus_graph {
 	const struct argus_row *rows;
@@ -131,8 +143,11 @@ struct argus_graph {
 	struct map futex;         /* (pid << 32 | utid, uaddr) -> FU_* bits */
 	struct map channel;       /* (pid << 32 | fd) -> peer (pid << 32 | fd) */
 	struct map sends;         /* (pid << 32 | fd) -> index into sendv */
-	struct map timers;        /* (pid << 32 | fd) -> arming segment */
-	struct vec sendv;
+	struct map timers;        /* (pid << 32 | fd) -> arming segment (timerfd_settime) */
+	struct map fdinfo;        /* (pid << 32 | fd, inode) -> index into fdiv */
+	struct map owners;        /* channel end (local) -> up to two pids holding it */
+	struct map tfires;        /* low 32 bits of a timer id -> index into tfirev */
+	struct vec sendv, fdiv, tfirev, treqs;
 	int32_t *owner;           /* row -> utid, -1 */
 
 	/* exported after the pass */
@@ -427,6 +442,131 @@ static int64_t peer_of(const struct argus_graph *g, uint32_t pid, uint64_t fd)
 	return c ? (int64_t)((uint64_t)c->val >> 32) : -1;
 }
 
+/* A process holding the channel end `local`, other than self when one is
+ * known; self only when allow_self (a socket whose peer end self holds). */
+static int64_t owner_of(const struct argus_graph *g, uint64_t local, uint32_t self, int allow_self)
+{
+	const struct map_slot *s = map_find(&g->owners, local, 0);
+	uint32_t a, b;
+
+	if (!s)
+		return -1;
+	a = (uint32_t)s->val;
+	b = (uint32_t)((uint64_t)s->val >> 32);
+	if (a && a != self)
+		return a;
+	if (b && b != self)
+		return b;
+	return allow_self ? (int64_t)self : -1;
+}
+
+/* The channel a message operation on (pid, fd) uses: the sends-map key
+ * (k1, k2; k1 = UINT64_MAX when unknown) and the peer process (-1 when
+ * unknown).  With an FD_INFO identity: a socket's send goes to its peer end,
+ * a receive reads its local end; pipes and eventfds are one shared object.
+ * Without one, the channel learned from a wakeup.  Returns 0 when the fd is
+ * known not to be a channel (regular file, tty, ...). */
+static int msg_channel(const struct argus_graph *g, uint32_t pid, uint64_t fd, uint64_t inode, int dir,
+		       uint64_t *k1, uint64_t *k2, int64_t *peer)
+{
+	const struct map_slot *s = inode ? map_find(&g->fdinfo, chan_key(pid, fd), inode) : NULL;
+
+	*k1 = UINT64_MAX;
+	*k2 = 0;
+	*peer = -1;
+	if (s) {
+		const struct fdi *f = &VEC_AT(&g->fdiv, struct fdi, s->val);
+
+		if (f->kind == ARGUS_FD_SOCKET) {
+			uint64_t key = dir == MSG_SEND ? f->peer : f->local;
+
+			if (key) {
+				*k1 = key;
+				*k2 = 1;
+			}
+			if (f->peer)
+				*peer = owner_of(g, f->peer, pid, 1);
+			return 1;
+		}
+		if (f->kind == ARGUS_FD_PIPE || f->kind == ARGUS_FD_EVENTFD) {
+			*k1 = f->local;
+			*k2 = 2;
+			*peer = owner_of(g, f->local, pid, 0);
+			return 1;
+		}
+		return 0;
+	}
+	if (dir == MSG_SEND) {
+		*k1 = chan_key(pid, fd);
+	} else {
+		const struct map_slot *c = map_find(&g->channel, chan_key(pid, fd), 0);
+
+		if (c)
+			*k1 = (uint64_t)c->val;
+	}
+	*peer = peer_of(g, pid, fd);
+	return 1;
+}
+
+static void on_fd_info(struct argus_graph *g, const struct argus_row *r)
+{
+	int ins;
+	struct map_slot *s = map_upsert(&g->fdinfo, chan_key(r->pid, (uint64_t)(uint32_t)r->aux), r->obj, -1, &ins);
+	struct fdi *f;
+
+	if (!s)
+		return (void)(g->oom = 1);
+	if (ins) {
+		if (!vec_push(&g->fdiv))
+			return (void)(g->oom = 1);
+		s->val = (int64_t)g->fdiv.len - 1;
+	}
+	f = &VEC_AT(&g->fdiv, struct fdi, s->val);
+	f->local = r->obj2;
+	f->peer = (uint64_t)r->val;
+	f->kind = r->state;
+	if (!f->local)
+		return;
+	s = map_upsert(&g->owners, f->local, 0, 0, &ins);
+	if (!s)
+		return (void)(g->oom = 1);
+	{
+		uint32_t a = (uint32_t)s->val, b = (uint32_t)((uint64_t)s->val >> 32);
+
+		if (a != r->pid && b != r->pid) {
+			if (!a)
+				a = r->pid;
+			else
+				b = r->pid;    /* keeps the first two holders (a fork shares ends) */
+			s->val = (int64_t)(((uint64_t)b << 32) | a);
+		}
+	}
+}
+
+/* A user-visible hrtimer fired; remember who armed it for the wakeups it causes. */
+static void on_timer(struct argus_graph *g, const struct argus_row *r)
+{
+	const struct map_slot *a = map_find(&g->tid_map, r->peer_tid, 0);
+	struct map_slot *s;
+	struct tfire *f;
+	int ins;
+
+	if (!a)        /* an arming thread the trace never shows: nothing to link */
+		return;
+	s = map_upsert(&g->tfires, (uint32_t)r->obj, 0, -1, &ins);
+	if (!s)
+		return (void)(g->oom = 1);
+	if (ins) {
+		if (!vec_push(&g->tfirev))
+			return (void)(g->oom = 1);
+		s->val = (int64_t)g->tfirev.len - 1;
+	}
+	f = &VEC_AT(&g->tfirev, struct tfire, s->val);
+	f->arm_utid = a->val;
+	f->arm_ts = (int64_t)r->obj2;
+	f->fire_ts = (int64_t)r->ts_ns;
+}
+
 static void on_syscall_enter(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 {
 	int64_t u = own(g, r->tid, r->pid, (int64_t)r->ts_ns, 0);
@@ -434,23 +574,27 @@ static void on_syscall_enter(struct argus_graph *g, const struct argus_row *r, u
 	uint32_t nr = r->nr;
 	uint8_t ro = role(g, nr);
 	int64_t ts = (int64_t)r->ts_ns;
+	uint64_t k1 = UINT64_MAX, k2 = 0;
+	int64_t peer = -1;
+	int is_msg = 0;
 
 	if (ro & (ARGUS_ROLE_MSG_SEND | ARGUS_ROLE_MSG_RECV)) {
 		int dir = (ro & ARGUS_ROLE_MSG_SEND) ? MSG_SEND : MSG_RECV;
 		int64_t fd = (int64_t)r->obj;
 
-		int64_t peer = peer_of(g, t->pid, r->obj);
-
-		/* Peer sets {peer process} of two consecutive message operations;
-		 * unknown (channel not learned yet) overlaps everything. */
-		if (t->msg_dir != MSG_NONE && t->msg_peer >= 0 && peer >= 0 && t->msg_peer != peer) {
-			split(g, u, ts, ARGUS_SPLIT_PEER_CHANGE);
-			t = TH(g, u);
+		if (msg_channel(g, t->pid, r->obj, r->obj2, dir, &k1, &k2, &peer)) {
+			is_msg = 1;
+			/* Peer sets {peer process} of two consecutive message operations;
+			 * unknown (no identity, nothing learned) overlaps everything. */
+			if (t->msg_dir != MSG_NONE && t->msg_peer >= 0 && peer >= 0 && t->msg_peer != peer) {
+				split(g, u, ts, ARGUS_SPLIT_PEER_CHANGE);
+				t = TH(g, u);
+			}
+			t->batch_armed = dir == MSG_RECV && t->msg_dir == MSG_SEND && t->msg_fd == fd;
+			t->msg_dir = (uint8_t)dir;
+			t->msg_fd = fd;
+			t->msg_peer = peer;
 		}
-		t->batch_armed = dir == MSG_RECV && t->msg_dir == MSG_SEND && t->msg_fd == fd;
-		t->msg_dir = (uint8_t)dir;
-		t->msg_fd = fd;
-		t->msg_peer = peer;
 	}
 	own_row(g, u, i);
 	t->nsys++;
@@ -482,9 +626,9 @@ static void on_syscall_enter(struct argus_graph *g, const struct argus_row *r, u
 		else if (op == 0 || op == 9)        /* FUTEX_WAIT, FUTEX_WAIT_BITSET */
 			futex_used(g, t->pid, r->obj, u, FU_WAIT);
 	}
-	if (ro & ARGUS_ROLE_MSG_SEND) {
+	if ((ro & ARGUS_ROLE_MSG_SEND) && is_msg && k1 != UINT64_MAX) {
 		int ins;
-		struct map_slot *s = map_upsert(&g->sends, chan_key(t->pid, r->obj), 0, -1, &ins);
+		struct map_slot *s = map_upsert(&g->sends, k1, k2, -1, &ins);
 		struct send *sd;
 
 		if (!s)
@@ -515,13 +659,14 @@ static void on_syscall_enter(struct argus_graph *g, const struct argus_row *r, u
 static void match_message(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i)
 {
 	struct thr *t = TH(g, u);
-	struct map_slot *c = map_find(&g->channel, chan_key(t->pid, t->cur_obj), 0);
 	struct map_slot *s;
 	struct send *sd;
+	uint64_t k1, k2;
+	int64_t peer;
 
-	if (!c)
+	if (!msg_channel(g, t->pid, t->cur_obj, t->cur_obj2, MSG_RECV, &k1, &k2, &peer) || k1 == UINT64_MAX)
 		return;
-	s = map_find(&g->sends, (uint64_t)c->val, 0);
+	s = map_find(&g->sends, k1, k2);
 	if (!s)
 		return;
 	sd = &VEC_AT(&g->sendv, struct send, s->val);
@@ -568,16 +713,22 @@ static void on_syscall_exit(struct argus_graph *g, const struct argus_row *r, ui
 		struct map_slot *tm = map_find(&g->timers, chan_key(t->pid, t->cur_obj), 0);
 
 		if (tm && tm->val != t->seg) {
+			SG(g, t->seg)->flags |= SF_TIMER_FD;
 			push_edge(g, &g->msg_edges, tm->val, t->seg, ARGUS_EDGE_TIMER, 0, ts, ts, (int64_t)i,
 				  -1, t->cur_obj, 0);
 			g->st.timer_edges++;
 		}
 	}
-	if (ro & ARGUS_ROLE_MSG_RECV) {
-		/* the split cleared the peer state; this receive is the new segment's first message */
-		t->msg_dir = MSG_RECV;
-		t->msg_fd = (int64_t)t->cur_obj;
-		t->msg_peer = peer_of(g, t->pid, t->cur_obj);
+	if ((ro & ARGUS_ROLE_MSG_RECV) && t->cur_nr == r->nr) {
+		uint64_t k1, k2;
+		int64_t peer;
+
+		/* a split cleared the peer state: this receive is the new segment's first message */
+		if (msg_channel(g, t->pid, t->cur_obj, t->cur_obj2, MSG_RECV, &k1, &k2, &peer)) {
+			t->msg_dir = MSG_RECV;
+			t->msg_fd = (int64_t)t->cur_obj;
+			t->msg_peer = peer;
+		}
 	}
 	t->batch_armed = 0;
 	own_row(g, u, i);
@@ -754,10 +905,14 @@ static void on_wakeup(struct argus_graph *g, const struct argus_row *r, uint64_t
 			w->waker_last_nr = k->last_nr;
 			w->waker_last_aux = k->last_aux;
 			w->waker_last_obj = k->last_obj;
-			/* Learn a channel: a task sending on (A, X) woke a task receiving on (B, Y). */
+			/* A task sending woke a task receiving: the wakeup edge stands for
+			 * that send (no message edge), and without channel identities the
+			 * pair (A, X) <-> (B, Y) is learned as one channel. */
 			if (ctx == ARGUS_WAKE_TASK && (role(g, k->cur_nr) & ARGUS_ROLE_MSG_SEND) &&
 			    (role(g, ps->wait_nr) & ARGUS_ROLE_MSG_RECV) && (ps->flags & SF_KNOWN)) {
 				uint64_t a = chan_key(k->pid, k->cur_obj), b = chan_key(TH(g, e)->pid, ps->wait_obj);
+				uint64_t k1, k2;
+				int64_t peer;
 				int ins1, ins2;
 				struct map_slot *s1 = map_upsert(&g->channel, b, 0, (int64_t)a, &ins1);
 				struct map_slot *s2 = map_upsert(&g->channel, a, 0, (int64_t)b, &ins2);
@@ -767,16 +922,34 @@ static void on_wakeup(struct argus_graph *g, const struct argus_row *r, uint64_t
 				s1->val = (int64_t)a;
 				s2->val = (int64_t)b;
 				g->st.learned_channels += ins1;
-				/* the wakeup edge stands for this send */
-				{
-					struct map_slot *s = map_find(&g->sends, a, 0);
+				if (msg_channel(g, k->pid, k->cur_obj, k->cur_obj2, MSG_SEND, &k1, &k2, &peer) &&
+				    k1 != UINT64_MAX) {
+					struct map_slot *sd = map_find(&g->sends, k1, k2);
 
-					if (s)
-						VEC_AT(&g->sendv, struct send, s->val).matched = 1;
+					if (sd)
+						VEC_AT(&g->sendv, struct send, sd->val).matched = 1;
 				}
 			}
 		} else {
 			w->waker_cur_nr = w->waker_last_nr = NR_NONE;
+		}
+		if (ctx != ARGUS_WAKE_TASK && r->irq == ARGUS_IRQ_TIMER) {
+			/* the expiry of a timer some task armed: arm -> fire edge */
+			const struct map_slot *fs = map_find(&g->tfires, (uint32_t)r->aux, 0);
+			const struct tfire *f = fs ? &VEC_AT(&g->tfirev, struct tfire, fs->val) : NULL;
+
+			if (f && f->fire_ts <= ts && ts - f->fire_ts < TIMER_WAKE_WINDOW_NS) {
+				struct treq *q = vec_push(&g->treqs);
+
+				if (!q)
+					return (void)(g->oom = 1);
+				q->arm_utid = f->arm_utid;
+				q->arm_ts = f->arm_ts;
+				q->dst = dst;
+				q->ts = ts;
+				q->row = (int64_t)i;
+				q->obj = (uint32_t)r->aux;
+			}
 		}
 	} else if (t->state == NEW) {
 		set_runnable(t, ts);
@@ -846,6 +1019,10 @@ static void on_row(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 	}
 	if (r->type == ARGUS_EV_WAKEUP || r->type == ARGUS_EV_WAKEUP_NEW)
 		return on_wakeup(g, r, i);
+	if (r->type == ARGUS_EV_FD_INFO)
+		return on_fd_info(g, r);
+	if (r->type == ARGUS_EV_TIMER)
+		return on_timer(g, r);
 	if (!r->tid)
 		return;
 	switch (r->type) {
@@ -1106,6 +1283,49 @@ static inline int64_t rm(const struct argus_graph *g, int64_t s)
 	return s >= 0 ? g->remap[s] : s;
 }
 
+/* Timer edges from TIMER fire records: the arming thread's segment at the
+ * arm time (binary search over its segments in final order) -> the segment
+ * the expiry's wakeup started.  An arm in the segment just before (a thread's
+ * own sleep or timeout) is program order already and makes no edge. */
+static int resolve_timer_edges(struct argus_graph *g, const int64_t *inv)
+{
+	uint64_t n = g->seg.len, nt = g->thr.len, k;
+	int64_t *lo;
+
+	if (!g->treqs.len)
+		return 0;
+	lo = calloc(nt + 1, sizeof(int64_t));
+	if (!lo)
+		return -1;
+	for (k = 0; k < n; k++)
+		lo[SG(g, k)->utid + 1]++;
+	for (k = 0; k < nt; k++)
+		lo[k + 1] += lo[k];
+	for (k = 0; k < g->treqs.len; k++) {
+		const struct treq *q = &VEC_AT(&g->treqs, struct treq, k);
+		int64_t a = lo[q->arm_utid], b = lo[q->arm_utid + 1], dst = g->remap[q->dst];
+
+		if (a == b || SG(g, inv[a])->start > q->arm_ts)
+			continue;          /* armed before the thread's first segment */
+		while (b - a > 1) {        /* last segment starting at or before the arm */
+			int64_t m = a + (b - a) / 2;
+
+			if (SG(g, inv[m])->start <= q->arm_ts)
+				a = m;
+			else
+				b = m;
+		}
+		if (a == dst || (a + 1 == dst && SG(g, inv[a])->utid == SG(g, q->dst)->utid) ||
+		    (SG(g, q->dst)->flags & SF_TIMER_FD))
+			continue;          /* program order, or the timerfd read already linked it */
+		push_edge(g, &g->edges, inv[a], q->dst, ARGUS_EDGE_TIMER, 0, q->ts, q->arm_ts, q->row, -1, q->obj, 0);
+		g->st.timer_edges++;
+	}
+	free(lo);
+	vec_free(&g->treqs);
+	return g->oom ? -1 : 0;
+}
+
 /* Program-order edges, remap every edge, sort by (ts, type, src). */
 static int finish_edges(struct argus_graph *g)
 {
@@ -1128,6 +1348,10 @@ static int finish_edges(struct argus_graph *g)
 		push_edge(g, &g->edges, inv[k], inv[k + 1], ARGUS_EDGE_PROGRAM_ORDER,
 			  w->start_kind == ARGUS_START_SPLIT, w->start, v->end, -1, -1, 0, 0);
 		g->st.weak_program_order += w->start_kind == ARGUS_START_SPLIT;
+	}
+	if (resolve_timer_edges(g, inv)) {
+		free(inv);
+		return -1;
 	}
 	free(inv);
 	for (k = 0; k < g->msg_edges.len; k++) {
@@ -1261,9 +1485,13 @@ struct argus_graph *argus_graph_build(const struct argus_row *rows, uint64_t nro
 	vec_init(&g->msg_edges, sizeof(struct edge));
 	vec_init(&g->lost, sizeof(struct interval));
 	vec_init(&g->sendv, sizeof(struct send));
+	vec_init(&g->fdiv, sizeof(struct fdi));
+	vec_init(&g->tfirev, sizeof(struct tfire));
+	vec_init(&g->treqs, sizeof(struct treq));
 	g->owner = malloc((nrows ? nrows : 1) * sizeof(int32_t));
 	if (!g->owner || map_init(&g->tid_map, 1024) || map_init(&g->ppid, 256) || map_init(&g->futex, 1024) ||
-	    map_init(&g->channel, 256) || map_init(&g->sends, 1024) || map_init(&g->timers, 64))
+	    map_init(&g->channel, 256) || map_init(&g->sends, 1024) || map_init(&g->timers, 64) ||
+	    map_init(&g->fdinfo, 1024) || map_init(&g->owners, 1024) || map_init(&g->tfires, 256))
 		goto oom;
 	for (i = 0; i < nrows; i++) {
 		if (i && rows[i].ts_ns < rows[i - 1].ts_ns) {
@@ -1286,7 +1514,12 @@ struct argus_graph *argus_graph_build(const struct argus_row *rows, uint64_t nro
 	map_free(&g->channel);
 	map_free(&g->sends);
 	map_free(&g->timers);
+	map_free(&g->fdinfo);
+	map_free(&g->owners);
+	map_free(&g->tfires);
 	vec_free(&g->sendv);
+	vec_free(&g->fdiv);
+	vec_free(&g->tfirev);
 	if (g->oom || order_segments(g) || finish_edges(g))
 		goto oom;
 	return g;
@@ -1615,6 +1848,12 @@ void argus_graph_free(struct argus_graph *g)
 	map_free(&g->channel);
 	map_free(&g->sends);
 	map_free(&g->timers);
+	map_free(&g->fdinfo);
+	map_free(&g->owners);
+	map_free(&g->tfires);
+	vec_free(&g->fdiv);
+	vec_free(&g->tfirev);
+	vec_free(&g->treqs);
 	free(g->owner);
 	free(g->remap);
 	free(g);

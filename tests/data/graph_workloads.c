@@ -11,7 +11,7 @@
  *   mutex   four threads contend one pthread mutex: lock-like futex, weak edges
  *   poll    an event loop whose poll(…, 0) returns at once: event-loop splits
  *   proxy   a proxy relays between two peer processes A and B: peer-change splits
- *   timer   timerfd armed, then read until it fires three times: timer edges
+ *   timer   one thread arms a periodic timerfd, another reads three expirations: timer edges
  *
  * Prints one line "ok <mode>" at the end.
  */
@@ -155,19 +155,34 @@ static int proxy(void)
 	return 0;
 }
 
+static int timer_fd = -1;
+
+static void *timer_reader(void *arg)
+{
+	uint64_t n;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (read(timer_fd, &n, sizeof n) != sizeof n)
+			return (void *)1;
+	return arg;
+}
+
 static int timer(void)
 {
-	int fd = timerfd_create(CLOCK_MONOTONIC, 0), i;
 	struct itimerspec its = { .it_interval = { 0, 5000000 }, .it_value = { 0, 5000000 } };
-	uint64_t n;
+	pthread_t t;
+	void *rc;
 
-	if (fd < 0 || timerfd_settime(fd, 0, &its, NULL))
+	timer_fd = timerfd_create(CLOCK_MONOTONIC, 0);
+	if (timer_fd < 0 || pthread_create(&t, NULL, timer_reader, NULL))
 		return 1;
-	for (i = 0; i < 3; i++)
-		if (read(fd, &n, sizeof n) != sizeof n)
-			return 1;
-	close(fd);
-	return 0;
+	usleep(2000);                   /* the reader blocks first; this thread arms */
+	if (timerfd_settime(timer_fd, 0, &its, NULL))
+		return 1;
+	pthread_join(t, &rc);
+	close(timer_fd);
+	return rc != NULL;
 }
 
 int main(int argc, char **argv)
