@@ -174,13 +174,31 @@ static int grow(struct kdd *d)
 	return 0;
 }
 
-/* The thread's state, created on first sight; NULL only when out of memory
- * (the caller then decodes without state) or for tid 0. */
+static struct kdd_thread *thread_find(struct kdd *d, uint64_t tid)
+{
+	if (!tid || !d->cap)
+		return NULL;
+	struct kdd_thread *t = find_slot(d->threads, d->cap, tid);
+	return t->tid ? t : NULL;
+}
+
+/* Room for `n` more threads without growing.  Called once per record,
+ * before any thread_get, so pointers a handler holds stay valid (growing
+ * rehashes the table).  A record creates at most two threads. */
+static void reserve(struct kdd *d, size_t n)
+{
+	while ((d->count + n) * 2 > d->cap && grow(d) == 0)
+		;
+}
+
+/* The thread's state, created on first sight; NULL for tid 0 or when the
+ * table is full because memory ran out (the caller then decodes without
+ * state). */
 static struct kdd_thread *thread_get(struct kdd *d, uint64_t tid)
 {
 	if (!tid)
 		return NULL;
-	if ((d->count + 1) * 2 > d->cap && grow(d) < 0)
+	if ((d->count + 1) * 2 > d->cap && !thread_find(d, tid))
 		return NULL;
 	struct kdd_thread *t = find_slot(d->threads, d->cap, tid);
 	if (!t->tid) {
@@ -188,14 +206,6 @@ static struct kdd_thread *thread_get(struct kdd *d, uint64_t tid)
 		d->count++;
 	}
 	return t;
-}
-
-static struct kdd_thread *thread_find(struct kdd *d, uint64_t tid)
-{
-	if (!tid || !d->cap)
-		return NULL;
-	struct kdd_thread *t = find_slot(d->threads, d->cap, tid);
-	return t->tid ? t : NULL;
 }
 
 /* Linux-style ids: idle threads are tid 0 / pid 0; unknown threads are their
@@ -273,6 +283,7 @@ int kdd_threadmap(struct kdd *d, const struct kd_threadmap64 *map, size_t n, uin
 	for (size_t i = 0; i < n; i++) {
 		if (!map[i].thread || map[i].valid < 0)
 			continue;           /* padding entries (V1 files) */
+		reserve(d, 1);
 		struct kdd_thread *t = thread_get(d, map[i].thread);
 		if (!t)
 			return -ENOMEM;
@@ -617,6 +628,8 @@ static int decode_one(struct kdd *d, const struct kd_buf64 *k)
 {
 	uint32_t id = k->debugid, ev = KD_EVENTID(id), csc = KD_CSC(id);
 	struct kdd_thread *t;
+
+	reserve(d, 2);
 
 	if (csc == KD_BSD_SC_PREFIX)
 		return on_syscall(d, k, false);

@@ -2,6 +2,7 @@
 importer (tracer/kdebug_file.c), run on Linux against the real native
 library: kd_buf bytes in (written by kdebug_gen the way xnu lays them out),
 Argus records out, checked field by field."""
+import random
 import struct
 
 import pytest
@@ -329,3 +330,29 @@ def test_corrupt_v1_is_refused(tmp_path):
         with pytest.raises(kdebug.KdebugError) as e:
             kdebug.import_trace(p, tmp_path / "o.argus")
         assert message in e.value.strerror, e.value.strerror
+
+
+def test_random_events_decode_to_well_formed_records():
+    """Traces are untrusted input: random debugids and arguments (thread ids
+    that create thousands of threads, garbage names, interrupts that never
+    end) must decode without crashing into well-formed records.  Found a
+    use-after-free once (thread table growth under a held pointer)."""
+    rnd = random.Random(20261121)
+    ids = [g.MACH_SCHED, g.MACH_MAKE_RUNNABLE, g.MACH_BLOCK, g.MACH_IDLE | 1, g.MACH_INTR | 1, g.MACH_INTR | 2,
+           g.TRACE_DATA_NEWTHREAD, g.TRACE_DATA_EXEC, g.TRACE_STRING_EXEC | 3, g.TRACE_STRING_THREADNAME | 1,
+           g.TRACE_DATA_THREAD_TERMINATE, g.TRACE_LOST_EVENTS, g.ARGUS_WAIT, g.ARGUS_WAKEUP,
+           g.BSD_SC | 305 << 2 | 1, g.BSD_SC | 305 << 2 | 2, g.MACH_SC | 47 << 2 | 1, g.MACH_SC | 47 << 2 | 2]
+    t = g.KdTrace()
+    for tid in range(1, 200):
+        t.thread(rnd.getrandbits(64), rnd.choice([1, -3, rnd.getrandbits(31)]), "x" * rnd.randrange(25))
+
+    def arg():
+        return rnd.choice([0, 1, rnd.randrange(1, 64), rnd.randrange(1, 1 << 20), rnd.getrandbits(64)])
+
+    for i in range(20000):
+        debugid = rnd.choice(ids) if rnd.random() < 0.9 else rnd.getrandbits(32)
+        t.raw(i, debugid, arg(), rnd.getrandbits(32) if rnd.random() < 0.1 else rnd.randrange(8),
+              arg(), arg(), arg(), arg())
+    recs = parse(kdebug.decode_records(t.events_bytes(), t.threadmap_bytes(), out_cap=64 << 20))
+    assert len(recs) > 1000
+    assert all(r["type"] in PAYLOAD for r in recs)
