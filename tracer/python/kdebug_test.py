@@ -37,7 +37,7 @@ def parse(data):
         rec = {"ts": ts, "pid": pid, "tid": tid, "type": typ, "cpu": cpu}
         fmt, names = PAYLOAD[typ]
         for k, v in zip(names, struct.unpack_from(fmt, data, off + HDR.size)):
-            rec[k] = v.split(b"\0", 1)[0].decode() if isinstance(v, bytes) else v
+            rec[k] = v.split(b"\0", 1)[0].decode(errors="replace") if isinstance(v, bytes) else v
         out.append(rec)
         assert size % 8 == 0 and size >= HDR.size + struct.calcsize(fmt)
         off += size
