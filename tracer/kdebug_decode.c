@@ -664,7 +664,8 @@ static int decode_one(struct kdd *d, const struct kd_buf64 *k)
 	}
 	case KDE_ARGUS_WAIT:
 		d->st.patched_events++;
-		/* fall through: same permuted event as the stock MACH_WAIT */
+		/* same permuted event as the stock MACH_WAIT */
+		/* fallthrough */
 	case KDE_MACH_WAIT:
 		if ((t = thread_get(d, k->arg5)))
 			t->wait_event = k->arg1;
