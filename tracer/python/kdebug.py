@@ -10,6 +10,36 @@ from . import native
 
 c_u32, c_u64 = ctypes.c_uint32, ctypes.c_uint64
 
+# Syscall number namespaces of the decoder (tracer/kdebug_decode.h).
+NR_MACH, NR_BSD = 0x10000, 0x20000
+
+# Names of the xnu syscalls the decoder records (bsd/kern/syscalls.master,
+# osfmk/kern/syscall_sw.c), by Argus syscall number.
+XNU_SYSCALL_NAMES = {NR_BSD | n: name for n, name in {
+    3: "read", 4: "write", 7: "wait4", 27: "recvmsg", 28: "sendmsg", 29: "recvfrom", 30: "accept",
+    93: "select", 95: "fsync", 98: "connect", 111: "sigsuspend", 120: "readv", 121: "writev",
+    133: "sendto", 153: "pread", 154: "pwrite", 173: "waitid", 230: "poll", 271: "sem_wait",
+    301: "psynch_mutexwait", 302: "psynch_mutexdrop", 303: "psynch_cvbroad", 304: "psynch_cvsignal",
+    305: "psynch_cvwait", 306: "psynch_rw_rdlock", 307: "psynch_rw_wrlock", 330: "__sigwait",
+    334: "__semwait_signal", 363: "kevent", 368: "workq_kernreturn", 369: "kevent64", 374: "kevent_qos",
+    375: "kevent_id", 396: "read_nocancel", 397: "write_nocancel", 400: "wait4_nocancel",
+    401: "recvmsg_nocancel", 402: "sendmsg_nocancel", 403: "recvfrom_nocancel", 404: "accept_nocancel",
+    407: "select_nocancel", 409: "connect_nocancel", 411: "readv_nocancel", 412: "writev_nocancel",
+    413: "sendto_nocancel", 414: "pread_nocancel", 415: "pwrite_nocancel", 417: "poll_nocancel",
+    420: "sem_wait_nocancel", 423: "__semwait_signal_nocancel", 515: "ulock_wait", 516: "ulock_wake",
+    544: "ulock_wait2",
+}.items()}
+XNU_SYSCALL_NAMES.update({NR_MACH | n: name for n, name in {
+    31: "mach_msg_trap", 32: "mach_msg_overwrite_trap", 36: "semaphore_wait_trap",
+    37: "semaphore_wait_signal_trap", 38: "semaphore_timedwait_trap", 47: "mach_msg2_trap",
+    59: "swtch_pri", 60: "swtch", 61: "thread_switch", 90: "mach_wait_until_trap",
+}.items()})
+
+
+def xnu_syscall_name(nr):
+    """The name of a decoded xnu syscall number, or None when it is not one."""
+    return XNU_SYSCALL_NAMES.get(int(nr))
+
 
 class KdebugError(OSError):
     """A kdebug trace could not be imported or decoded (one line)."""

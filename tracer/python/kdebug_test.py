@@ -2,7 +2,9 @@
 importer (tracer/kdebug_file.c), run on Linux against the real native
 library: kd_buf bytes in (written by kdebug_gen the way xnu lays them out),
 Argus records out, checked field by field."""
+import pathlib
 import random
+import re
 import struct
 
 import pytest
@@ -265,17 +267,18 @@ def _rows_of(path):
     return tr.rows
 
 
-@pytest.mark.parametrize("fmt", ["v1", "v3", "v3-old-layout"])
+@pytest.mark.parametrize("fmt", ["v1", "v1-4k-pages", "v3", "v3-old-layout"])
 def test_file_import_equals_decoding(tmp_path, fmt):
-    t, _ = g.cross_process_hang(timebase=(1, 1) if fmt == "v1" else (125, 3), n_baseline=1, hang_s=0.05)
+    v1 = fmt.startswith("v1")
+    t, _ = g.cross_process_hang(timebase=(1, 1) if v1 else (125, 3), n_baseline=1, hang_s=0.05)
     trace = tmp_path / "t.trace"
-    if fmt == "v1":
-        t.write_v1(trace)
+    if v1:
+        t.write_v1(trace, page_size=4096 if "4k" in fmt else 16384)
     else:
         t.write_v3(trace, current_kernel_layout=(fmt == "v3"))
     out = tmp_path / "t.argus"
     res = kdebug.import_trace(trace, out)
-    assert res.format == (1 if fmt == "v1" else 3)
+    assert res.format == (1 if v1 else 3)
     assert res.threads == len(t.threads) and res.kd_events == len(t.events)
     expected = parse(kdebug.decode_records(t.events_bytes(), t.threadmap_bytes(), timebase=t.timebase))
     rows = _rows_of(out)
@@ -356,3 +359,21 @@ def test_random_events_decode_to_well_formed_records():
     recs = parse(kdebug.decode_records(t.events_bytes(), t.threadmap_bytes(), out_cap=64 << 20))
     assert len(recs) > 1000
     assert all(r["type"] in PAYLOAD for r in recs)
+
+
+def test_xnu_syscall_names_match_the_decoder_table():
+    """Every syscall the decoder's tables know (tracer/kdebug_decode.c) has
+    the same name in kdebug.XNU_SYSCALL_NAMES, and the generator agrees."""
+    src = (pathlib.Path(__file__).resolve().parent.parent / "kdebug_decode.c").read_text()
+    tables = {}
+    for table, ns in (("bsd_table", NR_BSD), ("mach_table", NR_MACH)):
+        body = src[src.index(f"sc_info {table}[]"):]
+        body = body[:body.index("};")]
+        for nr, name in re.findall(r"\{\s*(\d+),[^}]*\},\s*/\*\s*([A-Za-z_0-9]+)", body):
+            tables[ns | int(nr)] = name
+    assert len(tables) > 50
+    assert tables == kdebug.XNU_SYSCALL_NAMES
+    for name, n in g.BSD.items():
+        assert kdebug.xnu_syscall_name(NR_BSD | n) == name
+    for name, n in g.MACH.items():
+        assert kdebug.xnu_syscall_name(NR_MACH | n) == name
