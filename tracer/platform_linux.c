@@ -131,7 +131,7 @@ static const struct syscall_entry syscall_table[] = {
 /* Programs that only track interrupt state and emit nothing: their skipped
  * runs lose no record. */
 static const char *const state_program_prefixes[] = {
-	"irq_handler_", "softirq_", "hrtimer_expire_exit", "hrtimer_setup", "local_timer_", "irq_work_",
+	"irq_handler_", "softirq_", "hrtimer_expire_exit", "hrtimer_setup", "hrtimer_init", "local_timer_", "irq_work_",
 	"call_function_",
 };
 

@@ -93,13 +93,38 @@ struct irq_state {
 };
 
 /* What a thread is blocked in, so sched_switch can say why it sleeps. */
+/* The last channels a thread used: (fd, inode) pairs whose FD_INFO is known
+ * to be fresh, so a thread talking on the same fds skips the LRU map. */
+#define FD_CACHE_SLOTS 2
+
+struct fd_cache_slot {
+	__s32 fd;
+	__u32 pad;
+	__u64 inode;
+	__u64 seen_ns;           /* FD_INFO written (by any thread of the process) */
+};
+
 struct syscall_state {
 	__u32 nr;
 	__u8 wait_reason;
 	__u8 active;             /* between a traced sys_enter and its sys_exit */
-	__u8 pad[2];
+	__u8 fd_cache_next;      /* slot to replace */
+	__u8 pad;
 	__u64 obj;
+	/* The last user stack walked at a blocking wait, and in which wait. */
+	__u64 stack_id;
+	__u64 stack_ns;
+	__u64 stack_obj;
+	__u32 stack_nr;
+	__u32 pad2;
+	struct fd_cache_slot fd_cache[FD_CACHE_SLOTS];
 };
+
+/* A thread blocking again in the same syscall on the same object this soon
+ * after a stack walk is taken to have the same stack: walking it costs
+ * ~400 ns per switch, and a loop blocking every few microseconds (a
+ * request loop, a pipe ping-pong) would pay it each time. */
+#define STACK_REUSE_NS 1000000ull
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -310,12 +335,19 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct task_struct *p
 						 struct argus_ev_user_stack **out, __u32 *out_size)
 {
 	struct argus_ev_user_stack *rec;
+	struct syscall_state *sc;
 	struct stack_key key = {};
 	__u64 h = 0xcbf29ce484222325ull, *seen;
 	__u32 zero = 0, n, i;
 	long bytes;
 
 	*out = NULL;
+	sc = bpf_task_storage_get(&in_syscall, prev, NULL, 0);
+	if (sc && !sc->active)
+		sc = NULL;
+	if (sc && sc->stack_id && ts - sc->stack_ns < STACK_REUSE_NS && sc->stack_nr == sc->nr &&
+	    sc->stack_obj == sc->obj)
+		return sc->stack_id;
 	rec = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!rec)
 		return 0;
@@ -332,6 +364,12 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct task_struct *p
 		h = (h ^ rec->frames[i]) * 0x100000001b3ull;
 	}
 	h |= 1;   /* 0 means "no stack" */
+	if (sc) {
+		sc->stack_id = h;
+		sc->stack_ns = ts;
+		sc->stack_nr = sc->nr;
+		sc->stack_obj = sc->obj;
+	}
 	key.pid = prev->tgid;
 	key.stack_id = h;
 	seen = bpf_map_lookup_elem(&stack_seen, &key);
@@ -698,7 +736,10 @@ static __always_inline int handle_hrtimer_setup(struct hrtimer *timer)
 {
 	__u64 addr = ptr_bits(timer);
 
-	bpf_map_delete_elem(&armed_timers, &addr);
+	/* Deleting from an LRU map costs more than looking: most timers set up
+	 * were never armed from a syscall. */
+	if (bpf_map_lookup_elem(&armed_timers, &addr))
+		bpf_map_delete_elem(&armed_timers, &addr);
 	return 0;
 }
 
@@ -907,20 +948,29 @@ struct chan_info {
 	__u8 family;
 };
 
+/* Typed view of a kernel pointer read as a number (kernel 6.2+): loads
+ * through it are plain faulting-safe loads, not one helper call per field,
+ * which took ~150 ns off every read/write at seven fields. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
 /* The open file behind fd in the current task, or NULL. */
 static __always_inline struct file *fd_file(int fd)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 	struct file **fds, *f = NULL;
+	struct files_struct *files;
 	struct fdtable *fdt;
 
-	fdt = BPF_CORE_READ(cur, files, fdt);
-	if (!fdt || fd < 0 || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+	files = cur->files;
+	if (!files)
 		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]))
+	fdt = files->fdt;
+	if (!fdt || fd < 0 || (unsigned int)fd >= fdt->max_fds)
 		return NULL;
-	return f;
+	fds = fdt->fd;
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return NULL;
+	return bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
 }
 
 static __always_inline __u64 inet4_endpoint(__u32 addr_be, __u16 port)
@@ -1024,7 +1074,7 @@ static __always_inline void describe_file(struct file *f, struct chan_info *c)
 			c->local = (__u32)BPF_CORE_READ(efd, id);
 		} else {
 			c->kind = ARGUS_FD_ANON;
-			c->local = kptr_id((__u64)f);
+			c->local = kptr_id(ptr_bits(f));
 		}
 		return;
 	}
@@ -1033,29 +1083,66 @@ static __always_inline void describe_file(struct file *f, struct chan_info *c)
 
 /* The inode behind fd for syscall_enter.obj2, and an FD_INFO record when
  * this (pid, fd, inode) was not described in the last refresh period. */
-static __always_inline __u64 channel_of(__u32 pid, __u32 tid, int fd)
+static __always_inline struct fd_cache_slot *fd_cache_find(struct syscall_state *sc, int fd, __u64 inode)
+{
+	int i;
+
+	if (!sc)
+		return NULL;
+	for (i = 0; i < FD_CACHE_SLOTS; i++)
+		if (sc->fd_cache[i].fd == fd && sc->fd_cache[i].inode == inode)
+			return &sc->fd_cache[i];
+	return NULL;
+}
+
+static __always_inline void fd_cache_put(struct syscall_state *sc, int fd, __u64 inode, __u64 seen)
+{
+	struct fd_cache_slot *slot;
+	__u32 i;
+
+	if (!sc)
+		return;
+	slot = fd_cache_find(sc, fd, inode);
+	if (!slot) {
+		i = sc->fd_cache_next++ % FD_CACHE_SLOTS;
+		if (i >= FD_CACHE_SLOTS)
+			return;
+		slot = &sc->fd_cache[i];
+	}
+	slot->fd = fd;
+	slot->inode = inode;
+	slot->seen_ns = seen;
+}
+
+static __always_inline __u64 channel_of(struct syscall_state *sc, __u32 pid, __u32 tid, int fd, __u64 now)
 {
 	struct argus_ev_fd_info *e;
+	struct fd_cache_slot *slot;
 	struct chan_info c = {};
 	struct fd_key key = {};
 	struct file *f;
-	__u64 now, *seen;
+	__u64 *seen;
 
 	f = fd_file(fd);
 	if (!f)
 		return 0;
 	key.pid = pid;
 	key.fd = fd;
-	key.inode = BPF_CORE_READ(f, f_inode, i_ino);
-	now = bpf_ktime_get_ns();
-	seen = bpf_map_lookup_elem(&fd_seen, &key);
-	if (seen && now - *seen <= ARGUS_REFRESH_NS)
+	key.inode = f->f_inode ? f->f_inode->i_ino : 0;
+	slot = fd_cache_find(sc, fd, key.inode);
+	if (slot && now - slot->seen_ns <= ARGUS_REFRESH_NS)
 		return key.inode;
+	seen = bpf_map_lookup_elem(&fd_seen, &key);
+	if (seen && now - *seen <= ARGUS_REFRESH_NS) {
+		fd_cache_put(sc, fd, key.inode, *seen);
+		return key.inode;
+	}
 	describe_file(f, &c);
 	e = reserve(sizeof(*e));
 	if (!e)
 		return key.inode;     /* not marked seen: the next call tries again */
 	bpf_map_update_elem(&fd_seen, &key, &now, BPF_ANY);
+	fd_cache_put(sc, fd, key.inode, now);
 	e->fd = fd;
 	e->kind = c.kind;
 	e->family = c.family;
@@ -1075,7 +1162,7 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	struct argus_syscall_class cls;
 	struct syscall_state *sc;
 	__u32 tid = (__u32)pid_tgid;
-	__u64 obj, obj2;
+	__u64 obj, obj2, ts;
 	__s32 aux;
 
 	if ((unsigned long)id >= ARGUS_MAX_SYSCALLS)
@@ -1084,11 +1171,12 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	if (cls.layout == ARGUS_SCL_NONE || excluded(pid_tgid >> 32) || compat_syscall(regs))
 		return 0;
 	decode_args(cls.layout, regs, &aux, &obj, &obj2);
-	if (cls.layout == ARGUS_SCL_FD_CHAN)
-		obj2 = channel_of(pid_tgid >> 32, tid, (int)obj);
 	/* The wait reason must not depend on room in the ring buffer. */
 	sc = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), NULL,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	ts = bpf_ktime_get_ns();
+	if (cls.layout == ARGUS_SCL_FD_CHAN)
+		obj2 = channel_of(sc, pid_tgid >> 32, tid, (int)obj, ts);
 	if (sc) {
 		sc->nr = id;
 		sc->wait_reason = cls.wait_reason;
@@ -1102,7 +1190,7 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	e->aux = aux;
 	e->obj = obj;
 	e->obj2 = obj2;
-	fill_header(&e->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*e), pid_tgid >> 32, tid, bpf_ktime_get_ns());
+	fill_header(&e->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*e), pid_tgid >> 32, tid, ts);
 	submit(e);
 	return 0;
 }
@@ -1278,6 +1366,13 @@ int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, ktime_t *now)
 
 SEC("tp_btf/hrtimer_setup")
 int BPF_PROG(hrtimer_setup, struct hrtimer *timer, clockid_t clockid, enum hrtimer_mode mode)
+{
+	return handle_hrtimer_setup(timer);
+}
+
+/* The same tracepoint before Linux 6.15; the loader keeps whichever exists. */
+SEC("tp_btf/hrtimer_init")
+int BPF_PROG(hrtimer_init, struct hrtimer *timer, clockid_t clockid, enum hrtimer_mode mode)
 {
 	return handle_hrtimer_setup(timer);
 }
