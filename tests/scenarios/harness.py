@@ -234,7 +234,7 @@ class Argus:
                                 f"{(proc.stderr or proc.stdout).strip()[-400:]}")
         return proc
 
-    def start(self, size="1G", tries=3):
+    def start(self, size="1G", tries=6):
         # Other work reinstalls the package now and then; a start that fails
         # while that happens is retried, not scored.
         for attempt in range(tries):
@@ -258,8 +258,14 @@ class Argus:
         return self.run(*cmd, "--help", check=False).stdout
 
 
+def bp_watch_exe():
+    """The bp_watch installed beside this interpreter (a venv's own), else on PATH."""
+    mine = os.path.join(os.path.dirname(PY), "bp_watch")
+    return mine if os.path.exists(mine) else shutil.which("bp_watch")
+
+
 def bp_watch_available():
-    exe = shutil.which("bp_watch")
+    exe = bp_watch_exe()
     if not exe:
         return False
     r = subprocess.run([exe, "--help"], capture_output=True, text=True)

@@ -28,6 +28,7 @@ import json
 import os
 import pkgutil
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -67,24 +68,19 @@ def check_feature(feature, report, argus, truth):
         return bool(report["spinning"].get("data_flags")) or any(
             (p.get("edge_in") or {}).get("type") == "data_flag" for p in path)
     if feature == "batching_split":
-        if "graph" not in argus.help():
-            return None
-        proc = argus.run("graph", "stats", "--buffer", argus.buffer, "--json", check=False)
+        # The server's loop must be cut per request: segments split by the
+        # batch or peer-change criterion in the server process (graph_probe).
+        proc = subprocess.run([sys.executable, os.path.join(harness.HERE, "graph_probe.py"), argus.buffer,
+                               *map(str, truth.extra["split_pids"])], capture_output=True, text=True)
         try:
-            stats = json.loads(proc.stdout)
+            counts = json.loads(proc.stdout)
         except ValueError:
             return None
-        hits = [v for k, v in _flatten(stats) if "batch" in k.lower() and isinstance(v, (int, float))]
-        return any(v > 0 for v in hits) if hits else None
+        if "error" in counts:
+            return None
+        truth.extra["splits"] = counts
+        return any(c.get("batch", 0) + c.get("peer_change", 0) > 0 for c in counts.values())
     return None
-
-
-def _flatten(d, prefix=""):
-    if isinstance(d, dict):
-        for k, v in d.items():
-            yield from _flatten(v, f"{prefix}.{k}" if prefix else str(k))
-    else:
-        yield prefix, d
 
 
 def score(sc, truth, report):
@@ -125,7 +121,7 @@ def run_one(mod, keep_dir=None, size="1G"):
         argus.stop()
         tracing = False
         res["events"] = argus.events()
-        res["truth"] = {"hung": [truth.hung_pid, truth.hung_tid], "roots": truth.roots, **truth.extra}
+        res["truth"] = {"hung": [truth.hung_pid, truth.hung_tid], "roots": truth.roots, "extra": truth.extra}
         debug = ["debug", "--buffer", argus.buffer, "--pid", truth.hung_pid, "--tid", truth.hung_tid,
                  "--json", "--threshold", sc.threshold_s]
         t1 = time.monotonic()
@@ -223,6 +219,10 @@ def table(results):
             q = f"{a['queries']}/{ans.get('queries', 'n/a')}"
             path = f"{a['path_len']}/{ans.get('path_len', 'n/a')}"
             feat = ", ".join(f"{k}={_yn(v)}" for k, v in (r.get("features") or {}).items()) or "-"
+            splits = r.get("truth", {}).get("extra", {}).get("splits")
+            if splits:
+                feat += " (" + " ".join(f"b{c.get('batch', 0)}/p{c.get('peer_change', 0)}"
+                                        for c in splits.values()) + ")"
             rows.append([r["name"], r["status"], _yn(a["hung"]), typ, a["root"], q, path,
                          str(r.get("diagnose_s", "")), f"{r.get('events') or 0:,}", feat])
         else:

@@ -6,11 +6,10 @@ write when it finally drops the GIL. Algorithm 1 should fall through from
 RepeatedYield to LongWait and reach the worker through the data-flag edge."""
 import os
 import re
-import shutil
 import subprocess
 import sysconfig
 
-from harness import LONG_RUNNING, PY, REPEATED_YIELD, Scenario, Skip, Truth, bp_watch_available
+from harness import LONG_RUNNING, PY, REPEATED_YIELD, Scenario, Skip, Truth, bp_watch_available, bp_watch_exe
 
 SCENARIO = Scenario(
     name="gil_starvation_bp_watch",
@@ -48,7 +47,7 @@ def setup(ctx):
 
 def reproduce(ctx):
     app, ids = ctx.driver("gil_threads.py", 3.5, 3.0, ctx.state["offset"])
-    watch = subprocess.run([shutil.which("bp_watch"), str(ids["pid"]), "--address", ids["gil_locked_addr"],
+    watch = subprocess.run([bp_watch_exe(), str(ids["pid"]), "--address", ids["gil_locked_addr"],
                             "--size", "4", "--buffer", ctx.argus.buffer, "--for", "6", "--json"],
                            env=ctx.argus.env, capture_output=True, text=True, timeout=60)
     ctx.finish(app)

@@ -36,4 +36,4 @@ def reproduce(ctx):
     ctx.finish(client)
     up = ctx.state["up_ids"]
     return Truth(c["pid"], c["tid"], roots=[(up["pid"], up["tid"])],
-                 extra={"nginx_workers": children_of(ctx.state["nginx"].pid)})
+                 extra={"split_pids": children_of(ctx.state["nginx"].pid)})

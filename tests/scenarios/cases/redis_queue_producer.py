@@ -34,4 +34,4 @@ def reproduce(ctx):
     for p in pipes:
         ctx.finish(p)
     return Truth(cids["pid"], cids["tid"], roots=[(pids["pid"], pids["tid"])],
-                 extra={"server": ctx.state["server"].pid})
+                 extra={"split_pids": [ctx.state["server"].pid]})
