@@ -147,15 +147,26 @@ def _build_python(rows, t0, t1, roles):
 
 
 def build_graph_from_trace(trace, **kw):
-    """build_graph over a decoded reader.Trace, marking its lost regions:
-    when the ring buffer overwrote records, the oldest surviving chunks of the
-    CPUs do not start at the same time, so the first LOST_WINDOW_NS after
-    the first row are partly lost (segments touching them get seg.gap)."""
-    head = trace.first_ts + LOST_WINDOW_NS if trace.records_overwritten and trace.nrows else None
+    """build_graph over a decoded reader.Trace, marking its lost regions."""
+    head = head_gap_end(trace.rows) if trace.records_overwritten else None
     g = build_graph(trace.rows, head_gap_end=head, **kw)
     g.stats["records_overwritten"] = int(trace.records_overwritten)
     g.stats["records_lost"] = int(trace.records_lost)
     return g
+
+
+def head_gap_end(rows, scan=1 << 20):
+    """Where the partly lost head of a wrapped buffer ends: the ring buffer
+    dropped whole chunks, so each CPU's records start at the first one that
+    survived; before the latest of those first timestamps some CPU's events
+    are missing.  Only the first `scan` rows are looked at (a CPU idle that
+    long counts as idle, not lost) and the region is capped at LOST_WINDOW_NS."""
+    if not len(rows):
+        return None
+    head = rows[:scan]
+    cpus, first = np.unique(head["cpu"], return_index=True)
+    t0 = int(head["ts_ns"][0])
+    return min(int(head["ts_ns"][first].max()), t0 + LOST_WINDOW_NS)
 
 
 __all__ = ["build_graph", "build_graph_from_trace", "G"]
