@@ -152,9 +152,10 @@ def flag_events(argus_cli, pid, buffer=None):
     return out["data_flag_write"], out["data_flag_read"]
 
 
-def test_flag_handshake_perf_traced_diagnosed(tracing):
+def test_flag_handshake_perf_traced_diagnosed(tracing, tmp_path):
     # worker: sleeps 1.5 s, then 0.3 s of work -> flag=1, 0.3 s -> 2, 4 s -> 3 (the hang)
-    prog, info = start_handshake(1500, [300, 300, 4000], 4000)
+    # then both threads idle in poll() (up to 120 s, until SIGUSR1): alive for the lldb script at the end
+    prog, info = start_handshake(1500, [300, 300, 4000], 120000)
     pid, main_tid, worker_tid = info["pid"], info["main_tid"], info["worker_tid"]
     try:
         w = bp_watch_bg(tracing.env, pid, "argus-flag-handshake", "handshake_flag", "--for", 6.5,
@@ -167,9 +168,15 @@ def test_flag_handshake_perf_traced_diagnosed(tracing):
         assert summary["writes"] == 3 and summary["reads"] > 100, summary
         assert "watchpoints removed" in err
         assert_left_clean(pid)
+        tracing.wait_drained()
+        _check_flags_graph_diagnosis(tracing, info, summary, tmp_path)
     finally:
+        prog.send_signal(signal.SIGUSR1)
         assert prog.wait(timeout=60) == 0
-    tracing.wait_drained()
+
+
+def _check_flags_graph_diagnosis(tracing, info, summary, tmp_path):
+    pid, main_tid, worker_tid = info["pid"], info["main_tid"], info["worker_tid"]
 
     writes, reads = flag_events(tracing, pid)
     assert [(e["tid"], e["value"], e["addr"]) for e in writes] == \
@@ -202,6 +209,21 @@ def test_flag_handshake_perf_traced_diagnosed(tracing):
     assert len(primary) == 1 and primary[0]["tid"] == worker_tid, d["root_causes"]
     assert primary[0]["block_type"] == "LongRunning"
     assert "data_flag" in json.dumps(d["path"])
+
+    # instruction-level evidence at the root cause (argus lldb-script, paper §5.5): the
+    # report has no stack on Linux, so the script starts where the writer thread is now
+    try:
+        import lldb  # noqa: F401
+    except ImportError:
+        return
+    diag = tmp_path / "diagnosis.json"
+    diag.write_text(json.dumps(d))
+    tracing.run("lldb-script", "--diagnosis", str(diag), "--max-steps", "40", "--run")
+    from argus.lldb.generate import results_for
+    [res] = results_for(tracing.buffer, pid, worker_tid)
+    assert res["error"] is None and res["vertex"] == primary[0]["vertex"]
+    assert len(res["instructions"]) == 40
+    assert {i["function"] for i in res["instructions"]} == {"handshake_worker"}
 
 
 def test_flag_handshake_lldb_mechanism(argus_cli, tmp_path):

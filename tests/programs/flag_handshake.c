@@ -11,11 +11,12 @@
  * long).  After the last round the main thread keeps counting
  * `handshake_progress` every 10 ms for LINGER_MS (default 0) while the worker
  * idles; both wait in poll() like an idle event loop (so the hang ends), so a test can see both threads alive and the process
- * still making progress after a debugger left it.
+ * still making progress after a debugger left it; SIGUSR1 ends the linger.
  */
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,12 @@ static int nrounds;
 static long start_ms;
 static volatile pid_t worker_tid;
 static volatile int stop_worker;
+static volatile sig_atomic_t stop_linger;
+
+static void on_usr1(int sig)
+{
+	stop_linger = 1;
+}
 
 static long now_ms(void)
 {
@@ -99,6 +106,7 @@ int main(int argc, char **argv)
 	if (argc > 3)
 		linger_ms = atol(argv[3]);
 
+	signal(SIGUSR1, on_usr1);
 	if (pthread_create(&t, NULL, handshake_worker, NULL) != 0) {
 		perror("failed to create worker");
 		return 1;
@@ -111,7 +119,7 @@ int main(int argc, char **argv)
 
 	for (int r = 0; r < nrounds; r++)
 		handshake_wait(r + 1);
-	for (long end = now_ms() + linger_ms; now_ms() < end;) {
+	for (long end = now_ms() + linger_ms; now_ms() < end && !stop_linger;) {
 		handshake_progress++;
 		poll(NULL, 0, 10);	/* an idle event loop: the hang is over */
 	}
