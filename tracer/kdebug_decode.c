@@ -646,7 +646,10 @@ static int decode_one(struct kdd *d, const struct kd_buf64 *k)
 	case KDE_MACH_MAKE_RUNNABLE:
 		return on_make_runnable(d, k);
 	case KDE_MACH_IDLE:
-		if ((t = thread_get(d, k->arg5))) {
+		/* processor_idle(THREAD_NULL, ...) from idle_thread(): arg1 is 0
+		 * and arg5 the idle thread.  Kernels that idled a blocked thread
+		 * inline passed that thread in arg1: it is not an idle thread. */
+		if (KD_FUNC(id) == KD_FUNC_START && k->arg1 == 0 && (t = thread_get(d, k->arg5))) {
 			t->idle = true;
 			t->pid = 0;
 			t->has_pid = true;

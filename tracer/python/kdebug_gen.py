@@ -97,8 +97,9 @@ class KdTrace:
 
     # --- scheduler ---
     def idle(self, ns, cpu, tid):
-        """MACH_IDLE START: marks `tid` as the processor's idle thread."""
-        return self.raw(ns, MACH_IDLE | START, tid, cpu, tid)
+        """MACH_IDLE START from idle_thread(): processor_idle(THREAD_NULL, ...)
+        traces thread_tid(THREAD_NULL) = 0 in arg1; arg5 is the idle thread."""
+        return self.raw(ns, MACH_IDLE | START, tid, cpu, 0)
 
     def switch(self, ns, cpu, prev, nxt, reason=0, prev_pri=31, next_pri=31):
         """MACH_SCHED on the outgoing thread: reason, next tid, priorities."""

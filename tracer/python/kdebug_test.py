@@ -93,6 +93,14 @@ def test_switch_blocked_only_after_mach_block():
     assert [r["ts"] for r in ins] == [100, 300]
 
 
+def test_inline_idle_of_a_thread_does_not_make_it_idle():
+    t = base_trace()
+    t.raw(50, g.MACH_IDLE | g.START, APP, 0, APP)      # older kernels: processor_idle(current thread)
+    t.switch(100, 0, APP, 0x1002)
+    recs = decode(t)
+    assert [r["tid"] for r in of_type(recs, schema.SWITCH_OUT)] == [APP]
+
+
 def test_switch_to_self_is_not_a_switch():
     """thread_invoke may pick the blocking thread itself (woken before it got
     off the CPU): MACH_SCHED with next == prev, which Linux never reports."""
