@@ -13,6 +13,8 @@ exist). The report is scored against the scenario's ground truth:
   type     spinning block type / root cause block type as expected
   root     the expected thread is named as a root cause: "yes" (the primary,
            deepest culprit), "listed" (named, not primary), "no"
+  root (ans)  the same with the recorded answers file ("?": the answers did
+           not fit this trace's walk and the rest was chosen automatically)
   feature  the graph capability the scenario exercises showed up in the
            report (weak mutex edge on the path, data-flag evidence, batch
            split count); "n/a" when Argus has no way to show it yet
@@ -173,7 +175,8 @@ def _answers_run(sc, argus, truth, debug):
     if proc.returncode != 0:
         return {"status": "error", "why": (proc.stderr or proc.stdout).strip()[-300:]}
     report = json.loads(proc.stdout)
-    return {"status": "ok", **score(sc, truth, report)}
+    diverged = any("did not fit" in n for n in report.get("notes", []))
+    return {"status": "diverged" if diverged else "ok", **score(sc, truth, report)}
 
 
 def _why(sc, a, features):
@@ -207,7 +210,7 @@ def _yn(v):
 
 
 def table(results):
-    cols = ["scenario", "status", "hung", "type (spin/root)", "root", "queries", "path auto/ans",
+    cols = ["scenario", "status", "hung", "type (spin/root)", "root", "root (ans)", "queries auto/ans", "path auto/ans",
             "diag s", "events", "feature"]
     rows = []
     for r in results:
@@ -223,10 +226,11 @@ def table(results):
             if splits:
                 feat += " (" + " ".join(f"b{c.get('batch', 0)}/p{c.get('peer_change', 0)}"
                                         for c in splits.values()) + ")"
-            rows.append([r["name"], r["status"], _yn(a["hung"]), typ, a["root"], q, path,
+            ans_root = ans.get("root", "n/a") + ("?" if ans.get("status") == "diverged" else "")
+            rows.append([r["name"], r["status"], _yn(a["hung"]), typ, a["root"], ans_root, q, path,
                          str(r.get("diagnose_s", "")), f"{r.get('events') or 0:,}", feat])
         else:
-            rows.append([r["name"], r["status"], "-", "-", "-", "-", "-", str(r.get("diagnose_s", "-")),
+            rows.append([r["name"], r["status"], "-", "-", "-", "-", "-", "-", str(r.get("diagnose_s", "-")),
                          f"{r.get('events') or 0:,}", "-"])
     widths = [max(len(c), *(len(row[i]) for row in rows)) if rows else len(c) for i, c in enumerate(cols)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
