@@ -252,3 +252,124 @@ def test_bytes_per_record_under_sched_pipe(tracing, capsys):
               f"{per_record:.2f} bytes/record ({stacks} user_stack records); "
               f"whole trace {whole:.2f} bytes/record")
     assert per_record <= 48
+
+
+FUTEX_OPS = """
+    import ctypes, json, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    words = (ctypes.c_uint32 * 2)(0, 0)
+    uaddr, uaddr2 = ctypes.addressof(words), ctypes.addressof(words) + 4
+    PRIVATE = 128
+    def futex(op, val=0, timeout=0, addr2=0, val3=0):
+        return libc.syscall(202, ctypes.c_void_p(uaddr), op | PRIVATE, val, ctypes.c_void_p(timeout),
+                            ctypes.c_void_p(addr2), val3)
+    assert futex(4, 1, 0, uaddr2, 0) == 0          # CMP_REQUEUE: nobody waits, nothing moved
+    assert futex(9, 1, 0, 0, 0xFFFFFFFF) == -1     # WAIT_BITSET on a value it does not hold: EAGAIN
+    assert futex(6) == 0                           # LOCK_PI on a free word takes it
+    assert futex(7) == 0                           # UNLOCK_PI gives it back
+    print(json.dumps({"pid": os.getpid(), "uaddr": uaddr, "uaddr2": uaddr2}))
+"""
+
+
+def test_futex_ops_and_second_address(tracing):
+    info = run_child(FUTEX_OPS)
+    trace = decode(tracing)
+    r = trace.rows
+    calls = r[(r["type"] == schema.SYSCALL_ENTER) & (r["pid"] == info["pid"])
+              & (r["nr"] == syscalls.NUMBERS["futex"]) & (r["obj"] == info["uaddr"])]
+    ops = [int(c["aux"]) & schema.FUTEX_CMD_MASK for c in calls]
+    assert ops[-4:] == [4, 9, 6, 7], ops
+    requeue, bitset, lock, unlock = calls[-4:]
+    assert requeue["obj2"] == info["uaddr2"]          # REQUEUE names the second futex
+    assert bitset["obj2"] == 1                        # WAIT_BITSET: the expected value
+    assert {6, 7} <= schema.FUTEX_LOCK_LIKE and {4, 9} <= schema.FUTEX_CONDITION_LIKE
+    assert 4 in schema.FUTEX_REQUEUE_OPS and 9 not in schema.FUTEX_REQUEUE_OPS
+
+
+NAMED_THREAD = """
+    import ctypes, json, os, sys, threading
+    libc = ctypes.CDLL(None)
+    def set_name(name):
+        libc.prctl(15, name.encode(), 0, 0, 0)      # PR_SET_NAME, for the calling thread
+    ready, go, done = threading.Event(), threading.Event(), threading.Event()
+    out = {}
+    def worker():
+        set_name("before-trace")
+        out["tid"] = threading.get_native_id()
+        ready.set(); go.wait()
+        set_name("after-trace")
+        done.set()
+    threading.Thread(target=worker).start()
+    ready.wait()
+    print(json.dumps({"pid": os.getpid(), "tid": out["tid"]}), flush=True)
+    sys.stdin.readline()
+    go.set(); done.wait()
+"""
+
+
+def test_thread_names_before_and_after_tracing_starts(argus_cli):
+    import json
+    from conftest import require_tracing
+    require_tracing()
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(NAMED_THREAD)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        info = json.loads(child.stdout.readline())
+        argus_cli.start()
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        assert child.wait(timeout=30) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+    trace = decode(argus_cli)
+    r = trace.rows
+    snap = r[(r["type"] == schema.PROC_SNAPSHOT) & (r["tid"] == info["tid"])]
+    assert len(snap) == 1 and snap[0]["comm"] == b"before-trace" and snap[0]["pid"] == info["pid"]
+    assert snap[0]["state"] == 0                      # not the main thread
+    renames = r[(r["type"] == schema.THREAD_NAME) & (r["tid"] == info["tid"])]
+    assert [x["comm"] for x in renames] == [b"after-trace"]
+    assert renames[0]["ts_ns"] > snap[0]["ts_ns"]
+
+
+TIMERFD_READER = """
+    import ctypes, json, os, threading
+    libc = ctypes.CDLL(None, use_errno=True)
+    class timespec(ctypes.Structure):
+        _fields_ = [("sec", ctypes.c_long), ("nsec", ctypes.c_long)]
+    class itimerspec(ctypes.Structure):
+        _fields_ = [("interval", timespec), ("value", timespec)]
+    fd = libc.timerfd_create(1, 0)                      # CLOCK_MONOTONIC, blocking
+    assert fd >= 0
+    out = {}
+    def reader():
+        out["tid"] = threading.get_native_id()
+        assert len(os.read(fd, 8)) == 8
+    t = threading.Thread(target=reader); t.start()
+    import time; time.sleep(0.05)                        # the reader blocks first
+    spec = itimerspec(timespec(0, 0), timespec(0, 100_000_000))
+    assert libc.timerfd_settime(fd, 0, ctypes.byref(spec), None) == 0
+    t.join()
+    print(json.dumps({"pid": os.getpid(), "armer": threading.get_native_id(), "reader": out["tid"], "fd": fd}))
+"""
+
+
+def test_timerfd_fire_links_the_arming_thread_to_the_reader(tracing):
+    info = run_child(TIMERFD_READER)
+    trace = decode(tracing)
+    r = trace.rows
+    sets = r[(r["type"] == schema.SYSCALL_ENTER) & (r["tid"] == info["armer"])
+             & (r["nr"] == syscalls.NUMBERS["timerfd_settime"]) & (r["obj"] == info["fd"])]
+    assert len(sets) == 1 and sets[0]["obj2"] == 100_000_000
+    # (the arming thread's own sleep before it fired too)
+    fires = r[(r["type"] == schema.TIMER) & (r["peer_tid"] == info["armer"]) & (r["obj2"] >= sets[0]["ts_ns"])]
+    assert len(fires) == 1, "one fire of the timer armed by timerfd_settime"
+    fire = fires[0]
+    assert sets[0]["ts_ns"] <= fire["obj2"] and 50e6 < fire["ts_ns"] - fire["obj2"] < 1e9
+    # The timer woke the reader, not the thread that armed it: the wakeup names the timer.
+    wakes = r[(r["type"] == schema.WAKEUP) & (r["peer_tid"] == info["reader"])
+              & (r["ts_ns"] >= fire["ts_ns"]) & (r["ts_ns"] < fire["ts_ns"] + 1_000_000)]
+    assert len(wakes) >= 1
+    assert wakes[0]["reason"] == schema.WAKE_HARDIRQ and wakes[0]["irq"] == schema.IRQ_TIMER
+    assert int(wakes[0]["aux"]) & 0xFFFFFFFF == int(fire["obj"]) & 0xFFFFFFFF
