@@ -330,9 +330,7 @@ static void wait_of(const struct kdd_thread *t, __u8 *reason, __u32 *nr, __u64 *
 		*obj = t->sc_obj;
 	}
 	if (!*obj && t->wait_event)
-		*obj = t->wait_event;     /* patched kernel: the wait event itself */
-	if (*reason == ARGUS_WAIT_NONE && t->wait_event)
-		*reason = ARGUS_WAIT_OTHER_SYSCALL;
+		*obj = t->wait_event;     /* MACH_WAIT / patched kernel: the wait event itself */
 }
 
 static int on_switch(struct kdd *d, const struct kd_buf64 *k)

@@ -239,7 +239,7 @@ def test_patched_xnu_wakeup_is_exact_and_replaces_stock():
     assert [(w["context"], w["irq_kind"]) for w in wakes] == [
         (schema.WAKE_HARDIRQ, schema.IRQ_TIMER), (schema.WAKE_TASK, schema.IRQ_NONE)]
     so = of_type(recs, schema.SWITCH_OUT)[0]
-    assert so["wait_obj"] == 0xFEED and so["wait_reason"] == schema.WAIT_OTHER_SYSCALL
+    assert so["wait_obj"] == 0xFEED and so["wait_reason"] == schema.WAIT_NONE     # no syscall: no reason
 
 
 def test_lifetime_records():
