@@ -349,7 +349,9 @@ static int on_switch(struct kdd *d, const struct kd_buf64 *k)
 	}
 	struct argus_ev_switch_out so;
 	memset(&so, 0, sizeof(so));
-	header(d, &so.h, ARGUS_EV_SWITCH_OUT, sizeof(so), k->timestamp, out_pid(p, prev), out_tid(p, prev), k->cpuid);
+	/* kdebug has no user stacks here: the record without user_stack_id */
+	header(d, &so.h, ARGUS_EV_SWITCH_OUT, ARGUS_SWITCH_OUT_BASE_SIZE, k->timestamp, out_pid(p, prev),
+	       out_tid(p, prev), k->cpuid);
 	so.prio = (uint16_t)k->arg3;
 	if (p && p->blocked) {
 		so.state = ARGUS_STATE_BLOCKED;

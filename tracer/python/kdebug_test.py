@@ -42,6 +42,8 @@ def parse(data):
             rec[k] = v.split(b"\0", 1)[0].decode(errors="replace") if isinstance(v, bytes) else v
         out.append(rec)
         assert size % 8 == 0 and size >= HDR.size + struct.calcsize(fmt)
+        if typ == schema.SWITCH_OUT:
+            assert size == 40          # no user_stack_id: kdebug records no stacks here
         off += size
     return out
 
