@@ -128,6 +128,7 @@ def main():
         info = record(env, buffer, args.size, args.fill_seconds)
         pid = info["app_pid"]
     st = json.loads(argus(env, "status", "--buffer", buffer, "--json").stdout)
+    print(f"hung app pid {pid}")
     print(f"buffer {buffer}: {json.dumps({k: st[k] for k in st if not isinstance(st[k], (dict, list))})}")
     runs = {"first_question": [], "auto_report": []}
     for _ in range(args.runs):
@@ -141,7 +142,7 @@ def main():
         print(f"{k:<16} {statistics.median(v):9.2f} {min(v):7.2f} {max(v):7.2f}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"buffer": buffer, "status": st, "runs": runs}, f, indent=1)
+            json.dump({"buffer": buffer, "pid": pid, "status": st, "runs": runs}, f, indent=1)
 
 
 if __name__ == "__main__":
