@@ -235,7 +235,8 @@ static int import_mapped(const uint8_t *p, uint64_t size, const char *out,
 	r->buffer_size = bytes;
 	rc = argus_rb_create(out, bytes, ARGUS_RB_DEFAULT_CHUNK_SIZE, &s.rb);
 	if (rc < 0) {
-		rc = fail(r, -rc, "failed to create %s: %s", out, s.rb ? argus_rb_error(s.rb) : strerror(-rc));
+		/* the ring buffer's message names the file */
+		rc = fail(r, -rc, "failed to create the buffer: %s", s.rb ? argus_rb_error(s.rb) : strerror(-rc));
 		goto cleanup;
 	}
 	argus_rb_producer_init(s.rb, &s.prod, 1);
