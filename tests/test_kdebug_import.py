@@ -94,6 +94,8 @@ def test_bad_arguments_one_line(argus_cli, tmp_path):
         no_traceback(proc)
     proc = argus_cli.run("import-kdebug", str(tmp_path / "missing"), "--out", str(tmp_path / "o.argus"), check=False)
     assert proc.returncode != 0 and "no such file" in no_traceback(proc)
+    proc = argus_cli.run("import-kdebug", str(p), "--out", str(tmp_path / "no" / "dir" / "o.argus"), check=False)
+    assert proc.returncode != 0 and "failed to create the buffer" in no_traceback(proc)
     before = p.read_bytes()
     proc = argus_cli.run("import-kdebug", str(p), "--out", str(p), check=False)
     assert proc.returncode != 0 and "the trace itself" in no_traceback(proc)
