@@ -79,8 +79,17 @@ def specs_from_args(args):
     return specs
 
 
-def _stop_on_sigterm(signum, frame):
-    raise KeyboardInterrupt
+class _StopRequest:
+    """SIGINT / SIGTERM ask the loop to stop after the batch in hand (so no
+    access already taken from the kernel is dropped); a second one raises."""
+
+    def __init__(self):
+        self.asked = False
+
+    def __call__(self, signum, frame):
+        if self.asked:
+            raise KeyboardInterrupt
+        self.asked = True
 
 
 def run(args):
@@ -96,11 +105,21 @@ def run(args):
     except ProducerError as e:
         raise ArgusError(f"failed to open buffer {buffer}: {e.strerror or e}") from None
     mechanism = args.mechanism or default_mechanism()
-    old_term = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    stop = _StopRequest()
+    old_handlers = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     written = {"write": 0, "read": 0}
     how = {}
     watcher = None
     reason = "time is up"
+
+    def record(accesses):
+        for a in accesses:
+            producer.write_data_flag(a.kind, a.pid, a.tid, a.addr, a.value, a.pc, ts_ns=a.ts_ns)
+            written[a.kind] += 1
+            how[a.how] = how.get(a.how, 0) + 1
+            if args.verbose or a.kind == "write":
+                print(f"{a.ts_ns / 1e9:.6f} {a.kind:5} tid={a.tid} pc=0x{a.pc:x} "
+                      f"addr=0x{a.addr:x} value={a.value}", flush=True)
     try:
         try:
             watcher = open_watcher(mechanism, args.pid, specs, write_only=args.write_only)
@@ -112,6 +131,9 @@ def run(args):
         end = time.monotonic() + args.duration if args.duration else None
         try:
             while end is None or time.monotonic() < end:
+                if stop.asked:
+                    reason = "interrupted"
+                    break
                 if not procmem.alive(args.pid):
                     reason = "the process exited"
                     break
@@ -122,20 +144,20 @@ def run(args):
                         reason = "the process exited"
                         break
                     raise ArgusError(str(e)) from None
-                for a in accesses:
-                    producer.write_data_flag(a.kind, a.pid, a.tid, a.addr, a.value, a.pc, ts_ns=a.ts_ns)
-                    written[a.kind] += 1
-                    how[a.how] = how.get(a.how, 0) + 1
-                    if args.verbose or a.kind == "write":
-                        print(f"{a.ts_ns / 1e9:.6f} {a.kind:5} tid={a.tid} pc=0x{a.pc:x} "
-                              f"addr=0x{a.addr:x} value={a.value}", flush=True)
+                record(accesses)
         except KeyboardInterrupt:
             reason = "interrupted"
+        try:
+            # what the kernel buffered since the last poll belongs to the trace too
+            record(watcher.accesses(0))
+        except (DebuggerError, KeyboardInterrupt):
+            pass
     finally:
         if watcher is not None:
             watcher.close()
         producer.close()
-        signal.signal(signal.SIGTERM, old_term)
+        for sig, h in old_handlers.items():
+            signal.signal(sig, h)
     lost = getattr(watcher, "lost", 0)
     threads = sorted(getattr(watcher, "threads_seen", ()))
     print(f"bp_watch: {reason}; {written['write']} writes, {written['read']} reads recorded into {buffer}"

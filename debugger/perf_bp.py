@@ -20,8 +20,10 @@ Algorithm:
           value is the one after the access, possibly after later accesses
           too); classify write / read (classify.py); hand Access records out
           in time order.
-  disarm  close every event fd (the kernel frees the debug register of every
-          thread at once); the target was never stopped, so nothing else.
+  disarm  read each event's hit count (sample_period 1: one per access) to
+          count the accesses the ring had no room for that no LOST record
+          reported yet, then close every event fd (the kernel frees the debug
+          register of every thread at once); the target was never stopped.
 
 Ring buffer protocol (perf_event_mmap_page): the kernel writes records and
 then publishes data_head; we read data_head, then the records, then store
@@ -55,7 +57,7 @@ FLAG_EXCLUDE_KERNEL = 1 << 5
 FLAG_EXCLUDE_HV = 1 << 6
 FLAG_USE_CLOCKID = 1 << 25
 
-RING_PAGES = 8          # data pages per event (a power of two); 40-byte samples
+RING_PAGES = 64         # data pages per event (a power of two): 256 KiB, 6500 40-byte samples
 RESCAN_S = 0.1
 
 _NR_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}
@@ -133,6 +135,15 @@ class _Event:
         self.data_size = RING_PAGES * self.page
         self.ring = mmap.mmap(fd, self.page + self.data_size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         self.tail = 0
+        self.samples = 0      # SAMPLE records read
+        self.lost = 0         # accesses LOST records reported
+
+    def hits(self):
+        """Accesses the kernel counted on this event (read_format 0: one u64)."""
+        try:
+            return struct.unpack("<Q", os.read(self.fd, 8))[0]
+        except OSError:
+            return self.samples
 
     def drain(self):
         """[(kind, fields)]: ('sample', (ip, pid, tid, time, addr)) / ('lost', count)."""
@@ -220,6 +231,8 @@ class PerfWatcher(Watcher):
 
     def _drop(self, key):
         ev = self.events.pop(key)
+        # samples the ring had no room for and no later LOST record reported
+        self.lost += max(0, ev.hits() - ev.samples - ev.lost)
         self.by_fd.pop(ev.fd, None)
         try:
             self.poller.unregister(ev.fd)
@@ -236,15 +249,22 @@ class PerfWatcher(Watcher):
         self.poller.poll(max(0, int(timeout_s * 1000)))
         samples = []
         for ev in list(self.events.values()):
-            for kind, rec in ev.drain():
+            recs = ev.drain()
+            if not recs:
+                continue
+            # one read per ring per pass: the samples of a pass were taken before it,
+            # so a read per sample would not be closer to any of their accesses
+            try:
+                value = procmem.read_uint(self.pid, ev.spec.addr, ev.spec.size)
+            except DebuggerError:
+                value = 0
+            for kind, rec in recs:
                 if kind == "lost":
                     self.lost += rec
+                    ev.lost += rec
                     continue
+                ev.samples += 1
                 ip, pid, tid, ts, _addr = rec
-                try:
-                    value = procmem.read_uint(self.pid, ev.spec.addr, ev.spec.size)
-                except DebuggerError:
-                    value = 0
                 samples.append((ts, tid, ip, ev.spec, value))
         samples.sort(key=lambda s: s[0])
         out = []
