@@ -12,6 +12,7 @@ before anything is written.
 """
 import os
 import re
+import sys
 
 from argus.cli.common import ArgusError, parse_size
 
@@ -54,6 +55,9 @@ def run(args):
         raise ArgusError(f"{args.trace}: {e.strerror}")
     except OSError as e:  # the native library is missing
         raise ArgusError(str(e))
+    if res.format == 1 and timebase is None:
+        print("argus: warning: V1 files carry no mach timebase; assumed 1/1 (Intel Macs). "
+              "Apple silicon traces need --timebase 125/3", file=sys.stderr)
     extra = []
     if res.lost_markers:
         extra.append(f"{res.lost_markers} lost-events markers")

@@ -56,7 +56,8 @@ def test_wrong_timebase_changes_durations(argus_cli, tmp_path):
     trace = tmp_path / "hang.v1.trace"
     t.write_v1(trace)
     out = tmp_path / "hang.argus"
-    _import(argus_cli, trace, out)
+    proc = _import(argus_cli, trace, out)
+    assert "no mach timebase" in proc.stderr
     proc = argus_cli.run("debug", "--buffer", str(out), "--pid", str(g.APP_PID), "--auto", "--json", check=False)
     assert proc.returncode != 0
     no_traceback(proc)
