@@ -101,3 +101,23 @@ def test_bad_arguments_one_line(argus_cli, tmp_path):
     proc = argus_cli.run("import-kdebug", str(p), "--out", str(p), check=False)
     assert proc.returncode != 0 and "the trace itself" in no_traceback(proc)
     assert p.read_bytes() == before
+
+
+def test_timer_arm_becomes_a_timer_edge(argus_cli, tmp_path):
+    """macOS timer calls (DECR_TIMER_ENTER in a syscall -> DECR_TIMER_CALLOUT)
+    become TIMER records; the graph links the arming thread to the thread
+    the callout wakes, across processes, like a Linux hrtimer."""
+    from argus.graphbuild import build_graph
+    from argus.tracer import reader
+
+    trace = tmp_path / "timer.trace"
+    g.cross_thread_timer().write_v3(trace)
+    out = tmp_path / "timer.argus"
+    _import(argus_cli, trace, out)
+    tr = reader.decode_file(str(out))
+    graph = build_graph(tr.rows, trace_start=tr.first_ts, trace_end=tr.last_ts)
+    timer_edges = [graph.edge(e) for e in range(len(graph.edges)) if graph.edge(e)["type"] == "timer"]
+    assert len(timer_edges) == 1
+    e = timer_edges[0]
+    assert graph.vertex(e["src"])["tid"] == 0x1001 and graph.vertex(e["dst"])["tid"] == 0x3001
+    assert e["src_ts"] == 2_000_200 and e["ts"] == 502_000_200

@@ -62,6 +62,10 @@
 
 #define KDE_MACH_INTR               KD_MAKE(1, 0x05, 0)      /* 0x01050000 START: irq, pc, user, type; END */
 
+/* DBG_MACH_EXCP_DECI: timer calls (osfmk/kern/timer_call.c) */
+#define KDE_DECR_TIMER_CALLOUT      KD_MAKE(1, 0x09, 2)      /* 0x01090008 START/END: permuted call, func, param0, param1 */
+#define KDE_DECR_TIMER_ENTER        KD_MAKE(1, 0x09, 7)      /* 0x0109001c START: permuted call, param1, deadline, flags */
+
 /* DBG_TRACE (class 7): emitted by the kernel only */
 #define KDE_TRACE_DATA_NEWTHREAD    KD_MAKE(7, 0, 1)   /* 0x07000004 new tid, pid, exec-copy flag, unique pid */
 #define KDE_TRACE_DATA_EXEC         KD_MAKE(7, 0, 2)   /* 0x07000008 pid, fsid, fileid */

@@ -120,6 +120,7 @@ struct kdd_thread {
 };
 
 #define KDD_PENDING 16                /* patched wakeups awaiting their stock MAKE_RUNNABLE, per CPU */
+#define KDD_ARMS 4096                 /* timer arms remembered until their callout (direct-mapped) */
 
 struct kdd_cpu {
 	uint32_t intr_depth;
@@ -129,6 +130,15 @@ struct kdd_cpu {
 	 * before making each runnable, hence a small ring, oldest overwritten. */
 	uint64_t patched_wakee[KDD_PENDING];
 	uint32_t patched_next;
+	uint64_t callout;            /* timer call whose callout runs here (DECR_TIMER_CALLOUT), or 0 */
+};
+
+/* A timer call armed by a user thread inside a syscall (its wait timeout,
+ * a sleep, a kqueue timer): the TIMER record at its callout names it. */
+struct kdd_arm {
+	uint64_t call;               /* permuted timer_call, 0 = empty */
+	uint64_t ts, deadline;       /* mach time */
+	uint32_t pid, tid;
 };
 
 struct kdd {
@@ -138,6 +148,7 @@ struct kdd {
 	struct kdd_thread *threads;  /* open addressing, power-of-two capacity */
 	size_t cap, count;
 	struct kdd_cpu cpus[KDD_MAX_CPUS];
+	struct kdd_arm arms[KDD_ARMS];
 	struct kdd_stats st;
 };
 
@@ -385,7 +396,11 @@ static void wake_context(struct kdd *d, const struct kd_buf64 *k, const struct k
 {
 	struct kdd_cpu *c = cpu_of(d, k->cpuid);
 	*irq = ARGUS_IRQ_NONE;
-	if (c->intr_depth) {
+	if (c->callout) {
+		/* timer callouts run at interrupt level, from the timer interrupt */
+		*ctx = ARGUS_WAKE_HARDIRQ;
+		*irq = ARGUS_IRQ_TIMER;
+	} else if (c->intr_depth) {
 		*ctx = ARGUS_WAKE_HARDIRQ;
 		switch (c->intr_type) {
 		case KD_INTR_TYPE_TIMER: *irq = ARGUS_IRQ_TIMER; break;
@@ -415,6 +430,62 @@ static int emit_wakeup(struct kdd *d, const struct kd_buf64 *k, uint64_t waker_t
 	r.context = ctx;
 	r.irq_kind = irq;
 	r.target_cpu = (uint16_t)k->cpuid;   /* kdebug does not say where the wakee will run */
+	if (irq == ARGUS_IRQ_TIMER)
+		r.irq_vec = (uint32_t)cpu_of(d, k->cpuid)->callout;   /* joins the TIMER record's timer_id */
+	return emit(d, &r.h);
+}
+
+/* ---------- timers ---------- */
+
+static struct kdd_arm *arm_slot(struct kdd *d, uint64_t call)
+{
+	return &d->arms[hash_tid(call, KDD_ARMS)];
+}
+
+static int on_timer_enter(struct kdd *d, const struct kd_buf64 *k)
+{
+	struct kdd_thread *t = thread_find(d, k->arg5);
+	if (KD_FUNC(k->debugid) != KD_FUNC_START || !k->arg1)
+		return 0;
+	/* like Linux: only timers a user thread arms inside a syscall */
+	if (!t || !t->in_sc || t->idle || !t->has_pid || t->pid == 0)
+		return 0;
+	struct kdd_arm *a = arm_slot(d, k->arg1);
+	a->call = k->arg1;
+	a->ts = k->timestamp;
+	a->deadline = k->arg3;
+	a->pid = t->pid;
+	a->tid = (uint32_t)t->tid;
+	return 0;
+}
+
+static int on_timer_callout(struct kdd *d, const struct kd_buf64 *k)
+{
+	struct kdd_cpu *c = cpu_of(d, k->cpuid);
+	if (KD_FUNC(k->debugid) == KD_FUNC_END) {
+		c->callout = 0;
+		return 0;
+	}
+	if (KD_FUNC(k->debugid) != KD_FUNC_START)
+		return 0;
+	struct kdd_arm *a = arm_slot(d, k->arg1);
+	if (!k->arg1 || a->call != k->arg1) {
+		c->callout = 0;           /* not a timer we follow: its wakeups stay plain */
+		return 0;
+	}
+	c->callout = k->arg1;
+	struct kdd_thread *t = thread_get(d, k->arg5);
+	struct argus_ev_timer r;
+	memset(&r, 0, sizeof(r));
+	header(d, &r.h, ARGUS_EV_TIMER, sizeof(r), k->timestamp, out_pid(t, k->arg5), out_tid(t, k->arg5), k->cpuid);
+	r.timer_id = a->call;
+	r.expires_ns = (int64_t)kdd_ns(d, a->deadline);
+	r.arm_ts_ns = kdd_ns(d, a->ts);
+	r.arm_pid = a->pid;
+	r.arm_tid = a->tid;
+	r.kind = ARGUS_TIMER_FIRE;
+	r.clockid = 1;                /* mach absolute time, as every ts_ns of this trace */
+	a->call = 0;                  /* one-shot: a re-arm records a new arm */
 	return emit(d, &r.h);
 }
 
@@ -445,7 +516,7 @@ static int on_argus_wakeup(struct kdd *d, const struct kd_buf64 *k)
 	}
 	if (k->arg3 & KD_ARGUS_WAKE_INTERRUPT) {
 		ctx = ARGUS_WAKE_HARDIRQ;
-		irq = (k->arg3 & KD_ARGUS_WAKE_TIMER) ? ARGUS_IRQ_TIMER : ARGUS_IRQ_DEVICE;
+		irq = ((k->arg3 & KD_ARGUS_WAKE_TIMER) || c->callout) ? ARGUS_IRQ_TIMER : ARGUS_IRQ_DEVICE;
 	} else if ((k->arg3 & KD_ARGUS_WAKE_IDLE) || (w && w->idle)) {
 		ctx = ARGUS_WAKE_IDLE;
 	} else if (k->arg3 & KD_ARGUS_WAKE_TIMER) {
@@ -655,6 +726,10 @@ static int decode_one(struct kdd *d, const struct kd_buf64 *k)
 			t->has_pid = true;
 		}
 		return 0;
+	case KDE_DECR_TIMER_ENTER:
+		return on_timer_enter(d, k);
+	case KDE_DECR_TIMER_CALLOUT:
+		return on_timer_callout(d, k);
 	case KDE_MACH_INTR: {
 		struct kdd_cpu *c = cpu_of(d, k->cpuid);
 		if (KD_FUNC(id) == KD_FUNC_START) {

@@ -147,6 +147,7 @@ static int macos_open(const struct argus_tracer_config *cfg, void **state, char 
 	}
 	typefilter_allow(tf, KD_CLASS_MACH, KD_MACH_SCHED);
 	typefilter_allow(tf, KD_CLASS_MACH, KD_MACH_EXCP_INTR);
+	typefilter_allow(tf, KD_CLASS_MACH, KD_MACH_EXCP_DECI);    /* timer arm -> callout */
 	typefilter_allow(tf, KD_CLASS_MACH, KD_ARGUS_SUBCLASS);
 	typefilter_allow(tf, KD_CLASS_TRACE, KD_TRACE_DATA);
 	typefilter_allow(tf, KD_CLASS_TRACE, KD_TRACE_STRING);

@@ -42,6 +42,8 @@ MACH_MAKE_RUNNABLE = kd(1, 0x40, 0x06)
 MACH_IDLE = kd(1, 0x40, 0x09)
 MACH_BLOCK = kd(1, 0x40, 0x0F)
 MACH_INTR = kd(1, 0x05, 0)
+DECR_TIMER_CALLOUT = kd(1, 0x09, 2)
+DECR_TIMER_ENTER = kd(1, 0x09, 7)
 TRACE_DATA_NEWTHREAD = kd(7, 0, 1)
 TRACE_DATA_EXEC = kd(7, 0, 2)
 TRACE_DATA_THREAD_TERMINATE = kd(7, 0, 3)
@@ -115,6 +117,15 @@ class KdTrace:
     def intr(self, ns, cpu, running, kind=INTR_TIMER):
         """Interrupt START on `running`'s CPU: irq, pc, user mode, type."""
         return self.raw(ns, MACH_INTR | START, running, cpu, 0, 0, 0, kind)
+
+    def timer_enter(self, ns, cpu, tid, call, deadline_ns):
+        """timer_call_enter by `tid`: DECR_TIMER_ENTER START (permuted call,
+        param1, deadline in mach time, flags)."""
+        return self.raw(ns, DECR_TIMER_ENTER | START, tid, cpu, call, 0, self.ticks(deadline_ns), 0)
+
+    def timer_callout(self, ns, cpu, running, call, end=False):
+        """DECR_TIMER_CALLOUT START / END around the timer's function."""
+        return self.raw(ns, DECR_TIMER_CALLOUT | (END if end else START), running, cpu, call, 0xF00, 0, 0)
 
     def intr_end(self, ns, cpu, running):
         return self.raw(ns, MACH_INTR | END, running, cpu)
@@ -345,3 +356,34 @@ def cross_process_hang(timebase=(1, 1), n_baseline=4, hang_s=5.0, period_s=1.0, 
     t.events.sort(key=lambda e: KD_BUF.unpack(e)[0])
     info["trace_end"] = end
     return t, info
+
+
+def cross_thread_timer(armer=0x1001, sleeper=0x3001, fire_ns=502_000_000):
+    """A user thread (armer, pid 100) arms a timer inside kevent_qos (say, an
+    EVFILT_TIMER for another process's queue) and goes on to block in read;
+    the timer's callout, in a timer interrupt over CPU 1's idle thread, wakes
+    `sleeper` (pid 300), blocked in kevent_qos.  Returns the KdTrace."""
+    idle0, idle1 = 11, 12
+    t = KdTrace(timebase=(1, 1), ncpus=2)
+    t.kernel_thread(idle0).kernel_thread(idle1)
+    t.thread(armer, 100, "armer").thread(sleeper, 300, "sleeper")
+    t.idle(1, 0, idle0).idle(2, 1, idle1)
+    t.switch(1_000_000, 1, idle1, sleeper)
+    t.bsd(1_000_100, 1, sleeper, "kevent_qos", 7, 0, 0, 0)
+    t.block(1_000_200, 1, sleeper).switch(1_000_200, 1, sleeper, idle1)
+    t.switch(2_000_000, 0, idle0, armer)
+    t.bsd(2_000_100, 0, armer, "kevent_qos", 9, 0, 0, 0)
+    t.timer_enter(2_000_200, 0, armer, 0xCA11, fire_ns)
+    t.bsd(2_000_300, 0, armer, "kevent_qos", end=True, pid=100)
+    t.bsd(2_000_400, 0, armer, "read", 3, 0, 8, 0)
+    t.block(2_000_500, 0, armer).switch(2_000_500, 0, armer, idle0)
+    t.intr(fire_ns, 1, idle1, INTR_TIMER)
+    t.timer_callout(fire_ns + 100, 1, idle1, 0xCA11)
+    t.make_runnable(fire_ns + 200, 1, idle1, sleeper)
+    t.timer_callout(fire_ns + 300, 1, idle1, 0xCA11, end=True)
+    t.intr_end(fire_ns + 400, 1, idle1)
+    t.switch(fire_ns + 1_000, 1, idle1, sleeper)
+    t.bsd(fire_ns + 1_100, 1, sleeper, "kevent_qos", end=True, pid=300)
+    t.bsd(fire_ns + 100_000, 1, sleeper, "kevent_qos", 7, 0, 0, 0)
+    t.block(fire_ns + 100_100, 1, sleeper).switch(fire_ns + 100_100, 1, sleeper, idle1)
+    return t

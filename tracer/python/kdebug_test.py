@@ -24,6 +24,8 @@ PAYLOAD = {
     schema.EXIT: ("<iI", ("exit_code", "is_group_leader")),
     schema.PROC_SNAPSHOT: ("<II16s", ("ppid", "is_main_thread", "comm")),
     schema.LOST: ("<Q", ("count",)),
+    schema.TIMER: ("<QqQIIBBHI", ("timer_id", "expires_ns", "arm_ts_ns", "arm_pid", "arm_tid", "kind", "mode",
+                                  "clockid", "reserved")),
 }
 NR_BSD, NR_MACH = 0x20000, 0x10000
 NONE = 0xFFFFFFFF
@@ -224,6 +226,34 @@ def test_wakeup_contexts():
         (0x1002, schema.WAKE_TASK, schema.IRQ_NONE),
     ]
     assert all(w["wakee_tid"] == APP and w["wakee_pid"] == APP_PID for w in wakes)
+
+
+def test_timer_armed_in_a_syscall_names_its_armer_at_the_callout():
+    CALL, KCALL = 0xCA11_0001_2345_6789, 0xCA11_0002
+    t = base_trace(timebase=(125, 3))
+    t.bsd(100, 0, APP, "kevent_qos", 9, 0, 0, 0)           # arms a kqueue timer inside the syscall
+    t.timer_enter(200, 0, APP, CALL, 5_000_000)
+    t.timer_enter(250, 2, KWORK, KCALL, 6_000_000)         # a kernel thread's timer: not followed
+    t.intr(5_000_000, 1, 0x1002, g.INTR_TIMER)
+    t.timer_callout(5_000_100, 1, 0x1002, CALL)
+    t.make_runnable(5_000_200, 1, 0x1002, 0x1002 + 1)
+    t.timer_callout(5_000_300, 1, 0x1002, CALL, end=True)
+    t.timer_callout(5_000_400, 1, 0x1002, KCALL)
+    t.make_runnable(5_000_500, 1, 0x1002, APP)
+    t.timer_callout(5_000_600, 1, 0x1002, KCALL, end=True)
+    t.intr_end(5_000_700, 1, 0x1002)
+    recs = decode(t, timebase=(125, 3))
+    timers = of_type(recs, schema.TIMER)
+    assert len(timers) == 1
+    tm = timers[0]
+    assert (tm["timer_id"], tm["arm_pid"], tm["arm_tid"], tm["kind"]) == (CALL, APP_PID, APP, 2)
+    assert (tm["tid"], tm["cpu"]) == (0x1002, 1)                       # the interrupted task
+    assert abs(tm["arm_ts_ns"] - 200) <= 42 and abs(tm["expires_ns"] - 5_000_000) <= 42   # tick rounding
+    wakes = of_type(recs, schema.WAKEUP)
+    assert [(w["context"], w["irq_kind"], w["irq_vec"]) for w in wakes] == [
+        (schema.WAKE_HARDIRQ, schema.IRQ_TIMER, CALL & 0xFFFFFFFF),   # joins the TIMER record
+        (schema.WAKE_HARDIRQ, schema.IRQ_TIMER, 0),
+    ]
 
 
 def test_patched_xnu_wakeup_is_exact_and_replaces_stock():
