@@ -56,7 +56,8 @@ def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, engine="n
         raise TypeError(f"rows must have dtype schema.ROW_DTYPE, got {rows.dtype}")
     if not rows.flags.c_contiguous:
         rows = np.ascontiguousarray(rows)
-    if len(rows) > 1 and not native_core.rows_sorted(rows):
+    is_sorted, learned = native_core.scan_rows(rows)
+    if not is_sorted:
         rows = rows[np.argsort(rows["ts_ns"], kind="stable")]
     if len(rows):
         first, last = int(rows["ts_ns"][0]), int(rows["ts_ns"][-1])
@@ -64,7 +65,7 @@ def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, engine="n
         first = last = 0
     t0 = first if trace_start is None else min(int(trace_start), first) if len(rows) else int(trace_start)
     t1 = last if trace_end is None else max(int(trace_end), last) if len(rows) else int(trace_end)
-    roles = (roles or SyscallRoles()).learn(rows)
+    roles = (roles or SyscallRoles()).learn_table(learned)
     if engine == "python":
         return _build_python(rows, t0, t1, roles)
     if engine != "native":

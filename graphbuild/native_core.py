@@ -113,12 +113,22 @@ def lib():
             L.argus_graph_csr.restype = ctypes.c_int
             L.argus_rows_sorted.argtypes = [_P, c_u64]
             L.argus_rows_sorted.restype = ctypes.c_int
+            L.argus_rows_scan.argtypes = [_P, c_u64, _P, c_u32]
+            L.argus_rows_scan.restype = ctypes.c_int
             _lib = L
     return _lib
 
 
 def rows_sorted(rows):
     return bool(lib().argus_rows_sorted(rows.ctypes.data, len(rows)))
+
+
+def scan_rows(rows, size=1024):
+    """(sorted, learned): one C pass; learned[nr] has ROLE_FUTEX / ROLE_YIELD
+    for the numbers switch-outs name with wait reason FUTEX / YIELD."""
+    learned = np.zeros(size, np.uint8)
+    ok = lib().argus_rows_scan(rows.ctypes.data if len(rows) else None, len(rows), learned.ctypes.data, size)
+    return bool(ok), learned
 
 
 def _alloc(cols, n_of):

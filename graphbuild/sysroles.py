@@ -56,6 +56,12 @@ class SyscallRoles:
             target.update(int(n) for n in nrs if n != schema.SYSCALL_NONE)
         return self
 
+    def learn_table(self, learned):
+        """learn() from the C scan's per-nr bits (native_core.scan_rows)."""
+        self.futex_nrs.update(int(n) for n in np.flatnonzero(learned & ROLE_FUTEX) if n != schema.SYSCALL_NONE)
+        self.yield_nrs.update(int(n) for n in np.flatnonzero(learned & ROLE_YIELD) if n != schema.SYSCALL_NONE)
+        return self
+
     def table(self):
         """uint8 role bits per syscall number, for the C core."""
         t = np.zeros(ROLE_TABLE_SIZE, np.uint8)

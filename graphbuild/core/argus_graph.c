@@ -149,6 +149,7 @@ struct argus_graph {
 	struct map tfires;        /* low 32 bits of a timer id -> index into tfirev */
 	struct vec sendv, fdiv, tfirev, treqs;
 	int32_t *owner;           /* row -> utid, -1 */
+	size_t owner_mapped;
 
 	/* exported after the pass */
 	int64_t *remap;           /* creation id -> final segment id */
@@ -1335,6 +1336,7 @@ static int finish_edges(struct argus_graph *g)
 	struct edge *sorted;
 	int64_t tmin = INT64_MAX, tmax = INT64_MIN;
 	uint64_t maxsrc = 0;
+	size_t sorted_mapped = 0;
 
 	if (!inv)
 		return -1;
@@ -1381,9 +1383,9 @@ static int finish_edges(struct argus_graph *g)
 		return 0;
 	a = malloc(ne * sizeof(*a));
 	b = malloc(ne * sizeof(*b));
-	sorted = malloc(ne * sizeof(*sorted));
+	sorted = big_alloc(ne * sizeof(*sorted), &sorted_mapped);
 	if (!a || !b || !sorted) {
-		free(a), free(b), free(sorted);
+		free(a), free(b), big_free(sorted, sorted_mapped);
 		return -1;
 	}
 	for (k = 0; k < ne; k++) {
@@ -1401,9 +1403,10 @@ static int finish_edges(struct argus_graph *g)
 		sorted[k] = VEC_AT(&g->edges, struct edge, res[k].idx);
 	free(a);
 	free(b);
-	free(g->edges.data);
+	vec_free(&g->edges);
 	g->edges.data = sorted;
-	g->edges.cap = ne;
+	g->edges.len = g->edges.cap = ne;
+	g->edges.mapped = sorted_mapped;
 	return 0;
 }
 
@@ -1455,6 +1458,26 @@ int argus_rows_sorted(const struct argus_row *rows, uint64_t n)
 	return 1;
 }
 
+int argus_rows_scan(const struct argus_row *rows, uint64_t n, uint8_t *learned, uint32_t nlearned)
+{
+	uint64_t i;
+	int sorted = 1;
+
+	for (i = 0; i < n; i++) {
+		const struct argus_row *r = &rows[i];
+
+		if (i && r->ts_ns < rows[i - 1].ts_ns)
+			sorted = 0;
+		if (r->type == ARGUS_EV_SWITCH_OUT && r->nr < nlearned) {
+			if (r->reason == ARGUS_WAIT_FUTEX)
+				learned[r->nr] |= ARGUS_ROLE_FUTEX;
+			else if (r->reason == ARGUS_WAIT_YIELD)
+				learned[r->nr] |= ARGUS_ROLE_YIELD;
+		}
+	}
+	return sorted;
+}
+
 int argus_graph_abi(void)
 {
 	return ARGUS_GRAPH_ABI;
@@ -1488,7 +1511,7 @@ struct argus_graph *argus_graph_build(const struct argus_row *rows, uint64_t nro
 	vec_init(&g->fdiv, sizeof(struct fdi));
 	vec_init(&g->tfirev, sizeof(struct tfire));
 	vec_init(&g->treqs, sizeof(struct treq));
-	g->owner = malloc((nrows ? nrows : 1) * sizeof(int32_t));
+	g->owner = big_alloc((nrows ? nrows : 1) * sizeof(int32_t), &g->owner_mapped);
 	if (!g->owner || map_init(&g->tid_map, 1024) || map_init(&g->ppid, 256) || map_init(&g->futex, 1024) ||
 	    map_init(&g->channel, 256) || map_init(&g->sends, 1024) || map_init(&g->timers, 64) ||
 	    map_init(&g->fdinfo, 1024) || map_init(&g->owners, 1024) || map_init(&g->tfires, 256))
@@ -1720,7 +1743,7 @@ int argus_graph_export_threads(struct argus_graph *g, const struct argus_graph_t
 			c->thread_rows[next[u]++] = (int64_t)k;
 	}
 	free(next);
-	free(g->owner);
+	big_free(g->owner, g->owner_mapped);
 	g->owner = NULL;
 	k = 0;
 	if (g->ppid.slots) {
@@ -1759,8 +1782,10 @@ static int sort_by_utid(struct vec *v, uint64_t nt)
 
 		memcpy(out + (next[*(const int64_t *)src]++) * v->esize, src, v->esize);
 	}
-	free(v->data);
+	n = v->len;
+	vec_free(v);
 	v->data = out;
+	v->len = v->cap = n;
 	free(next);
 	return 0;
 }
@@ -1854,7 +1879,7 @@ void argus_graph_free(struct argus_graph *g)
 	vec_free(&g->fdiv);
 	vec_free(&g->tfirev);
 	vec_free(&g->treqs);
-	free(g->owner);
+	big_free(g->owner, g->owner_mapped);
 	free(g->remap);
 	free(g);
 }

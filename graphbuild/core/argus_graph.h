@@ -126,6 +126,9 @@ int argus_graph_csr(const int64_t *key, const int64_t *order_ts, uint64_t n, uin
 		    int64_t *ptr, int64_t *ids);
 /* 1 if rows are sorted by ts_ns, else 0 (no allocation). */
 int argus_rows_sorted(const struct argus_row *rows, uint64_t nrows);
+/* One pass: argus_rows_sorted, and learned[nr] |= ARGUS_ROLE_FUTEX / _YIELD for
+ * the syscall numbers SWITCH_OUTs with wait reason FUTEX / YIELD name. */
+int argus_rows_scan(const struct argus_row *rows, uint64_t nrows, uint8_t *learned, uint32_t nlearned);
 
 #ifdef __cplusplus
 }

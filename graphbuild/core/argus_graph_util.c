@@ -1,15 +1,65 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Growable arrays, hash map, radix sort: see argus_graph_util.h. */
+#include <sys/mman.h>
+
 #include "argus_graph_util.h"
+
+#define HUGE_PAGE (2u << 20)
+
+static size_t round_huge(size_t bytes)
+{
+	return (bytes + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+}
+
+void *big_alloc(size_t bytes, size_t *mapped)
+{
+	size_t len = round_huge(bytes);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, len, MADV_HUGEPAGE);   /* advice only */
+	*mapped = len;
+	return p;
+}
+
+void big_free(void *p, size_t mapped)
+{
+	if (p)
+		munmap(p, mapped);
+}
 
 int vec_grow(struct vec *v, uint64_t need)
 {
 	uint64_t cap = v->cap ? v->cap : 64;
+	size_t bytes;
 	void *p;
 
 	while (cap < need)
 		cap *= 2;
-	p = realloc(v->data, cap * v->esize);
+	bytes = cap * v->esize;
+	if (v->mapped) {
+		size_t len = round_huge(bytes);
+
+		p = mremap(v->data, v->mapped, len, MREMAP_MAYMOVE);
+		if (p == MAP_FAILED)
+			p = NULL;
+		else {
+			madvise(p, len, MADV_HUGEPAGE);
+			v->mapped = len;
+		}
+	} else if (bytes >= BIG_BYTES) {
+		size_t len;
+
+		p = big_alloc(bytes, &len);
+		if (p) {
+			memcpy(p, v->data, v->len * v->esize);
+			free(v->data);
+			v->mapped = len;
+		}
+	} else {
+		p = realloc(v->data, bytes);
+	}
 	if (!p) {
 		v->oom = 1;
 		return -1;

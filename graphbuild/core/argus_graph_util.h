@@ -25,7 +25,15 @@ struct vec {
 	uint64_t len, cap;
 	uint32_t esize;
 	int oom;
+	size_t mapped;      /* bytes mapped when data came from big_alloc, else 0 (malloc) */
 };
+
+/* Large arrays (>= BIG_BYTES) are anonymous mappings advised to use
+ * transparent huge pages: filling gigabytes then costs 512x fewer page
+ * faults, and growth is mremap (no copy). */
+#define BIG_BYTES (4u << 20)
+void *big_alloc(size_t bytes, size_t *mapped);
+void big_free(void *p, size_t mapped);
 
 static inline void vec_init(struct vec *v, uint32_t esize)
 {
@@ -45,9 +53,13 @@ static inline void *vec_push(struct vec *v)
 
 static inline void vec_free(struct vec *v)
 {
-	free(v->data);
+	if (v->mapped)
+		big_free(v->data, v->mapped);
+	else
+		free(v->data);
 	v->data = NULL;
 	v->len = v->cap = 0;
+	v->mapped = 0;
 }
 
 #define VEC_AT(v, type, i) (((type *)(v)->data)[i])
