@@ -384,7 +384,8 @@ def test_random_events_decode_to_well_formed_records():
     ids = [g.MACH_SCHED, g.MACH_MAKE_RUNNABLE, g.MACH_BLOCK, g.MACH_IDLE | 1, g.MACH_INTR | 1, g.MACH_INTR | 2,
            g.TRACE_DATA_NEWTHREAD, g.TRACE_DATA_EXEC, g.TRACE_STRING_EXEC | 3, g.TRACE_STRING_THREADNAME | 1,
            g.TRACE_DATA_THREAD_TERMINATE, g.TRACE_LOST_EVENTS, g.ARGUS_WAIT, g.ARGUS_WAKEUP,
-           g.BSD_SC | 305 << 2 | 1, g.BSD_SC | 305 << 2 | 2, g.MACH_SC | 47 << 2 | 1, g.MACH_SC | 47 << 2 | 2]
+           g.BSD_SC | 305 << 2 | 1, g.BSD_SC | 305 << 2 | 2, g.MACH_SC | 47 << 2 | 1, g.MACH_SC | 47 << 2 | 2,
+           g.DECR_TIMER_ENTER | 1, g.DECR_TIMER_CALLOUT | 1, g.DECR_TIMER_CALLOUT | 2]
     t = g.KdTrace()
     for tid in range(1, 200):
         t.thread(rnd.getrandbits(64), rnd.choice([1, -3, rnd.getrandbits(31)]), "x" * rnd.randrange(25))
