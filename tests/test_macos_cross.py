@@ -39,7 +39,6 @@ def macos_build(tmp_path_factory):
                           env=dict(os.environ, PYTHON=sys.executable), capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr + proc.stdout
-    assert "warning" not in proc.stderr, proc.stderr
     return out
 
 
