@@ -373,3 +373,31 @@ def test_timerfd_fire_links_the_arming_thread_to_the_reader(tracing):
     assert len(wakes) >= 1
     assert wakes[0]["reason"] == schema.WAKE_HARDIRQ and wakes[0]["irq"] == schema.IRQ_TIMER
     assert int(wakes[0]["aux"]) & 0xFFFFFFFF == int(fire["obj"]) & 0xFFFFFFFF
+
+
+def test_no_stacks_leaves_switch_outs_at_40_bytes(tmp_path):
+    """argusd --no-stacks: no stack walks, no user_stack or mapping records, and
+    blocking switch-outs without a stack id (40-byte records)."""
+    from conftest import native, require_tracing
+    require_tracing()
+    buffer, sock = tmp_path / "t.argus", tmp_path / "argusd.sock"
+    ready_r, ready_w = os.pipe()
+    daemon = subprocess.Popen([native("argusd"), "--buffer", str(buffer), "--size", "256M", "--socket",
+                               str(sock), "--foreground", "--no-stacks", "--ready-fd", str(ready_w)],
+                              pass_fds=(ready_w,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    os.close(ready_w)
+    try:
+        with os.fdopen(ready_r) as ready:
+            assert ready.readline().strip() == "ready"
+        info = run_child(BLOCKED_READER)
+        time.sleep(1.5)
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+    trace = reader.decode_file(buffer)
+    r = trace.rows
+    outs = r[(r["type"] == schema.SWITCH_OUT) & (r["tid"] == info["pid"]) & (r["reason"] == schema.WAIT_READ)]
+    assert len(outs) >= 1
+    assert not (r["obj2"][r["type"] == schema.SWITCH_OUT]).any()
+    assert not np.isin(r["type"], [schema.USER_STACK, schema.MAPPING]).any()
+    assert len(trace.frames) == 0

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Apache-2.0
 /*
  * Argus kernel event collection on Linux: scheduler switches and wakeups,
- * the syscalls that wait or communicate, and process lifecycle, written as
- * final-format struct argus_ev_* records (tracer/argus_event.h) into one BPF
- * ring buffer that argusd copies into the trace file unchanged.
+ * the syscalls that wait or communicate (with the identity of the channel
+ * behind an fd), fires of timers armed from syscalls, user stacks at
+ * blocking waits, and process lifecycle, written as final-format struct
+ * argus_ev_* records (tracer/argus_event.h) into one BPF ring buffer that
+ * argusd copies into the trace file unchanged.
+ *
+ * Rare facts are written once and referenced by id from the frequent
+ * records (FD_INFO by (pid, fd, inode) from syscall_enter.obj2, USER_STACK
+ * by (pid, stack id) from switch_out), deduplicated with LRU maps and
+ * rewritten once a second so a wrapped buffer still holds them.
  *
  * All programs are tp_btf (BTF raw tracepoints): arguments are typed kernel
  * pointers read with plain loads, no bpf_probe_read per field and no
