@@ -151,6 +151,9 @@ def build_graph_from_trace(trace, **kw):
     """build_graph over a decoded reader.Trace, marking its lost regions."""
     head = head_gap_end(trace.rows) if trace.records_overwritten else None
     g = build_graph(trace.rows, head_gap_end=head, **kw)
+    # USER_STACK rows index the frames, MAPPING rows the paths (reader.Trace side arrays)
+    g.frames = getattr(trace, "frames", np.zeros(0, np.uint64))
+    g.strings = getattr(trace, "strings", b"")
     g.stats["records_overwritten"] = int(trace.records_overwritten)
     g.stats["records_lost"] = int(trace.records_lost)
     return g

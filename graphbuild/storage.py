@@ -10,7 +10,9 @@ Tables (one column per numpy column; integers stay integers):
               arguments, wakeups, messages with their peers, stacks and names
               as the rows carry them) with `vertex`, the segment owning it
               (-1: a row no thread owns, e.g. a wakeup from the idle task)
-  thread_state  running / runnable intervals; yields; flags
+  running, runnable, yields, flags   thread_state intervals, yields, data flags
+  frames, strings   the trace's side arrays: USER_STACK rows (events) index
+              frames (obj = first, aux = count), MAPPING rows index strings
 
 Algorithm: columns go through executemany over zipped column lists (the
 standard sqlite3 module; one transaction); load reads each table back with
@@ -131,6 +133,10 @@ def save_graph(g, path, source=None):
                                                      {n: getattr(g.runnable, n) for n in g.runnable.names})
                 schema_of["yields"] = _write_table(con, "yields", {n: getattr(g.yields, n) for n in g.yields.names})
                 schema_of["flags"] = _write_table(con, "flags", {n: getattr(g.flags, n) for n in g.flags.names})
+                frames = np.asarray(getattr(g, "frames", np.zeros(0, np.uint64)), np.uint64)
+                schema_of["frames"] = _write_table(con, "frames", {"pc": frames})
+                con.execute("CREATE TABLE strings (id INTEGER PRIMARY KEY, data BLOB)")
+                con.execute("INSERT INTO strings VALUES (0, ?)", (bytes(getattr(g, "strings", b"")),))
                 con.execute("CREATE INDEX events_vertex ON events(vertex)")
                 con.execute("CREATE INDEX edges_dst ON edges(dst)")
                 meta = {
@@ -175,6 +181,8 @@ def load_graph(path):
             runnable = _read_table(con, "runnable", cols["runnable"])
             yields = _read_table(con, "yields", cols["yields"])
             flags = _read_table(con, "flags", cols["flags"])
+            frames = _read_table(con, "frames", cols["frames"]).get("pc", np.zeros(0, np.uint64))
+            blob = con.execute("SELECT data FROM strings WHERE id = 0").fetchone()
         except (sqlite3.Error, KeyError, ValueError) as e:
             raise StorageError(f"{path}: damaged graph database ({e})") from None
     finally:
@@ -191,8 +199,11 @@ def load_graph(path):
     ptr = np.zeros(nthreads + 1, np.int64)
     np.cumsum(np.bincount(utid_of_row[owned], minlength=nthreads), out=ptr[1:])
     processes = {int(k): v for k, v in meta["processes"].items()}
-    return EventGraph(rows=rows, trace_start=meta["trace_start"], trace_end=meta["trace_end"],
+    g = EventGraph(rows=rows, trace_start=meta["trace_start"], trace_end=meta["trace_end"],
                       threads=Table(**threads), processes=processes, seg=Table(**seg), thread_rows=thread_rows,
                       thread_rows_ptr=ptr, edges=Table(**edges), running=Table(**running),
                       runnable=Table(**runnable), yields=Table(**yields), flags=Table(**flags),
                       stats=meta["stats"], syscall_name=SyscallRoles.name)
+    g.frames = np.asarray(frames, np.uint64)
+    g.strings = bytes(blob[0]) if blob and blob[0] is not None else b""
+    return g
