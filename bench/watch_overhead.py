@@ -6,9 +6,10 @@ untraced baseline run side by side.
 A small C target (compiled here with gcc) stores into and reads back a
 global `bench_flag` N times (2 accesses per iteration: one write, one read)
 after a go line on stdin, and prints the loop's CLOCK_MONOTONIC duration.
-Each round runs, in rotating order: untraced; `bp_watch --mechanism perf`;
-`bp_watch --mechanism lldb` (on fewer iterations: every access stops the
-target) each with an untraced run of the same size in the same round.  For a
+Each round runs, in rotating order: `bp_watch --mechanism perf` (woken for
+every access: the default), the same with `--wakeup 16`, and `bp_watch
+--mechanism lldb` (on fewer iterations: every access stops the target), each
+next to an untraced run of the same size in the same round.  For a
 mechanism, cost per access = (watched loop time - untraced loop time) /
 accesses, and the ratio = watched loop time / untraced loop time.  bp_watch
 runs exactly as a user runs it (the installed command, a real buffer), and
@@ -56,6 +57,10 @@ int main(int argc, char **argv)
 """
 
 
+# configuration -> (bp_watch --mechanism, extra options)
+CONFIGS = {"perf": ("perf", ()), "perf-wakeup16": ("perf", ("--wakeup", "16")), "lldb": ("lldb", ())}
+
+
 def build_target(tmp):
     src, exe = os.path.join(tmp, "watch_target.c"), os.path.join(tmp, "watch_target")
     with open(src, "w") as f:
@@ -64,17 +69,20 @@ def build_target(tmp):
     return exe
 
 
-def run_once(exe, n, mechanism, buffer, bp_watch):
+def run_once(exe, n, mechanism, buffer, bp_watch, extra=()):
     """(loop ns, bp_watch summary or None)."""
     t = subprocess.Popen([exe, str(n)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     w = None
     try:
         t.stdout.readline()
         if mechanism:
-            w = subprocess.Popen([*bp_watch, str(t.pid), "watch_target", "bench_flag", "--json",
-                                  "--buffer", buffer, "--mechanism", mechanism],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 start_new_session=True)
+            # stdout to a file: bp_watch prints every write, and a full pipe nobody reads
+            # would block it while lldb holds the target stopped
+            out_path = buffer + ".out"
+            with open(out_path, "w") as out:
+                w = subprocess.Popen([*bp_watch, str(t.pid), "watch_target", "bench_flag", "--json",
+                                      "--buffer", buffer, "--mechanism", mechanism, *extra],
+                                     stdout=out, stderr=subprocess.PIPE, text=True, start_new_session=True)
             line = w.stderr.readline()
             if "watching" not in line:
                 raise RuntimeError(f"bp_watch did not start: {line.strip()} {w.stderr.read().strip()}")
@@ -84,8 +92,9 @@ def run_once(exe, n, mechanism, buffer, bp_watch):
         summary = None
         if w is not None:
             w.send_signal(signal.SIGINT)     # bp_watch drains what the kernel holds, then stops
-            out, err = w.communicate(timeout=120)
-            summary = json.loads(out.strip().splitlines()[-1])
+            w.communicate(timeout=120)
+            with open(out_path) as f:
+                summary = json.loads(f.read().strip().splitlines()[-1])
         t.stdin.write("bye\n")
         t.stdin.flush()
         t.wait(timeout=30)
@@ -103,7 +112,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="1 round, smaller loops")
     ap.add_argument("--perf-iterations", type=int, default=50000, help="loop iterations under perf (2 accesses each)")
     ap.add_argument("--lldb-iterations", type=int, default=1000, help="loop iterations under lldb (2 accesses each)")
-    ap.add_argument("--mechanisms", default="perf,lldb")
+    ap.add_argument("--mechanisms", default="perf,perf-wakeup16,lldb", help=f"subset of {','.join(CONFIGS)}")
     ap.add_argument("--bp-watch", default=None, help="bp_watch command (default: this Python's argus.cli.bp_watch)")
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args()
@@ -117,7 +126,11 @@ def main():
         args.rounds, args.perf_iterations, args.lldb_iterations = 1, 20000, 300
     bp_watch = args.bp_watch.split() if args.bp_watch else [sys.executable, "-m", "argus.cli.bp_watch"]
     mechs = [m for m in args.mechanisms.split(",") if m]
-    sizes = {"perf": args.perf_iterations, "lldb": args.lldb_iterations}
+    bad = [m for m in mechs if m not in CONFIGS]
+    if bad:
+        print(f"watch_overhead: unknown configuration {', '.join(bad)}", file=sys.stderr)
+        return 1
+    sizes = {"perf": args.perf_iterations, "perf-wakeup16": args.perf_iterations, "lldb": args.lldb_iterations}
     from argus.tracer.producer import create_buffer
 
     tmp = tempfile.mkdtemp(prefix="argus-watch-bench-")
@@ -131,7 +144,8 @@ def main():
             for m in order:
                 n = sizes[m]
                 base_ns, _ = run_once(exe, n, None, buffer, bp_watch)
-                ns, summary = run_once(exe, n, m, buffer, bp_watch)
+                mech, extra = CONFIGS[m]
+                ns, summary = run_once(exe, n, mech, buffer, bp_watch, extra)
                 accesses = 2 * n
                 rec = summary["writes"] + summary["reads"]
                 runs.append({"round": r, "mechanism": m, "iterations": n, "accesses": accesses,
@@ -139,7 +153,7 @@ def main():
                              "lost": summary["lost"], "classified_by": summary["classified_by"],
                              "ns_per_access": (ns - base_ns) / accesses, "ratio": ns / max(base_ns, 1),
                              "untraced_ns_per_access": base_ns / accesses})
-                print(f"round {r} {m:4}: {accesses} accesses, untraced {base_ns / 1e6:.2f} ms, watched "
+                print(f"round {r} {m:13}: {accesses} accesses, untraced {base_ns / 1e6:.2f} ms, watched "
                       f"{ns / 1e6:.2f} ms -> +{runs[-1]['ns_per_access']:.0f} ns/access "
                       f"(x{runs[-1]['ratio']:.0f}); recorded {rec}, lost {summary['lost']}", flush=True)
     finally:

@@ -48,6 +48,9 @@ def build_parser():
                    help="perf: perf_event_open breakpoints, the target never stops (Linux default); "
                         "lldb: lldb's Python API, the target stops at each access")
     p.add_argument("--write-only", action="store_true", help="record writes only (a W watchpoint)")
+    p.add_argument("--wakeup", type=int, default=1, metavar="N",
+                   help="perf: wake bp_watch every N accesses (default 1: the value is read right after each "
+                        "access; larger costs the target less under bursts, values are read later)")
     p.add_argument("--verbose", "-v", action="store_true", help="print every access, not only writes")
     p.add_argument("--json", action="store_true", help="print a JSON summary at the end")
     return p
@@ -122,7 +125,9 @@ def run(args):
                       f"addr=0x{a.addr:x} value={a.value}", flush=True)
     try:
         try:
-            watcher = open_watcher(mechanism, args.pid, specs, write_only=args.write_only)
+            if args.wakeup < 1:
+                raise ArgusError("--wakeup must be at least 1")
+            watcher = open_watcher(mechanism, args.pid, specs, write_only=args.write_only, wakeup=args.wakeup)
         except DebuggerError as e:
             raise ArgusError(str(e)) from None
         what = ", ".join(f"{s.label} at 0x{s.addr:x} ({s.size} bytes)" for s in specs)

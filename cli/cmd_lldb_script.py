@@ -116,6 +116,13 @@ def run(args):
     if not args.run:
         print(f"run it: python3 {script}   (or: lldb --batch -o 'command script import {script}')")
         return 0
+    line, rc = run_script(script, params)
+    print(line)
+    return rc
+
+
+def run_script(script, params):
+    """Runs a generated script with this Python and lldb's module: (summary line, exit code)."""
     from argus.debugger import DebuggerError
     from argus.debugger.backends.lldb import env_for_scripts, find_lldb
     try:
@@ -132,5 +139,4 @@ def run(args):
     if not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise ArgusError(f"the lldb script failed: {tail}")
-    print(lines[-1])
-    return proc.returncode
+    return lines[-1], proc.returncode

@@ -11,9 +11,9 @@ from argus.cli.common import ArgusError
 from argus.cli import cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo
 from argus.cli import cmd_import
 from argus.cli import cmd_graph
-from argus.cli import cmd_lldb_script
+from argus.cli import cmd_lldb_script, cmd_flags
 
-COMMANDS = (cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo, cmd_import, cmd_graph, cmd_lldb_script)
+COMMANDS = (cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo, cmd_import, cmd_graph, cmd_lldb_script, cmd_flags)
 
 
 def build_parser():

@@ -9,7 +9,8 @@ Algorithm:
           breakpoint event: bp_type RW (or W with write_only), bp_len = size,
           sample_period 1, sample_type IP|TID|TIME|ADDR, use_clockid with
           CLOCK_MONOTONIC (the clock every other Argus record uses),
-          exclude_kernel, wakeup_events 1, and an mmap ring of RING_PAGES.
+          exclude_kernel, wakeup_events 1 (or --wakeup N: fewer wakeups of
+          bp_watch under bursts, values read later), an mmap ring of RING_PAGES.
           `inherit` cannot be combined with a per-thread mmap ring (the kernel
           refuses mmap of an inherited cpu=-1 event), so new threads are found
           by rescanning /proc/PID/task every RESCAN_S; a thread's accesses in
@@ -90,7 +91,7 @@ def available():
     return platform.machine() in _NR_PERF_EVENT_OPEN and os.path.exists("/proc/sys/kernel/perf_event_paranoid")
 
 
-def perf_event_open(tid, addr, size, write_only=False):
+def perf_event_open(tid, addr, size, write_only=False, wakeup=1):
     """One breakpoint event on thread tid; returns the fd, raises OSError(errno)."""
     nr = _NR_PERF_EVENT_OPEN.get(platform.machine())
     if nr is None:
@@ -102,7 +103,7 @@ def perf_event_open(tid, addr, size, write_only=False):
     attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR
     attr.flags = FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV | FLAG_USE_CLOCKID
     attr.clockid = CLOCK_MONOTONIC
-    attr.wakeup_events = 1
+    attr.wakeup_events = wakeup
     attr.bp_type = HW_BREAKPOINT_W if write_only else HW_BREAKPOINT_RW
     attr.bp_addr = addr
     attr.bp_len = size
@@ -182,10 +183,11 @@ class _Event:
 class PerfWatcher(Watcher):
     mechanism = "perf"
 
-    def __init__(self, pid, specs, write_only=False):
+    def __init__(self, pid, specs, write_only=False, wakeup=1):
         super().__init__(pid, specs)
         procmem.check_process(pid)
         self.write_only = write_only
+        self.wakeup = max(1, int(wakeup))
         self.events = {}          # (tid, spec index) -> _Event
         self.by_fd = {}
         self.poller = select.poll()
@@ -211,7 +213,7 @@ class PerfWatcher(Watcher):
                 if (tid, i) in self.events:
                     continue
                 try:
-                    fd = perf_event_open(tid, spec.addr, spec.size, self.write_only)
+                    fd = perf_event_open(tid, spec.addr, spec.size, self.write_only, self.wakeup)
                 except OSError as e:
                     if e.errno == errno.ESRCH:      # the thread exited while we scanned
                         continue

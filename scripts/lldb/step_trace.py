@@ -17,7 +17,9 @@ Algorithm:
              thread is, stepping out of frames outside the app's modules.
   step       PARAMS["max_steps"] times: read the instruction's bytes at pc,
              disassemble with capstone, record {pc, bytes, asm, function,
-             module}; step into it.  A call that lands outside the app's
+             module, mem: the memory operands' effective addresses (from the
+             thread's registers), sizes, access and the value there before the
+             instruction runs}; step into it.  A call that lands outside the app's
              modules (a shared library, or its PLT trampoline) is stepped out
              of at once and recorded as {callee, module, return_value (rax /
              x0)} only.  A step that lands on the first instruction of a
@@ -93,6 +95,7 @@ class Tracer:
             if getattr(os, "uname", None) and os.uname().machine in ("aarch64", "arm64"):
                 arch = (capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
             self.md = capstone.Cs(*arch)
+            self.md.detail = True      # operands: the memory each instruction touches (argus flags)
 
     # --- attach / reach ---
     def attach(self):
@@ -194,9 +197,44 @@ class Tracer:
                 if insn is not None:
                     rec.update(bytes=insn.bytes.hex(), asm=f"{insn.mnemonic} {insn.op_str}".strip(),
                                size=insn.size)
+                    mem = self.mem_operands(frame, insn)
+                    if mem:
+                        rec["mem"] = mem
                     return rec, insn
             rec["bytes"] = code.hex()
         return rec, None
+
+    def mem_operands(self, frame, insn):
+        """[{addr, size, access, value, base}] for the x86 memory operands of insn, with the
+        effective address from the thread's registers and the value there before it runs."""
+        if insn.mnemonic in ("lea", "nop", "endbr64") or insn.mnemonic.startswith(("push", "pop", "call", "ret")):
+            return []
+        try:
+            from capstone import x86 as cs_x86
+            ops = [op for op in insn.operands if op.type == cs_x86.X86_OP_MEM]
+        except Exception:         # another architecture: no operand analysis
+            return []
+        out = []
+        for op in ops:
+            m = op.mem
+            if m.segment != 0:                      # fs: / gs: (TLS): no segment base here
+                continue
+            base = insn.reg_name(m.base) if m.base else None
+            ea = m.disp
+            if base == "rip":
+                ea += insn.address + insn.size
+            elif base:
+                ea += frame.FindRegister(base).GetValueAsUnsigned()
+            if m.index:
+                ea += frame.FindRegister(insn.reg_name(m.index)).GetValueAsUnsigned() * m.scale
+            ea &= 0xFFFFFFFFFFFFFFFF
+            size = op.size if op.size in (1, 2, 4, 8) else 8
+            err = lldb.SBError()
+            value = self.process.ReadUnsignedFromMemory(ea, size, err)
+            access = ("r" if op.access & capstone.CS_AC_READ else "") + ("w" if op.access & capstone.CS_AC_WRITE else "")
+            out.append({"addr": ea, "size": size, "access": access or "r", "base": base,
+                        "value": value if err.Success() else None})
+        return out
 
     def step(self):
         res = self.result

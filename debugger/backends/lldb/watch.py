@@ -19,7 +19,7 @@ from argus.debugger.backends.lldb.session import Session
 class LldbWatcher(Watcher):
     mechanism = "lldb"
 
-    def __init__(self, pid, specs, write_only=False):
+    def __init__(self, pid, specs, write_only=False, wakeup=1):
         super().__init__(pid, specs)
         self.session = Session(pid)
         self.lost = 0

@@ -1,0 +1,117 @@
+"""`argus flags`: find the data flag a spinning thread polls (paper §4.3, automated).
+
+    argus flags --pid PID [--tid TID] --function F --record spinning   # while it spins
+    argus flags --pid PID [--tid TID] --function F --record normal     # when the same code runs normally
+    argus flags --pid PID [--tid TID]                                  # compare the two
+    argus flags --normal A.json --spinning B.json [--pid PID]          # any two lldb-trace results
+
+Recording runs the generated lldb script (argus lldb-script) with a bounded
+instruction count and keeps the result as <buffer>.lldb/<pid>-<tid>.<label>.json.
+The comparison (debugger/divergence.py) reports where the two control flows
+diverge and the memory operands read just before, ranked, each with the
+bp_watch line that would watch it.
+"""
+import json
+import os
+import sys
+
+from argus.cli.common import ArgusError, resolve_buffer
+
+LABELS = ("normal", "spinning")
+
+
+def register(sub):
+    p = sub.add_parser("flags", help="find a polled data flag: where a spinning and a normal run of the same code diverge")
+    p.add_argument("--pid", type=int, help="the process (to record, and to resolve addresses to symbols)")
+    p.add_argument("--tid", type=int, help="the thread (default: the main thread)")
+    p.add_argument("--function", metavar="SYMBOL", help="record from this function (with --record)")
+    p.add_argument("--record", choices=LABELS, help="record one instruction stream now, labelled normal or spinning")
+    p.add_argument("--max-steps", type=int, default=1500, help="instructions to record (default 1500)")
+    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="how long to wait for the function to be called (default 30)")
+    p.add_argument("--normal", metavar="FILE", help="an lldb-trace result of the normal run")
+    p.add_argument("--spinning", metavar="FILE", help="an lldb-trace result of the spinning run")
+    p.add_argument("--buffer", metavar="FILE", help="ring buffer the recordings belong to (default: the active one)")
+    p.add_argument("--limit", type=int, default=5, help="divergences to report (default 5)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run)
+
+
+def _label_path(buffer, pid, tid, label):
+    from argus.lldb import generate as gen
+    return os.path.join(gen.results_dir(buffer), f"{int(pid)}-{int(tid)}.{label}.json")
+
+
+def _record(args, buffer):
+    from argus.cli.cmd_lldb_script import run_script
+    from argus.lldb import generate as gen
+    if args.pid is None:
+        raise ArgusError("--record needs --pid")
+    tid = args.tid or args.pid
+    if not os.path.exists(f"/proc/{args.pid}/task/{tid}"):
+        raise ArgusError(f"no such process {args.pid}" if not os.path.exists(f"/proc/{args.pid}")
+                         else f"process {args.pid} has no thread {tid}")
+    if args.max_steps <= 0:
+        raise ArgusError("--max-steps must be positive")
+    result = _label_path(buffer, args.pid, tid, args.record)
+    params = {"pid": args.pid, "tid": tid, "function": args.function, "image": None, "app_modules": [],
+              "vertex": None, "max_steps": args.max_steps, "timeout_s": args.timeout, "result": result}
+    script = os.path.join(gen.results_dir(buffer), f"flags_{args.pid}_{tid}_{args.record}.py")
+    gen.write_script(script, gen.generate(params))
+    line, rc = run_script(script, params)
+    print(f"{args.record}: {line}")
+    return rc
+
+
+def _load(path, label):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise ArgusError(f"cannot read the {label} trace {path}: {e.strerror}"
+                         + (f" (record it: argus flags --record {label} ...)" if e.errno == 2 else "")) from None
+    except ValueError:
+        raise ArgusError(f"the {label} trace {path} is not JSON") from None
+
+
+def run(args):
+    from argus.debugger import DebuggerError
+    from argus.debugger import divergence
+
+    buffer = resolve_buffer(args.buffer)
+    if args.record:
+        return _record(args, buffer)
+    paths = {"normal": args.normal, "spinning": args.spinning}
+    for label in LABELS:
+        if not paths[label]:
+            if args.pid is None:
+                raise ArgusError(f"give --{label} FILE, or --pid to use the recordings of --record")
+            paths[label] = _label_path(buffer, args.pid, args.tid or args.pid, label)
+    docs = {label: _load(paths[label], label) for label in LABELS}
+    pid = args.pid or docs["spinning"].get("pid")
+    resolve = divergence.live_resolver(pid) if isinstance(pid, int) and os.path.exists(f"/proc/{pid}") else None
+    try:
+        divs = divergence.find(docs["normal"], docs["spinning"], pid=pid, resolve=resolve, limit=args.limit)
+    except DebuggerError as e:
+        raise ArgusError(str(e)) from None
+    if args.json:
+        print(json.dumps({"pid": pid, "normal": paths["normal"], "spinning": paths["spinning"],
+                          "divergences": [d.to_dict() for d in divs]}, indent=1))
+        return 0
+    if not divs:
+        print("no divergence: the two streams take the same branches (record a longer normal run?)")
+        return 0
+    for n, d in enumerate(divs, 1):
+        print(f"{n}. diverges at 0x{d.pc:x} {d.function or '?'}: {d.asm}")
+        print(f"   normal went to {', '.join(f'0x{x:x}' for x in d.normal_next)}; "
+              f"spinning to {', '.join(f'0x{x:x}' for x in d.spinning_next)}")
+        if not d.operands:
+            print("   no memory read in the instructions before it")
+        for o in d.operands:
+            what = o.symbol or f"0x{o.addr:x}"
+            vals = f"normal saw {o.normal_values or '?'}, spinning saw {o.spinning_values or '?'}"
+            print(f"   - {what} ({o.size} bytes) read {o.distance} instructions before by {o.asm!s} "
+                  f"in {o.function or '?'}; {vals}{' (differs)' if o.differs else ''}"
+                  f"{' [stack]' if o.is_stack else ''}")
+            print(f"       {o.watch}")
+    return 0
