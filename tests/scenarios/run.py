@@ -129,8 +129,12 @@ def run_one(mod, keep_dir=None, size="1G"):
         t1 = time.monotonic()
         proc = argus.run(*debug, "--auto", check=False)
         res["diagnose_s"] = round(time.monotonic() - t1, 2)
-        if proc.returncode != 0:
-            res.update(status="FAIL", reason="argus debug: " + (proc.stderr or proc.stdout).strip()[-300:])
+        err = (proc.stderr or proc.stdout).strip()
+        if proc.returncode != 0 and (proc.returncode < 0 or "Traceback" in err or not err.startswith("argus:")):
+            # a crash is not a diagnosis: a broken install or a bug, not a score
+            res.update(status="ERROR", reason="argus debug crashed: " + err[-300:])
+        elif proc.returncode != 0:
+            res.update(status="FAIL", reason="argus debug: " + err[-300:])
             _hangs(argus, truth, res)
         else:
             report = json.loads(proc.stdout)
@@ -160,6 +164,7 @@ def run_one(mod, keep_dir=None, size="1G"):
             shutil.copytree(tmp, dst, ignore=shutil.ignore_patterns("*.sock", "pgdata", "run"), symlinks=True)
         shutil.rmtree(tmp, ignore_errors=True)
     if sc.known_failure and res["status"] in ("FAIL", "PASS"):
+        # ERROR and SKIP stay what they are: a known failure is a diagnosis that is wrong
         res["status"] = "XFAIL" if res["status"] == "FAIL" else "XPASS"
     return res
 

@@ -1,0 +1,32 @@
+"""A Python web application (http.server) whose background indexing thread
+runs a backtracking regex that never releases the GIL; a client's request
+arrives meanwhile and the serving thread starves for the GIL (take_gil():
+timed 5 ms condition waits). The client waits on a server thread that is
+RepeatedYield."""
+from harness import LONG_WAIT, REPEATED_YIELD, Scenario, Truth, free_port, wait_port
+
+SCENARIO = Scenario(
+    name="py_web_gil",
+    summary="HTTP client waits on a Python server thread starving for the GIL (indexer runs a regex 3.5 s)",
+    hung="the HTTP client's main thread, blocked in recv() on its connection",
+    spinning_type=LONG_WAIT,
+    root="the server's serving (main) thread, RepeatedYield in take_gil(); Algorithm 1 stops there and "
+         "asks for the data flag (the GIL's locked word) that leads on to the indexer thread",
+    root_type=REPEATED_YIELD,
+    cross_process=True,
+)
+
+
+def setup(ctx):
+    port = free_port()
+    ctx.state["server"], ctx.state["ids"] = ctx.driver("py_web_app.py", port, "gil", 3.5)
+    wait_port(port)
+    ctx.state["port"] = port
+
+
+def reproduce(ctx):
+    client, c = ctx.driver("http_client.py", ctx.state["port"], 40, "/index", "/report")
+    assert "ready" in client.stdout.readline()
+    ctx.finish(client)
+    ids = ctx.state["ids"]
+    return Truth(c["pid"], c["tid"], roots=[(ids["pid"], ids["tid"])], extra={"indexer_tid": ids["indexer_tid"]})
