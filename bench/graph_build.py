@@ -58,7 +58,7 @@ def _stop(procs):
             p.wait()
 
 
-def record(out, size, target, argus_cmd):
+def record(out, size, target, argus_cmd, graph_workloads=False):
     tmp = tempfile.mkdtemp(prefix="argus-graph-bench-")
     env = dict(os.environ, ARGUS_RUN_DIR=os.path.join(tmp, "run"), ARGUS_STATE_DIR=os.path.join(tmp, "state"))
     argus = argus_cmd.split()
@@ -78,6 +78,14 @@ def record(out, size, target, argus_cmd):
         with open(src, "w") as f:
             f.write("int f(int x) { return x * 3; }\n")
         procs.append(_spawn(["sh", "-c", f"while :; do cc -O2 -c {src} -o {tmp}/unit.o; done"]))
+        if graph_workloads:
+            # tests/data/graph_workloads.c: a batching server, a proxy between two
+            # peers, an event loop, timerfds, mutex contention (every heuristic)
+            exe = os.path.join(tmp, "argus-gw")
+            subprocess.run(["cc", "-O2", "-pthread", "-o", exe,
+                            os.path.join(HERE, "..", "tests", "data", "graph_workloads.c")], check=True)
+            procs.append(_spawn(["sh", "-c", f"while :; do for m in batch proxy poll timer mutex; do {exe} $m; "
+                                 "sleep 0.2; done; done"]))
         t0 = time.time()
         while True:
             time.sleep(2)
@@ -183,6 +191,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3, help="measurement runs, each in a fresh process (default 3)")
     ap.add_argument("--slice", type=int, default=400_000, help="rows for the Python-loop comparison (default 400k)")
     ap.add_argument("--argus", default="argus", help="the argus command (default: argus on PATH)")
+    ap.add_argument("--graph-workloads", action="store_true",
+                    help="also run tests/data/graph_workloads.c in a loop while recording (every heuristic fires)")
     ap.add_argument("--json", metavar="FILE", help="write every run and the summary as JSON")
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     ap.add_argument("--child-measure", metavar="TRACE", help=argparse.SUPPRESS)
@@ -198,7 +208,7 @@ def main():
         if os.geteuid() != 0:
             print("graph_build: recording needs root (or pass --trace FILE)", file=sys.stderr)
             return 1
-        record(args.out, args.size, args.events, args.argus)
+        record(args.out, args.size, args.events, args.argus, args.graph_workloads)
         trace = args.out
     if not os.path.exists(trace):
         print(f"graph_build: no trace at {trace}", file=sys.stderr)
