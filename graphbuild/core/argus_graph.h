@@ -26,6 +26,10 @@ extern "C" {
 
 #define ARGUS_GRAPH_ABI 1
 
+/* The library is built with hidden visibility: only these functions are
+ * exported (the units' internal functions stay private). */
+#define ARGUS_GRAPH_API __attribute__((visibility("default")))
+
 /* Syscall roles: cfg.roles[nr] is a bit set (nr < cfg.nroles). */
 enum argus_graph_role {
 	ARGUS_ROLE_YIELD = 1 << 0,       /* sched_yield */
@@ -109,26 +113,26 @@ struct argus_graph_misc_cols {
 
 struct argus_graph;
 
-int argus_graph_abi(void);
+ARGUS_GRAPH_API int argus_graph_abi(void);
 /* rows must be sorted by ts_ns (returns NULL with "unsorted at row N" otherwise). */
-struct argus_graph *argus_graph_build(const struct argus_row *rows, uint64_t nrows,
+ARGUS_GRAPH_API struct argus_graph *argus_graph_build(const struct argus_row *rows, uint64_t nrows,
 				      const struct argus_graph_config *cfg, char *err, size_t errlen);
-void argus_graph_counts(const struct argus_graph *g, struct argus_graph_counts *out);
-void argus_graph_stats(const struct argus_graph *g, struct argus_graph_stats *out);
-int argus_graph_export_segments(struct argus_graph *g, const struct argus_graph_seg_cols *c);
-int argus_graph_export_edges(struct argus_graph *g, const struct argus_graph_edge_cols *c);
-int argus_graph_export_threads(struct argus_graph *g, const struct argus_graph_thread_cols *c);
-int argus_graph_export_misc(struct argus_graph *g, const struct argus_graph_misc_cols *c);
-void argus_graph_free(struct argus_graph *g);
+ARGUS_GRAPH_API void argus_graph_counts(const struct argus_graph *g, struct argus_graph_counts *out);
+ARGUS_GRAPH_API void argus_graph_stats(const struct argus_graph *g, struct argus_graph_stats *out);
+ARGUS_GRAPH_API int argus_graph_export_segments(struct argus_graph *g, const struct argus_graph_seg_cols *c);
+ARGUS_GRAPH_API int argus_graph_export_edges(struct argus_graph *g, const struct argus_graph_edge_cols *c);
+ARGUS_GRAPH_API int argus_graph_export_threads(struct argus_graph *g, const struct argus_graph_thread_cols *c);
+ARGUS_GRAPH_API int argus_graph_export_misc(struct argus_graph *g, const struct argus_graph_misc_cols *c);
+ARGUS_GRAPH_API void argus_graph_free(struct argus_graph *g);
 /* CSR index over n edges keyed by key[] (< nseg): ids sorted by (key,
  * order_ts, eid), or (key, eid) when order_ts is NULL.  ptr: nseg + 1. */
-int argus_graph_csr(const int64_t *key, const int64_t *order_ts, uint64_t n, uint64_t nseg,
+ARGUS_GRAPH_API int argus_graph_csr(const int64_t *key, const int64_t *order_ts, uint64_t n, uint64_t nseg,
 		    int64_t *ptr, int64_t *ids);
 /* 1 if rows are sorted by ts_ns, else 0 (no allocation). */
-int argus_rows_sorted(const struct argus_row *rows, uint64_t nrows);
+ARGUS_GRAPH_API int argus_rows_sorted(const struct argus_row *rows, uint64_t nrows);
 /* One pass: argus_rows_sorted, and learned[nr] |= ARGUS_ROLE_FUTEX / _YIELD for
  * the syscall numbers SWITCH_OUTs with wait reason FUTEX / YIELD name. */
-int argus_rows_scan(const struct argus_row *rows, uint64_t nrows, uint8_t *learned, uint32_t nlearned);
+ARGUS_GRAPH_API int argus_rows_scan(const struct argus_row *rows, uint64_t nrows, uint8_t *learned, uint32_t nlearned);
 
 #ifdef __cplusplus
 }

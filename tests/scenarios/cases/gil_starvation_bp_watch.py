@@ -47,8 +47,10 @@ def setup(ctx):
 
 def reproduce(ctx):
     app, ids = ctx.driver("gil_threads.py", 3.5, 3.0, ctx.state["offset"])
+    # bp_watch runs until the program exits (--for only bounds it): the worker's
+    # final write of the flag, when it drops the GIL, must be in the buffer.
     watch = subprocess.run([bp_watch_exe(), str(ids["pid"]), "--address", ids["gil_locked_addr"],
-                            "--size", "4", "--buffer", ctx.argus.buffer, "--for", "6", "--json"],
+                            "--size", "4", "--buffer", ctx.argus.buffer, "--for", "40", "--json"],
                            env=ctx.argus.env, capture_output=True, text=True, timeout=60)
     ctx.finish(app)
     if watch.returncode != 0:

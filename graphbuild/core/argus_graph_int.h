@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internal to the graph core: the build state shared by its units
+ *   argus_graph.c           the pass: tracker, per-thread state machine, row handlers
+ *   argus_graph_channels.c  channel identities, message matching, timer fires
+ *   argus_graph_edges.c     edges, vertex order, edge sort, gaps
+ *   argus_graph_export.c    counts, exports to numpy columns, CSR, free
+ * See argus_graph.c for the algorithm and its invariants.
+ */
+#ifndef ARGUS_GRAPH_INT_H
+#define ARGUS_GRAPH_INT_H
+
+#include <stdint.h>
+
+#include "argus_event.h"
+#include "argus_graph.h"
+#include "argus_graph_util.h"
+
+enum { UNKNOWN, RUNNING, RUNNABLE, BLOCKED, NEW, DEAD };
+
+#define NR_NONE 0xFFFFFFFFu
+#define FUTEX_OP_MASK 0x7F
+#define ETIMEDOUT_NEG (-110)
+/* a hardirq timer wakeup belongs to the TIMER fire record just before it */
+#define TIMER_WAKE_WINDOW_NS 1000000
+
+enum { SF_ONGOING = 1, SF_KNOWN = 2, SF_TIMEDOUT = 4, SF_DONE = 8, SF_TIMER_FD = 16 };
+enum { FU_WAIT = 1, FU_WAKE = 2 };
+enum { MSG_NONE, MSG_SEND, MSG_RECV };
+
+struct seg {
+	int64_t start, end, wait_end, start_row;
+	int64_t wake_src;          /* the waker's segment of the wakeup that started it, else -1 */
+	int64_t cpu_ns, runnable_ns, row_lo, row_hi;
+	uint64_t wait_obj;
+	int32_t utid, wait_aux;
+	uint32_t wait_nr, preempts, yields, nsyscalls;
+	uint8_t start_kind, start_irq, end_kind, wait_state, wait_reason, split_kind, flags;
+	int8_t start_ctx;
+};
+
+struct thr {
+	/* tracker */
+	uint32_t tid, pid;
+	char comm[16];
+	int64_t first_ts, start_ts, end_ts;
+	int32_t parent_utid;
+	uint8_t created, snapshot_main;
+	/* segment state machine */
+	uint8_t state, msg_dir, batch_armed;
+	int64_t seg, first_seg, enter_seg;
+	int64_t cpu, rbl, on_since, cpu_mark, rbl_since, rbl_mark;
+	uint32_t preempts, yields, nsys;
+	uint32_t cur_nr, last_nr;
+	int32_t cur_aux, last_aux;
+	uint64_t cur_obj, last_obj, cur_obj2;
+	int64_t pending_exit, exit_ts, nrows;
+	int64_t msg_fd, msg_peer;
+	int64_t msg_edge_src, msg_edge_dst;   /* the last message edge into this thread */
+};
+
+struct wake {
+	int64_t row, ts;
+	int64_t waker_utid, waker_seg, wakee_utid, dst, prev;
+	uint64_t waker_last_obj;
+	uint32_t waker_cur_nr, waker_last_nr;
+	int32_t waker_last_aux;
+	int8_t ctx;
+	uint8_t irq;
+};
+
+struct spawn { int64_t src, dst, ts, row; };
+struct interval { int64_t utid, start, end; };
+struct yield { int64_t utid, ts, seg; };
+struct flag { int64_t row, utid, pid, seg, ts; uint64_t addr; int64_t value; uint8_t write; };
+struct edge {
+	int64_t src, dst, ts, src_ts, row, wait_ns;
+	uint64_t obj;
+	uint8_t type, weak;
+	int8_t ctx;
+};
+struct send { int64_t seg, ts, row; uint8_t matched; };
+struct fdi { uint64_t local, peer; uint8_t kind; };                /* FD_INFO of one (pid, fd, inode) */
+struct tfire { int64_t arm_utid, arm_ts, fire_ts; };                 /* the last fire of a timer */
+struct treq { int64_t arm_utid, arm_ts, dst, ts, row; uint64_t obj; }; /* timer edge, src resolved at the end */
+
+struct argus_graph {
+	const struct argus_row *rows;
+	uint64_t nrows;
+	struct argus_graph_config cfg;
+	struct argus_graph_stats st;
+	int oom;
+
+	struct vec thr, seg, wakes, spawns, running, runnable, yields, flags, edges, msg_edges, lost;
+	struct map tid_map;       /* tid -> utid (current) */
+	struct map ppid;          /* pid -> ppid (first one wins) */
+	struct map futex;         /* (pid << 32 | utid, uaddr) -> FU_* bits */
+	struct map channel;       /* (pid << 32 | fd) -> peer (pid << 32 | fd) */
+	struct map sends;         /* (pid << 32 | fd) -> index into sendv */
+	struct map timers;        /* (pid << 32 | fd) -> arming segment (timerfd_settime) */
+	struct map fdinfo;        /* (pid << 32 | fd, inode) -> index into fdiv */
+	struct map owners;        /* channel end (local) -> up to two pids holding it */
+	struct map tfires;        /* low 32 bits of a timer id -> index into tfirev */
+	struct vec sendv, fdiv, tfirev, treqs;
+	int32_t *owner;           /* row -> utid, -1 */
+	size_t owner_mapped;
+
+	/* exported after the pass */
+	int64_t *remap;           /* creation id -> final segment id */
+	uint64_t nowned;
+};
+
+static inline uint8_t role(const struct argus_graph *g, uint32_t nr)
+{
+	return nr < g->cfg.nroles ? g->cfg.roles[nr] : 0;
+}
+
+#define TH(g, u) (&VEC_AT(&(g)->thr, struct thr, (u)))
+#define SG(g, s) (&VEC_AT(&(g)->seg, struct seg, (s)))
+
+static inline uint64_t chan_key(uint32_t pid, uint64_t fd)
+{
+	return ((uint64_t)pid << 32) | (uint32_t)fd;
+}
+
+static inline int64_t rm(const struct argus_graph *g, int64_t s)
+{
+	return s >= 0 ? g->remap[s] : s;
+}
+
+void push_edge(struct argus_graph *g, struct vec *v, int64_t src, int64_t dst, int type, int weak,
+		      int64_t ts, int64_t src_ts, int64_t row, int ctx, uint64_t obj, int64_t wait_ns);
+int64_t peer_of(const struct argus_graph *g, uint32_t pid, uint64_t fd);
+int msg_channel(const struct argus_graph *g, uint32_t pid, uint64_t fd, uint64_t inode, int dir,
+		       uint64_t *k1, uint64_t *k2, int64_t *peer);
+void on_fd_info(struct argus_graph *g, const struct argus_row *r);
+void on_timer(struct argus_graph *g, const struct argus_row *r);
+void match_message(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i);
+void build_wake_edges(struct argus_graph *g);
+void build_spawn_edges(struct argus_graph *g);
+void build_flag_edges(struct argus_graph *g);
+int order_segments(struct argus_graph *g);
+int finish_edges(struct argus_graph *g);
+void mark_gaps(struct argus_graph *g);
+
+#endif /* ARGUS_GRAPH_INT_H */
