@@ -35,7 +35,8 @@ def test_import_then_debug_names_helper(argus_cli, tmp_path, fmt, timebase, patc
 
     report = argus_cli.json("debug", "--buffer", str(out), "--pid", str(g.APP_PID), "--auto", "--json")
     spin = report["spinning"]
-    assert (spin["pid"], spin["tid"], spin["comm"]) == (g.APP_PID, g.APP_TID, "HangApp")
+    # main threads are reported as tid = pid, as on Linux
+    assert (spin["pid"], spin["tid"], spin["comm"]) == (g.APP_PID, g.APP_PID, "HangApp")
     assert spin["block_type"] == "LongWait"
     assert abs(spin["start_ns"] - (info["hang_req"] + 30_000)) < 2_000    # blocked in mach_msg2
     causes = {(c["pid"], c["tid"]): c for c in report["root_causes"]}
@@ -46,7 +47,23 @@ def test_import_then_debug_names_helper(argus_cli, tmp_path, fmt, timebase, patc
     assert [(c["pid"], c["tid"]) for c in primary] == [(g.DAEMON_PID, g.HELPER_TID)]
     # the chain crosses processes: app -> daemon main -> helper
     tids = {p["tid"] for p in report["path"]}
-    assert {g.APP_TID, g.DAEMON_TID, g.HELPER_TID} <= tids
+    assert {g.APP_PID, g.DAEMON_PID, g.HELPER_TID} <= tids
+
+
+def test_debug_without_pid_finds_the_app_run_loop(argus_cli, tmp_path):
+    """The app's main thread waits in its run loop (mach_msg receive-only:
+    POLL, the event-loop wait) and is reported as tid = pid, so the default
+    hang search (event-loop main threads) finds it with no --pid, even with
+    thousands of 10 ms iterations before the hang."""
+    t, _ = g.cross_process_hang(timebase=(125, 3), n_baseline=400, period_s=0.01, hang_s=3.0)
+    trace = tmp_path / "hang.trace"
+    t.write_v3(trace)
+    out = tmp_path / "hang.argus"
+    _import(argus_cli, trace, out)
+    report = argus_cli.json("debug", "--buffer", str(out), "--auto", "--json")
+    assert (report["spinning"]["pid"], report["spinning"]["comm"]) == (g.APP_PID, "HangApp")
+    primary = [(c["pid"], c["tid"]) for c in report["root_causes"] if c.get("primary")]
+    assert primary == [(g.DAEMON_PID, g.HELPER_TID)]
 
 
 def test_wrong_timebase_changes_durations(argus_cli, tmp_path):
@@ -119,5 +136,5 @@ def test_timer_arm_becomes_a_timer_edge(argus_cli, tmp_path):
     timer_edges = [graph.edge(e) for e in range(len(graph.edges)) if graph.edge(e)["type"] == "timer"]
     assert len(timer_edges) == 1
     e = timer_edges[0]
-    assert graph.vertex(e["src"])["tid"] == 0x1001 and graph.vertex(e["dst"])["tid"] == 0x3001
+    assert graph.vertex(e["src"])["tid"] == 100 and graph.vertex(e["dst"])["tid"] == 300   # main threads: tid = pid
     assert e["src_ts"] == 2_000_200 and e["ts"] == 502_000_200

@@ -92,7 +92,7 @@ static const struct sc_info bsd_table[] = {
 
 /* Mach traps (osfmk/kern/syscall_sw.c numbers). */
 static const struct sc_info mach_table[] = {
-	{ 31, SCL_MACH_MSG, ARGUS_WAIT_READ },   /* mach_msg_trap: READ with MACH_RCV_MSG, else WRITE */
+	{ 31, SCL_MACH_MSG, ARGUS_WAIT_READ },   /* mach_msg_trap: POLL / READ / WRITE by options */
 	{ 32, SCL_MACH_MSG, ARGUS_WAIT_READ },   /* mach_msg_overwrite_trap */
 	{ 36, SCL_ADDR1, ARGUS_WAIT_FUTEX },     /* semaphore_wait_trap: obj = semaphore port name */
 	{ 37, SCL_ADDR1, ARGUS_WAIT_FUTEX },     /* semaphore_wait_signal_trap */
@@ -110,6 +110,7 @@ struct kdd_thread {
 	bool has_pid;
 	bool blocked;                /* MACH_BLOCK since the last dispatch: a real wait */
 	bool idle;                   /* a processor's idle thread */
+	bool main_thread;            /* its process's first thread: reported as tid = pid */
 	bool in_sc;
 	uint32_t sc_nr;              /* namespaced */
 	uint8_t sc_reason;
@@ -219,11 +220,17 @@ static struct kdd_thread *thread_get(struct kdd *d, uint64_t tid)
 	return t;
 }
 
-/* Linux-style ids: idle threads are tid 0 / pid 0; unknown threads are their
- * own process until a NEWTHREAD or the thread map says otherwise. */
+/* Linux-style ids: idle threads are tid 0 / pid 0; a process's main thread
+ * is tid = pid (the diagnosis finds main threads that way); unknown threads
+ * are their own process until a NEWTHREAD, the thread map or a syscall END
+ * says otherwise. */
 static uint32_t out_tid(const struct kdd_thread *t, uint64_t tid)
 {
-	return (t && t->idle) ? 0 : (uint32_t)tid;
+	if (t && t->idle)
+		return 0;
+	if (t && t->main_thread && t->has_pid && t->pid)
+		return t->pid;
+	return (uint32_t)tid;
 }
 
 static uint32_t out_pid(const struct kdd_thread *t, uint64_t tid)
@@ -308,14 +315,15 @@ int kdd_threadmap(struct kdd *d, const struct kd_threadmap64 *map, size_t n, uin
 		struct kdd_thread *t = thread_find(d, map[i].thread);
 		if (!t)
 			continue;
-		bool main_thread = true;   /* the lowest tid of its process */
+		bool main_thread = true;   /* the lowest tid of its process: thread ids only grow */
 		for (size_t j = 0; j < n && main_thread; j++)
 			if (map[j].thread && map[j].thread < map[i].thread && map[j].valid == map[i].valid &&
 			    is_kernel_task(&map[j]) == is_kernel_task(&map[i]))
 				main_thread = false;
+		t->main_thread = main_thread && t->pid != 0;   /* kernel threads keep their ids */
 		struct argus_ev_proc_snapshot r;
 		memset(&r, 0, sizeof(r));
-		header(d, &r.h, ARGUS_EV_PROC_SNAPSHOT, sizeof(r), ts, t->pid, (uint32_t)t->tid, 0);
+		header(d, &r.h, ARGUS_EV_PROC_SNAPSHOT, sizeof(r), ts, t->pid, out_tid(t, t->tid), 0);
 		r.ppid = 0;                /* the thread map does not carry it */
 		r.is_main_thread = main_thread;
 		memcpy(r.comm, t->comm, ARGUS_COMM_LEN);
@@ -455,7 +463,7 @@ static int on_timer_enter(struct kdd *d, const struct kd_buf64 *k)
 	a->ts = k->timestamp;
 	a->deadline = k->arg3;
 	a->pid = t->pid;
-	a->tid = (uint32_t)t->tid;
+	a->tid = out_tid(t, t->tid);
 	return 0;
 }
 
@@ -568,7 +576,13 @@ static int on_syscall(struct kdd *d, const struct kd_buf64 *k, bool mach)
 		case SCL_MACH_MSG2:
 			aux = (int32_t)k->arg2;
 			obj = si->layout == SCL_MACH_MSG ? k->arg1 : k->arg4;
-			reason = (k->arg2 & KD_MACH_RCV_MSG) ? ARGUS_WAIT_READ : ARGUS_WAIT_WRITE;
+			/* receive only: a run loop / server waiting on its port (set),
+			 * the macOS event-loop wait; send + receive: an RPC waiting for
+			 * its reply; send only: a full queue */
+			if (!(k->arg2 & KD_MACH_RCV_MSG))
+				reason = ARGUS_WAIT_WRITE;
+			else
+				reason = (k->arg2 & KD_MACH_SEND_MSG) ? ARGUS_WAIT_READ : ARGUS_WAIT_POLL;
 			break;
 		default: break;
 		}
@@ -627,6 +641,9 @@ static int on_trace_class(struct kdd *d, const struct kd_buf64 *k)
 			return 0;
 		c->pid = (uint32_t)k->arg2;
 		c->has_pid = true;
+		/* a process's first thread is created from another task (fork,
+		 * spawn: cur is the parent) or is the exec copy (arg3 = 1) */
+		c->main_thread = c->pid != 0 && (k->arg3 == 1 || !(cur && cur->has_pid && cur->pid == c->pid));
 		struct kdd_thread *same = NULL;
 		if (cur && cur->has_pid && cur->pid == c->pid)
 			same = cur;
@@ -638,7 +655,7 @@ static int on_trace_class(struct kdd *d, const struct kd_buf64 *k)
 		memset(&r, 0, sizeof(r));
 		header(d, &r.h, ARGUS_EV_FORK, sizeof(r), k->timestamp, out_pid(cur, k->arg5), out_tid(cur, k->arg5), k->cpuid);
 		r.child_pid = c->pid;
-		r.child_tid = (uint32_t)c->tid;
+		r.child_tid = out_tid(c, c->tid);
 		memcpy(r.comm, c->comm, ARGUS_COMM_LEN);
 		return emit(d, &r.h);
 	}
@@ -670,7 +687,7 @@ static int on_trace_class(struct kdd *d, const struct kd_buf64 *k)
 		memset(&r, 0, sizeof(r));
 		header(d, &r.h, ARGUS_EV_EXIT, sizeof(r), k->timestamp, out_pid(t, k->arg1), out_tid(t, k->arg1), k->cpuid);
 		r.exit_code = 0;          /* kdebug does not carry it */
-		r.is_group_leader = t && t->has_pid && (uint32_t)t->tid == t->pid;
+		r.is_group_leader = t && t->main_thread;
 		return emit(d, &r.h);
 	}
 	if (ev == KDE_TRACE_LOST_EVENTS) {

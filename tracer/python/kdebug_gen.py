@@ -243,6 +243,7 @@ DAEMON_PID, DAEMON_TID, HELPER_TID = 200, 0x2001, 0x2002
 IDLE = {0: 11, 1: 12, 2: 13}
 REQ_CV, DONE_CV = 0x600000001000, 0x600000002000
 APP_PORTS, DAEMON_PORTS = (0x1503 << 32) | 0x1607, (0x2703 << 32) | 0x2807
+APP_RUNLOOP_PORTS = 0x1A03
 
 
 def us(x):
@@ -258,8 +259,9 @@ def s(x):
 
 
 def cross_process_hang(timebase=(1, 1), n_baseline=4, hang_s=5.0, period_s=1.0, work_us=200, patched=False):
-    """The app's main thread (HangApp, pid 100) wakes from mach_wait_until on
-    a timer interrupt every period, sends a request to the daemon (hangd, pid
+    """The app's main thread (HangApp, pid 100) waits in its run loop
+    (mach_msg2 receive-only on its port set), is woken by a timer interrupt
+    every period, sends a request to the daemon (hangd, pid
     200) with mach_msg2 (send + receive the reply) and blocks; the daemon's
     main thread, blocked receiving, hands the request to its helper thread
     ("hang-helper") with psynch_cvsignal and waits in psynch_cvwait; the
@@ -284,14 +286,14 @@ def cross_process_hang(timebase=(1, 1), n_baseline=4, hang_s=5.0, period_s=1.0, 
         T = s(1 + k * period_s)
         info["req"].append(T)
         busy = s(hang_s) if k == n_baseline else us(work_us)
-        # timer interrupt on the idle CPU 0 wakes the app out of mach_wait_until
+        # timer interrupt on the idle CPU 0 wakes the app's run loop
         t.intr(T, 0, IDLE[0], INTR_TIMER)
         if patched:
             t.argus_wakeup(T + 500, 0, IDLE[0], APP_TID, 0xA11CE, flags=0x1 | 0x2)
         t.make_runnable(T + 600, 0, IDLE[0], APP_TID)
         t.intr_end(T + 800, 0, IDLE[0])
         t.switch(T + us(1), 0, IDLE[0], APP_TID)
-        t.mach(T + us(2), 0, APP_TID, "mach_wait_until_trap", end=True)
+        t.mach(T + us(2), 0, APP_TID, "mach_msg2_trap", end=True)          # the run loop wakes
         # app: mach_msg2 send request + receive reply
         t.mach(T + us(10), 0, APP_TID, "mach_msg2_trap", 0x7000_0000_0000, MACH_SEND_MSG | MACH_RCV_MSG, 0x1c,
                APP_PORTS)
@@ -343,10 +345,10 @@ def cross_process_hang(timebase=(1, 1), n_baseline=4, hang_s=5.0, period_s=1.0, 
         t.make_runnable(X + us(25), 1, DAEMON_TID, APP_TID)
         t.block(X + us(35), 1, DAEMON_TID)
         t.switch(X + us(35), 1, DAEMON_TID, IDLE[1])
-        # app: the reply arrives; sleep until the next period
+        # app: the reply arrives; back to the run loop until the next period
         t.switch(X + us(30), 0, IDLE[0], APP_TID)
         t.mach(X + us(31), 0, APP_TID, "mach_msg2_trap", end=True)
-        t.mach(X + us(40), 0, APP_TID, "mach_wait_until_trap", 0)
+        t.mach(X + us(40), 0, APP_TID, "mach_msg2_trap", 0x7000_0000_1000, MACH_RCV_MSG, 0, APP_RUNLOOP_PORTS)
         t.block(X + us(41), 0, APP_TID)
         t.switch(X + us(41), 0, APP_TID, IDLE[0])
         if k == n_baseline:

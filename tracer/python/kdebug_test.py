@@ -31,6 +31,7 @@ NR_BSD, NR_MACH = 0x20000, 0x10000
 NONE = 0xFFFFFFFF
 
 APP, APP_PID, KWORK, IDLE0 = 0x1001, 100, 0x50, 11
+MAIN = APP_PID           # the main thread (lowest tid of its process) is reported as tid = pid, as on Linux
 
 
 def parse(data):
@@ -72,10 +73,11 @@ def test_threadmap_snapshot_pids_and_main_thread():
     recs = decode(base_trace())
     snaps = {r["tid"]: r for r in of_type(recs, schema.PROC_SNAPSHOT)}
     assert snaps[IDLE0]["pid"] == 0 and snaps[KWORK]["pid"] == 0      # kernel_task: valid 1, "kernel_task"
-    assert snaps[0x3001]["pid"] == 1 and snaps[0x3001]["comm"] == "launchd"
-    assert snaps[APP]["pid"] == APP_PID and snaps[APP]["is_main_thread"] == 1
-    assert snaps[0x1002]["is_main_thread"] == 0
-    assert snaps[APP]["comm"] == "App"
+    assert snaps[1]["pid"] == 1 and snaps[1]["comm"] == "launchd"    # launchd's main thread: tid = pid = 1
+    assert snaps[MAIN]["pid"] == APP_PID and snaps[MAIN]["is_main_thread"] == 1
+    assert snaps[0x1002]["pid"] == APP_PID and snaps[0x1002]["is_main_thread"] == 0
+    assert snaps[MAIN]["comm"] == "App"
+    assert APP not in snaps and 0x3001 not in snaps
 
 
 def test_switch_blocked_only_after_mach_block():
@@ -92,7 +94,7 @@ def test_switch_blocked_only_after_mach_block():
         (schema.STATE_RUNNABLE, schema.WAIT_PREEMPTED), (schema.STATE_BLOCKED, schema.WAIT_NONE)]
     assert outs[0]["prio"] == 47 and outs[0]["syscall_nr"] == NONE
     # the idle thread is tid 0, like Linux's idle task, and emits no switch records
-    assert all(r["tid"] == APP for r in outs + ins)
+    assert all(r["tid"] == MAIN for r in outs + ins)
     assert ins[0]["prev_tid"] == 0 and ins[0]["prev_pid"] == 0
     assert [r["ts"] for r in ins] == [100, 300]
 
@@ -102,7 +104,7 @@ def test_inline_idle_of_a_thread_does_not_make_it_idle():
     t.raw(50, g.MACH_IDLE | g.START, APP, 0, APP)      # older kernels: processor_idle(current thread)
     t.switch(100, 0, APP, 0x1002)
     recs = decode(t)
-    assert [r["tid"] for r in of_type(recs, schema.SWITCH_OUT)] == [APP]
+    assert [r["tid"] for r in of_type(recs, schema.SWITCH_OUT)] == [MAIN]
 
 
 def test_switch_to_self_is_not_a_switch():
@@ -166,8 +168,8 @@ def test_bsd_wait_reasons(name, args, reason, obj):
 
 
 @pytest.mark.parametrize("options,reason", [
-    (g.MACH_SEND_MSG | g.MACH_RCV_MSG, schema.WAIT_READ),
-    (g.MACH_RCV_MSG, schema.WAIT_READ),
+    (g.MACH_SEND_MSG | g.MACH_RCV_MSG, schema.WAIT_READ),     # an RPC waiting for its reply
+    (g.MACH_RCV_MSG, schema.WAIT_POLL),                       # a run loop on its port set
     (g.MACH_SEND_MSG, schema.WAIT_WRITE),
 ])
 def test_mach_msg_wait_reason_follows_options(options, reason):
@@ -225,7 +227,7 @@ def test_wakeup_contexts():
         (0x1002, schema.WAKE_HARDIRQ, schema.IRQ_DEVICE),
         (0x1002, schema.WAKE_TASK, schema.IRQ_NONE),
     ]
-    assert all(w["wakee_tid"] == APP and w["wakee_pid"] == APP_PID for w in wakes)
+    assert all(w["wakee_tid"] == MAIN and w["wakee_pid"] == APP_PID for w in wakes)
 
 
 def test_timer_armed_in_a_syscall_names_its_armer_at_the_callout():
@@ -246,7 +248,7 @@ def test_timer_armed_in_a_syscall_names_its_armer_at_the_callout():
     timers = of_type(recs, schema.TIMER)
     assert len(timers) == 1
     tm = timers[0]
-    assert (tm["timer_id"], tm["arm_pid"], tm["arm_tid"], tm["kind"]) == (CALL, APP_PID, APP, 2)
+    assert (tm["timer_id"], tm["arm_pid"], tm["arm_tid"], tm["kind"]) == (CALL, APP_PID, MAIN, 2)
     assert (tm["tid"], tm["cpu"]) == (0x1002, 1)                       # the interrupted task
     assert abs(tm["arm_ts_ns"] - 200) <= 42 and abs(tm["expires_ns"] - 5_000_000) <= 42   # tick rounding
     wakes = of_type(recs, schema.WAKEUP)
@@ -284,10 +286,11 @@ def test_lifetime_records():
     t.lost(500)
     recs = decode(t)
     forks = of_type(recs, schema.FORK)
+    # a thread of the same process, then the first thread of a new process (tid = its pid)
     assert [(f["tid"], f["child_pid"], f["child_tid"], f["comm"]) for f in forks] == [
-        (APP, APP_PID, 0x1003, "App"), (APP, 400, 0x4001, "App")]
+        (MAIN, APP_PID, 0x1003, "App"), (MAIN, 400, 400, "App")]
     ex = of_type(recs, schema.EXEC)[0]
-    assert (ex["pid"], ex["tid"], ex["comm"]) == (400, 0x4001, "helper-tool")
+    assert (ex["pid"], ex["tid"], ex["comm"]) == (400, 400, "helper-tool")
     tn = of_type(recs, schema.THREAD_NAME)[0]
     assert (tn["pid"], tn["tid"], tn["comm"]) == (APP_PID, 0x1003, "com.apple.main-")
     assert [(e["pid"], e["tid"]) for e in of_type(recs, schema.EXIT)] == [(APP_PID, 0x1003)]
