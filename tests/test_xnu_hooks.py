@@ -69,7 +69,7 @@ DRIVER = r"""
 #include "kdebug_decode.h"
 #include "argus_event.h"
 
-static struct thread user = { .tid = 0x2001 }, waiter = { .tid = 0x1001 }, idle = { .tid = 11 };
+static struct thread user = { .tid = 0x102001 }, waiter = { .tid = 0x101001 }, idle = { .tid = 11 };
 static struct processor cpu0 = { .idle_thread = &idle };
 static thread_t cur = &user;
 static int in_intr, now = 1000;
@@ -174,9 +174,9 @@ def test_hooks_and_decoder_agree(tmp_path):
     IRQ_NONE, IRQ_TIMER = 0, 1
     # one WAKEUP per wakeup: the stock MAKE_RUNNABLE after each hook is absorbed
     assert wakes == [
-        (0x2001, 0x1001, HARDIRQ, IRQ_TIMER),   # the timeout, not a causal edge from `user`
-        (0x2001, 0x1001, TASK, IRQ_NONE),
-        (0, 0x1001, IDLE, IRQ_NONE),            # the idle thread is tid 0
+        (0x102001, 0x101001, HARDIRQ, IRQ_TIMER),   # the timeout, not a causal edge from `user`
+        (0x102001, 0x101001, TASK, IRQ_NONE),
+        (0, 0x101001, IDLE, IRQ_NONE),            # the idle thread is tid 0
     ]
     # the wait event at block time (permuted like MACH_WAIT) becomes wait_obj
-    assert outs == [(0x1001, 1, 0xE0 ^ PERM_KEY), (0x1001, 1, 0xE1 ^ PERM_KEY), (0x1001, 1, 0xE2 ^ PERM_KEY)]
+    assert outs == [(0x101001, 1, 0xE0 ^ PERM_KEY), (0x101001, 1, 0xE1 ^ PERM_KEY), (0x101001, 1, 0xE2 ^ PERM_KEY)]

@@ -224,13 +224,20 @@ static struct kdd_thread *thread_get(struct kdd *d, uint64_t tid)
  * is tid = pid (the diagnosis finds main threads that way); unknown threads
  * are their own process until a NEWTHREAD, the thread map or a syscall END
  * says otherwise. */
+#define KDD_PID_MAX 99999u           /* bsd/sys/proc_internal.h */
+#define KDD_TID_HIGH 0x80000000u      /* marks a small thread id that could equal a pid */
+
 static uint32_t out_tid(const struct kdd_thread *t, uint64_t tid)
 {
 	if (t && t->idle)
 		return 0;
 	if (t && t->main_thread && t->has_pid && t->pid)
 		return t->pid;
-	return (uint32_t)tid;
+	/* Thread ids start at 101 at boot, so early threads (kernel_task's,
+	 * launchd's) have ids in the pid range: keep them clear of the main
+	 * threads' tid = pid. */
+	uint32_t v = (uint32_t)tid;
+	return v <= KDD_PID_MAX ? v | KDD_TID_HIGH : v;
 }
 
 static uint32_t out_pid(const struct kdd_thread *t, uint64_t tid)

@@ -238,8 +238,10 @@ def _write(path, data):
 
 # --- the cross-process hang, as a Mac would record it ---
 
-APP_PID, APP_TID = 100, 0x1001
-DAEMON_PID, DAEMON_TID, HELPER_TID = 200, 0x2001, 0x2002
+# thread ids as a running Mac has them: far above the pid range (the first
+# threads after boot have ids 101.., kernel_task's are the IDLE ones below)
+APP_PID, APP_TID = 100, 0x101001
+DAEMON_PID, DAEMON_TID, HELPER_TID = 200, 0x102001, 0x102002
 IDLE = {0: 11, 1: 12, 2: 13}
 REQ_CV, DONE_CV = 0x600000001000, 0x600000002000
 APP_PORTS, DAEMON_PORTS = (0x1503 << 32) | 0x1607, (0x2703 << 32) | 0x2807
@@ -360,7 +362,7 @@ def cross_process_hang(timebase=(1, 1), n_baseline=4, hang_s=5.0, period_s=1.0, 
     return t, info
 
 
-def cross_thread_timer(armer=0x1001, sleeper=0x3001, fire_ns=502_000_000):
+def cross_thread_timer(armer=0x101001, sleeper=0x103001, fire_ns=502_000_000):
     """A user thread (armer, pid 100) arms a timer inside kevent_qos (say, an
     EVFILT_TIMER for another process's queue) and goes on to block in read;
     the timer's callout, in a timer interrupt over CPU 1's idle thread, wakes

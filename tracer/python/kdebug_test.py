@@ -30,8 +30,9 @@ PAYLOAD = {
 NR_BSD, NR_MACH = 0x20000, 0x10000
 NONE = 0xFFFFFFFF
 
-APP, APP_PID, KWORK, IDLE0 = 0x1001, 100, 0x50, 11
+APP, APP_PID, KWORK, IDLE0 = 0x101001, 100, 0x50, 11
 MAIN = APP_PID           # the main thread (lowest tid of its process) is reported as tid = pid, as on Linux
+HIGH = 0x80000000        # thread ids in the pid range (kernel threads from boot) get the high bit
 
 
 def parse(data):
@@ -55,8 +56,8 @@ def base_trace(**kw):
     t = g.KdTrace(**kw)
     t.kernel_thread(IDLE0).kernel_thread(KWORK)
     t.thread(APP, APP_PID, "App")
-    t.thread(0x1002, APP_PID, "App")
-    t.thread(0x3001, 1, "launchd")
+    t.thread(0x101002, APP_PID, "App")
+    t.thread(0x103001, 1, "launchd")
     t.idle(1, 0, IDLE0)
     return t
 
@@ -72,12 +73,12 @@ def of_type(recs, typ):
 def test_threadmap_snapshot_pids_and_main_thread():
     recs = decode(base_trace())
     snaps = {r["tid"]: r for r in of_type(recs, schema.PROC_SNAPSHOT)}
-    assert snaps[IDLE0]["pid"] == 0 and snaps[KWORK]["pid"] == 0      # kernel_task: valid 1, "kernel_task"
+    assert snaps[IDLE0 | HIGH]["pid"] == 0 and snaps[KWORK | HIGH]["pid"] == 0   # kernel_task: valid 1
     assert snaps[1]["pid"] == 1 and snaps[1]["comm"] == "launchd"    # launchd's main thread: tid = pid = 1
     assert snaps[MAIN]["pid"] == APP_PID and snaps[MAIN]["is_main_thread"] == 1
-    assert snaps[0x1002]["pid"] == APP_PID and snaps[0x1002]["is_main_thread"] == 0
+    assert snaps[0x101002]["pid"] == APP_PID and snaps[0x101002]["is_main_thread"] == 0
     assert snaps[MAIN]["comm"] == "App"
-    assert APP not in snaps and 0x3001 not in snaps
+    assert APP not in snaps and 0x103001 not in snaps
 
 
 def test_switch_blocked_only_after_mach_block():
@@ -102,7 +103,7 @@ def test_switch_blocked_only_after_mach_block():
 def test_inline_idle_of_a_thread_does_not_make_it_idle():
     t = base_trace()
     t.raw(50, g.MACH_IDLE | g.START, APP, 0, APP)      # older kernels: processor_idle(current thread)
-    t.switch(100, 0, APP, 0x1002)
+    t.switch(100, 0, APP, 0x101002)
     recs = decode(t)
     assert [r["tid"] for r in of_type(recs, schema.SWITCH_OUT)] == [MAIN]
 
@@ -123,11 +124,11 @@ def test_switch_to_self_is_not_a_switch():
 
 def test_bsd_exit_names_the_pid_of_a_thread_missing_from_the_map():
     t = base_trace()
-    t.bsd(100, 0, 0x7001, "read", 3, 0, 8, 0)
-    t.bsd(200, 0, 0x7001, "read", end=True, ret=8, pid=700)
-    t.switch(300, 0, 0x7001, IDLE0)
+    t.bsd(100, 0, 0x107001, "read", 3, 0, 8, 0)
+    t.bsd(200, 0, 0x107001, "read", end=True, ret=8, pid=700)
+    t.switch(300, 0, 0x107001, IDLE0)
     recs = decode(t)
-    assert of_type(recs, schema.SYSCALL_ENTER)[0]["pid"] == 0x7001      # not known yet: its own process
+    assert of_type(recs, schema.SYSCALL_ENTER)[0]["pid"] == 0x107001      # not known yet: its own process
     assert of_type(recs, schema.SYSCALL_EXIT)[0]["pid"] == 700
     assert of_type(recs, schema.SWITCH_OUT)[0]["pid"] == 700
 
@@ -207,25 +208,25 @@ def test_syscalls_off_keeps_wait_reasons():
 
 def test_wakeup_contexts():
     t = base_trace()
-    t.make_runnable(100, 1, 0x1002, APP)                  # a user thread: causal
+    t.make_runnable(100, 1, 0x101002, APP)                  # a user thread: causal
     t.make_runnable(200, 1, KWORK, APP)                   # kernel_task thread
     t.make_runnable(300, 0, IDLE0, APP)                   # the idle thread
-    t.intr(400, 2, 0x1002, g.INTR_TIMER)
-    t.make_runnable(410, 2, 0x1002, APP)                  # in a timer interrupt over a user thread
-    t.intr_end(420, 2, 0x1002)
-    t.intr(500, 2, 0x1002, g.INTR_OTHER)
-    t.make_runnable(510, 2, 0x1002, APP)
-    t.intr_end(520, 2, 0x1002)
-    t.make_runnable(600, 2, 0x1002, APP)                  # after the interrupt: task again
+    t.intr(400, 2, 0x101002, g.INTR_TIMER)
+    t.make_runnable(410, 2, 0x101002, APP)                  # in a timer interrupt over a user thread
+    t.intr_end(420, 2, 0x101002)
+    t.intr(500, 2, 0x101002, g.INTR_OTHER)
+    t.make_runnable(510, 2, 0x101002, APP)
+    t.intr_end(520, 2, 0x101002)
+    t.make_runnable(600, 2, 0x101002, APP)                  # after the interrupt: task again
     wakes = of_type(decode(t), schema.WAKEUP)
     got = [(w["tid"], w["context"], w["irq_kind"]) for w in wakes]
     assert got == [
-        (0x1002, schema.WAKE_TASK, schema.IRQ_NONE),
-        (KWORK, schema.WAKE_KTHREAD, schema.IRQ_NONE),
+        (0x101002, schema.WAKE_TASK, schema.IRQ_NONE),
+        (KWORK | HIGH, schema.WAKE_KTHREAD, schema.IRQ_NONE),
         (0, schema.WAKE_IDLE, schema.IRQ_NONE),
-        (0x1002, schema.WAKE_HARDIRQ, schema.IRQ_TIMER),
-        (0x1002, schema.WAKE_HARDIRQ, schema.IRQ_DEVICE),
-        (0x1002, schema.WAKE_TASK, schema.IRQ_NONE),
+        (0x101002, schema.WAKE_HARDIRQ, schema.IRQ_TIMER),
+        (0x101002, schema.WAKE_HARDIRQ, schema.IRQ_DEVICE),
+        (0x101002, schema.WAKE_TASK, schema.IRQ_NONE),
     ]
     assert all(w["wakee_tid"] == MAIN and w["wakee_pid"] == APP_PID for w in wakes)
 
@@ -236,20 +237,20 @@ def test_timer_armed_in_a_syscall_names_its_armer_at_the_callout():
     t.bsd(100, 0, APP, "kevent_qos", 9, 0, 0, 0)           # arms a kqueue timer inside the syscall
     t.timer_enter(200, 0, APP, CALL, 5_000_000)
     t.timer_enter(250, 2, KWORK, KCALL, 6_000_000)         # a kernel thread's timer: not followed
-    t.intr(5_000_000, 1, 0x1002, g.INTR_TIMER)
-    t.timer_callout(5_000_100, 1, 0x1002, CALL)
-    t.make_runnable(5_000_200, 1, 0x1002, 0x1002 + 1)
-    t.timer_callout(5_000_300, 1, 0x1002, CALL, end=True)
-    t.timer_callout(5_000_400, 1, 0x1002, KCALL)
-    t.make_runnable(5_000_500, 1, 0x1002, APP)
-    t.timer_callout(5_000_600, 1, 0x1002, KCALL, end=True)
-    t.intr_end(5_000_700, 1, 0x1002)
+    t.intr(5_000_000, 1, 0x101002, g.INTR_TIMER)
+    t.timer_callout(5_000_100, 1, 0x101002, CALL)
+    t.make_runnable(5_000_200, 1, 0x101002, 0x101002 + 1)
+    t.timer_callout(5_000_300, 1, 0x101002, CALL, end=True)
+    t.timer_callout(5_000_400, 1, 0x101002, KCALL)
+    t.make_runnable(5_000_500, 1, 0x101002, APP)
+    t.timer_callout(5_000_600, 1, 0x101002, KCALL, end=True)
+    t.intr_end(5_000_700, 1, 0x101002)
     recs = decode(t, timebase=(125, 3))
     timers = of_type(recs, schema.TIMER)
     assert len(timers) == 1
     tm = timers[0]
     assert (tm["timer_id"], tm["arm_pid"], tm["arm_tid"], tm["kind"]) == (CALL, APP_PID, MAIN, 2)
-    assert (tm["tid"], tm["cpu"]) == (0x1002, 1)                       # the interrupted task
+    assert (tm["tid"], tm["cpu"]) == (0x101002, 1)                       # the interrupted task
     assert abs(tm["arm_ts_ns"] - 200) <= 42 and abs(tm["expires_ns"] - 5_000_000) <= 42   # tick rounding
     wakes = of_type(recs, schema.WAKEUP)
     assert [(w["context"], w["irq_kind"], w["irq_vec"]) for w in wakes] == [
@@ -261,10 +262,10 @@ def test_timer_armed_in_a_syscall_names_its_armer_at_the_callout():
 def test_patched_xnu_wakeup_is_exact_and_replaces_stock():
     t = base_trace()
     # a timer fires while a user thread runs, no interrupt event recorded
-    t.argus_wakeup(100, 1, 0x1002, APP, 0xE1, flags=0x1 | 0x2)
-    t.make_runnable(101, 1, 0x1002, APP)
-    t.argus_wakeup(200, 1, 0x1002, APP, 0xE2)             # a real task wakeup
-    t.make_runnable(201, 1, 0x1002, APP)
+    t.argus_wakeup(100, 1, 0x101002, APP, 0xE1, flags=0x1 | 0x2)
+    t.make_runnable(101, 1, 0x101002, APP)
+    t.argus_wakeup(200, 1, 0x101002, APP, 0xE2)             # a real task wakeup
+    t.make_runnable(201, 1, 0x101002, APP)
     t.argus_wait(300, 0, APP, 0xFEED)                     # a kernel wait with no syscall
     t.block(301, 0, APP)
     t.switch(301, 0, APP, IDLE0)
@@ -278,22 +279,22 @@ def test_patched_xnu_wakeup_is_exact_and_replaces_stock():
 
 def test_lifetime_records():
     t = base_trace()
-    t.new_thread(100, 0, APP, 0x1003, APP_PID)
-    t.new_thread(150, 0, APP, 0x4001, 400)                # a new process (fork / spawn)
-    t.exec_(200, 1, 0x4001, 400, "helper-tool")
-    t.thread_name(300, 0, 0x1003, "com.apple.main-thread-long-name")
-    t.terminate(400, 0, 0x1003)
+    t.new_thread(100, 0, APP, 0x101003, APP_PID)
+    t.new_thread(150, 0, APP, 0x104001, 400)                # a new process (fork / spawn)
+    t.exec_(200, 1, 0x104001, 400, "helper-tool")
+    t.thread_name(300, 0, 0x101003, "com.apple.main-thread-long-name")
+    t.terminate(400, 0, 0x101003)
     t.lost(500)
     recs = decode(t)
     forks = of_type(recs, schema.FORK)
     # a thread of the same process, then the first thread of a new process (tid = its pid)
     assert [(f["tid"], f["child_pid"], f["child_tid"], f["comm"]) for f in forks] == [
-        (MAIN, APP_PID, 0x1003, "App"), (MAIN, 400, 400, "App")]
+        (MAIN, APP_PID, 0x101003, "App"), (MAIN, 400, 400, "App")]
     ex = of_type(recs, schema.EXEC)[0]
     assert (ex["pid"], ex["tid"], ex["comm"]) == (400, 400, "helper-tool")
     tn = of_type(recs, schema.THREAD_NAME)[0]
-    assert (tn["pid"], tn["tid"], tn["comm"]) == (APP_PID, 0x1003, "com.apple.main-")
-    assert [(e["pid"], e["tid"]) for e in of_type(recs, schema.EXIT)] == [(APP_PID, 0x1003)]
+    assert (tn["pid"], tn["tid"], tn["comm"]) == (APP_PID, 0x101003, "com.apple.main-")
+    assert [(e["pid"], e["tid"]) for e in of_type(recs, schema.EXIT)] == [(APP_PID, 0x101003)]
     assert [r["count"] for r in of_type(recs, schema.LOST)] == [1]
 
 
