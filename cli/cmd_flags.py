@@ -1,7 +1,7 @@
 """`argus flags`: find the data flag a spinning thread polls (paper §4.3, automated).
 
     argus flags --pid PID [--tid TID] --function F --record spinning   # while it spins
-    argus flags --pid PID [--tid TID] --function F --record normal     # when the same code runs normally
+    argus flags --pid PID [--tid TID] --function F --record normal --next-call   # its next, normal call
     argus flags --pid PID [--tid TID]                                  # compare the two
     argus flags --normal A.json --spinning B.json [--pid PID]          # any two lldb-trace results
 
@@ -26,6 +26,8 @@ def register(sub):
     p.add_argument("--tid", type=int, help="the thread (default: the main thread)")
     p.add_argument("--function", metavar="SYMBOL", help="record from this function (with --record)")
     p.add_argument("--record", choices=LABELS, help="record one instruction stream now, labelled normal or spinning")
+    p.add_argument("--next-call", action="store_true",
+                   help="record from the function's next call (e.g. the normal run after the spinning one)")
     p.add_argument("--max-steps", type=int, default=1500, help="instructions to record (default 1500)")
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="how long to wait for the function to be called (default 30)")
@@ -54,7 +56,10 @@ def _record(args, buffer):
     if args.max_steps <= 0:
         raise ArgusError("--max-steps must be positive")
     result = _label_path(buffer, args.pid, tid, args.record)
-    params = {"pid": args.pid, "tid": tid, "function": args.function, "image": None, "app_modules": [],
+    if args.next_call and not args.function:
+        raise ArgusError("--next-call needs --function")
+    params = {"pid": args.pid, "tid": tid, "function": args.function, "next_call": args.next_call,
+              "image": None, "app_modules": [],
               "vertex": None, "max_steps": args.max_steps, "timeout_s": args.timeout, "result": result}
     script = os.path.join(gen.results_dir(buffer), f"flags_{args.pid}_{tid}_{args.record}.py")
     gen.write_script(script, gen.generate(params))

@@ -27,6 +27,8 @@ def register(sub):
     p.add_argument("--function", metavar="SYMBOL",
                    help="start in this function (default: the root cause's innermost stack frame, "
                         "else wherever the thread is)")
+    p.add_argument("--next-call", action="store_true",
+                   help="wait for the function's next call even when the thread is inside it now")
     p.add_argument("--image", metavar="IMAGE", action="append", default=[],
                    help="also step into this module (repeatable; the executable always is); calls into "
                         "other modules are stepped over, recording their return values")
@@ -93,7 +95,10 @@ def build_params(args):
         raise ArgusError(f"process {pid} has no thread {tid}")
     if args.max_steps <= 0 or args.timeout <= 0:
         raise ArgusError("--max-steps and --timeout must be positive")
-    return {"pid": int(pid), "tid": int(tid), "function": function, "image": args.image[0] if args.image else None,
+    if args.next_call and not function:
+        raise ArgusError("--next-call needs a function (--function, or a stack in the diagnosis)")
+    return {"pid": int(pid), "tid": int(tid), "function": function, "next_call": bool(args.next_call),
+            "image": args.image[0] if args.image else None,
             "app_modules": [os.path.basename(i) for i in args.image], "vertex": vertex,
             "max_steps": int(args.max_steps), "timeout_s": float(args.timeout)}
 

@@ -45,9 +45,9 @@ def require_root():
         pytest.skip("needs root (hardware breakpoints and ptrace on other processes)")
 
 
-def start_handshake(start_ms, works, linger_ms):
+def start_handshake(start_ms, works, linger_ms, gated=False):
     proc = subprocess.Popen([native("argus-flag-handshake"), str(start_ms), ",".join(map(str, works)),
-                             str(linger_ms)], stdout=subprocess.PIPE, text=True)
+                             str(linger_ms)] + (["gated"] if gated else []), stdout=subprocess.PIPE, text=True)
     info = json.loads(proc.stdout.readline())
     return proc, info
 

@@ -121,3 +121,47 @@ def test_errors_are_one_line(argus_cli, tmp_path):
     assert "is not JSON" in err("--diagnosis", str(tmp_path / "bad.json"))
     (tmp_path / "empty.json").write_text(json.dumps({"root_causes": []}))
     assert "has no root causes" in err("--diagnosis", str(tmp_path / "empty.json"))
+
+
+def test_flags_finds_the_polled_flag(argus_cli, tmp_path):
+    """argus flags (paper §4.3 automated) on flag_handshake: record the poll loop
+    while it spins, then a run in which the worker's store ends it (the worker
+    is gated: SIGUSR2 starts its round once the recording runs); the control
+    flow diverges at the loop's branch and the read before it is the flag."""
+    require_root()
+    pytest.importorskip("lldb")
+    import signal
+    import time
+    buf = str(tmp_path / "trace.argus")
+    prog, info = start_handshake(100, [600, 60000], 500, gated=True)
+    pid = info["pid"]
+    try:
+        base = ["flags", "--pid", str(pid), "--function", "handshake_wait", "--buffer", buf]
+        out = argus_cli.run(*base, "--record", "spinning", "--max-steps", "150").stdout
+        assert "stop: max_steps" in out, out
+        normal = subprocess.Popen([sys.executable, "-m", "argus.cli", *base, "--record", "normal",
+                                   "--max-steps", "5000"], env=argus_cli.env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while _tracer(pid) == 0 and time.monotonic() < deadline and normal.poll() is None:
+            time.sleep(0.1)
+        time.sleep(1.0)                          # it is stepping the loop now
+        os.kill(pid, signal.SIGUSR2)             # round 1: the worker stores 1 after 600 ms
+        out, err = normal.communicate(timeout=300)
+        assert "stop: returned" in out, out + err
+        rep = argus_cli.json("flags", "--pid", str(pid), "--buffer", buf, "--json")
+        top = rep["divergences"][0]
+        assert top["function"] == "handshake_wait" and top["asm"].startswith("j")
+        op = top["operands"][0]
+        assert op["addr"] == info["flag_addr"] and op["size"] == 4 and op["differs"]
+        assert op["symbol"] == "argus-flag-handshake:handshake_flag"
+        assert op["spinning_values"] == [0] and op["normal_values"] == [1]
+        assert op["bp_watch"] == f"bp_watch {pid} argus-flag-handshake handshake_flag"
+    finally:
+        prog.kill()
+        prog.wait()
+
+
+def _tracer(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(next(l for l in f if l.startswith("TracerPid:")).split()[1])

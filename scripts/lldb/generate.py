@@ -16,7 +16,8 @@ import os
 
 SCHEMA = "argus.lldb-trace/1"
 TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "step_trace.py")
-PARAM_KEYS = ("pid", "tid", "function", "image", "app_modules", "vertex", "max_steps", "timeout_s", "result")
+PARAM_KEYS = ("pid", "tid", "function", "next_call", "image", "app_modules", "vertex", "max_steps", "timeout_s",
+              "result")
 
 
 def results_dir(buffer):

@@ -10,8 +10,9 @@ argus.debugger.backends.lldb).  Run a generated script either way:
 
 Algorithm:
   attach     to PARAMS["pid"]; the thread PARAMS["tid"] (its main thread when 0).
-  reach      if PARAMS["function"] is on the thread's stack, step out until
-             it is frame 0; else set a breakpoint on it for that thread only,
+  reach      if PARAMS["function"] is on the thread's stack (and not
+             PARAMS["next_call"]), step out until it is frame 0; else set a
+             breakpoint on it for that thread only,
              continue, and wait up to PARAMS["timeout_s"] (stop_reason
              "not_reached" when it never runs).  No function: start where the
              thread is, stepping out of frames outside the app's modules.
@@ -110,6 +111,14 @@ class Tracer:
         if not self.thread.IsValid():
             raise RuntimeError(f"process {self.p['pid']} has no thread {tid}")
         self.process.SetSelectedThread(self.thread)
+        # the program's own signals pass through without interrupting a step
+        sigs = self.process.GetUnixSignals()
+        for k in range(sigs.GetNumSignals()):
+            signo = sigs.GetSignalAtIndex(k)
+            if sigs.GetSignalAsCString(signo) not in ("SIGTRAP", "SIGSTOP", "SIGKILL", "SIGINT"):
+                sigs.SetShouldStop(signo, False)
+                sigs.SetShouldNotify(signo, False)
+                sigs.SetShouldSuppress(signo, False)
         exe = self.target.GetExecutable().GetFilename()
         self.app_modules = {m for m in ([exe] + list(self.p.get("app_modules") or [])) if m}
 
@@ -133,7 +142,7 @@ class Tracer:
         fn = self.p.get("function")
         if fn:
             names = [_function_name(f.GetPCAddress()) for f in self.thread]
-            if fn in names:
+            if fn in names and not self.p.get("next_call"):
                 for _ in range(names.index(fn)):
                     self.thread.StepOut()
                 return True

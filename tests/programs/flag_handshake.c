@@ -2,7 +2,7 @@
  * flag_handshake: two threads synchronized by a plain shared-memory flag, the
  * ad hoc synchronization the kernel never sees (Argus paper §3.2).
  *
- *   flag_handshake START_MS WORK_MS[,WORK_MS...] [LINGER_MS]
+ *   flag_handshake START_MS WORK_MS[,WORK_MS...] [LINGER_MS] [gated]
  *
  * Prints one JSON line (pid, tids, the flag's address), sleeps START_MS (time
  * to attach bp_watch), then for each round r the worker runs on the CPU for
@@ -12,6 +12,8 @@
  * `handshake_progress` every 10 ms for LINGER_MS (default 0) while the worker
  * idles; both wait in poll() like an idle event loop (so the hang ends), so a test can see both threads alive and the process
  * still making progress after a debugger left it; SIGUSR1 ends the linger.
+ * With "gated" the worker waits for a SIGUSR2 before each round's work, so a
+ * test decides when the poller's spin ends.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -30,6 +32,7 @@ volatile unsigned long handshake_progress;
 static long work_ms[64];
 static int nrounds;
 static long start_ms;
+static int gated;
 static volatile pid_t worker_tid;
 static volatile int stop_worker;
 static volatile sig_atomic_t stop_linger;
@@ -62,8 +65,17 @@ void *handshake_worker(void *arg)
 	worker_tid = (pid_t)syscall(SYS_gettid);
 	sleep_ms(start_ms);
 	for (int r = 0; r < nrounds; r++) {
-		long end = now_ms() + work_ms[r];
+		long end;
 
+		if (gated) {
+			sigset_t set;
+			int sig;
+
+			sigemptyset(&set);
+			sigaddset(&set, SIGUSR2);
+			sigwait(&set, &sig);
+		}
+		end = now_ms() + work_ms[r];
 		while (now_ms() < end)
 			spin++;
 		handshake_flag = r + 1;
@@ -105,6 +117,14 @@ int main(int argc, char **argv)
 		work_ms[nrounds++] = atol(tok);
 	if (argc > 3)
 		linger_ms = atol(argv[3]);
+	if (argc > 4 && strcmp(argv[4], "gated") == 0) {
+		sigset_t set;
+
+		gated = 1;
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR2);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);	/* inherited: only sigwait takes it */
+	}
 
 	signal(SIGUSR1, on_usr1);
 	if (pthread_create(&t, NULL, handshake_worker, NULL) != 0) {
