@@ -28,6 +28,7 @@ from argus.debugger import procmem, symbols
 from argus.debugger.base import DebuggerError
 
 MAX_FUNCTION_BYTES = 1 << 20
+RMW_DEST0 = ("cmpxchg", "cmpxchg8b", "cmpxchg16b", "xadd")
 
 
 class AccessClassifier:
@@ -72,10 +73,17 @@ class AccessClassifier:
 
     @staticmethod
     def insn_kind(insn):
+        if insn.mnemonic in ("lea", "nop") or insn.mnemonic.startswith("prefetch"):
+            return None
         mem = [op for op in insn.operands if op.type == cs_x86.X86_OP_MEM]
         if not mem:
             return None
-        return "write" if any(op.access & capstone.CS_AC_WRITE for op in mem) else "read"
+        if any(op.access & capstone.CS_AC_WRITE for op in mem):
+            return "write"
+        # capstone 5 marks the destination of cmpxchg / xadd as read only; they store
+        if insn.mnemonic.split()[-1] in RMW_DEST0 and insn.operands[0].type == cs_x86.X86_OP_MEM:
+            return "write"
+        return "read"
 
     def classify(self, addr, pc, value):
         """(kind, how) for an access to addr at pc that left `value` there."""
