@@ -139,6 +139,25 @@ def test_graph_stats_errors_are_one_line(argus_cli, tmp_path):
     assert proc.returncode != 0 and "not an Argus graph database" in no_traceback(proc)
 
 
+def test_graph_stats_names_the_offset_of_a_corrupt_record_and_still_builds(argus_cli, tmp_path):
+    import struct
+    from conftest import no_traceback
+    data = bytearray(open(GOLDEN, "rb").read())
+    data_offset = struct.unpack_from("<Q", data, 0x28)[0]
+    struct.pack_into("<H", data, data_offset + 18, 3)          # first record of chunk 0: size 3
+    bad = tmp_path / "corrupt.argus"
+    bad.write_bytes(bytes(data))
+    proc = argus_cli.run("graph", "stats", "--buffer", str(bad), "--json", check=False)
+    assert proc.returncode == 0
+    line = no_traceback(proc)
+    assert f"corrupt record at offset {data_offset:#x}" in line
+    assert json.loads(proc.stdout)["vertices"] > 0
+    short = tmp_path / "short.argus"
+    short.write_bytes(bytes(data[:100_000]))
+    proc = argus_cli.run("graph", "stats", "--buffer", str(short), check=False)
+    assert proc.returncode != 0 and "truncated" in no_traceback(proc)
+
+
 # tests/data/golden.argus: recorded here once with the real tracer (argusd on a
 # 1.9 MB buffer of 64 KiB chunks, so it wrapped: 811,097 records overwritten)
 # while graph_workloads ran mutex, poll, timer, batch and proxy; the batch
