@@ -25,7 +25,8 @@ syscall nr N, wait obj O):
   order kept inside both groups); `syscall_overlap` (Jaccard of the syscall
   sets) is kept for the report.  group_by_signature folds qualifying
   candidates whose wake-up came from the same (process, thread) names into
-  one (its best ranked): an interactive chooser asks only when more than one
+  one (its best ranked), dropping kinds clearly less similar than the best
+  (SIMILARITY_MARGIN): an interactive chooser asks only when more than one
   kind of baseline remains.
 
 For a RepeatedYield spinning stretch that read data flags (DATA_FLAG_READ)
@@ -175,10 +176,17 @@ def signature(g, b):
             G.EDGE_TYPE_NAMES[int(g.edges.type[b.edge])])
 
 
+SIMILARITY_MARGIN = 0.25
+
+
 def group_by_signature(g, cands):
-    """One baseline per signature (the best ranked), qualifying ones only when
-    any qualify; in rank order."""
-    pool = [b for b in cands if b.similarity is None or b.similarity >= MIN_SIMILARITY] or list(cands)
+    """One baseline per signature (the best ranked), in rank order, among the
+    qualifying ones: similarity >= MIN_SIMILARITY and within
+    SIMILARITY_MARGIN of the most similar candidate (a kind of wake-up that
+    is clearly less alike is not worth a question); all when none qualify."""
+    sims = [b.similarity for b in cands if b.similarity is not None]
+    floor = max(MIN_SIMILARITY, max(sims) - SIMILARITY_MARGIN) if sims else MIN_SIMILARITY
+    pool = [b for b in cands if b.similarity is None or b.similarity >= floor] or list(cands)
     seen, out = set(), []
     for b in pool:
         sig = signature(g, b)

@@ -215,8 +215,9 @@ def test_go_on_no_stops_the_recursion_and_shortens_the_path():
 
 
 def two_wakers():
-    """The worker's read is answered by server S most of the time and by
-    server T once: two kinds of baseline."""
+    """The worker wakes on a timer and reads; the read is answered by server
+    S most of the time and by server T once: two kinds of baseline, equally
+    similar (same syscalls, no other message peers)."""
     W, S, T = 10, 20, 30
     t = Trace()
     t.thread(10, W, "worker")
@@ -225,8 +226,12 @@ def two_wakers():
     t.run(S, 0).run(T, 0).run(W, 0)
     for k, waker in enumerate((S, T, S)):
         at = s(1 + k)
+        t.block(W, at - ms(500), "sleep", "nanosleep")          # each request starts on a timer
+        t.timer_wake(W, at - ms(10))
         t.block(W, at, "read", "read", obj=5)
         t.wake(waker, W, at + ms(1)).run(W, at + ms(1))
+    t.block(W, s(4.5), "sleep", "nanosleep")
+    t.timer_wake(W, s(4.99))
     t.block(W, s(5), "read", "read", obj=5)
     t.wake(S, W, s(9)).run(W, s(9))
     return t.build(), W
@@ -308,3 +313,37 @@ def test_replay_that_diverges_is_dropped():
     j = to_json(diagnose_hang(g, hang, chooser=ch))
     assert ch.diverged and ch.presets == []
     assert j["spinning"]["baseline"]["start_ns"] == s(3)       # the automatic choice: most recent
+
+
+def test_a_clearly_less_similar_kind_of_baseline_is_not_asked():
+    """As two_wakers, but the request that the cache answered ran other
+    syscalls first: its kind of baseline is much less similar, so there is
+    nothing to ask."""
+    W, S, T = 10, 20, 30
+    t = Trace()
+    t.thread(10, W, "worker")
+    t.thread(20, S, "server")
+    t.thread(30, T, "cache")
+    t.run(S, 0).run(T, 0).run(W, 0)
+    for k, waker in enumerate((S, T, S)):
+        at = s(1 + k)
+        t.block(W, at - ms(500), "sleep", "nanosleep")
+        t.timer_wake(W, at - ms(10))
+        if waker == T:
+            for j in range(6):
+                t.syscall(W, at - ms(5) + us(j), "openat", ret=3)
+        t.block(W, at, "read", "read", obj=5)
+        t.wake(waker, W, at + ms(1)).run(W, at + ms(1))
+    t.block(W, s(4.5), "sleep", "nanosleep")
+    t.timer_wake(W, s(4.99))
+    t.block(W, s(5), "read", "read", obj=5)
+    t.wake(S, W, s(9)).run(W, s(9))
+    g = t.build()
+    hang = find_hang(g, 10, at=s(6))
+    cands = find_wait_baselines(g, hang.vertex, s(2), hang_start=hang.start_ns)
+    sims = {int(b.wait_start_ns): b.similarity for b in cands}
+    assert sims[s(2)] < sims[s(3)] - 0.25
+    ask = Script()
+    d = diagnose_hang(g, hang, chooser=AskingChooser(g, ask=ask))
+    assert "baseline" not in [q.kind for q in ask.questions]
+    assert to_json(d)["spinning"]["baseline"]["start_ns"] == s(3)
