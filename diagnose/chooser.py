@@ -13,8 +13,10 @@ only when the graph is ambiguous:
                     one group -> its best-ranked member, no question; several
                     -> "which one is the baseline?" showing one per group
   go_on             asked for culprits that can have a culprit of their own
-                    (LongWait, RepeatedYield); a LongRunning culprit's
-                    recursive diagnosis is only its slice, so it goes on.
+                    (LongWait, RepeatedYield that read data flags); a
+                    LongRunning culprit's recursive diagnosis is only its
+                    slice, a RepeatedYield's without flags only the bp_watch
+                    advice, so those go on without a question.
 Before asking, in order:
   1. rules (from earlier sessions, keyed by stable names, never pids:
      rules.edge_key): an edge marked "not causal" is dropped from the
@@ -210,6 +212,9 @@ class AskingChooser(Chooser):
     def go_on(self, root_cause):
         if root_cause.block_type == B.LONG_RUNNING:
             return True
+        if root_cause.block_type == B.REPEATED_YIELD and \
+                not B.flag_reads(self.g, root_cause.utid, root_cause.start_ns, root_cause.end_ns):
+            return True          # no data flag read: its diagnosis is only the bp_watch advice
         g = self.g
         u = root_cause.utid
         q = Question("go_on", f"root cause at depth {root_cause.depth}: {g.comm(u)}/{int(g.threads.tid[u])} "

@@ -347,3 +347,17 @@ def test_a_clearly_less_similar_kind_of_baseline_is_not_asked():
     d = diagnose_hang(g, hang, chooser=AskingChooser(g, ask=ask))
     assert "baseline" not in [q.kind for q in ask.questions]
     assert to_json(d)["spinning"]["baseline"]["start_ns"] == s(3)
+
+
+def test_go_on_is_not_asked_for_a_yielding_culprit_without_flags():
+    from argus.diagnose.algorithm import RootCause
+    g = C.yield_app(flags=False)
+    u = g.utid_of_tid(600)
+    ask = Script()
+    assert AskingChooser(g, ask=ask).go_on(RootCause(u, 0, "RepeatedYield", s(4), s(7), "", 1)) is True
+    assert ask.questions == []
+    g = C.yield_app(flags=True)
+    u = g.utid_of_tid(600)
+    ask = Script("n")
+    assert AskingChooser(g, ask=ask).go_on(RootCause(u, 0, "RepeatedYield", s(4), s(7), "", 1)) is False
+    assert [q.kind for q in ask.questions] == ["go_on"]
