@@ -5,7 +5,9 @@ Algorithm: walk backwards from a vertex along incoming causal edges.
   vertex: t = `cursor`, default v's start), the candidates are v's incoming
   wakeup / spawn / data_flag edges with ts <= t, most recent first.
     - candidates exist: chooser.pick_predecessor(v, candidates) picks one
-      (None = stop); a weak edge is followed only if chooser.follow_weak(edge).
+      (None = stop: origin "stopped", or the chooser's `stop_origin` when it
+      says why, e.g. "not_causal" when rules removed every candidate); a
+      weak edge is followed only if chooser.follow_weak(edge).
     - none: if v started with a culled wakeup, stop; the origin is its wait
       reason label ("timer", "net", "block", "device", "kthread", ...).
       Else, if v's previous segment of the same thread ended less than 1 ms
