@@ -253,9 +253,11 @@ def spin(n):
     end = time.monotonic() + n
     while time.monotonic() < end:
         pass
+print("ready", flush=True)
+sys.stdin.readline()                  # the threads start once bp_watch is armed: new threads are followed
 ts = [threading.Thread(target=spin, args=(float(sys.argv[1]),)) for _ in range(2)]
 for t in ts: t.start()
-print("ready", flush=True)
+print("started", flush=True)
 for t in ts: t.join()
 """
 
@@ -274,15 +276,18 @@ def test_cpython_gil_locked(argus_cli, tmp_path):
     buf = str(tmp_path / "gil.argus")
     create_buffer(buf, 16 << 20)
     # spins for 30 s (killed when done): bp_watch starts slowly with both CPUs busy
-    prog = subprocess.Popen([sys.executable, "-c", GIL_SCRIPT, "30"], stdout=subprocess.PIPE, text=True)
+    prog = subprocess.Popen([sys.executable, "-c", GIL_SCRIPT, "30"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
     try:
         assert prog.stdout.readline().strip() == "ready"
-        proc = bp_watch(argus_cli.env, prog.pid, image, "_PyRuntime.ceval.gil.locked", "--for", 1.5,
+        w = bp_watch_bg(argus_cli.env, prog.pid, image, "_PyRuntime.ceval.gil.locked", "--for", 3,
                         "--json", "--buffer", buf)
-        assert proc.returncode == 0, proc.stderr
-        summary = json.loads(proc.stdout.strip().splitlines()[-1])
-        assert summary["watches"][0]["size"] == 4
+        prog.stdin.write("go\n")
+        prog.stdin.flush()
+        assert prog.stdout.readline().strip() == "started"
         tids = set(int(t) for t in os.listdir(f"/proc/{prog.pid}/task"))
+        summary, _ = finish(w)
+        assert summary["watches"][0]["size"] == 4
         assert not [s for s in thread_states(prog.pid).values() if s in "tT"]
     finally:
         prog.kill()
@@ -290,7 +295,8 @@ def test_cpython_gil_locked(argus_cli, tmp_path):
     writes, reads = flag_events(argus_cli, prog.pid, buf)
     spinners = tids - {prog.pid}
     writers = {e["tid"] for e in writes}
-    assert len(writers & spinners) == 2, (writers, spinners)     # both threads take and drop the GIL
+    # both threads, created after bp_watch armed, take and drop the GIL
+    assert len(writers & spinners) == 2, (writers, spinners)
     assert {e["value"] for e in writes} == {0, 1}
     assert len(reads) > 10 and {e["tid"] for e in reads} & spinners
     assert summary["classified_by"].get("insn", 0) == len(writes) + len(reads)   # decoded, not guessed
@@ -338,3 +344,29 @@ def test_errors_are_one_line(argus_cli, tmp_path):
     finally:
         prog.send_signal(signal.SIGKILL)
         prog.wait()
+
+
+def test_several_flags_at_once(argus_cli, tmp_path):
+    require_root()
+    from argus.tracer.producer import create_buffer
+    buf = str(tmp_path / "two.argus")
+    create_buffer(buf, 16 << 20)
+    prog, info = start_handshake(1500, [300], 60000)
+    try:
+        w = bp_watch_bg(argus_cli.env, info["pid"], "--watch", "argus-flag-handshake:handshake_flag",
+                        "--watch", "argus-flag-handshake:handshake_progress", "--for", 3, "--json", "--buffer", buf)
+        summary, _ = finish(w)
+        assert [x["label"] for x in summary["watches"]] == ["argus-flag-handshake:handshake_flag",
+                                                            "argus-flag-handshake:handshake_progress"]
+        progress_addr = summary["watches"][1]["addr"]
+        assert summary["watches"][1]["size"] == 8
+    finally:
+        prog.send_signal(signal.SIGUSR1)
+        assert prog.wait(timeout=60) == 0
+    writes, reads = flag_events(argus_cli, info["pid"], buf)
+    flag_writes = [e for e in writes if e["addr"] == info["flag_addr"]]
+    progress_writes = [e for e in writes if e["addr"] == progress_addr]
+    assert [(e["tid"], e["value"]) for e in flag_writes] == [(info["worker_tid"], 1)]
+    assert len(progress_writes) > 20 and {e["tid"] for e in progress_writes} == {info["main_tid"]}
+    values = [e["value"] for e in progress_writes]
+    assert values == sorted(values)                     # the counter only grows
