@@ -67,12 +67,16 @@ def _root_cause(path, index):
 
 
 def _stack_function(rc):
-    """The innermost named frame of a root cause's stack, if the report has one."""
+    """The innermost named frame of a root cause's stack, if the report has one: a list,
+    innermost first, of symbol strings (diagnose.stacks.top_frames) or {"function": ...}."""
     stack = rc.get("stack") or rc.get("call_stack") or []
     for fr in stack if isinstance(stack, list) else []:
         name = fr.get("function") if isinstance(fr, dict) else fr if isinstance(fr, str) else None
         if isinstance(name, str) and name:
-            return name
+            # "libfoo.so`func+0x12" / "func+0x12" -> "func"
+            name = name.rsplit("`", 1)[-1].split("+", 1)[0].strip()
+            if name and not name.startswith("0x"):
+                return name
     return None
 
 
