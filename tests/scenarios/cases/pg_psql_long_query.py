@@ -30,14 +30,15 @@ def setup(ctx):
 
 def reproduce(ctx):
     import time
-    # Calibrate: rows a generate_series count gets through per second here.
+    # Calibrate the CPU-bound join (as pg_client.py's query mode) here.
+    query = "SELECT count(*) FROM t a, t b, t c, (SELECT generate_series(1, {})) g;"
     t0 = time.monotonic()
     subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(ctx.state["port"]), "-U", "postgres", "-Atqc",
-                    "SELECT count(*) FROM generate_series(1, 2000000)"], check=True, capture_output=True)
-    rate = 2000000 / max(time.monotonic() - t0, 1e-3)
+                    "SET jit = off; " + query.format(4)], check=True, capture_output=True)
+    per_k = max(time.monotonic() - t0, 1e-3) / 4
     script = "".join(f"SELECT count(*) FROM t WHERE v >= {i};\n\\! sleep 0.02\n" for i in range(20))
-    script = "SELECT pg_backend_pid();\n" + script + \
-        f"SELECT count(*) FROM generate_series(1, {int(rate * 3.5)});\n"
+    script = "SELECT pg_backend_pid();\nSET jit = off;\n" + script + \
+        query.format(max(1, round(3.5 / per_k))) + "\n"
     psql = ctx.spawn(["psql", "-h", "127.0.0.1", "-p", str(ctx.state["port"]), "-U", "postgres", "-Atq"],
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     psql.stdin.write(script)

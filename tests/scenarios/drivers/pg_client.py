@@ -13,8 +13,8 @@ blocks in recv() on its socket like most synchronous database clients).
                                           of them waited more than a second
   pg_client.py PORT update_other N        N quick UPDATEs of other rows, then an
                                           UPDATE of row 1 (blocks on the lock)
-  pg_client.py PORT query N SECONDS       N quick queries, then one that keeps
-                                          its backend busy about SECONDS
+  pg_client.py PORT query N SECONDS       N quick queries, then a cross join that
+                                          keeps its backend on the CPU about SECONDS
 Prints {"pid", "tid", "backend"} first (backend: pg_backend_pid()).
 """
 import json
@@ -70,11 +70,14 @@ def main():
         for i in range(n):
             select.select([], [], [], 0.02)
             con.run("SELECT count(*) FROM t WHERE v >= :v", v=i)
-        # Calibrated on this machine: rows per second of a generate_series count.
+        # A CPU-bound join of small in-memory tables (no temp-file spill, so
+        # no I/O waits; no JIT, so the time scales with k): calibrated here.
+        con.run("SET jit = off")
+        query = "SELECT count(*) FROM t a, t b, t c, (SELECT generate_series(1, {})) g"
         t0 = time.monotonic()
-        con.run("SELECT count(*) FROM generate_series(1, 2000000)")
-        rate = 2000000 / max(time.monotonic() - t0, 1e-3)
-        con.run(f"SELECT count(*) FROM generate_series(1, {int(rate * seconds)})")
+        con.run(query.format(2))
+        per_k = max(time.monotonic() - t0, 1e-3) / 2
+        con.run(query.format(max(1, round(seconds / per_k))))
     con.close()
 
 
