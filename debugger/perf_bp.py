@@ -119,8 +119,8 @@ def _open_error(e, pid, tid, spec):
         return DebuggerError(f"no free debug register for {spec.label} in thread {tid} of process {pid} "
                              f"(x86 has 4 per thread; another debugger or perf may hold them)")
     if e.errno in (errno.EACCES, errno.EPERM):
-        return DebuggerError(f"permission denied opening a hardware breakpoint on process {pid}: run as root "
-                             f"(or lower kernel.perf_event_paranoid)")
+        return DebuggerError(f"permission denied opening a hardware breakpoint on process {pid}: " + procmem.permission_hint(
+            "run as root (or lower kernel.perf_event_paranoid)"))
     if e.errno == errno.EINVAL:
         return DebuggerError(f"the kernel refused a {spec.size}-byte breakpoint at 0x{spec.addr:x} "
                              f"({spec.label}): check size and alignment")

@@ -34,6 +34,13 @@ class Mapping:
     path: str
 
 
+def permission_hint(unprivileged):
+    """What to do about EPERM/EACCES: as a user, become root; as root, nothing will help."""
+    if os.geteuid() != 0:
+        return unprivileged
+    return "even root may not: the process is protected or outside this namespace"
+
+
 def check_process(pid):
     """One-line errors for a pid that is not there or not ours to touch."""
     try:
@@ -41,8 +48,8 @@ def check_process(pid):
     except ProcessLookupError:
         raise DebuggerError(f"no such process {pid}") from None
     except PermissionError:
-        raise DebuggerError(f"permission denied for process {pid}: run as root (or as its owner "
-                            f"with kernel.perf_event_paranoid <= 1 / kernel.yama.ptrace_scope 0)") from None
+        raise DebuggerError(f"permission denied for process {pid}: " + permission_hint(
+            "run as root (or as its owner with kernel.perf_event_paranoid <= 1 / kernel.yama.ptrace_scope 0)")) from None
 
 
 def alive(pid):
@@ -61,7 +68,7 @@ def maps(pid):
     except FileNotFoundError:
         raise DebuggerError(f"no such process {pid}") from None
     except PermissionError:
-        raise DebuggerError(f"permission denied reading /proc/{pid}/maps: run as root") from None
+        raise DebuggerError(f"permission denied reading /proc/{pid}/maps: " + permission_hint("run as root")) from None
     out = []
     for line in lines:
         parts = line.split(maxsplit=5)
@@ -92,7 +99,7 @@ def read(pid, addr, size):
         if e == errno.ESRCH:
             raise DebuggerError(f"no such process {pid}")
         if e == errno.EPERM:
-            raise DebuggerError(f"permission denied reading memory of process {pid}: run as root")
+            raise DebuggerError(f"permission denied reading memory of process {pid}: " + permission_hint("run as root"))
         raise DebuggerError(f"failed to read {size} bytes at 0x{addr:x} in process {pid}: {os.strerror(e)}")
     return buf.raw
 

@@ -33,8 +33,9 @@ class Session:
             if not os.path.exists(f"/proc/{pid}"):
                 raise DebuggerError(f"no such process {pid}")
             if "ermission" in msg or "not permitted" in msg:
-                raise DebuggerError(f"permission denied attaching lldb to process {pid}: run as root "
-                                    f"(or set kernel.yama.ptrace_scope to 0)")
+                from argus.debugger.procmem import permission_hint
+                raise DebuggerError(f"permission denied attaching lldb to process {pid}: "
+                                    + permission_hint("run as root (or set kernel.yama.ptrace_scope to 0)"))
             raise DebuggerError(f"failed to attach lldb to process {pid}: {msg.strip()}")
         self.wait_state((lldb.eStateStopped,), 30)
         self.watchpoints = []
