@@ -240,12 +240,36 @@ class Argus:
         for attempt in range(tries):
             proc = self.run("start", "--buffer", self.buffer, "--size", size, check=False)
             if proc.returncode == 0:
+                try:
+                    self.daemon_pid = json.loads(self.run("status", "--json", check=False).stdout).get("pid")
+                except ValueError:
+                    self.daemon_pid = None
                 return
             time.sleep(10)
         raise ScenarioError(f"argus start failed ({proc.returncode}): {(proc.stderr or proc.stdout).strip()[-300:]}")
 
+    daemon_pid = None
+
     def stop(self):
         self.run("stop", check=False)
+        # A stop that failed (say, a package reinstalled under us) must not
+        # leave a system-wide tracer running: end our own daemon by its pid,
+        # after checking it is still the one writing our buffer.
+        pid, self.daemon_pid = self.daemon_pid, None
+        if not pid:
+            return
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                ours = self.buffer.encode() in f.read()
+        except OSError:
+            return
+        if ours:
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(50):
+                if not os.path.exists(f"/proc/{pid}"):
+                    return
+                time.sleep(0.1)
+            os.kill(pid, signal.SIGKILL)
 
     def events(self):
         proc = self.run("status", "--buffer", self.buffer, "--json", check=False)
