@@ -151,7 +151,7 @@ def run_one(mod, keep_dir=None, size="1G"):
                 _hangs(argus, truth, res)
     except Skip as e:
         res.update(status="SKIP", reason=str(e))
-    except (ScenarioError, OSError, ValueError, KeyError) as e:
+    except Exception as e:  # noqa: BLE001 (a broken scenario is one ERROR row, the suite goes on)
         res.update(status="ERROR", reason=f"{type(e).__name__}: {e}")
     finally:
         if tracing:
@@ -159,14 +159,24 @@ def run_one(mod, keep_dir=None, size="1G"):
         ctx.close()
         res["wall_s"] = round(time.monotonic() - t0, 1)
         if keep_dir:
-            dst = os.path.join(keep_dir, sc.name)
-            shutil.rmtree(dst, ignore_errors=True)
-            shutil.copytree(tmp, dst, ignore=shutil.ignore_patterns("*.sock", "pgdata", "run"), symlinks=True)
+            _keep(tmp, os.path.join(keep_dir, sc.name))
         shutil.rmtree(tmp, ignore_errors=True)
     if sc.known_failure and res["status"] in ("FAIL", "PASS"):
         # ERROR and SKIP stay what they are: a known failure is a diagnosis that is wrong
         res["status"] = "XFAIL" if res["status"] == "FAIL" else "XPASS"
     return res
+
+
+def _keep(tmp, dst):
+    """Keeps the trace (sparse: `cp --sparse=always`, never 1 GiB of zeros)
+    and the small files of a scenario's scratch directory."""
+    shutil.rmtree(dst, ignore_errors=True)
+    os.makedirs(dst)
+    for name in os.listdir(tmp):
+        src = os.path.join(tmp, name)
+        if name in ("pgdata", "run") or not (os.path.isfile(src) or os.path.isdir(src)):
+            continue
+        subprocess.run(["cp", "-r", "--sparse=always", src, dst], capture_output=True)
 
 
 def _answers_run(sc, argus, truth, debug):
