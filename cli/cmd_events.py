@@ -45,9 +45,20 @@ def select_rows(rows, pids=None, tids=None, types=None):
     return rows[mask]
 
 
-def describe(row, threads):
+def describe(row, threads, trace):
     """Type-specific details of one row, for the text format."""
     t = int(row["type"])
+    if t == schema.FD_INFO:
+        return (f"fd={int(row['aux'])} kind={schema.FD_KIND_NAMES.get(int(row['state']), row['state'])} "
+                f"inode={int(row['obj'])} local={int(row['obj2']):#x} peer={int(row['val']) & (2**64 - 1):#x}")
+    if t == schema.TIMER:
+        return (f"{schema.TIMER_KIND_NAMES.get(int(row['state']), row['state'])} timer={int(row['obj']):#x} "
+                f"armed_by={threads.label(int(row['peer_tid']))} armed_at={int(row['obj2'])}")
+    if t == schema.USER_STACK:
+        frames = " ".join(f"{int(f):#x}" for f in trace.stack_frames(row))
+        return f"stack={int(row['obj2']):#x} frames=[{frames}]"
+    if t == schema.MAPPING:
+        return f"{int(row['obj']):#x}-{int(row['obj2']):#x} pgoff={int(row['val']):#x} {trace.mapping_path(row)}"
     if t == schema.SWITCH_OUT:
         return (f"state={schema.STATE_NAMES.get(int(row['state']), row['state'])} "
                 f"wait={schema.WAIT_NAMES.get(int(row['reason']), row['reason'])} "
@@ -85,7 +96,7 @@ def _comm(row):
     return bytes(row["comm"]).split(b"\0", 1)[0].decode(errors="replace")
 
 
-def row_to_json(row, threads):
+def row_to_json(row, threads, trace):
     t = int(row["type"])
     out = {
         "ts_ns": int(row["ts_ns"]), "cpu": int(row["cpu"]), "pid": int(row["pid"]),
@@ -118,6 +129,19 @@ def row_to_json(row, threads):
         out.update(addr=int(row["obj"]), value=int(row["val"]), pc=int(row["obj2"]))
     elif t == schema.LOST:
         out.update(count=int(row["val"]))
+    elif t == schema.FD_INFO:
+        out.update(fd=int(row["aux"]), kind=schema.FD_KIND_NAMES.get(int(row["state"])), family=int(row["reason"]),
+                   sock_type=int(row["nr"]), inode=int(row["obj"]), local=int(row["obj2"]),
+                   peer=int(row["val"]) & (2**64 - 1))
+    elif t == schema.TIMER:
+        out.update(kind=schema.TIMER_KIND_NAMES.get(int(row["state"])), timer_id=int(row["obj"]),
+                   expires_ns=int(row["val"]), arm_ts_ns=int(row["obj2"]),
+                   arm_pid=int(row["peer_pid"]), arm_tid=int(row["peer_tid"]))
+    elif t == schema.USER_STACK:
+        out.update(stack_id=int(row["obj2"]), frames=[int(f) for f in trace.stack_frames(row)])
+    elif t == schema.MAPPING:
+        out.update(start=int(row["obj"]), end=int(row["obj2"]), pgoff=int(row["val"]), prot=int(row["aux"]),
+                   path=trace.mapping_path(row))
     return out
 
 
@@ -130,12 +154,12 @@ def run(args):
     base = int(trace.first_ts or 0)
     for row in rows:
         if args.json:
-            out.write(json.dumps(row_to_json(row, threads)) + "\n")
+            out.write(json.dumps(row_to_json(row, threads, trace)) + "\n")
         else:
             tid = int(row["tid"])
             ts = (int(row["ts_ns"]) - base) / 1e9
             name = schema.TYPE_NAMES.get(int(row["type"]), str(int(row["type"])))
             out.write(f"{threads.comm(tid):>16} {tid:>7}/{int(row['pid']):<7} [{int(row['cpu']):03d}] "
-                      f"{ts:12.6f}: {name:<14} {describe(row, threads)}\n")
+                      f"{ts:12.6f}: {name:<14} {describe(row, threads, trace)}\n")
     out.flush()
     return 0

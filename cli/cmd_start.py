@@ -25,13 +25,17 @@ def register(sub):
                    help=f"ring buffer file (default {DEFAULT_BUFFER})")
     p.add_argument("--size", default=DEFAULT_SIZE,
                    help="buffer size, sparse (default 2G); oldest records are overwritten when full")
+    p.add_argument("--no-stacks", action="store_true",
+                   help="do not capture user stacks at blocking waits (smaller records, less overhead)")
+    p.add_argument("--no-syscalls", action="store_true",
+                   help="scheduler events only: no syscall records (wait reasons become coarse)")
     p.set_defaults(func=run_start)
 
     p = sub.add_parser("stop", help="stop tracing; the buffer stays readable")
     p.set_defaults(func=run_stop)
 
 
-def start_daemon(buffer, size):
+def start_daemon(buffer, size, extra_flags=()):
     """Start argusd unless it runs already; returns the buffer path in use."""
     require_tracing_privileges()
     running = control.status()
@@ -51,7 +55,7 @@ def start_daemon(buffer, size):
     read_fd, write_fd = os.pipe()
     log_path = os.path.join(RUN_DIR, "argusd.log")
     cmd = [argusd, "--buffer", buffer, "--size", str(size_bytes), "--socket", SOCKET_PATH,
-           "--ready-fd", str(write_fd), "--log", log_path]
+           "--ready-fd", str(write_fd), "--log", log_path, *extra_flags]
     try:
         with open(log_path, "ab") as log:
             os.fchmod(log.fileno(), 0o600)
@@ -107,7 +111,8 @@ def _last_log_line(path):
 
 
 def run_start(args):
-    buffer, started = start_daemon(args.buffer, args.size)
+    flags = (["--no-stacks"] if args.no_stacks else []) + (["--no-syscalls"] if args.no_syscalls else [])
+    buffer, started = start_daemon(args.buffer, args.size, flags)
     st = control.status() or {}
     if started:
         print(f"argus: tracing system-wide into {buffer} (daemon pid {st.get('pid', '?')})")

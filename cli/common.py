@@ -7,6 +7,7 @@ for bad input.
 import json
 import os
 import re
+import sys
 import shutil
 
 RUN_DIR = os.environ.get("ARGUS_RUN_DIR", "/run/argus")
@@ -38,7 +39,7 @@ def require_tracing_privileges():
     """Tracing needs root (or CAP_BPF + CAP_PERFMON) and a kernel with BTF."""
     if os.geteuid() != 0 and not _has_bpf_caps():
         raise ArgusError("tracing needs root (or CAP_BPF and CAP_PERFMON): run with sudo")
-    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+    if sys.platform.startswith("linux") and not os.path.exists("/sys/kernel/btf/vmlinux"):
         raise ArgusError("this kernel has no BTF (/sys/kernel/btf/vmlinux): eBPF tracing is unavailable")
 
 

@@ -20,9 +20,7 @@ if ! $PY -c "import ziglang" 2>/dev/null; then
 fi
 
 CORE="tracer/argus_rb.c tracer/argus_decode.c tracer/kdebug_decode.c tracer/kdebug_file.c"
-# MADV_HUGEPAGE is Linux-only; argus_decode.c uses it as advice, and MADV_NORMAL
-# ("no advice") is the macOS equivalent of ignoring it.
-CFLAGS=(-std=gnu11 -O2 -Wall -Itracer -DMADV_HUGEPAGE=MADV_NORMAL)
+CFLAGS=(-std=gnu11 -O2 -Wall -Itracer)
 
 for arch in aarch64 x86_64; do
   dir="$OUT/$arch"

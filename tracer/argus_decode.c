@@ -89,7 +89,9 @@ static void *alloc_big(size_t bytes)
 		return malloc(bytes);
 	if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
 		return NULL;
+#ifdef MADV_HUGEPAGE
 	madvise(p, bytes & ~(size_t)(HUGE_PAGE - 1), MADV_HUGEPAGE);  /* advice only */
+#endif
 	return p;
 }
 

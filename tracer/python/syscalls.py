@@ -30,9 +30,16 @@ FUTEX_OPS = {0: "WAIT", 1: "WAKE", 2: "FD", 3: "REQUEUE", 4: "CMP_REQUEUE", 5: "
 
 
 def name(nr):
+    nr = int(nr)
     if nr == 0xFFFFFFFF:
         return "-"
-    return NAMES.get(int(nr), f"syscall_{int(nr)}")
+    known = NAMES.get(nr)
+    if known is None and nr >= 0x10000:
+        # macOS traces (argus import-kdebug) put Mach traps and BSD calls in
+        # their own number spaces above every Linux syscall number.
+        from argus.tracer.kdebug import xnu_syscall_name
+        known = xnu_syscall_name(nr)
+    return known or f"syscall_{nr}"
 
 
 def futex_op_name(op):
