@@ -117,7 +117,7 @@ def run(args):
 
     def record(accesses):
         for a in accesses:
-            producer.write_data_flag(a.kind, a.pid, a.tid, a.addr, a.value, a.pc, ts_ns=a.ts_ns)
+            producer.write_data_flag(a.kind, a.pid, a.tid, a.addr, a.value, a.pc, ts_ns=a.ts_ns, cpu=a.cpu)
             written[a.kind] += 1
             how[a.how] = how.get(a.how, 0) + 1
             if args.verbose or a.kind == "write":

@@ -32,6 +32,7 @@ class Access:
     value: int         # the flag's value read right after the access (see docs/bp_watch.md)
     ts_ns: int         # CLOCK_MONOTONIC
     how: str = ""      # how kind was decided: "insn" (decoded the access) or "value" (value changed)
+    cpu: int = 0       # the CPU the access ran on (perf; lldb does not know: 0)
 
 
 class Watcher:

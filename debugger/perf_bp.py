@@ -7,7 +7,7 @@ ctypes and mmap; the layouts are the kernel's uapi (linux/perf_event.h).
 Algorithm:
   arm     for every thread of the target (/proc/PID/task) and every spec, one
           breakpoint event: bp_type RW (or W with write_only), bp_len = size,
-          sample_period 1, sample_type IP|TID|TIME|ADDR, use_clockid with
+          sample_period 1, sample_type IP|TID|TIME|ADDR|CPU, use_clockid with
           CLOCK_MONOTONIC (the clock every other Argus record uses),
           exclude_kernel, wakeup_events 1 (or --wakeup N: fewer wakeups of
           bp_watch under bursts, values read later), an mmap ring of RING_PAGES.
@@ -49,7 +49,7 @@ from argus.debugger.classify import AccessClassifier
 PERF_TYPE_BREAKPOINT = 5
 HW_BREAKPOINT_W = 2
 HW_BREAKPOINT_RW = 3
-PERF_SAMPLE_IP, PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR = 1, 2, 4, 8
+PERF_SAMPLE_IP, PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR, PERF_SAMPLE_CPU = 1, 2, 4, 8, 128
 PERF_RECORD_LOST, PERF_RECORD_SAMPLE = 2, 9
 PERF_EVENT_IOC_DISABLE = 0x2401
 CLOCK_MONOTONIC = 1
@@ -62,7 +62,7 @@ RING_PAGES = 64         # data pages per event (a power of two): 256 KiB, 6500 4
 RESCAN_S = 0.1
 
 _NR_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}
-SAMPLE = struct.Struct("<QIIQQ")    # ip, pid, tid, time, addr
+SAMPLE = struct.Struct("<QIIQQII")  # ip, pid, tid, time, addr, cpu, res (the kernel's field order)
 HEADER = struct.Struct("<IHH")      # type, misc, size
 _DATA_HEAD_OFF = 1024               # offsetof(struct perf_event_mmap_page, data_head)
 
@@ -100,7 +100,7 @@ def perf_event_open(tid, addr, size, write_only=False, wakeup=1):
     attr.type = PERF_TYPE_BREAKPOINT
     attr.size = ctypes.sizeof(PerfEventAttr)
     attr.sample_period = 1
-    attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR
+    attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU
     attr.flags = FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV | FLAG_USE_CLOCKID
     attr.clockid = CLOCK_MONOTONIC
     attr.wakeup_events = wakeup
@@ -266,13 +266,13 @@ class PerfWatcher(Watcher):
                     ev.lost += rec
                     continue
                 ev.samples += 1
-                ip, pid, tid, ts, _addr = rec
-                samples.append((ts, tid, ip, ev.spec, value))
+                ip, pid, tid, ts, _addr, cpu, _ = rec
+                samples.append((ts, tid, ip, ev.spec, value, cpu))
         samples.sort(key=lambda s: s[0])
         out = []
-        for ts, tid, ip, spec, value in samples:
+        for ts, tid, ip, spec, value, cpu in samples:
             kind, how = self.classifier.classify(spec.addr, ip, value)
-            out.append(Access(kind, self.pid, tid, ip, spec.addr, value, ts, how))
+            out.append(Access(kind, self.pid, tid, ip, spec.addr, value, ts, how, cpu))
         return out
 
     def _disarm(self):
