@@ -117,7 +117,10 @@ def run(args):
 
     def record(accesses):
         for a in accesses:
-            producer.write_data_flag(a.kind, a.pid, a.tid, a.addr, a.value, a.pc, ts_ns=a.ts_ns, cpu=a.cpu)
+            try:
+                producer.write_data_flag(a.kind, a.pid, a.tid, a.addr, a.value, a.pc, ts_ns=a.ts_ns, cpu=a.cpu)
+            except ProducerError as e:
+                raise ArgusError(f"failed to write to buffer {buffer}: {e.strerror or e}") from None
             written[a.kind] += 1
             how[a.how] = how.get(a.how, 0) + 1
             if args.verbose or a.kind == "write":
@@ -158,6 +161,9 @@ def run(args):
         except (DebuggerError, KeyboardInterrupt):
             pass
     finally:
+        # disarming must not be cut short by an impatient second Ctrl-C
+        for sig in old_handlers:
+            signal.signal(sig, signal.SIG_IGN)
         if watcher is not None:
             watcher.close()
         producer.close()
