@@ -165,3 +165,15 @@ def test_flags_finds_the_polled_flag(argus_cli, tmp_path):
 def _tracer(pid):
     with open(f"/proc/{pid}/status") as f:
         return int(next(l for l in f if l.startswith("TracerPid:")).split()[1])
+
+
+def test_render_text_of_a_result():
+    import argus.lldb.generate as gen
+    doc = {"schema": gen.SCHEMA, "pid": 5, "tid": 6, "function": "f", "stop_reason": "max_steps", "error": None,
+           "instructions": [{"pc": 0x10, "function": "f", "asm": "mov eax, dword ptr [rip + 8]",
+                             "mem": [{"addr": 0x20, "value": 3}]}],
+           "calls": [{"callee": "usleep", "module": "libc.so.6", "return_value": 0}] * 2}
+    lines = gen.render_text(doc)
+    assert lines[0] == "lldb trace of thread 6 (pid 5) from f: 1 instructions, 2 library calls, stop: max_steps"
+    assert lines[1] == "  0x10 f: mov eax, dword ptr [rip + 8]  [0x20]=3"
+    assert lines[2] == "  library calls: usleep (libc.so.6) x2 -> [0]"

@@ -80,3 +80,25 @@ def results_for(buffer, pid=None, tid=None):
             doc["path"] = os.path.join(d, name)
             out.append(doc)
     return out
+
+
+def render_text(doc, max_instructions=20):
+    """A few lines describing one result (for `argus debug` / the REPL at its vertex)."""
+    head = (f"lldb trace of thread {doc.get('tid')} (pid {doc.get('pid')})"
+            + (f" from {doc['function']}" if doc.get("function") else "")
+            + f": {len(doc.get('instructions') or [])} instructions, {len(doc.get('calls') or [])} library calls, "
+              f"stop: {doc.get('stop_reason')}" + (f", error: {doc['error']}" if doc.get("error") else ""))
+    out = [head]
+    for r in (doc.get("instructions") or [])[:max_instructions]:
+        mem = "".join(f"  [0x{m['addr']:x}]={m['value']}" for m in r.get("mem") or []
+                      if isinstance(m.get("addr"), int) and m.get("value") is not None)
+        out.append(f"  0x{r.get('pc', 0):x} {r.get('function') or '?'}: {r.get('asm') or r.get('bytes')}{mem}")
+    calls = doc.get("calls") or []
+    if calls:
+        seen = {}
+        for c in calls:
+            seen.setdefault((c.get("callee"), c.get("module")), []).append(c.get("return_value"))
+        out.append("  library calls: " + ", ".join(
+            f"{callee or '?'} ({module or '?'}) x{len(rv)} -> {sorted(set(v for v in rv if v is not None))[:3]}"
+            for (callee, module), rv in seen.items()))
+    return out
