@@ -117,7 +117,9 @@ def resolve_watch(pid, image, symbol, size=None, address=None):
     procmem.check_process(pid)
     if address is not None:
         label = f"0x{address:x}" if not symbol else f"{image}:{symbol}"
-        return WatchSpec(address, size or 8, label)
+        if size is None:      # the widest naturally aligned watch at that address
+            size = next(n for n in (8, 4, 2, 1) if address % n == 0)
+        return WatchSpec(address, size, label)
     img = LoadedImage(pid, image)
     # GCC names statics "x.0" / "x.lto_priv.0": a symbol that exists as written wins.
     name, *fields = [symbol] if symbol in img.syms else symbol.split(".")

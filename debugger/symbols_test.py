@@ -45,3 +45,10 @@ def test_function_at_and_errors():
         symbols.resolve_watch(os.getpid(), "libc.so.6", "getpid")
     with pytest.raises(DebuggerError, match="no such process"):
         symbols.resolve_watch(999999999, "libc.so.6", "environ")
+
+
+def test_address_size_defaults_to_the_widest_aligned():
+    pid = os.getpid()
+    assert [symbols.resolve_watch(pid, None, None, address=a).size for a in (0x1000, 0x1004, 0x1002, 0x1001)] == \
+        [8, 4, 2, 1]
+    assert symbols.resolve_watch(pid, None, None, size=2, address=0x1004).size == 2
