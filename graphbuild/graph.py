@@ -182,6 +182,22 @@ class EventGraph:
         for utid, tid in enumerate(threads.tid.tolist()):
             self._tid_index.setdefault(tid, []).append(utid)
 
+    # --- user stacks ---
+    @property
+    def stacks(self):
+        """Table(seg, depth, pc, symbol): the user stack each vertex blocked
+        with (innermost first), symbolized; built on first use (stacks.py)."""
+        st = self.__dict__.get("_stacks")
+        if st is None:
+            from argus.graphbuild.stacks import build_stacks
+            st = self.__dict__["_stacks"] = build_stacks(self)
+        return st
+
+    def wait_stack(self, v):
+        """The symbols of the stack vertex v blocked with, innermost first."""
+        st = self.stacks
+        return [str(x) for x in st.symbol[st.seg == int(v)]]
+
     # --- sizes ---
     @property
     def num_vertices(self):

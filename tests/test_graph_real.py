@@ -80,6 +80,11 @@ def test_mutex_contention_gives_weak_wakeup_edges(tracing, workload_bin):
         p = d - 1
         assert g.seg.wait_reason[p] == 1        # FUTEX
         assert g.seg.pid[int(g.edges.src[e])] == g.seg.pid[d]
+    # the threads blocked in the lock carry their user stack, symbolized
+    waits = np.flatnonzero(in_mine & (g.seg.end_kind == G.END_BLOCKED) & (g.seg.wait_reason == 1))
+    stacks = [g.wait_stack(v) for v in waits[:200].tolist()]
+    named = [st for st in stacks if st and not st[0].startswith("0x")]
+    assert named, stacks[:5]
 
 
 def test_event_loop_returns_split_segments(tracing, workload_bin):

@@ -1,0 +1,166 @@
+"""User stacks of vertices: the stack a vertex's thread blocked with.
+
+Algorithm:
+  1. a vertex that ended at a blocking wait has that SWITCH_OUT as its last
+     own row; the row's obj2 is the user stack id (0: none recorded);
+  2. USER_STACK rows carry (pid, stack id) -> frames (the trace's frames side
+     array: obj = first frame, aux = count), innermost first;
+  3. each frame pc is symbolized through the process's MAPPING rows (start,
+     end, file offset, path): file offset -> virtual address through the ELF
+     file's PT_LOAD segments (pyelftools) -> function name by one batched
+     `addr2line -f -C` per file.  Unknown: "file+0xoffset", or "0xpc"
+     outside every mapping.
+The result is a Table (seg, depth, pc, symbol), sorted by (seg, depth) —
+what diagnose/stacks.py reads as `g.stacks`.  Vertices are joined to their
+USER_STACK row with numpy (sort + searchsorted on (pid, stack id)); each
+entry of the frames side array is symbolized once.
+
+Invariants: work is per entry of the frames side array (one per distinct
+stack) and per distinct ELF file, never per event; ELF files are only read,
+never executed; a file that is gone or unreadable leaves its frames as
+file+offset.
+"""
+import bisect
+import os
+import shutil
+import subprocess
+
+import numpy as np
+
+from argus.tracer import schema
+from argus.graphbuild import graph as G
+
+
+def _load_segments(path):
+    """PT_LOAD (p_offset, p_filesz, p_vaddr) of an ELF file (pyelftools reads
+    only the program headers); [] when the file is gone or not ELF."""
+    try:
+        from elftools.elf.elffile import ELFFile
+        with open(path, "rb") as f:
+            return [(sg["p_offset"], sg["p_filesz"], sg["p_vaddr"]) for sg in ELFFile(f).iter_segments()
+                    if sg["p_type"] == "PT_LOAD"]
+    except Exception:  # missing, unreadable, not ELF: leave its frames as file+offset
+        return []
+
+
+def _function_names(path, vaddrs):
+    """Function names of vaddrs in one ELF file, by one `addr2line -f -C`
+    run (binutils reads the symbol tables and DWARF in C; parsing a
+    million-symbol library in Python took seconds per file).  The path is an
+    argv element, never a shell word, and the file is only read."""
+    addr2line = shutil.which("addr2line")
+    if not addr2line or not vaddrs:
+        return [None] * len(vaddrs)
+    try:
+        out = subprocess.run([addr2line, "-f", "-C", "-e", path] + [f"{v:#x}" for v in vaddrs],
+                             capture_output=True, text=True, timeout=60).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return [None] * len(vaddrs)
+    names = out[0::2]
+    if len(names) != len(vaddrs):
+        return [None] * len(vaddrs)
+    return [None if n == "??" else n for n in names]
+
+
+class Symbolizer:
+    """pc -> "function", "file+0xoffset" or "0xpc", for the pcs of one trace."""
+
+    def __init__(self, g):
+        rows = g.rows
+        self._strings = getattr(g, "strings", b"") or b""
+        self._maps = {}
+        mapping = getattr(schema, "MAPPING", None)
+        sel = np.flatnonzero(rows["type"] == mapping) if mapping is not None else np.zeros(0, np.int64)
+        for i in sel.tolist():
+            r = rows[i]
+            start, length = int(r["peer_tid"]), int(r["peer_pid"])
+            path = self._strings[start:start + length].decode(errors="replace")
+            self._maps.setdefault(int(r["pid"]), []).append((int(r["obj"]), int(r["obj2"]), int(r["val"]), path))
+        for m in self._maps.values():
+            m.sort()
+        self._starts = {pid: [x[0] for x in m] for pid, m in self._maps.items()}
+
+    def locate(self, pid, pc):
+        """(path, file offset) of pc in pid's mappings, or None."""
+        k = bisect.bisect_right(self._starts.get(pid, ()), pc) - 1
+        if k >= 0:
+            start, end, pgoff, path = self._maps[pid][k]
+            if start <= pc < end:
+                return path, pc - start + pgoff
+        return None
+
+    def symbolize(self, pids, pcs):
+        """Names for parallel lists of pids and pcs."""
+        out = [f"{pc:#x}" for pc in pcs]
+        by_path = {}
+        for k, (pid, pc) in enumerate(zip(pids, pcs)):
+            loc = self.locate(pid, pc)
+            if loc is not None:
+                out[k] = f"{os.path.basename(loc[0])}+{loc[1]:#x}"
+                by_path.setdefault(loc[0], []).append((k, loc[1]))
+        for path, items in by_path.items():
+            if not path.startswith("/") or not os.path.isfile(path):
+                continue
+            loads = _load_segments(path)
+            todo = []
+            for k, off in items:
+                for p_off, size, va in loads:
+                    if p_off <= off < p_off + size:
+                        todo.append((k, off - p_off + va))
+                        break
+            uniq = sorted({va for _, va in todo})
+            names = dict(zip(uniq, _function_names(path, uniq)))
+            for k, va in todo:
+                if names.get(va):
+                    out[k] = names[va]
+        return out
+
+
+def build_stacks(g):
+    """Table(seg, depth, pc, symbol) of the user stacks vertices blocked with.
+    Vectorized over vertices; symbolizes each distinct (pid, pc) once."""
+    empty = G.Table(seg=np.zeros(0, np.int64), depth=np.zeros(0, np.int64), pc=np.zeros(0, np.uint64),
+                    symbol=np.zeros(0, dtype=object))
+    frames = getattr(g, "frames", None)
+    user_stack = getattr(schema, "USER_STACK", None)
+    if frames is None or not len(frames) or user_stack is None or not len(g.seg):
+        return empty
+    rows = g.rows
+    seg = g.seg
+    blocked = np.flatnonzero((seg.end_kind == G.END_BLOCKED) & (seg.row_hi > seg.row_lo))
+    if not len(blocked):
+        return empty
+    last = g.thread_rows[seg.row_hi[blocked] - 1]
+    ok = (rows["type"][last] == schema.SWITCH_OUT) & (rows["obj2"][last] != 0)
+    blocked, last = blocked[ok], last[ok]
+    st = np.flatnonzero(rows["type"] == user_stack)
+    if not len(blocked) or not len(st):
+        return empty
+    key = np.dtype([("pid", "<u8"), ("sid", "<u8")])
+    want = np.empty(len(last), key)
+    want["pid"], want["sid"] = rows["pid"][last], rows["obj2"][last]
+    have = np.empty(len(st), key)
+    have["pid"], have["sid"] = rows["pid"][st], rows["obj2"][st]
+    order = np.argsort(have, order=("pid", "sid"), kind="stable")
+    have_sorted = have[order]
+    pos = np.searchsorted(have_sorted, want)
+    pos_c = np.minimum(pos, len(have_sorted) - 1)
+    found = (pos < len(have_sorted)) & (have_sorted[pos_c] == want)
+    src = st[order[pos_c[found]]]            # the USER_STACK row of each vertex with a stack
+    verts = blocked[found]
+    first = rows["obj"][src].astype(np.int64)
+    n = rows["aux"][src].astype(np.int64)
+    n = np.clip(n, 0, np.maximum(len(frames) - first, 0))
+    out_seg = np.repeat(verts, n)
+    starts = np.repeat(np.cumsum(n) - n, n)
+    depth = np.arange(int(n.sum()), dtype=np.int64) - starts
+    pcs = frames[np.repeat(first, n) + depth]
+    # symbolize each entry of the frames side array once (its USER_STACK row names the pid)
+    frame_pid = np.zeros(len(frames), np.int64)
+    sf, sn = rows["obj"][st].astype(np.int64), rows["aux"][st].astype(np.int64)
+    sn = np.clip(sn, 0, np.maximum(len(frames) - sf, 0))
+    frame_pid[np.repeat(sf, sn) + (np.arange(int(sn.sum())) - np.repeat(np.cumsum(sn) - sn, sn))] = \
+        np.repeat(rows["pid"][st].astype(np.int64), sn)
+    names = np.array(Symbolizer(g).symbolize(frame_pid.tolist(), frames.tolist()), dtype=object)
+    return G.Table(seg=out_seg.astype(np.int64), depth=depth, pc=pcs.astype(np.uint64),
+                   symbol=names[np.repeat(first, n) + depth])

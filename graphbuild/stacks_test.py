@@ -1,0 +1,60 @@
+"""User stacks of vertices: the join of blocking switch-outs with USER_STACK
+rows, and symbolization through MAPPING rows and a real ELF file on disk."""
+import os
+
+import numpy as np
+import pytest
+
+from argus.tracer import schema
+from argus.graphbuild.crafted import Trace, ms
+
+LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+
+def libc_symbol_offset(name):
+    from elftools.elf.elffile import ELFFile
+    with open(LIBC, "rb") as f:
+        elf = ELFFile(f)
+        value = elf.get_section_by_name(".dynsym").get_symbol_by_name(name)[0]["st_value"]
+        for seg in elf.iter_segments():
+            if seg["p_type"] == "PT_LOAD" and seg["p_vaddr"] <= value < seg["p_vaddr"] + seg["p_filesz"]:
+                return value - seg["p_vaddr"] + seg["p_offset"]
+    raise LookupError(name)
+
+
+@pytest.mark.skipif(not os.path.exists(LIBC), reason="needs the x86_64 glibc")
+def test_blocking_vertices_get_their_symbolized_stack():
+    base = 0x7F0000000000
+    off = libc_symbol_offset("getpid")
+    path = LIBC.encode()
+    t = Trace()
+    t.thread(10, 10, "app")
+    t.run(10, 0)
+    # MAPPING: libc at base (peer_tid = offset of the path in strings, peer_pid = its length)
+    t.row(ms(0.5), 10, schema.MAPPING, obj=base, obj2=base + 0x200000, val=0, aux=5, peer_tid=0,
+          peer_pid=len(path))
+    t.row(ms(1), 10, schema.SYSCALL_ENTER, nr=0, obj=3)
+    t.row(ms(1), 10, schema.SWITCH_OUT, state=schema.STATE_BLOCKED, reason=schema.WAIT_READ, nr=0, obj=3,
+          obj2=0xABC)
+    t.row(ms(1), 10, schema.USER_STACK, obj=0, aux=3, obj2=0xABC)        # frames[0:3]
+    t.wake(0, 10, ms(2), "hardirq", "device").run(10, ms(2))
+    t.row(ms(3), 10, schema.SWITCH_OUT, state=schema.STATE_BLOCKED, reason=schema.WAIT_READ, nr=0, obj=3)
+    g = t.build(trace_end=ms(5))
+    g.frames = np.array([base + off, 0x1234, base + 0x1FFFFF0], np.uint64)
+    g.strings = path
+    v0, v1 = g.thread_segments(g.utid_of_tid(10))
+    names = g.wait_stack(v0)
+    assert len(names) == 3 and "getpid" in names[0]
+    assert names[1] == "0x1234"                          # outside every mapping
+    assert not names[2].startswith("0x")                 # inside the mapping: a name or libc.so.6+0x...
+    assert g.wait_stack(v1) == []                        # no stack id on that switch-out
+    st = g.stacks
+    assert list(st.seg) == [v0] * 3 and list(st.depth) == [0, 1, 2]
+
+
+def test_graph_without_stacks_has_an_empty_table():
+    t = Trace()
+    t.thread(10, 10, "app")
+    t.run(10, 0).block(10, ms(1), "read", "read", obj=3)
+    g = t.build()
+    assert len(g.stacks) == 0 and g.wait_stack(0) == []
