@@ -40,7 +40,7 @@ def test_blocking_vertices_get_their_symbolized_stack():
     t.wake(0, 10, ms(2), "hardirq", "device").run(10, ms(2))
     t.row(ms(3), 10, schema.SWITCH_OUT, state=schema.STATE_BLOCKED, reason=schema.WAIT_READ, nr=0, obj=3)
     g = t.build(trace_end=ms(5))
-    g.frames = np.array([base + off, 0x1234, base + 0x1FFFFF0], np.uint64)
+    g.frames = np.array([base + off, 0x1234, base + 0x1FFFF0], np.uint64)
     g.strings = path
     v0, v1 = g.thread_segments(g.utid_of_tid(10))
     names = g.wait_stack(v0)
