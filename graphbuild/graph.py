@@ -357,7 +357,10 @@ class EventGraph:
                        comm=self.comm(seg.utid[v]), start=int(seg.start[v]), end=int(seg.end[v]),
                        wait_start=int(seg.wait_start[v]), wait_end=int(seg.wait_end[v]),
                        wait_reason=schema.WAIT_NAMES.get(int(seg.wait_reason[v]), "?"),
-                       cpu_ns=int(seg.cpu_ns[v]), start_label=self.start_label(v))
+                       cpu_ns=int(seg.cpu_ns[v]), start_label=self.start_label(v),
+                       split_kind=SPLIT_NAMES.get(int(seg.split_kind[v]), "none") if "split_kind" in seg.names
+                       else "none",
+                       gap=bool(seg.gap[v]) if "gap" in seg.names else False)
         ed = self.edges
         sel = np.flatnonzero(keep[ed.src] & keep[ed.dst]) if len(ed) else np.zeros(0, np.int64)
         for e in sel.tolist():
