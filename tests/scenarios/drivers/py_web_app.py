@@ -20,7 +20,10 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
-PATTERN = re.compile(r"(a+)+$")
+# Catastrophic backtracking that grows about 1.6x per character (Fibonacci),
+# fine-grained enough to calibrate; the regex engine never releases the GIL.
+PATTERN = re.compile(r"(a|aa)+$")
+GROWTH = 1.618
 
 
 def calibrate(seconds):
@@ -33,7 +36,7 @@ def calibrate(seconds):
             break
         n += 1
     while dt < seconds:
-        n, dt = n + 1, dt * 2
+        n, dt = n + 1, dt * GROWTH
     return n
 
 
@@ -43,7 +46,7 @@ def main():
     reindex = threading.Event()
     con = None
     if mode == "gil":
-        n = calibrate(float(sys.argv[3]) * 0.75)
+        n = calibrate(float(sys.argv[3]) * 1.3)   # margin: load may drop after calibrating
 
         def indexer():
             info["indexer_tid"] = threading.get_native_id()
