@@ -1,4 +1,6 @@
-"""Typed edges of the event graph, from the records segments.py collected.
+"""Typed edges of the event graph, from the records segments.py collected
+(the Python reference of the C core's edges, kept as the test oracle; the core
+adds message and timer edges and weak program order after heuristic splits).
 
 Algorithm (each edge: src, dst, type, weak, ts, src_ts, row, ctx, obj, wait_ns;
 `ts` is when the dependency reaches dst, `src_ts` when it leaves src):

@@ -3,7 +3,9 @@ the raw records edges are made from.
 
 Algorithm: one pass over the rows in time order, a small state machine per
 thread (UNKNOWN -> RUNNING / RUNNABLE / BLOCKED / NEW -> DEAD).  This is the
-per-event Python loop the C core will replace; its interface is
+per-event Python loop the C core (graphbuild/core/) replaced; it is kept as
+the test oracle (build_graph(engine="python"); native_core_test.py checks
+that the core with splits=False produces the same tables).  Interface:
 `build_segments(rows, tracker, nrs, trace_start, trace_end) -> SegmentResult`.
 
   A segment of thread T starts when T becomes runnable after a blocking wait:
