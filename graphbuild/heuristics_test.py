@@ -1,5 +1,7 @@
 """Splitting heuristics, message / timer edges and gap marks of the C core on
 crafted sequences, with the exact vertices and edges expected."""
+import numpy as np
+
 from argus.tracer import schema
 from argus.graphbuild import graph as G
 from argus.graphbuild.crafted import Trace, ms, nr_of
@@ -210,3 +212,70 @@ def test_lost_regions_mark_segment_gaps():
     g = t.build(trace_end=ms(1000), head_gap_end=ms(50))   # records overwritten before the first row
     assert [bool(g.seg.gap[v]) for v in g.thread_segments(u)] == [True, True, False]
     assert bool(g.seg.gap[g.thread_segments(g.utid_of_tid(20))[0]])
+
+
+def fd_info(t, tid, at, fd, kind, inode, local, peer=0):
+    """FD_INFO row (the tracer writes it just before the syscall that uses fd)."""
+    t.row(at, tid, schema.FD_INFO, aux=fd, state=kind, obj=inode, obj2=local, val=peer)
+
+
+def test_socket_identities_match_a_message_and_split_on_peer_change_without_any_wakeup():
+    # unix socketpairs: proxy 10 <-> A 20 (inodes 101 / 201), proxy 10 <-> B 30 (inodes 102 / 301)
+    t = Trace()
+    t.thread(10, 10, "proxy")
+    t.thread(20, 20, "A")
+    t.thread(30, 30, "B")
+    for tid in (10, 20, 30):
+        t.run(tid, 0)
+    fd_info(t, 20, ms(1), 3, schema.FD_SOCKET, 201, 201, 101)
+    t.syscall(20, ms(1), "write", obj=3, obj2=201, ret=4)      # A -> proxy, the proxy is running
+    fd_info(t, 10, ms(2), 5, schema.FD_SOCKET, 101, 101, 201)
+    t.syscall(10, ms(2), "read", obj=5, obj2=101, ret=4)       # proxy receives it: message A -> proxy
+    fd_info(t, 30, ms(0.5), 4, schema.FD_SOCKET, 301, 301, 102)
+    fd_info(t, 10, ms(3), 6, schema.FD_SOCKET, 102, 102, 301)
+    t.syscall(10, ms(3), "write", obj=6, obj2=102, ret=4)      # to B: {A} vs {B} -> split
+    g = t.build(trace_end=ms(10))
+    assert vertices(g, 10) == [(0, ms(3), "trace_start", "split", "none"),
+                               (ms(3), ms(10), "split", "trace_end", "peer_change")]
+    assert edges(g) == [("message", 20, 0, 10, 0, False, ms(2)),
+                        ("program_order", 10, 0, 10, ms(3), True, ms(3))]
+    assert g.stats["learned_channels"] == 0
+
+
+def test_pipe_identity_is_the_shared_inode_and_regular_files_are_not_messages():
+    t = Trace()
+    t.thread(10, 10, "reader")
+    t.thread(20, 20, "writer")
+    t.run(10, 0)
+    t.run(20, 0)
+    fd_info(t, 20, ms(0.5), 4, schema.FD_PIPE, 77, 77)
+    fd_info(t, 10, ms(0.5), 3, schema.FD_PIPE, 77, 77)
+    t.syscall(20, ms(1), "write", obj=4, obj2=77, ret=1)
+    t.syscall(10, ms(2), "read", obj=3, obj2=77, ret=1)        # the same pipe: message 20 -> 10
+    fd_info(t, 10, ms(3), 9, schema.FD_REGULAR, 555, 555)
+    t.syscall(10, ms(3), "write", obj=9, obj2=555, ret=100)    # a file: no peer, no split, no message
+    t.syscall(10, ms(4), "read", obj=9, obj2=555, ret=100)
+    g = t.build(trace_end=ms(10))
+    assert vertices(g, 10) == [(0, ms(10), "trace_start", "trace_end", "none")]
+    assert edges(g) == [("message", 20, 0, 10, 0, False, ms(2))]
+
+
+def test_timer_fire_record_links_the_arming_thread_to_the_woken_one():
+    t = Trace()
+    t.thread(10, 10, "sleeper")
+    t.thread(10, 11, "armer")
+    t.run(10, 0)
+    t.run(11, 0)
+    t.block(10, ms(1), "futex", "futex", obj=0x10, aux=128)    # waits; the timer that ends it was armed by 11
+    t.block(11, ms(2), "sleep", "nanosleep")
+    timer_id = 0xA21C762EFAF90FC2
+    t.row(ms(5), 11, schema.TIMER, state=schema.TIMER_FIRE, obj=timer_id, obj2=ms(0.5), peer_pid=10, peer_tid=11)
+    t.row(ms(5), 0, schema.WAKEUP, peer_pid=10, peer_tid=10, reason=schema.WAKE_HARDIRQ, irq=schema.IRQ_TIMER,
+          aux=int(np.uint32(timer_id & 0xFFFFFFFF).view(np.int32)))   # irq_vec: the id's low 32 bits
+    t.run(10, ms(5))
+    g = t.build(trace_end=ms(10))
+    assert edges(g) == [("program_order", 10, 0, 10, ms(5), False, ms(5)),
+                        ("timer", 11, 0, 10, ms(5), False, ms(5))]
+    e = [k for k in range(g.num_edges) if g.edges.type[k] == G.EDGE_TIMER][0]
+    assert int(g.edges.src_ts[e]) == ms(0.5)
+    assert g.stats["culled_by_label"] == {"timer": 1}
