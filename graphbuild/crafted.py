@@ -377,3 +377,35 @@ def yield_app(flags):
             now += step
         t.block(600, now + us(10), "poll", "epoll_wait", obj=3)
     return t.build(trace_end=s(8))
+
+
+def compare_with_oracle(rows, **kw):
+    """Builds rows with the Python reference loop and with the C core
+    (splits=False) and asserts identical tables (the oracle test; the
+    reference knows neither gaps, splits, nor message / timer edges).
+    Returns (python graph, core graph)."""
+    from argus.graphbuild.builder import build_graph
+    py = build_graph(rows, engine="python", **kw)
+    nat = build_graph(rows, splits=False, **kw)
+    for name in py.seg.names:
+        if name in ("gap", "split_kind"):      # the oracle knows neither
+            continue
+        assert np.array_equal(getattr(py.seg, name), getattr(nat.seg, name)), f"seg.{name}"
+        assert getattr(py.seg, name).dtype == getattr(nat.seg, name).dtype, f"seg.{name} dtype"
+    keep = np.isin(nat.edges.type, (0, 1, 2, 3))   # program_order, wakeup, spawn, data_flag
+    for name in py.edges.names:
+        assert np.array_equal(getattr(py.edges, name), getattr(nat.edges, name)[keep]), f"edges.{name}"
+    for name in py.threads.names:
+        assert list(getattr(py.threads, name)) == list(getattr(nat.threads, name)), f"threads.{name}"
+    for table in ("running", "runnable", "yields", "flags"):
+        a, b = getattr(py, table), getattr(nat, table)
+        for name in a.names:
+            assert np.array_equal(getattr(a, name), getattr(b, name)), f"{table}.{name}"
+    assert np.array_equal(py.thread_rows, nat.thread_rows)
+    assert np.array_equal(py.thread_rows_ptr, nat.thread_rows_ptr)
+    assert py.processes == nat.processes
+    for key, value in py.stats.items():
+        assert nat.stats[key] == value, key
+    if keep.all():
+        assert np.array_equal(py.in_eid, nat.in_eid) and np.array_equal(py.out_eid, nat.out_eid)
+    return py, nat

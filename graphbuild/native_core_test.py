@@ -8,37 +8,13 @@ import pytest
 
 from argus.tracer import schema
 from argus.graphbuild import build_graph, crafted as C
-from argus.graphbuild.crafted import Trace, ms, us
+from argus.graphbuild.crafted import Trace, ms, us, compare_with_oracle
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "golden.argus")
-ORACLE_EDGE_TYPES = (0, 1, 2, 3)   # program_order, wakeup, spawn, data_flag
 
 
 def assert_same(rows, **kw):
-    py = build_graph(rows, engine="python", **kw)
-    nat = build_graph(rows, splits=False, **kw)
-    for name in py.seg.names:
-        if name in ("gap", "split_kind"):      # the oracle knows neither
-            continue
-        assert np.array_equal(getattr(py.seg, name), getattr(nat.seg, name)), f"seg.{name}"
-        assert getattr(py.seg, name).dtype == getattr(nat.seg, name).dtype, f"seg.{name} dtype"
-    keep = np.isin(nat.edges.type, ORACLE_EDGE_TYPES)
-    for name in py.edges.names:
-        assert np.array_equal(getattr(py.edges, name), getattr(nat.edges, name)[keep]), f"edges.{name}"
-    for name in py.threads.names:
-        assert list(getattr(py.threads, name)) == list(getattr(nat.threads, name)), f"threads.{name}"
-    for table in ("running", "runnable", "yields", "flags"):
-        a, b = getattr(py, table), getattr(nat, table)
-        for name in a.names:
-            assert np.array_equal(getattr(a, name), getattr(b, name)), f"{table}.{name}"
-    assert np.array_equal(py.thread_rows, nat.thread_rows)
-    assert np.array_equal(py.thread_rows_ptr, nat.thread_rows_ptr)
-    assert py.processes == nat.processes
-    for key, value in py.stats.items():
-        assert nat.stats[key] == value, key
-    if keep.all():
-        assert np.array_equal(py.in_eid, nat.in_eid) and np.array_equal(py.out_eid, nat.out_eid)
-    return py, nat
+    return compare_with_oracle(rows, **kw)
 
 
 @pytest.mark.parametrize("scenario", ["client_daemon", "demo_like", "yield_flags", "yield_noflags", "editor"])
