@@ -250,6 +250,14 @@ class Argus:
 
     daemon_pid = None
 
+    def tracing(self):
+        """Is our daemon still tracing? (Something outside may have ended it.)"""
+        proc = self.run("status", "--json", check=False)
+        try:
+            return bool(json.loads(proc.stdout).get("tracing"))
+        except ValueError:
+            return False
+
     def stop(self):
         self.run("stop", check=False)
         # A stop that failed (say, a package reinstalled under us) must not

@@ -120,6 +120,9 @@ def run_one(mod, keep_dir=None, size="1G"):
         tracing = True
         truth = mod.reproduce(ctx)
         time.sleep(1.5)  # the daemon drains the BPF ring buffer continuously
+        if not argus.tracing():
+            raise ScenarioError("the tracing daemon ended before the scenario did (ended from outside?): "
+                                "the trace does not cover the hang")
         argus.stop()
         tracing = False
         res["events"] = argus.events()

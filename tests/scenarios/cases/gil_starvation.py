@@ -1,6 +1,6 @@
 """CPython GIL starvation: a worker thread runs a catastrophically
 backtracking regular expression (the regex engine never releases the GIL)
-for about 3.5 s; the main thread wakes every 10 ms from its sleep and then
+for about 3.5 s or more; the main thread wakes every 20 ms from its event-loop wait (select) and then
 cannot get the GIL back: take_gil() waits 5 ms on a condition, times out,
 checks the GIL's `locked` flag, asks for a drop, and waits again."""
 from harness import LONG_RUNNING, REPEATED_YIELD, Scenario, Truth

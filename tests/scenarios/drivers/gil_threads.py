@@ -1,7 +1,7 @@
 """A CPython program whose main thread starves for the GIL: a worker thread
 runs a regular expression with catastrophic backtracking, and CPython's
 regex engine never releases the GIL.  The main thread, which only wants to
-run a few bytecodes between short sleeps, sits in take_gil(): timed 5 ms
+run a few bytecodes between event-loop waits, sits in take_gil(): timed 5 ms
 condition waits, each followed by a check of the GIL's `locked` flag (a
 data flag) and a drop request the worker never sees.
 
@@ -15,6 +15,7 @@ import ctypes
 import json
 import os
 import re
+import select
 import sys
 import threading
 import time
@@ -67,8 +68,12 @@ def main():
     # thread never blocks in join() while the worker still holds the GIL.
     end = time.monotonic() + 60
     ticks = 0
+    wakeup_r, _ = os.pipe()
     while time.monotonic() < end and (t.is_alive() or ticks < 5):
-        time.sleep(0.01)           # the main loop's idle wait
+        # The main loop's idle wait: an event-loop wait (select on its wakeup
+        # pipe, 20 ms timeout), so the hang starts when the GIL is lost, not
+        # with the loop.
+        select.select([wakeup_r], [], [], 0.02)
         ticks += 1
     t.join()
 
