@@ -107,6 +107,8 @@ struct decode_ctx {
 	uint64_t chunk_seq;
 	uint32_t chunk_pos;
 	uint64_t frames_cap, strings_cap;
+	/* Window (argus_decode_file_window); [0, UINT64_MAX] for the whole file. */
+	uint64_t since_ns;
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -307,12 +309,9 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 	}
 }
 
-/* argus_rb_read visitor: validate one record frame and widen it into a row. */
-static int decode_record(const void *rec, uint32_t size, uint64_t chunk_seq, void *arg)
+/* File offset of the record being visited; tracks the chunk position. */
+static uint64_t record_offset(struct decode_ctx *d, uint64_t chunk_seq, uint32_t size)
 {
-	struct decode_ctx *d = arg;
-	struct argus_decode_result *res = d->res;
-	struct argus_event_header h;
 	uint64_t offset;
 
 	if (!d->in_chunk || chunk_seq != d->chunk_seq) {
@@ -323,6 +322,18 @@ static int decode_record(const void *rec, uint32_t size, uint64_t chunk_seq, voi
 	}
 	offset = d->data_offset + (chunk_seq % d->nchunks) * d->chunk_size + d->chunk_pos;
 	d->chunk_pos += size;
+	return offset;
+}
+
+/* argus_rb_read visitor: validate one record frame and widen it into a row. */
+static int decode_record(const void *rec, uint32_t size, uint64_t chunk_seq, void *arg)
+{
+	struct decode_ctx *d = arg;
+	struct argus_decode_result *res = d->res;
+	struct argus_event_header h;
+	uint64_t offset;
+
+	offset = record_offset(d, chunk_seq, size);
 	if (d->drop_chunk)
 		return 0;
 	if (size < sizeof h) {
@@ -353,8 +364,41 @@ static int decode_record(const void *rec, uint32_t size, uint64_t chunk_seq, voi
 	widen(&res->rows[res->nrows], rec, &h);
 	if (widen_side(d, &res->rows[res->nrows], rec, size) < 0)
 		return -ENOMEM;
+	if (h.ts_ns < res->first_window_ts)
+		res->first_window_ts = h.ts_ns;
 	res->nrows++;
 	res->bytes += size;
+	return 0;
+}
+
+/* Records that describe state rather than events: what a window needs from
+ * before its start (thread and process names, fd identities, mappings). */
+static bool kept_from_before_window(uint16_t type)
+{
+	return type == ARGUS_EV_PROC_SNAPSHOT || type == ARGUS_EV_THREAD_NAME ||
+	       type == ARGUS_EV_FD_INFO || type == ARGUS_EV_MAPPING;
+}
+
+/* argus_rb_read_window visitor for the chunks outside the window: only the
+ * state records from before the window become rows (decode_record validates
+ * them); every other record is skipped on its header alone, so corrupt
+ * records there are not looked for. */
+static int decode_outside_record(const void *rec, uint32_t size, uint64_t chunk_seq, void *arg)
+{
+	struct decode_ctx *d = arg;
+	struct argus_event_header h;
+	uint64_t first_window_ts = d->res->first_window_ts;
+	int rc;
+
+	if (size >= sizeof h) {
+		memcpy(&h, rec, sizeof h);
+		if (h.size == size && kept_from_before_window(h.type) && h.ts_ns < d->since_ns) {
+			rc = decode_record(rec, size, chunk_seq, arg);
+			d->res->first_window_ts = first_window_ts;  /* not a window row */
+			return rc;
+		}
+	}
+	record_offset(d, chunk_seq, size);
 	return 0;
 }
 
@@ -486,6 +530,13 @@ out:
 
 int argus_decode_file(const char *path, struct argus_decode_result *res)
 {
+	return argus_decode_file_window(path, 0, UINT64_MAX, res);
+}
+
+int argus_decode_file_window(const char *path, uint64_t since_ns, uint64_t until_ns,
+			     struct argus_decode_result *res)
+{
+	bool whole = since_ns == 0 && until_ns == UINT64_MAX;
 	struct argus_rb *rb = NULL;
 	struct argus_rb_file_header *h;
 	struct argus_rb_stats st;
@@ -508,6 +559,8 @@ int argus_decode_file(const char *path, struct argus_decode_result *res)
 	d.data_offset = h->data_offset;
 	d.chunk_size = st.chunk_size;
 	d.nchunks = st.nchunks;
+	d.since_ns = since_ns;
+	res->first_window_ts = UINT64_MAX;
 	/* Headroom for records a live producer commits while we read, but never
 	 * more rows than the data area can hold records (the estimate comes
 	 * from chunk headers, which a damaged file may have wrong). */
@@ -522,7 +575,8 @@ int argus_decode_file(const char *path, struct argus_decode_result *res)
 		goto fail;
 	}
 
-	rc = argus_rb_read(rb, decode_record, &d, &res->torn_chunks);
+	rc = argus_rb_read_window(rb, since_ns, until_ns, decode_record, whole ? NULL : decode_outside_record,
+				  &d, &res->torn_chunks);
 	if (rc < 0) {
 		snprintf(res->error, sizeof res->error, "%s: reading chunks: %s", path, strerror(-rc));
 		goto fail;
@@ -533,6 +587,8 @@ int argus_decode_file(const char *path, struct argus_decode_result *res)
 			 (unsigned long long)res->nrows, strerror(-rc));
 		goto fail;
 	}
+	if (res->first_window_ts == UINT64_MAX)
+		res->first_window_ts = 0;
 	if (res->nrows) {
 		res->first_ts = res->rows[0].ts_ns;
 		res->last_ts = res->rows[res->nrows - 1].ts_ns;

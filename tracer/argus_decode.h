@@ -84,10 +84,24 @@ struct argus_decode_result {
 	uint64_t nframes;
 	char *strings;             /* NUL-terminated MAPPING paths (malloc'd) */
 	uint64_t strings_len;
+	uint64_t first_window_ts;  /* smallest ts of the rows from chunks in the window
+	                            * (argus_decode_file: first_ts); 0 when none */
 };
 
 /* Returns 0, or -errno with result->error naming the problem (and file offset). */
 int argus_decode_file(const char *path, struct argus_decode_result *result);
+/*
+ * The rows of the chunks whose time range (chunk header first_ts / last_ts)
+ * overlaps [since_ns, until_ns] -- every record of such a chunk, even one
+ * just outside the window -- plus, from the chunks before the window, the
+ * state records (PROC_SNAPSHOT, THREAD_NAME, FD_INFO, MAPPING) with ts <
+ * since_ns: a late window still names its threads and knows its fds and
+ * mappings.  Chunks outside the window are only framed, never widened.  Records of one thread may sit in chunks of different
+ * producers, but every chunk is time-bounded, so the selection is exact.
+ * argus_decode_file is the window [0, UINT64_MAX].
+ */
+int argus_decode_file_window(const char *path, uint64_t since_ns, uint64_t until_ns,
+			     struct argus_decode_result *result);
 void argus_decode_free(struct argus_decode_result *result);
 
 #ifdef __cplusplus

@@ -695,6 +695,7 @@ static int64_t read_chunk(struct argus_rb *rb, uint32_t idx, uint64_t seq, uint8
 struct chunk_ref {
 	uint64_t seq;
 	uint32_t idx;
+	uint32_t inside;             /* may hold records in the window: read with fn */
 };
 
 static int chunk_ref_cmp(const void *a, const void *b)
@@ -728,7 +729,34 @@ static int walk_chunk(const uint8_t *buf, uint32_t len, uint64_t seq, argus_rb_v
 	return 0;
 }
 
+/* A reader has its private copy of chunk idx: drop the chunk's pages from
+ * this process's resident set.  The mapping is MAP_SHARED and file-backed,
+ * so MADV_DONTNEED only unmaps the pages (the data stays in the file and the
+ * page cache; a later access faults them back in).  Without it a decoder of
+ * a 2 GiB buffer holds every page it read until argus_rb_close, on top of
+ * the rows it built from them.  Read-only handles only: a producer's open
+ * chunk must stay mapped for its fast path. */
+static void drop_chunk_pages(const struct argus_rb *rb, uint32_t idx)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t start = rb->data_offset + (uint64_t)idx * rb->chunk_size;
+	uint64_t end = start + rb->chunk_size;
+
+	if (rb->writable || page <= 0)
+		return;
+	start = align_up(start, (uint64_t)page);
+	end -= end % (uint64_t)page;
+	if (end > start)
+		madvise(rb->map + start, end - start, MADV_DONTNEED);  /* advice only: RSS, not data */
+}
+
 int argus_rb_read(struct argus_rb *rb, argus_rb_visit_fn fn, void *ctx, uint64_t *torn)
+{
+	return argus_rb_read_window(rb, 0, UINT64_MAX, fn, NULL, ctx, torn);
+}
+
+int argus_rb_read_window(struct argus_rb *rb, uint64_t since_ns, uint64_t until_ns, argus_rb_visit_fn fn,
+			 argus_rb_visit_fn outside_fn, void *ctx, uint64_t *torn)
 {
 	struct chunk_ref *refs = malloc((size_t)rb->nchunks * sizeof *refs);
 	uint8_t *buf = malloc(rb->chunk_size);
@@ -743,24 +771,36 @@ int argus_rb_read(struct argus_rb *rb, argus_rb_visit_fn fn, void *ctx, uint64_t
 		struct argus_rb_chunk_header *c = &rb->chunks[i];
 		/* Acquire: pairs with the taker's seq store-release (see read_chunk). */
 		uint64_t seq = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
-		/* Relaxed: a snapshot for ordering only; read_chunk re-validates. */
+		/* Relaxed: a snapshot for ordering and selection only; read_chunk
+		 * re-validates seq, so a chunk taken since is dropped as torn. */
 		uint64_t own = __atomic_load_n(ownership(c), __ATOMIC_RELAXED);
+		uint64_t first = __atomic_load_n(&c->first_ts, __ATOMIC_RELAXED);
+		uint64_t last = __atomic_load_n(&c->last_ts, __ATOMIC_RELAXED);
+		bool inside;
 
 		if (owner_state(own) == ARGUS_RB_CHUNK_FREE || seq == UINT64_MAX)
 			continue;
+		/* A SEALED chunk's [first_ts, last_ts] covers all its records and
+		 * no longer changes; an OPEN one may still receive records of any
+		 * time, so it is always read. */
+		inside = owner_state(own) == ARGUS_RB_CHUNK_OPEN || (first <= until_ns && last >= since_ns);
+		if (!inside && !outside_fn)
+			continue;
 		refs[nrefs].seq = seq;
 		refs[nrefs].idx = i;
+		refs[nrefs].inside = inside;
 		nrefs++;
 	}
 	qsort(refs, nrefs, sizeof *refs, chunk_ref_cmp);
 	for (uint64_t i = 0; i < nrefs; i++) {
 		int64_t len = read_chunk(rb, refs[i].idx, refs[i].seq, buf);
 
+		drop_chunk_pages(rb, refs[i].idx);
 		if (len < 0) {
 			ntorn++;
 			continue;
 		}
-		rc = walk_chunk(buf, (uint32_t)len, refs[i].seq, fn, ctx);
+		rc = walk_chunk(buf, (uint32_t)len, refs[i].seq, refs[i].inside ? fn : outside_fn, ctx);
 		if (rc)
 			break;
 	}

@@ -135,7 +135,8 @@ int argus_rb_stats(struct argus_rb *rb, struct argus_rb_stats *st);
  * Reading.  The visitor sees each readable chunk in sequence order and each
  * record in it; it returns non-zero to stop.  Chunks that change under the
  * reader are skipped and counted in *torn (may be NULL).
- * Records are handed out only from a private copy verified by the seqlock.
+ * Records are handed out only from a private copy verified by the seqlock;
+ * a read-only handle then drops the chunk's pages from its resident set.
  * A malformed frame (size field < 24, not a multiple of 8, above
  * ARGUS_EVENT_MAX_SIZE or past the committed bytes) is passed once with
  * `size` = the bytes left in the chunk, so the visitor sees size differ from
@@ -144,6 +145,16 @@ int argus_rb_stats(struct argus_rb *rb, struct argus_rb_stats *st);
  */
 typedef int (*argus_rb_visit_fn)(const void *rec, uint32_t size, uint64_t chunk_seq, void *ctx);
 int argus_rb_read(struct argus_rb *rb, argus_rb_visit_fn fn, void *ctx, uint64_t *torn);
+/*
+ * argus_rb_read restricted to a time window: chunks whose [first_ts, last_ts]
+ * (chunk header) overlaps [since_ns, until_ns], and every OPEN chunk, go to
+ * fn; the others go to outside_fn, or, when it is NULL, are skipped without
+ * touching their records.  One pass in seq order either way, so records keep
+ * the order argus_rb_read gives them.  argus_rb_read is the window
+ * [0, UINT64_MAX] with no outside_fn.
+ */
+int argus_rb_read_window(struct argus_rb *rb, uint64_t since_ns, uint64_t until_ns, argus_rb_visit_fn fn,
+			 argus_rb_visit_fn outside_fn, void *ctx, uint64_t *torn);
 
 #ifdef __cplusplus
 }

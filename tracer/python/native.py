@@ -99,6 +99,7 @@ class DecodeResult(ctypes.Structure):
         ("nframes", c_u64),
         ("strings", ctypes.c_void_p),
         ("strings_len", c_u64),
+        ("first_window_ts", c_u64),
     ]
 
 
@@ -121,6 +122,7 @@ _SIGNATURES = {
     "argus_rb_stats": (ctypes.c_int, [_handle, ctypes.POINTER(RbStats)]),
     "argus_rb_read": (ctypes.c_int, [_handle, VISIT_FN, ctypes.c_void_p, ctypes.POINTER(c_u64)]),
     "argus_decode_file": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(DecodeResult)]),
+    "argus_decode_file_window": (ctypes.c_int, [ctypes.c_char_p, c_u64, c_u64, ctypes.POINTER(DecodeResult)]),
     "argus_decode_free": (None, [ctypes.POINTER(DecodeResult)]),
 }
 

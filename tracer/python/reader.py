@@ -36,6 +36,11 @@ class Trace:
     # Side arrays that USER_STACK and MAPPING rows index (tracer/argus_decode.h):
     frames: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.uint64))
     strings: bytes = b""
+    # decode_file(since_ns=, until_ns=): the window asked for, and the first ts of
+    # the rows that came from chunks in it (rows before it are state records:
+    # PROC_SNAPSHOT, THREAD_NAME, FD_INFO, MAPPING).  None: the whole buffer.
+    window: tuple = None
+    first_window_ts: int = 0
 
     def stack_frames(self, row):
         """The frames of one USER_STACK row (innermost first), a view."""
@@ -78,15 +83,23 @@ def _side_arrays(result):
     return frames, strings
 
 
-def decode_file(path, strict=True):
+def decode_file(path, strict=True, since_ns=None, until_ns=None):
     """Decode a ring buffer file into a Trace.
 
     Raises TraceError for an unreadable file, a bad header or a truncated file.
     A corrupt record raises too unless strict=False, which returns the other
     records and the first problem in Trace.warning.
+    since_ns / until_ns: only the chunks whose time range overlaps the window,
+    plus the state records from before it (argus_decode_file_window).
     """
     result = native.DecodeResult()
-    rc = native.lib().argus_decode_file(native.fs_path(path), ctypes.byref(result))
+    window = None
+    if since_ns is None and until_ns is None:
+        rc = native.lib().argus_decode_file(native.fs_path(path), ctypes.byref(result))
+    else:
+        window = (max(0, int(since_ns or 0)), (1 << 64) - 1 if until_ns is None else max(0, int(until_ns)))
+        rc = native.lib().argus_decode_file_window(native.fs_path(path), window[0], window[1],
+                                                   ctypes.byref(result))
     if rc < 0:
         raise TraceError(result.error.decode(errors="replace") or f"{path}: decode failed ({rc})")
     warning = ""
@@ -114,6 +127,8 @@ def decode_file(path, strict=True):
         warning=warning,
         frames=frames,
         strings=strings,
+        window=window,
+        first_window_ts=result.first_window_ts,
     )
 
 
