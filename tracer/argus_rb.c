@@ -659,6 +659,31 @@ static bool ownership_unchanged(uint64_t before, uint64_t after)
 		after == owner_make(ARGUS_RB_CHUNK_SEALED, owner_pid(before)));
 }
 
+/* The reader's copy of len bytes of the mapping at src.  pread, not memcpy:
+ * the kernel copies straight from the page cache (the same pages the
+ * producers' MAP_SHARED stores land in), so reading a 2 GiB buffer neither
+ * takes half a million page faults nor leaves 2 GiB of file pages in the
+ * reader's resident set.  A syscall orders the copy before the seqlock
+ * re-check that follows it as memcpy would (and the acquire fence stays).
+ * False on an I/O error or a file truncated under us: the chunk is dropped. */
+static bool copy_out(struct argus_rb *rb, const uint8_t *src, uint8_t *buf, uint32_t len)
+{
+	uint64_t off = (uint64_t)(src - rb->map);
+
+	while (len) {
+		ssize_t got = pread(rb->fd, buf, len, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return false;
+		buf += got;
+		off += (uint64_t)got;
+		len -= (uint32_t)got;
+	}
+	return true;
+}
+
 /* Copy chunk idx's committed records into buf if it still holds `seq`.
  * Returns the number of bytes copied, or -1 when the chunk changed (torn) or
  * its header is out of range. */
@@ -681,7 +706,8 @@ static int64_t read_chunk(struct argus_rb *rb, uint32_t idx, uint64_t seq, uint8
 	src = argus_rb_chunk_data(rb, idx, 0, committed);
 	if (!src)
 		return -1;  /* committed_bytes beyond the chunk: damaged, untrusted */
-	memcpy(buf, src, committed);
+	if (!copy_out(rb, src, buf, committed))
+		return -1;
 	/* Acquire fence (seqlock read side): orders the copy above before the
 	 * re-reads below; if the copy saw any store of a new lap, the re-read
 	 * sees that lap's seq/ownership change. */
@@ -729,27 +755,6 @@ static int walk_chunk(const uint8_t *buf, uint32_t len, uint64_t seq, argus_rb_v
 	return 0;
 }
 
-/* A reader has its private copy of chunk idx: drop the chunk's pages from
- * this process's resident set.  The mapping is MAP_SHARED and file-backed,
- * so MADV_DONTNEED only unmaps the pages (the data stays in the file and the
- * page cache; a later access faults them back in).  Without it a decoder of
- * a 2 GiB buffer holds every page it read until argus_rb_close, on top of
- * the rows it built from them.  Read-only handles only: a producer's open
- * chunk must stay mapped for its fast path. */
-static void drop_chunk_pages(const struct argus_rb *rb, uint32_t idx)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	uint64_t start = rb->data_offset + (uint64_t)idx * rb->chunk_size;
-	uint64_t end = start + rb->chunk_size;
-
-	if (rb->writable || page <= 0)
-		return;
-	start = align_up(start, (uint64_t)page);
-	end -= end % (uint64_t)page;
-	if (end > start)
-		madvise(rb->map + start, end - start, MADV_DONTNEED);  /* advice only: RSS, not data */
-}
-
 int argus_rb_read(struct argus_rb *rb, argus_rb_visit_fn fn, void *ctx, uint64_t *torn)
 {
 	return argus_rb_read_window(rb, 0, UINT64_MAX, fn, NULL, ctx, torn);
@@ -795,7 +800,6 @@ int argus_rb_read_window(struct argus_rb *rb, uint64_t since_ns, uint64_t until_
 	for (uint64_t i = 0; i < nrefs; i++) {
 		int64_t len = read_chunk(rb, refs[i].idx, refs[i].seq, buf);
 
-		drop_chunk_pages(rb, refs[i].idx);
 		if (len < 0) {
 			ntorn++;
 			continue;

@@ -135,8 +135,8 @@ int argus_rb_stats(struct argus_rb *rb, struct argus_rb_stats *st);
  * Reading.  The visitor sees each readable chunk in sequence order and each
  * record in it; it returns non-zero to stop.  Chunks that change under the
  * reader are skipped and counted in *torn (may be NULL).
- * Records are handed out only from a private copy verified by the seqlock;
- * a read-only handle then drops the chunk's pages from its resident set.
+ * Records are handed out only from a private copy (pread from the file)
+ * verified by the seqlock.
  * A malformed frame (size field < 24, not a multiple of 8, above
  * ARGUS_EVENT_MAX_SIZE or past the committed bytes) is passed once with
  * `size` = the bytes left in the chunk, so the visitor sees size differ from
