@@ -15,12 +15,13 @@ SCENARIO = Scenario(
     apt=(("nginx-light", "nginx"),),
     cross_process=True,
     features=("batching_split",),
-    known_failure=("no message edges: nginx's worker often reads the upstream's reply in an epoll_wait "
-                   "that does not block (the reply arrived while it was runnable), so no wakeup links the "
-                   "upstream to nginx, and one segment holds request-in, upstream-out, reply-in, client-out "
-                   "(no split at event-loop returns); the walk stops in nginx and the idle worker, "
-                   "waiting in epoll_wait, is taken for a LongWait culprit. Needs send->receive edges by "
-                   "socket identity and the batching split (issue 3)"),
+    known_failure=("the request is not followed through nginx's event loop: from the client's baseline the "
+                   "slice reaches the worker's segment that answered it, takes the weak program-order edge "
+                   "of a peer-change split back to a segment started by a kernel-culled 'net' wakeup, and "
+                   "stops, although the graph holds the upstream -> nginx wakeup edges (one per request); "
+                   "then the worker's idle epoll_wait (its event loop) is judged a LongWait culprit. Missing: "
+                   "matching a reply to its request across split event-loop segments (by channel), and not "
+                   "counting an idle event-loop wait as a culprit"),
 )
 
 
