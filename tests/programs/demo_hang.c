@@ -26,6 +26,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,11 +78,12 @@ static pid_t gettid_compat(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
-static int write_full(int fd, const void *buf, size_t len)
+/* Move exactly len bytes; a short read or write (peer gone) is an error. */
+static int transfer_full(int fd, void *buf, size_t len, bool writing)
 {
-	const char *p = buf;
+	char *p = buf;
 	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = writing ? write(fd, p, len) : read(fd, p, len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -92,19 +94,14 @@ static int write_full(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+static int write_full(int fd, const void *buf, size_t len)
+{
+	return transfer_full(fd, (void *)buf, len, true);
+}
+
 static int read_full(int fd, void *buf, size_t len)
 {
-	char *p = buf;
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return transfer_full(fd, buf, len, false);
 }
 
 static void *release_after_hang(void *arg)
