@@ -80,10 +80,10 @@ def record(env, buffer, size, fill_seconds):
     return info
 
 
-def first_question(env, buffer, pid):
+def first_question(env, buffer, pid, extra=()):
     t0 = time.perf_counter()
     child = pexpect.spawn(sys.executable, ["-m", "argus.cli", "debug", "--buffer", buffer, "--pid", str(pid),
-                                           "--threshold", "1"],
+                                           "--threshold", "1", *extra],
                           env=dict(env, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm"), encoding="utf-8", timeout=1800)
     child.expect(QUESTION)
     dt = time.perf_counter() - t0
@@ -112,7 +112,11 @@ def main():
     ap.add_argument("--pid", type=int, help="the hung app's pid in --reuse's buffer")
     ap.add_argument("--keep", metavar="FILE", help="keep the recorded buffer here")
     ap.add_argument("--json", metavar="FILE", help="write every run as JSON")
+    ap.add_argument("--window", type=float, metavar="SECONDS",
+                    help="pass `--window SECONDS` to argus debug (0: load the whole buffer, the pre-window "
+                         "behaviour; default: argus debug's own default)")
     args = ap.parse_args()
+    extra = () if args.window is None else ("--window", f"{args.window:g}")
     if os.geteuid() != 0:
         sys.exit("first_question.py: tracing needs root")
     tmp = tempfile.mkdtemp(prefix="argus-bench-")
@@ -136,10 +140,10 @@ def main():
         order = ("first_question", "auto_report") if i % 2 == 0 else ("auto_report", "first_question")
         for k in order:
             if k == "first_question":
-                runs[k].append(first_question(env, buffer, pid))
+                runs[k].append(first_question(env, buffer, pid, extra))
             else:
                 runs[k].append(timed(env, "debug", "--buffer", buffer, "--pid", str(pid), "--threshold", "1",
-                                     "--auto", "--json"))
+                                     "--auto", "--json", *extra))
         print(f"  first question {runs['first_question'][-1]:.2f} s, --auto report {runs['auto_report'][-1]:.2f} s",
               flush=True)
     print(f"\n{'figure':<16} {'median s':>9} {'min s':>7} {'max s':>7}   (buffer {os.path.getsize(buffer) / 2**30:.1f} GiB)")

@@ -13,11 +13,28 @@ Algorithm 1.  Who answers Algorithm 1's questions:
   --auto, --json, or no TTY               the automatic heuristic
 Everything but --auto runs in a session saved in SQLite (cli/session.py):
 answers, marks and the report, and the rules that later sessions apply.
+
+Windowed load (--window SECONDS, default 10; 0 loads the whole buffer): a full
+default buffer holds tens of millions of events, and decoding and building
+all of them takes a minute, while the hang to explain is nearly always
+recent.  Both commands first decode only the last W seconds (around --at:
+[at - W, at + W]; argus_decode_file_window skips the chunks outside it
+without reading their records, keeping only the state records from before
+it -- process snapshot, thread names, fd identities, mappings) and double W
+until the answer does not depend on what lies before the window: a hang is
+found, neither it nor (for a wait) its baseline candidates start at the
+window's first timestamp, and a baseline exists; `hangs`: none of the listed
+hangs starts at the window's first timestamp.  A window reaching back to the
+buffer's start is the whole buffer.  Times printed stay relative to the
+buffer's start.
 """
+import os
 import sys
 
 from argus.cli.common import ArgusError, resolve_buffer
-from argus.cli.tracefile import load_trace
+from argus.cli.tracefile import load_trace, window_rows
+
+DEFAULT_WINDOW_S = 10.0   # ~7M events of a busy machine: a first answer in seconds
 
 
 def _add_common(p, pid_help):
@@ -27,6 +44,9 @@ def _add_common(p, pid_help):
     p.add_argument("--threshold", type=float, default=2.0, metavar="SECONDS",
                    help="a hang is a thread out of its event loop at least this long (default 2)")
     p.add_argument("--json", action="store_true", help="print JSON (docs/diagnosis-json.md)")
+    p.add_argument("--window", type=float, default=DEFAULT_WINDOW_S, metavar="SECONDS",
+                   help="load the last SECONDS of the buffer first (around --at when given) and double it "
+                        f"until the hang is inside; 0 loads everything (default {DEFAULT_WINDOW_S:g})")
 
 
 def register(sub):
@@ -52,16 +72,101 @@ def register(sub):
     p.set_defaults(func=run_hangs)
 
 
-def _graph(args, buffer=None):
+class _Widen(Exception):
+    """The answer found in a window may depend on what lies before it."""
+
+
+def _windows(path, window_s, at_s=None, at_ns=None):
+    """(since_ns, until_ns, origin_ns) to load, smallest first; (None, None, origin)
+    is the whole buffer and comes last.  origin: the buffer's first timestamp;
+    the windows end at the buffer's end, or are centred on at_s seconds after
+    the origin (at_ns: an absolute ts)."""
+    from argus.tracer import reader
+
+    if window_s < 0:
+        raise ArgusError("--window must be >= 0")
+    try:
+        st = reader.buffer_stats(path)
+    except reader.TraceError as e:
+        raise ArgusError(str(e))
+    lo, hi = int(st["first_ts"]), int(st["last_ts"])
+    width = int(window_s * 1e9)
+    center = at_ns if at_s is None else lo + int(at_s * 1e9)
+    while width > 0:
+        since = (hi if center is None else center) - width
+        until = None if center is None else center + width
+        if since <= lo and (until is None or until >= hi):
+            break
+        yield max(since, 0), until, lo
+        width *= 2
+    yield None, None, lo
+
+
+def _graph(args, buffer=None, accept=None, at_ns=None):
+    """(trace, g, accepted): the smallest window (see the module doc) whose
+    graph accept(g, window_start) takes; it raises _Widen for a bigger window,
+    or ArgusError, which only the whole buffer reports."""
     from argus.graphbuild import build_graph
 
     if args.threshold <= 0:
         raise ArgusError("--threshold must be positive")
-    trace, _ = load_trace(buffer or resolve_buffer(args.buffer))
-    if trace.nrows == 0:
-        raise ArgusError(f"{trace.path} holds no events")
-    g = build_graph(trace.rows, trace_start=trace.first_ts, trace_end=trace.last_ts)
-    return trace, g
+    path = buffer or resolve_buffer(args.buffer)
+    if not os.path.exists(path):
+        load_trace(path)        # its one-line error
+    at_s = None if at_ns is not None else getattr(args, "at", None)
+    for since, until, origin in _windows(path, args.window, at_s, at_ns):
+        whole = since is None
+        trace, _ = load_trace(path, since, until)
+        if trace.nrows == 0 or (not whole and trace.first_window_ts == 0):
+            if whole:
+                raise ArgusError(f"{trace.path} holds no events")
+            continue
+        rows = window_rows(trace)
+        start = trace.first_ts if whole else int(trace.first_window_ts)
+        g = build_graph(rows, trace_start=start, trace_end=trace.last_ts)
+        g.time_origin = origin
+        if accept is None:
+            return trace, g, None
+        try:
+            return trace, g, accept(g, None if whole else start)
+        except (_Widen, ArgusError):
+            if whole:
+                raise
+        del trace, g, rows
+    raise AssertionError("_windows ends with the whole buffer")
+
+
+def _starts_before(g, hang, window_start):
+    """The hang may have begun before the window: it starts at the window's
+    first timestamp, or its thread was already running / blocked then."""
+    from argus.graphbuild import graph as G
+    return hang.start_ns <= window_start or \
+        int(g.seg.start_kind[hang.vertex]) in (G.START_TRACE, G.START_PRE_TRACE)
+
+
+def _lacks_baseline(g, hang, threshold_ns):
+    """Algorithm 1 would find no baseline for the hang in this graph (one may
+    lie before the window)."""
+    from argus.diagnose import baseline as BL, blocktype as B
+    if hang.block_type == B.LONG_WAIT:
+        return not BL.find_wait_baselines(g, hang.vertex, threshold_ns, hang_start=hang.start_ns)
+    if hang.block_type == B.REPEATED_YIELD:
+        addrs = B.flag_reads(g, hang.utid, hang.start_ns, hang.end_ns)
+        return bool(addrs) and not BL.find_flag_baselines(g, hang.utid, addrs, hang.start_ns, hang.end_ns,
+                                                          threshold_ns)
+    return False
+
+
+def _hang_in_window(pid, tid, at_s, at_ns, threshold_ns):
+    """accept() for _graph: the hang to diagnose, or _Widen."""
+    def accept(g, window_start):
+        at = at_ns if at_s is None else g.time_origin + int(at_s * 1e9)
+        hang = _find_hang(g, pid, tid, at, threshold_ns)
+        if window_start is not None and (_starts_before(g, hang, window_start) or
+                                         _lacks_baseline(g, hang, threshold_ns)):
+            raise _Widen()
+        return hang
+    return accept
 
 
 def _notes(trace):
@@ -109,15 +214,14 @@ def run_debug(args):
             sid = s["id"]
             presets = store.answers(sid)
             args.threshold = s["threshold_ns"] / 1e9
-            trace, g = _graph(args, s["buffer"])
-            hang = _find_hang(g, s["pid"], s["tid"], s["hang_start_ns"], s["threshold_ns"])
+            at = s["hang_start_ns"]
+            trace, g, hang = _graph(args, s["buffer"], _hang_in_window(s["pid"], s["tid"], None, at,
+                                                                        s["threshold_ns"]), at_ns=at)
         else:
             if args.answers:
                 presets = read_answers_file(args.answers)
-            trace, g = _graph(args)
-            at = None if args.at is None else int(trace.first_ts + args.at * 1e9)
             threshold_ns = int(args.threshold * 1e9)
-            hang = _find_hang(g, args.pid, args.tid, at, threshold_ns)
+            trace, g, hang = _graph(args, None, _hang_in_window(args.pid, args.tid, args.at, None, threshold_ns))
             if not args.auto:
                 store = _store()
                 sid = store.create(trace.path, hang, threshold_ns)
@@ -163,17 +267,23 @@ def run_hangs(args):
 
     if args.top <= 0:
         raise ArgusError("--top must be positive")
-    trace, g = _graph(args)
-    try:
-        if args.pid is None:
-            if args.tid is not None:
-                raise ArgusError("--tid needs --pid")
-            hangs = main_thread_hangs(g, threshold_ns=int(args.threshold * 1e9), event_loops_only=not args.all)
-            hangs = sorted(hangs, key=lambda h: (-h.dur_ns, h.start_ns))[:args.top]
-        else:
-            hangs = list_hangs(g, args.pid, tid=args.tid, threshold_ns=int(args.threshold * 1e9))
-    except DiagnoseError as e:
-        raise ArgusError(str(e))
+    if args.pid is None and args.tid is not None:
+        raise ArgusError("--tid needs --pid")
+
+    def accept(g, window_start):
+        try:
+            if args.pid is None:
+                hangs = main_thread_hangs(g, threshold_ns=int(args.threshold * 1e9), event_loops_only=not args.all)
+                hangs = sorted(hangs, key=lambda h: (-h.dur_ns, h.start_ns))[:args.top]
+            else:
+                hangs = list_hangs(g, args.pid, tid=args.tid, threshold_ns=int(args.threshold * 1e9))
+        except DiagnoseError as e:
+            raise ArgusError(str(e))
+        if window_start is not None and (not hangs or any(_starts_before(g, h, window_start) for h in hangs)):
+            raise _Widen()
+        return hangs
+
+    trace, g, hangs = _graph(args, None, accept)
     if args.json:
         print(json.dumps(hangs_to_json(g, hangs)))
     else:

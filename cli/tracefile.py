@@ -13,8 +13,9 @@ from argus.cli.common import ArgusError
 from argus.tracer import schema
 
 
-def load_trace(path):
-    """Returns (Trace, ThreadNames) or raises ArgusError with one line."""
+def load_trace(path, since_ns=None, until_ns=None):
+    """Returns (Trace, ThreadNames) or raises ArgusError with one line.
+    since_ns / until_ns: a windowed load (reader.decode_file); see window_rows."""
     from argus.tracer import reader
 
     if not os.path.exists(path):
@@ -22,12 +23,38 @@ def load_trace(path):
     if not os.access(path, os.R_OK):
         raise ArgusError(f"cannot read {path}: permission denied (traces are root-only, mode 0600)")
     try:
-        trace = reader.decode_file(path, strict=False)
+        trace = reader.decode_file(path, strict=False, since_ns=since_ns, until_ns=until_ns)
     except reader.TraceError as e:
         raise ArgusError(str(e))
     if trace.warning:
         print(f"argus: warning: {trace.warning}", file=sys.stderr)
     return trace, ThreadNames(trace.rows)
+
+
+def window_rows(trace):
+    """The rows of a windowed Trace, ready for the graph builder: the state
+    records kept from before the window (PROC_SNAPSHOT, THREAD_NAME, FD_INFO,
+    MAPPING) are stamped with the window's first timestamp, since they
+    describe the state as of the window start; a THREAD_NAME among them
+    becomes a PROC_SNAPSHOT row (not main, no ppid): it names the thread but,
+    unlike a THREAD_NAME in the window, says nothing about the thread running
+    then.  Changes trace.rows in place (the decoder's own buffer; rows stay
+    sorted).  A whole-buffer Trace is returned as is."""
+    rows = trace.rows
+    if trace.window is None or not len(rows):
+        return rows
+    start = int(trace.first_window_ts)
+    if not start:
+        return rows          # nothing in the window but state records
+    k = int(np.searchsorted(rows["ts_ns"], start, side="left"))
+    head = rows[:k]
+    if k:
+        head["ts_ns"] = start
+        named = head["type"] == schema.THREAD_NAME
+        head["type"][named] = schema.PROC_SNAPSHOT
+        head["state"][named] = 0
+        head["peer_pid"][named] = 0
+    return rows
 
 
 class ThreadNames:

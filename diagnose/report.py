@@ -236,7 +236,7 @@ def render_hangs_text(g, hangs, with_process=False):
     from argus.diagnose.blocktype import wait_desc
     if not hangs:
         return "no hangs\n"
-    t = g.trace_start
+    t = getattr(g, "time_origin", g.trace_start)   # a windowed load keeps the buffer's start (cli/cmd_debug.py)
     rows = [(("process",) if with_process else ()) + ("thread", "kind", "block type", "start", "duration", "what")]
     for h in hangs:
         what = wait_desc(g, h.vertex) if h.kind == "wait" else \
