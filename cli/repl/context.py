@@ -63,6 +63,22 @@ class ReplContext:
             self.store.add_rule(rule, self.sid)
             self.store.annotate(self.sid, kind, target, detail if detail is not None else rule["key"])
 
+    def _note_lldb_traces(self, d):
+        """Instruction-level evidence already captured for a root cause
+        (`argus lldb-script`) is attached to the report as a note."""
+        if not self.buffer:
+            return
+        from argus.lldb.generate import results_for
+
+        for rc in d.root_causes:
+            pid, tid = int(self.g.threads.pid[rc.utid]), int(self.g.threads.tid[rc.utid])
+            for doc in results_for(self.buffer, pid, tid):
+                d.notes.append(f"lldb trace of {self.g.comm(rc.utid)}/{tid}: "
+                               f"{len(doc.get('instructions') or [])} instructions, "
+                               f"{len(doc.get('calls') or [])} library calls"
+                               + (f" from {doc['function']}" if doc.get("function") else "")
+                               + " (REPL: lldb)")
+
     # --- Algorithm 1 ---
     def run_diagnosis(self, hang=None, auto=False, ask=None):
         hang = hang or self.hang
@@ -87,6 +103,7 @@ class ReplContext:
             d.notes.append("the diagnosis was interrupted; unanswered questions were answered 'stop'")
         for r in getattr(chooser, "new_rules", []):
             self.add_rule(r, "not_causal", "edge", r["key"])
+        self._note_lldb_traces(d)
         self.chooser = chooser
         self.diagnosis = d
         self.report = to_json(d)
