@@ -867,6 +867,33 @@ int argus_rows_scan(const struct argus_row *rows, uint64_t n, uint8_t *learned, 
 	return sorted;
 }
 
+/*
+ * Out of memory only between rows.  A row's handler pushes a few elements
+ * (threads, segments, intervals, ...) and goes on using the indexes it just
+ * made: a push that failed in the middle of a row left, e.g., a new thread's
+ * seg at -1, and the next SG(g, t->seg) wrote in front of the segment array,
+ * corrupting the allocator's header (glibc then aborted with "free():
+ * invalid pointer" when the graph was freed; only under memory pressure, so
+ * only sometimes).  Reserving room for the most one row can push before
+ * handling it makes every push inside the row succeed; a failed reservation
+ * stops the build before the row is touched.
+ */
+#define ROW_PUSH_MAX 16   /* well above the most pushes into one array by one row (about 4) */
+
+static int reserve_row(struct argus_graph *g)
+{
+	struct vec *per_row[] = {
+		&g->thr, &g->seg, &g->wakes, &g->spawns, &g->running, &g->runnable, &g->yields, &g->flags,
+		&g->msg_edges, &g->lost, &g->sendv, &g->fdiv, &g->tfirev, &g->treqs,
+	};
+	size_t k;
+
+	for (k = 0; k < sizeof(per_row) / sizeof(per_row[0]); k++)
+		if (vec_reserve(per_row[k], ROW_PUSH_MAX))
+			return -1;
+	return 0;
+}
+
 int argus_graph_abi(void)
 {
 	return ARGUS_GRAPH_ABI;
@@ -911,6 +938,8 @@ struct argus_graph *argus_graph_build(const struct argus_row *rows, uint64_t nro
 			argus_graph_free(g);
 			return NULL;
 		}
+		if (reserve_row(g))
+			goto oom;
 		g->owner[i] = -1;
 		on_row(g, &rows[i], i);
 		if (g->oom)

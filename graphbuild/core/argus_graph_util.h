@@ -43,6 +43,12 @@ static inline void vec_init(struct vec *v, uint32_t esize)
 
 int vec_grow(struct vec *v, uint64_t need);   /* out of line: the slow path */
 
+/* Room for n more elements: the next n vec_push calls cannot fail. */
+static inline int vec_reserve(struct vec *v, uint64_t n)
+{
+	return v->len + n <= v->cap ? 0 : vec_grow(v, v->len + n);
+}
+
 /* Pointer to a new zeroed-by-caller slot, or NULL when out of memory. */
 static inline void *vec_push(struct vec *v)
 {
