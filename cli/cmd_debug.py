@@ -18,16 +18,18 @@ Windowed load (--window SECONDS, default 10; 0 loads the whole buffer): a full
 default buffer holds tens of millions of events, and decoding and building
 all of them takes a minute, while the hang to explain is nearly always
 recent.  Both commands first decode only the last W seconds (around --at:
-[at - W, at + W]; argus_decode_file_window skips the chunks outside it
-without reading their records, keeping only the state records from before
-it -- process snapshot, thread names, fd identities, mappings) and double W
-until the answer does not depend on what lies before the window: a hang is
-found, neither it nor (for a wait) its baseline candidates start at the
-window's first timestamp, and a baseline exists; `hangs`: none of the listed
-hangs starts at the window's first timestamp.  A window reaching back to the
-buffer's start is the whole buffer.  Times printed stay relative to the
-buffer's start.
+[at - W, at + W]).  argus_decode_file_window widens only the records of the
+chunks overlapping the window; of the other chunks it keeps just the state
+records from before the window (process snapshot, thread names, fd
+identities, mappings), which tracefile.window_rows stamps with the window's
+start.  W doubles until the answer does not depend on what lies outside the
+window: a hang is found, it does not start at the window's first timestamp
+(nor is it ongoing at the window's end when --at cuts the window before the
+buffer's end), and a baseline exists for it; `hangs`: the same for every hang
+listed.  A window reaching back to the buffer's start is the whole buffer.
+Times printed stay relative to the buffer's start.
 """
+import gc
 import os
 import sys
 
@@ -104,8 +106,9 @@ def _windows(path, window_s, at_s=None, at_ns=None):
 
 def _graph(args, buffer=None, accept=None, at_ns=None):
     """(trace, g, accepted): the smallest window (see the module doc) whose
-    graph accept(g, window_start) takes; it raises _Widen for a bigger window,
-    or ArgusError, which only the whole buffer reports."""
+    graph accept(g, window_start, cut_end) takes (window_start None: the whole
+    buffer; cut_end: the window ends before the buffer does); it raises _Widen
+    for a bigger window, or ArgusError, which only the whole buffer reports."""
     from argus.graphbuild import build_graph
 
     if args.threshold <= 0:
@@ -128,11 +131,12 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
         if accept is None:
             return trace, g, None
         try:
-            return trace, g, accept(g, None if whole else start)
+            return trace, g, accept(g, None if whole else start, not whole and until is not None)
         except (_Widen, ArgusError):
             if whole:
                 raise
         del trace, g, rows
+        gc.collect()            # the graph's cycles hold the rows: free them before the next window
     raise AssertionError("_windows ends with the whole buffer")
 
 
@@ -159,10 +163,10 @@ def _lacks_baseline(g, hang, threshold_ns):
 
 def _hang_in_window(pid, tid, at_s, at_ns, threshold_ns):
     """accept() for _graph: the hang to diagnose, or _Widen."""
-    def accept(g, window_start):
+    def accept(g, window_start, cut_end):
         at = at_ns if at_s is None else g.time_origin + int(at_s * 1e9)
         hang = _find_hang(g, pid, tid, at, threshold_ns)
-        if window_start is not None and (_starts_before(g, hang, window_start) or
+        if window_start is not None and (_starts_before(g, hang, window_start) or (cut_end and hang.ongoing) or
                                          _lacks_baseline(g, hang, threshold_ns)):
             raise _Widen()
         return hang
@@ -218,6 +222,8 @@ def run_debug(args):
             trace, g, hang = _graph(args, s["buffer"], _hang_in_window(s["pid"], s["tid"], None, at,
                                                                         s["threshold_ns"]), at_ns=at)
         else:
+            if args.pid is None and args.tid is not None:
+                raise ArgusError("--tid needs --pid")
             if args.answers:
                 presets = read_answers_file(args.answers)
             threshold_ns = int(args.threshold * 1e9)
@@ -270,7 +276,7 @@ def run_hangs(args):
     if args.pid is None and args.tid is not None:
         raise ArgusError("--tid needs --pid")
 
-    def accept(g, window_start):
+    def accept(g, window_start, cut_end):
         try:
             if args.pid is None:
                 hangs = main_thread_hangs(g, threshold_ns=int(args.threshold * 1e9), event_loops_only=not args.all)
@@ -279,7 +285,8 @@ def run_hangs(args):
                 hangs = list_hangs(g, args.pid, tid=args.tid, threshold_ns=int(args.threshold * 1e9))
         except DiagnoseError as e:
             raise ArgusError(str(e))
-        if window_start is not None and (not hangs or any(_starts_before(g, h, window_start) for h in hangs)):
+        if window_start is not None and (not hangs or any(_starts_before(g, h, window_start) or (cut_end and h.ongoing)
+                                                          for h in hangs)):
             raise _Widen()
         return hangs
 
