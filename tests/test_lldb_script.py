@@ -84,7 +84,11 @@ def test_script_traces_poll_loop(argus_cli, tmp_path, runner):
     if runner == "lldb" and not shutil.which("lldb"):
         pytest.skip("no lldb command (pip install 'argus[lldb]')")
     buf = str(tmp_path / "trace.argus")
-    prog, info = start_handshake(300, [300, 8000], 500)
+    # One long round that starts well after lldb has attached: the entry
+    # breakpoint must catch the poller at the start of a spin that outlasts
+    # the 120 steps even on a loaded machine (a short first round let the
+    # function return before the step budget ran out).
+    prog, info = start_handshake(5000, [10000], 500)
     pid = info["pid"]
     try:
         steps = 120

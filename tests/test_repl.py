@@ -27,7 +27,7 @@ def record_demo(tmp, stuck):
     runner = ArgusRunner(tmp)
     runner.env["ARGUS_SESSION_DB"] = str(tmp / "sessions-default.db")   # never the user's store
     runner.buffer = str(tmp / f"{stuck}.argus")
-    runner.start(size="256M")
+    runner.start(size="1G")   # sparse; a yield storm wraps 256M and loses the hang's start
     try:
         info, rc = run_demo("--requests", "40", "--hang-at", "30", "--hang-ms", "3000",
                             "--interval-ms", "20", "--stuck", stuck)
