@@ -26,16 +26,20 @@ def test_debug_widens_the_window_to_an_older_hang(tracing):
     whole = tracing.json(*args, "--window", "0")
     windowed = tracing.json(*args, "--window", str(WINDOW_S))
 
+    def brief(r):
+        return {"spinning": {k: r["spinning"][k] for k in ("pid", "tid", "start_ns", "end_ns", "block_type")},
+                "root_causes": [(c["comm"], c["pid"], c["tid"], c["block_type"]) for c in r["root_causes"]]}
+    context = f"whole {brief(whole)} windowed {brief(windowed)}"
     spinning = windowed["spinning"]
-    assert spinning["pid"] == info["app_pid"] and spinning["tid"] == info["app_tid"]
-    assert spinning["end_ns"] - spinning["start_ns"] >= 2_500_000_000
+    assert spinning["pid"] == info["app_pid"] and spinning["tid"] == info["app_tid"], context
+    assert spinning["end_ns"] - spinning["start_ns"] >= 2_500_000_000, context
     last_ts = reader.buffer_stats(tracing.buffer)["last_ts"]
-    assert last_ts - spinning["end_ns"] > WINDOW_S * 1e9, "the hang must lie outside the first window"
+    assert last_ts - spinning["end_ns"] > WINDOW_S * 1e9, f"the hang must lie outside the first window: {context}"
     for key in ("start_ns", "end_ns", "block_type", "tid"):
-        assert spinning[key] == whole["spinning"][key]
+        assert spinning[key] == whole["spinning"][key], context
     assert sorted((c["pid"], c["tid"], c["block_type"]) for c in windowed["root_causes"]) == \
-        sorted((c["pid"], c["tid"], c["block_type"]) for c in whole["root_causes"])
-    assert any(c["tid"] == info["helper_tid"] for c in windowed["root_causes"])
+        sorted((c["pid"], c["tid"], c["block_type"]) for c in whole["root_causes"]), context
+    assert any(c["tid"] == info["helper_tid"] for c in windowed["root_causes"]), context
 
 
 def test_hangs_window_zero_and_default_list_the_same_demo_hang(tracing):
