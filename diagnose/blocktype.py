@@ -9,8 +9,13 @@ Algorithm (all clipped to the window, from the graph's columnar tables):
                counts from trace start)
   yields       sched_yield syscalls / yield switch-outs inside the window
   short waits  blocking waits starting inside the window that lasted
-               < 20 ms, or whose syscall returned -ETIMEDOUT; event-loop
-               waits (wait reason POLL) are idle, never counted
+               < 20 ms, or whose syscall returned -ETIMEDOUT, or timed
+               sleeps (nanosleep family) shorter than a tenth of the
+               window -- polling with backoff (SQLite's busy handler,
+               spin-then-sleep locks) sleeps 1..100 ms between tries, and
+               the period of such a loop, not a fixed 20 ms, is what makes
+               it polling; event-loop waits (wait reason POLL) are idle,
+               never counted
   rate         (yields + short waits) per second of window; mean period =
                mean gap between consecutive such events
 Rules, in order:
@@ -41,6 +46,7 @@ NORMAL = "Normal"
 ABNORMAL = (LONG_WAIT, REPEATED_YIELD, LONG_RUNNING)
 
 SHORT_WAIT_NS = 20_000_000
+BACKOFF_FRACTION = 10      # a timed sleep < window / 10 is one try of a polling loop
 MIN_REPEATS = 10
 MIN_RATE_PER_S = 5.0
 SHARE = 0.5
@@ -140,7 +146,8 @@ def classify(g, utid, a, b):
     # short waits / timeouts starting in the window (not idle, not placeholder)
     dur = we - ws
     start_in = blocked & (ws >= a) & (ws <= b) & seg.wait_known[s] & (seg.wait_reason[s] != schema.WAIT_POLL)
-    short = start_in & ((dur < SHORT_WAIT_NS) | seg.wait_timedout[s])
+    backoff_sleep = (seg.wait_reason[s] == schema.WAIT_SLEEP) & (dur < window // BACKOFF_FRACTION)
+    short = start_in & ((dur < SHORT_WAIT_NS) | seg.wait_timedout[s] | backoff_sleep)
     sts = ws[short]
     timeouts = int(np.count_nonzero(start_in & seg.wait_timedout[s]))
     events = np.sort(np.concatenate([yts, sts]))

@@ -151,3 +151,32 @@ def test_syscall_counts_and_flag_reads():
     assert B.syscall_counts(g, u, 0, ms(10)) == {"write": 2, "sched_yield": 1}
     assert B.syscall_counts(g, u, ms(1.5), ms(10)) == {"sched_yield": 1, "write": 1}
     assert B.flag_reads(g, u, 0, ms(10)) == {0xF0: 2}
+
+
+def test_backoff_sleeps_are_repeated_yield():
+    """A thread polling with growing sleeps (1..100 ms, like SQLite's busy
+    handler) over a 3 s window is RepeatedYield, though most sleeps last
+    longer than 20 ms; the same thread sleeping 1 s at a time is not."""
+    from argus.graphbuild.crafted import Trace, ms, s as sec
+
+    def poller(step_ms):
+        t = Trace()
+        t.thread(700, 700, "poller")
+        now = 0
+        k = 0
+        backoff = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50]
+        t.run(700, 0)
+        while now < sec(3):
+            nap = ms(step_ms if step_ms else (backoff[k] if k < len(backoff) else 100))
+            t.block(700, now + ms(1) // 10, "sleep", "clock_nanosleep")
+            t.wake(0, 700, now + ms(1) // 10 + nap, "hardirq", "timer").run(700, now + ms(1) // 10 + nap)
+            now += ms(1) // 10 + nap
+            k += 1
+        return t.build(trace_end=sec(4))
+
+    g = poller(None)
+    c = B.classify(g, 0, 0, sec(3))
+    assert c.block_type == B.REPEATED_YIELD, c.evidence
+    assert c.evidence["short_waits"] >= 30
+    g = poller(1000)
+    assert B.classify(g, 0, 0, sec(3)).block_type != B.REPEATED_YIELD
