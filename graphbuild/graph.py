@@ -96,6 +96,10 @@ class Table:
     def __setattr__(self, name, value):
         raise AttributeError("Table columns are read-only; build a new Table")
 
+    def columns(self):
+        """{name: column}, in column order."""
+        return {name: getattr(self, name) for name in self._names}
+
     def record(self, i):
         out = {}
         for name in self._names:
@@ -104,7 +108,7 @@ class Table:
         return out
 
     def take(self, idx):
-        return Table(**{name: getattr(self, name)[idx] for name in self._names})
+        return Table(**{name: col[idx] for name, col in self.columns().items()})
 
     def __repr__(self):
         return f"Table({self._n} rows: {', '.join(self._names)})"

@@ -152,10 +152,9 @@ def save_graph(g, path, source=None):
                 con.execute("CREATE TABLE columns (tbl TEXT, name TEXT, dtype TEXT, part INTEGER, data BLOB, "
                             "PRIMARY KEY (tbl, name, part))")
                 schema_of = {}
-                schema_of["vertices"] = _write_table(con, "vertices", {n: getattr(g.seg, n) for n in g.seg.names})
-                schema_of["edges"] = _write_table(con, "edges", {n: getattr(g.edges, n) for n in g.edges.names})
-                schema_of["threads"] = _write_table(con, "threads", {n: getattr(g.threads, n) for n in g.threads.names},
-                                                    "utid")
+                schema_of["vertices"] = _write_table(con, "vertices", g.seg.columns())
+                schema_of["edges"] = _write_table(con, "edges", g.edges.columns())
+                schema_of["threads"] = _write_table(con, "threads", g.threads.columns(), "utid")
                 owner = _row_owner(g)
                 thread_of_row = np.full(len(g.rows), -1, np.int64)
                 thread_of_row[g.thread_rows] = np.repeat(np.arange(len(g.threads)), np.diff(g.thread_rows_ptr))
@@ -163,11 +162,10 @@ def save_graph(g, path, source=None):
                 ev["vertex"] = owner
                 ev["utid"] = thread_of_row
                 schema_of["events"] = _write_table(con, "events", ev, "row")
-                schema_of["running"] = _write_table(con, "running", {n: getattr(g.running, n) for n in g.running.names})
-                schema_of["runnable"] = _write_table(con, "runnable",
-                                                     {n: getattr(g.runnable, n) for n in g.runnable.names})
-                schema_of["yields"] = _write_table(con, "yields", {n: getattr(g.yields, n) for n in g.yields.names})
-                schema_of["flags"] = _write_table(con, "flags", {n: getattr(g.flags, n) for n in g.flags.names})
+                schema_of["running"] = _write_table(con, "running", g.running.columns())
+                schema_of["runnable"] = _write_table(con, "runnable", g.runnable.columns())
+                schema_of["yields"] = _write_table(con, "yields", g.yields.columns())
+                schema_of["flags"] = _write_table(con, "flags", g.flags.columns())
                 frames = np.asarray(getattr(g, "frames", np.zeros(0, np.uint64)), np.uint64)
                 schema_of["frames"] = _write_table(con, "frames", {"pc": frames})
                 con.execute("CREATE TABLE strings (id INTEGER PRIMARY KEY, data BLOB)")
