@@ -135,7 +135,7 @@ def _build_python(rows, t0, t1, roles):
     stats = dict(res.stats)
     stats.update(estats)
     stats["rows"] = int(len(rows))
-    cols = {n: getattr(res.seg, n) for n in res.seg.names}
+    cols = res.seg.columns()
     cols["split_kind"] = np.zeros(len(res.seg), np.uint8)
     cols["gap"] = np.zeros(len(res.seg), bool)
     return EventGraph(
@@ -168,7 +168,7 @@ def head_gap_end(rows, scan=1 << 20):
     if not len(rows):
         return None
     head = rows[:scan]
-    cpus, first = np.unique(head["cpu"], return_index=True)
+    _, first = np.unique(head["cpu"], return_index=True)
     t0 = int(head["ts_ns"][0])
     return min(int(head["ts_ns"][first].max()), t0 + LOST_WINDOW_NS)
 

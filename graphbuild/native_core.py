@@ -132,8 +132,7 @@ def scan_rows(rows, size=1024):
 
 
 def _alloc(cols, n_of):
-    arrays = {name: np.empty(n_of(name), dtype=dt) for name, dt in cols}
-    return arrays
+    return {name: np.empty(n_of(name), dtype=dt) for name, dt in cols}
 
 
 def _fill(struct_type, arrays):
@@ -190,13 +189,11 @@ def build(rows, trace_start, trace_end, role_table, *, splits=True, lost_window_
         L.argus_graph_free(h)
     stats = {n: int(getattr(st, n)) for n in STAT_FIELDS + STAT_TAIL}
     by_label = {}
-    for irq, c in enumerate(st.culled_by_irq):
-        if c:
-            by_label[schema.IRQ_NAMES.get(irq, "other")] = by_label.get(schema.IRQ_NAMES.get(irq, "other"), 0) + c
-    for ctx, c in enumerate(st.culled_by_ctx):
-        if c:
-            lab = schema.WAKE_CONTEXT_NAMES.get(ctx, "other")
-            by_label[lab] = by_label.get(lab, 0) + c
+    for names, counts in ((schema.IRQ_NAMES, st.culled_by_irq), (schema.WAKE_CONTEXT_NAMES, st.culled_by_ctx)):
+        for code, c in enumerate(counts):
+            if c:
+                lab = names.get(code, "other")
+                by_label[lab] = by_label.get(lab, 0) + c
     stats["culled_by_label"] = by_label
     ppid = dict(zip(threads.pop("ppid_pid").tolist(), threads.pop("ppid_ppid").tolist()))
     return {"seg": seg, "edges": edges, "threads": threads, "misc": misc, "stats": stats, "ppid": ppid}
