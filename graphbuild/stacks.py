@@ -148,19 +148,22 @@ def build_stacks(g):
     found = (pos < len(have_sorted)) & (have_sorted[pos_c] == want)
     src = st[order[pos_c[found]]]            # the USER_STACK row of each vertex with a stack
     verts = blocked[found]
-    first = rows["obj"][src].astype(np.int64)
-    n = rows["aux"][src].astype(np.int64)
-    n = np.clip(n, 0, np.maximum(len(frames) - first, 0))
+    n, idx, depth = _frame_runs(rows[src], len(frames))
     out_seg = np.repeat(verts, n)
-    starts = np.repeat(np.cumsum(n) - n, n)
-    depth = np.arange(int(n.sum()), dtype=np.int64) - starts
-    pcs = frames[np.repeat(first, n) + depth]
+    pcs = frames[idx]
     # symbolize each entry of the frames side array once (its USER_STACK row names the pid)
     frame_pid = np.zeros(len(frames), np.int64)
-    sf, sn = rows["obj"][st].astype(np.int64), rows["aux"][st].astype(np.int64)
-    sn = np.clip(sn, 0, np.maximum(len(frames) - sf, 0))
-    frame_pid[np.repeat(sf, sn) + (np.arange(int(sn.sum())) - np.repeat(np.cumsum(sn) - sn, sn))] = \
-        np.repeat(rows["pid"][st].astype(np.int64), sn)
+    sn, sidx, _ = _frame_runs(rows[st], len(frames))
+    frame_pid[sidx] = np.repeat(rows["pid"][st].astype(np.int64), sn)
     names = np.array(Symbolizer(g).symbolize(frame_pid.tolist(), frames.tolist()), dtype=object)
-    return G.Table(seg=out_seg.astype(np.int64), depth=depth, pc=pcs.astype(np.uint64),
-                   symbol=names[np.repeat(first, n) + depth])
+    return G.Table(seg=out_seg.astype(np.int64), depth=depth, pc=pcs.astype(np.uint64), symbol=names[idx])
+
+
+def _frame_runs(stack_rows, nframes):
+    """USER_STACK rows name frames[obj : obj + aux]; returns (per row the run
+    length clipped to the frames array, the flat frame indices of all runs,
+    each index's depth within its run)."""
+    first = stack_rows["obj"].astype(np.int64)
+    n = np.clip(stack_rows["aux"].astype(np.int64), 0, np.maximum(nframes - first, 0))
+    depth = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
+    return n, np.repeat(first, n) + depth, depth
