@@ -230,18 +230,23 @@ static __always_inline bool excluded(__u32 tgid)
 	return targ_exclude_tgid && tgid == targ_exclude_tgid;
 }
 
-static __always_inline void *reserve(__u32 size)
+static __always_inline void count_drop(void)
 {
 	__u32 zero = 0;
 	__u64 *cnt;
+
+	cnt = bpf_map_lookup_elem(&drops, &zero);
+	if (cnt)
+		*cnt += 1;
+}
+
+static __always_inline void *reserve(__u32 size)
+{
 	void *rec;
 
 	rec = bpf_ringbuf_reserve(&events, size, 0);
-	if (!rec) {
-		cnt = bpf_map_lookup_elem(&drops, &zero);
-		if (cnt)
-			*cnt += 1;
-	}
+	if (!rec)
+		count_drop();
 	return rec;
 }
 
@@ -264,14 +269,8 @@ static __always_inline void submit(void *rec)
 /* Variable-length records are built in scratch memory and copied out. */
 static __always_inline void output(void *rec, __u64 size)
 {
-	__u32 zero = 0;
-	__u64 *cnt;
-
-	if (bpf_ringbuf_output(&events, rec, size, submit_flags())) {
-		cnt = bpf_map_lookup_elem(&drops, &zero);
-		if (cnt)
-			*cnt += 1;
-	}
+	if (bpf_ringbuf_output(&events, rec, size, submit_flags()))
+		count_drop();
 }
 
 /* Kernel addresses never reach the trace: xor with a per-load random key,
@@ -338,20 +337,17 @@ static __always_inline __u8 task_state_of(bool preempt, unsigned int prev_state)
 /* The user stack of prev, which in sched_switch is still current: its
  * stack id, or 0.  The frames are written once per (pid, stack id) and
  * refresh period; a hang's wait names the same id as the waits before it. */
-static __always_inline __u64 capture_user_stack(void *ctx, struct task_struct *prev, __u64 ts,
+static __always_inline __u64 capture_user_stack(void *ctx, struct task_struct *prev,
+						 struct syscall_state *sc, __u64 ts,
 						 struct argus_ev_user_stack **out, __u32 *out_size)
 {
 	struct argus_ev_user_stack *rec;
-	struct syscall_state *sc;
 	struct stack_key key = {};
 	__u64 h = 0xcbf29ce484222325ull, *seen;
 	__u32 zero = 0, n, i;
 	long bytes;
 
 	*out = NULL;
-	sc = bpf_task_storage_get(&in_syscall, prev, NULL, 0);
-	if (sc && !sc->active)
-		sc = NULL;
 	if (sc && sc->stack_id && ts - sc->stack_ns < STACK_REUSE_NS && sc->stack_nr == sc->nr &&
 	    sc->stack_obj == sc->obj)
 		return sc->stack_id;
@@ -400,19 +396,21 @@ static __always_inline void emit_switch_out(void *ctx, struct task_struct *prev,
 	__u64 stack_id = 0;
 	__u8 state, reason;
 
+	/* The syscall prev is in, if any: looked up once for the stack cache
+	 * and the record. */
+	sc = bpf_task_storage_get(&in_syscall, prev, NULL, 0);
+	if (sc && !sc->active)
+		sc = NULL;
 	state = task_state_of(preempt, prev_state);
 	if (capture_stacks && (state == ARGUS_STATE_BLOCKED || state == ARGUS_STATE_BLOCKED_IO) &&
 	    !(prev->flags & PF_KTHREAD) && prev->mm)
-		stack_id = capture_user_stack(ctx, prev, ts, &stack, &stack_size);
+		stack_id = capture_user_stack(ctx, prev, sc, ts, &stack, &stack_size);
 	/* Runnable switch-outs (most of them under load) stay 40 bytes. */
 	e = reserve(stack_id ? sizeof(*e) : ARGUS_SWITCH_OUT_BASE_SIZE);
 	if (!e)
 		return;
 	if (stack_id)
 		e->user_stack_id = stack_id;
-	sc = bpf_task_storage_get(&in_syscall, prev, NULL, 0);
-	if (sc && !sc->active)
-		sc = NULL;
 	e->syscall_nr = sc ? sc->nr : ARGUS_SYSCALL_NONE;
 	e->wait_obj = sc ? sc->obj : 0;
 	if (state == ARGUS_STATE_RUNNABLE) {
