@@ -23,9 +23,10 @@ from argus.debugger import procmem
 from argus.debugger.base import DebuggerError, WatchSpec
 
 
-def find_image(pid, image):
-    """(path as mapped, [its mappings]) for IMAGE in pid, or DebuggerError."""
-    ms = [m for m in procmem.maps(pid) if m.path.startswith("/")]
+def find_image(pid, image, mappings=None):
+    """(path as mapped, [its mappings]) for IMAGE in pid, or DebuggerError.
+    mappings: pid's maps when the caller has just read them."""
+    ms = [m for m in (mappings if mappings is not None else procmem.maps(pid)) if m.path.startswith("/")]
     want = os.path.realpath(image) if "/" in image else None
     base = os.path.basename(image)
     for pred in ((lambda p: want is not None and (p == want or p == image)),
@@ -77,9 +78,9 @@ def _elf_info(path, mtime):
 class LoadedImage:
     """One ELF image as mapped in a process."""
 
-    def __init__(self, pid, image):
+    def __init__(self, pid, image, mappings=None):
         self.pid = pid
-        self.path, self.mappings = find_image(pid, image)
+        self.path, self.mappings = find_image(pid, image, mappings)
         self.file = _open_path(pid, self.path, self.mappings)
         st = os.stat(self.file)
         self.e_type, low, self.syms, self.funcs = _elf_info(self.file, st.st_mtime_ns)
@@ -140,10 +141,11 @@ def resolve_watch(pid, image, symbol, size=None, address=None):
 
 def image_at(pid, addr):
     """LoadedImage containing addr in pid, or None (anonymous memory, JIT)."""
-    for m in procmem.maps(pid):
+    ms = procmem.maps(pid)
+    for m in ms:
         if m.start <= addr < m.end and m.path.startswith("/"):
             try:
-                return LoadedImage(pid, m.path)
+                return LoadedImage(pid, m.path, ms)
             except DebuggerError:
                 return None
     return None
