@@ -188,16 +188,6 @@ static void pre_trace(struct argus_graph *g, int64_t u)
 	TH(g, u)->state = BLOCKED;
 }
 
-static void start_running(struct argus_graph *g, int64_t u)
-{
-	struct thr *t;
-
-	open_seg(g, u, g->cfg.trace_start, ARGUS_START_TRACE, -1, 0, -1);
-	t = TH(g, u);
-	t->state = RUNNING;
-	t->on_since = t->cpu_mark = g->cfg.trace_start;
-}
-
 static void push_interval(struct argus_graph *g, struct vec *v, int64_t u, int64_t a, int64_t b)
 {
 	struct interval *iv = vec_push(v);
@@ -243,6 +233,12 @@ static void set_running(struct thr *t, int64_t ts)
 {
 	t->state = RUNNING;
 	t->on_since = t->cpu_mark = ts;
+}
+
+static void start_running(struct argus_graph *g, int64_t u)
+{
+	open_seg(g, u, g->cfg.trace_start, ARGUS_START_TRACE, -1, 0, -1);
+	set_running(TH(g, u), g->cfg.trace_start);
 }
 
 static void end_wait(struct argus_graph *g, int64_t u, int64_t ts)
