@@ -11,6 +11,7 @@ import numpy as np
 
 from argus.cli.common import ArgusError, resolve_buffer
 from argus.cli.tracefile import load_trace
+from argus.graphbuild.threads import decode_comm
 from argus.tracer import schema, syscalls
 
 
@@ -93,7 +94,7 @@ def describe(row, threads, trace):
 
 
 def _comm(row):
-    return bytes(row["comm"]).split(b"\0", 1)[0].decode(errors="replace")
+    return decode_comm(bytes(row["comm"]))
 
 
 def row_to_json(row, threads, trace):

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 from argus.cli.common import ArgusError
+from argus.graphbuild.threads import decode_comm
 from argus.tracer import schema
 
 
@@ -66,7 +67,7 @@ class ThreadNames:
         self._comm = {}
         for row in named:
             tid = int(row["peer_tid"]) if int(row["type"]) == schema.FORK else int(row["tid"])
-            name = bytes(row["comm"]).split(b"\0", 1)[0].decode(errors="replace")
+            name = decode_comm(bytes(row["comm"]))
             if name:
                 self._comm[tid] = name
 
