@@ -193,10 +193,15 @@ def _process_utids(g, pid):
     return utids
 
 
-def _thread_utid(g, pid, tid, at=None):
+def _thread_utids(g, pid, tid):
     utids = [u for u in g.utids_of_tid(tid) if int(g.threads.pid[u]) == int(pid)]
     if not utids:
         raise UnknownProcessError(f"thread {tid} of pid {pid} not found in the trace")
+    return utids
+
+
+def _thread_utid(g, pid, tid, at=None):
+    utids = _thread_utids(g, pid, tid)
     if at is not None:
         for u in utids:
             lo, hi = g.thread_seg_lo[u], g.thread_seg_hi[u]
@@ -209,9 +214,11 @@ def list_hangs(g, pid, tid=None, threshold_ns=DEFAULT_THRESHOLD_NS):
     """All hang candidates of a process (or of one of its threads), by start time."""
     utids = _process_utids(g, pid)
     if tid is not None:
-        utids = [u for u in g.utids_of_tid(tid) if int(g.threads.pid[u]) == int(pid)]
-        if not utids:
-            raise UnknownProcessError(f"thread {tid} of pid {pid} not found in the trace")
+        utids = _thread_utids(g, pid, tid)
+    return _hangs_by_start(g, utids, threshold_ns)
+
+
+def _hangs_by_start(g, utids, threshold_ns):
     out = []
     for u in utids:
         out.extend(thread_hangs(g, u, threshold_ns))
@@ -300,11 +307,7 @@ def main_thread_hangs(g, threshold_ns=DEFAULT_THRESHOLD_NS, event_loops_only=Tru
     (event_loop_threads)."""
     tid, pid = g.threads.tid, g.threads.pid
     utids = event_loop_threads(g) if event_loops_only else np.flatnonzero(tid == pid).tolist()
-    out = []
-    for u in utids:
-        out.extend(thread_hangs(g, u, threshold_ns))
-    out.sort(key=lambda h: (h.start_ns, h.tid))
-    return out
+    return _hangs_by_start(g, utids, threshold_ns)
 
 
 def most_recent_hang(g, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
