@@ -485,6 +485,14 @@ static __always_inline __u8 softirq_kind(__u32 vec)
 	}
 }
 
+/* This CPU's interrupt state (the map has one per-CPU slot). */
+static __always_inline struct irq_state *cpu_irq_state(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&irq_states, &zero);
+}
+
 static __always_inline bool in_hardirq(struct irq_state *st)
 {
 	return st->device_active || st->hrtimer_active || st->vector_active;
@@ -527,12 +535,11 @@ static __always_inline void wake_context(__u32 waker_tid, struct task_struct *wa
 {
 	struct task_struct *cur;
 	struct irq_state *st;
-	__u32 zero = 0;
 
 	w->context = ARGUS_WAKE_TASK;
 	w->irq_kind = ARGUS_IRQ_NONE;
 	w->irq_vec = 0;
-	st = bpf_map_lookup_elem(&irq_states, &zero);
+	st = cpu_irq_state();
 	if (!st)
 		return;
 	/* Innermost first: an hrtimer runs inside the local timer vector. */
@@ -604,9 +611,8 @@ static __always_inline int handle_wakeup(struct task_struct *p, __u16 type)
 static __always_inline int handle_irq_entry(int irq)
 {
 	struct irq_state *st;
-	__u32 zero = 0;
 
-	st = bpf_map_lookup_elem(&irq_states, &zero);
+	st = cpu_irq_state();
 	if (!st)
 		return 0;
 	st->device_active = 1;
@@ -617,9 +623,8 @@ static __always_inline int handle_irq_entry(int irq)
 static __always_inline int handle_irq_exit(void)
 {
 	struct irq_state *st;
-	__u32 zero = 0;
 
-	st = bpf_map_lookup_elem(&irq_states, &zero);
+	st = cpu_irq_state();
 	if (st) {
 		st->device_active = 0;
 		st->hrtimer_active = 0;
@@ -633,9 +638,8 @@ static __always_inline int handle_irq_exit(void)
 static __always_inline int handle_vector(__u8 kind, bool entry)
 {
 	struct irq_state *st;
-	__u32 zero = 0;
 
-	st = bpf_map_lookup_elem(&irq_states, &zero);
+	st = cpu_irq_state();
 	if (!st)
 		return 0;
 	st->vector_active = entry;
@@ -649,9 +653,8 @@ static __always_inline int handle_vector(__u8 kind, bool entry)
 static __always_inline int handle_softirq(unsigned int vec, bool entry)
 {
 	struct irq_state *st;
-	__u32 zero = 0;
 
-	st = bpf_map_lookup_elem(&irq_states, &zero);
+	st = cpu_irq_state();
 	if (!st)
 		return 0;
 	/* Softirqs never nest on one CPU: a flag is enough. */
@@ -663,9 +666,8 @@ static __always_inline int handle_softirq(unsigned int vec, bool entry)
 static __always_inline int handle_hrtimer(bool entry, __u32 tag)
 {
 	struct irq_state *st;
-	__u32 zero = 0;
 
-	st = bpf_map_lookup_elem(&irq_states, &zero);
+	st = cpu_irq_state();
 	if (!st || !hrtimer_in_hardirq(st))
 		return 0;
 	st->hrtimer_active = entry;
@@ -705,11 +707,10 @@ static __always_inline int handle_hrtimer_start(struct hrtimer *timer, __u8 mode
 	struct syscall_state *sc;
 	struct irq_state *st;
 	__u64 addr;
-	__u32 zero = 0;
 
 	if (!cur->pid || (cur->flags & PF_KTHREAD) || excluded(cur->tgid))
 		return 0;
-	st = bpf_map_lookup_elem(&irq_states, &zero);
+	st = cpu_irq_state();
 	if (!st || in_hardirq(st) || st->softirq_active)
 		return 0;
 	sc = bpf_task_storage_get(&in_syscall, cur, NULL, 0);
