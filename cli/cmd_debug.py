@@ -115,11 +115,11 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
         raise ArgusError("--threshold must be positive")
     path = buffer or resolve_buffer(args.buffer)
     if not os.path.exists(path):
-        load_trace(path)        # its one-line error
+        load_trace(path, names=False)        # its one-line error
     at_s = None if at_ns is not None else getattr(args, "at", None)
     for since, until, origin in _windows(path, args.window, at_s, at_ns):
         whole = since is None
-        trace, _ = load_trace(path, since, until)
+        trace, _ = load_trace(path, since, until, names=False)
         if trace.nrows == 0 or (not whole and trace.first_window_ts == 0):
             if whole:
                 raise ArgusError(f"{trace.path} holds no events")

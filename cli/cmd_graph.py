@@ -45,7 +45,7 @@ def _build(buffer):
 
     path = resolve_buffer(buffer)
     t0 = time.perf_counter()
-    trace, _ = load_trace(path)
+    trace, _ = load_trace(path, names=False)
     t1 = time.perf_counter()
     try:
         g = build_graph_from_trace(trace)

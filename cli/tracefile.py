@@ -14,9 +14,11 @@ from argus.graphbuild.threads import decode_comm
 from argus.tracer import schema
 
 
-def load_trace(path, since_ns=None, until_ns=None):
+def load_trace(path, since_ns=None, until_ns=None, names=True):
     """Returns (Trace, ThreadNames) or raises ArgusError with one line.
-    since_ns / until_ns: a windowed load (reader.decode_file); see window_rows."""
+    since_ns / until_ns: a windowed load (reader.decode_file); see window_rows.
+    names=False skips the name scan (None instead) for callers that build a
+    graph, whose thread tracker names threads itself."""
     from argus.tracer import reader
 
     if not os.path.exists(path):
@@ -29,7 +31,7 @@ def load_trace(path, since_ns=None, until_ns=None):
         raise ArgusError(str(e))
     if trace.warning:
         print(f"argus: warning: {trace.warning}", file=sys.stderr)
-    return trace, ThreadNames(trace.rows)
+    return trace, (ThreadNames(trace.rows) if names else None)
 
 
 def window_rows(trace):

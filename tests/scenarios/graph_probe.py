@@ -21,7 +21,7 @@ def main():
     except (ImportError, AttributeError) as e:
         print(json.dumps({"error": f"no split criteria in this Argus: {e}"}))
         return
-    trace, _ = load_trace(path)
+    trace, _ = load_trace(path, names=False)
     g = build_graph(trace.rows, trace_start=trace.first_ts, trace_end=trace.last_ts)
     seg_pid = np.asarray(g.threads.pid)[np.asarray(g.seg.utid)]
     kinds = np.asarray(g.seg.split_kind)
