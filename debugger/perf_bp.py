@@ -86,11 +86,6 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
 
 
-def available():
-    """True when this kernel/arch has perf_event_open breakpoints (not: free registers)."""
-    return platform.machine() in _NR_PERF_EVENT_OPEN and os.path.exists("/proc/sys/kernel/perf_event_paranoid")
-
-
 def perf_event_open(tid, addr, size, write_only=False, wakeup=1):
     """One breakpoint event on thread tid; returns the fd, raises OSError(errno)."""
     nr = _NR_PERF_EVENT_OPEN.get(platform.machine())

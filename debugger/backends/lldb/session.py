@@ -42,9 +42,6 @@ class Session:
         self.breakpoints = []
         self.detached = False
 
-    def state(self):
-        return self.process.GetState()
-
     def wait_state(self, states, timeout_s):
         """Wait for a process state change into one of `states`; True when reached."""
         lldb = self.lldb
