@@ -37,17 +37,8 @@ class AccessClassifier:
         self.md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
         self.md.detail = True
         self.by_pc = {}
-        self.images = []    # LoadedImage list (cached; an image loaded later is found on miss)
+        self.images = symbols.ImageCache(pid)
         self.last_value = {}
-
-    def _image(self, addr):
-        for img in self.images:
-            if img.lo <= addr < img.hi:
-                return img
-        img = symbols.image_at(self.pid, addr)
-        if img is not None:
-            self.images.append(img)
-        return img
 
     def decode_kind(self, pc):
         """'write' / 'read' from the instruction ending at pc, or None."""
@@ -55,7 +46,7 @@ class AccessClassifier:
             return self.by_pc[pc]
         kind = None
         try:
-            img = self._image(pc - 1)
+            img = self.images.at(pc - 1)
             fn = img.function_at(pc - 1) if img is not None else None
             if fn is not None and 0 < fn[1] <= MAX_FUNCTION_BYTES:
                 start, size, _ = fn

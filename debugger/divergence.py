@@ -169,27 +169,20 @@ def _watch_line(pid, o):
 def live_resolver(pid):
     """addr -> "IMAGE:SYMBOL[+0xoff]" through the images mapped in pid (None when gone)."""
     from argus.debugger import symbols
-    images = []       # (LoadedImage, its data objects sorted by runtime address)
-
-    def image_objects(addr):
-        # operands of one image share its maps and ELF: read them once, not per address
-        for img, objs in images:
-            if img.lo <= addr < img.hi:
-                return img, objs
-        try:
-            img = symbols.image_at(pid, addr)
-        except DebuggerError:
-            return None, ()
-        if img is None:
-            return None, ()
-        objs = sorted((v + img.bias, size, name) for name, (v, size, typ) in img.syms.items()
-                      if typ in ("STT_OBJECT", "STT_TLS", "STT_COMMON") and v)
-        images.append((img, objs))
-        return img, objs
+    images = symbols.ImageCache(pid)
+    objects = {}      # image path -> its data objects sorted by runtime address
 
     def resolve(addr):
-        img, objs = image_objects(addr)
-        for start, size, name in objs:
+        try:
+            img = images.at(addr)
+        except DebuggerError:
+            return None
+        if img is None:
+            return None
+        if img.path not in objects:
+            objects[img.path] = sorted((v + img.bias, size, name) for name, (v, size, typ) in img.syms.items()
+                                       if typ in ("STT_OBJECT", "STT_TLS", "STT_COMMON") and v)
+        for start, size, name in objects[img.path]:
             if start <= addr < start + max(size, 1):
                 base = img.path.rsplit("/", 1)[-1]
                 return f"{base}:{name}" if addr == start else f"{base}:{name}+0x{addr - start:x}"

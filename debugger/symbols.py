@@ -149,3 +149,22 @@ def image_at(pid, addr):
             except DebuggerError:
                 return None
     return None
+
+
+class ImageCache:
+    """The images of pid met so far, by address range: an address inside one
+    costs no /proc/PID/maps read; an image loaded later is found on a miss."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.images = []
+
+    def at(self, addr):
+        """LoadedImage containing addr, or None (see image_at)."""
+        for img in self.images:
+            if img.lo <= addr < img.hi:
+                return img
+        img = image_at(self.pid, addr)
+        if img is not None:
+            self.images.append(img)
+        return img
