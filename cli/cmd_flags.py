@@ -15,6 +15,7 @@ import json
 import os
 import sys
 
+from argus.cli import safe_files
 from argus.cli.common import ArgusError, resolve_buffer
 
 LABELS = ("normal", "spinning")
@@ -45,7 +46,7 @@ def _label_path(buffer, pid, tid, label):
 
 
 def _record(args, buffer):
-    from argus.cli.cmd_lldb_script import run_script
+    from argus.cli.cmd_lldb_script import script_dir, run_script
     from argus.lldb import generate as gen
     if args.pid is None:
         raise ArgusError("--record needs --pid")
@@ -62,14 +63,23 @@ def _record(args, buffer):
               "image": None, "app_modules": [],
               "vertex": None, "max_steps": args.max_steps, "timeout_s": args.timeout, "result": result}
     script = os.path.join(gen.results_dir(buffer), f"flags_{args.pid}_{tid}_{args.record}.py")
-    gen.write_script(script, gen.generate(params))
-    line, rc = run_script(script, params)
+    dir_fd, name = script_dir(gen, buffer, script)
+    try:
+        safe_files.write_file(dir_fd, name, gen.generate(params))
+        line, rc = run_script(dir_fd, name, params)
+    finally:
+        os.close(dir_fd)
     print(f"{args.record}: {line}")
     return rc
 
 
-def _load(path, label):
+def _load(path, label, ours):
+    """A trace the user named is read as given (it is data, never run); one
+    of ours (in <buffer>.lldb/) only through its verified directory."""
+    from argus.lldb.generate import read_result
     try:
+        if ours:
+            return read_result(path)
         with open(path) as f:
             return json.load(f)
     except OSError as e:
@@ -87,12 +97,13 @@ def run(args):
     if args.record:
         return _record(args, buffer)
     paths = {"normal": args.normal, "spinning": args.spinning}
+    ours = {label: not paths[label] for label in LABELS}
     for label in LABELS:
         if not paths[label]:
             if args.pid is None:
                 raise ArgusError(f"give --{label} FILE, or --pid to use the recordings of --record")
             paths[label] = _label_path(buffer, args.pid, args.tid or args.pid, label)
-    docs = {label: _load(paths[label], label) for label in LABELS}
+    docs = {label: _load(paths[label], label, ours[label]) for label in LABELS}
     pid = args.pid or docs["spinning"].get("pid")
     resolve = divergence.live_resolver(pid) if isinstance(pid, int) and os.path.exists(f"/proc/{pid}") else None
     try:

@@ -11,12 +11,17 @@ attaches, stops in that function, steps instruction by instruction and
 writes its result next to the buffer: <buffer>.lldb/<pid>-<tid>.json, which
 `argus debug` / the REPL attach to the vertex (argus.lldb.generate.results_for).
 --run runs it at once with this Python and lldb's module (docs/lldb.md).
+The buffer may sit in a shared directory: <buffer>.lldb/ must be ours and
+private, the script is written without following links, --run executes the
+very file written (through its fd), and a path is printed for later only when
+no other user can re-point it (argus.cli.safe_files).
 """
 import json
 import os
 import subprocess
 import sys
 
+from argus.cli import safe_files
 from argus.cli.common import ArgusError, resolve_buffer
 
 
@@ -113,25 +118,49 @@ def run(args):
     params = build_params(args)
     buffer = resolve_buffer(args.buffer)
     script, result = gen.default_paths(buffer, params["pid"], params["tid"])
-    script, result = args.output or script, args.result or result
+    script, result = os.path.abspath(args.output or script), args.result or result
     params["result"] = os.path.abspath(result)
+    dir_fd, name = script_dir(gen, buffer, script)
     try:
-        gen.write_script(script, gen.generate(params))
-    except OSError as e:
-        raise ArgusError(f"cannot write {script}: {e.strerror}") from None
-    where = f"in {params['function']}" if params["function"] else "where the thread is"
-    print(f"argus: wrote {script}: traces thread {params['tid']} of process {params['pid']} {where}; "
-          f"result -> {result}")
-    if not args.run:
-        print(f"run it: python3 {script}   (or: lldb --batch -o 'command script import {script}')")
-        return 0
-    line, rc = run_script(script, params)
+        try:
+            safe_files.write_file(dir_fd, name, gen.generate(params))
+        except OSError as e:
+            raise ArgusError(f"cannot write {script}: {e.strerror}") from None
+        where = f"in {params['function']}" if params["function"] else "where the thread is"
+        print(f"argus: wrote {script}: traces thread {params['tid']} of process {params['pid']} {where}; "
+              f"result -> {result}")
+        if not args.run:
+            print(run_hint(script))
+            return 0
+        line, rc = run_script(dir_fd, name, params)
+    finally:
+        os.close(dir_fd)
     print(line)
     return rc
 
 
-def run_script(script, params):
-    """Runs a generated script with this Python and lldb's module: (summary line, exit code)."""
+def script_dir(gen, buffer, script):
+    try:
+        return gen.open_script_dir(buffer, script)
+    except OSError as e:
+        raise ArgusError(f"cannot write {script}: {e.strerror}") from None
+
+
+def run_hint(script):
+    """How to run a written script later.  Root runs it by path then, so the
+    path is offered only when no other user can re-point any directory on it;
+    otherwise --run, which runs the file it just wrote through its fd."""
+    if safe_files.path_is_private(os.path.dirname(script)):
+        return f"run it: python3 {script}   (or: lldb --batch -o 'command script import {script}')"
+    return (f"run it with --run: {os.path.dirname(script)} is in a directory other users can change, "
+            f"so running the script by path later is not safe")
+
+
+def run_script(dir_fd, name, params):
+    """Runs the generated script dir_fd/name with this Python and lldb's module:
+    (summary line, exit code).  Python is given /dev/fd/N of the file
+    opened here through the verified directory, never a path that another
+    user could swap between the write and the run."""
     from argus.debugger import DebuggerError
     from argus.debugger.backends.lldb import env_for_scripts, find_lldb
     try:
@@ -139,11 +168,14 @@ def run_script(script, params):
     except DebuggerError as e:
         raise ArgusError(str(e)) from None
     timeout = params["timeout_s"] + params["max_steps"] * 0.05 + 60
+    fd = safe_files.open_file(dir_fd, name)
     try:
-        proc = subprocess.run([sys.executable, script], env=env_for_scripts(), capture_output=True, text=True,
-                              timeout=timeout)
+        proc = subprocess.run([sys.executable, f"/dev/fd/{fd}"], env=env_for_scripts(), capture_output=True,
+                              text=True, timeout=timeout, pass_fds=(fd,))
     except subprocess.TimeoutExpired:
         raise ArgusError(f"the lldb script did not finish in {timeout:.0f} s") from None
+    finally:
+        os.close(fd)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("argus lldb trace:")]
     if not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]

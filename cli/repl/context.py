@@ -68,11 +68,17 @@ class ReplContext:
         (`argus lldb-script`) is attached to the report as a note."""
         if not self.buffer:
             return
+        from argus.cli.safe_files import UnsafePath
         from argus.lldb.generate import results_for
 
         for rc in d.root_causes:
             pid, tid = int(self.g.threads.pid[rc.utid]), int(self.g.threads.tid[rc.utid])
-            for doc in results_for(self.buffer, pid, tid):
+            try:
+                docs = results_for(self.buffer, pid, tid)
+            except UnsafePath as e:
+                d.notes.append(str(e))
+                return
+            for doc in docs:
                 d.notes.append(f"lldb trace of {self.g.comm(rc.utid)}/{tid}: "
                                f"{len(doc.get('instructions') or [])} instructions, "
                                f"{len(doc.get('calls') or [])} library calls"

@@ -10,9 +10,17 @@ backslashes), so nothing is ever spliced into code.
 Result files live next to the buffer, one per thread traced:
     <buffer>.lldb/<pid>-<tid>.json      (schema argus.lldb-trace/1, docs/lldb.md)
 results_for(buffer, pid, tid) loads them for `argus debug` and the REPL.
+
+The buffer is often in a shared directory (/tmp), and root runs these scripts:
+<buffer>.lldb/ is created 0700 and an existing one is refused unless it is a
+real directory owned by root or the caller and writable by nobody else; every
+script and result is written and read through that verified directory's fd
+(argus.cli.safe_files), never by a path another user could re-point.
 """
 import json
 import os
+
+from argus.cli import safe_files
 
 SCHEMA = "argus.lldb-trace/1"
 TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "step_trace.py")
@@ -46,40 +54,62 @@ def generate(params):
             f"{body}")
 
 
-def write_script(path, text):
-    os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
+def open_script_dir(buffer, script):
+    """(verified dir fd, file name) to write a script into.  The results
+    directory <buffer>.lldb/ is created 0700 (or verified) either way, since the
+    results go there by default; a script path given by the user (-o) may be in
+    a sticky directory like /tmp, which safe_files.write_file handles."""
+    rdir = results_dir(buffer)
+    fd = safe_files.open_dir(rdir, create=True)
+    script = os.path.abspath(script)
+    if os.path.dirname(script) == rdir:
+        return fd, os.path.basename(script)
+    os.close(fd)
+    return safe_files.open_parent(script, allow_sticky=True)
+
+
+def read_result(path):
+    """One result file (a dict), read through its verified directory; raises
+    OSError, ValueError, or safe_files.UnsafePath."""
+    dir_fd, name = safe_files.open_parent(path)
+    try:
+        return json.loads(safe_files.read_text(dir_fd, name, shown=path))
+    finally:
+        os.close(dir_fd)
 
 
 def results_for(buffer, pid=None, tid=None):
     """The lldb trace results stored next to buffer (optionally one pid / tid), as dicts;
-    files that are not argus.lldb-trace/1 JSON are skipped (never evaluated)."""
+    files that are not argus.lldb-trace/1 JSON are skipped (never evaluated).  A
+    results directory or file another user could control raises
+    safe_files.UnsafePath (one line) instead of being read."""
     d = results_dir(buffer)
     try:
-        names = sorted(os.listdir(d))
-    except OSError:
+        dir_fd = safe_files.open_dir(d)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
         return []
-    out = []
-    for name in names:
-        if not name.endswith(".json"):
-            continue
-        try:
-            p, t = (int(x) for x in name[:-5].split("-"))
-        except ValueError:
-            continue
-        if (pid is not None and p != pid) or (tid is not None and t != tid):
-            continue
-        try:
-            with open(os.path.join(d, name)) as f:
-                doc = json.load(f)
-        except (OSError, ValueError):
-            continue
-        if isinstance(doc, dict) and doc.get("schema") == SCHEMA:
-            doc["path"] = os.path.join(d, name)
-            out.append(doc)
-    return out
+    try:
+        names = sorted(os.listdir(dir_fd))
+        out = []
+        for name in names:
+            if not name.endswith(".json"):
+                continue
+            try:
+                p, t = (int(x) for x in name[:-5].split("-"))
+            except ValueError:
+                continue
+            if (pid is not None and p != pid) or (tid is not None and t != tid):
+                continue
+            try:
+                doc = json.loads(safe_files.read_text(dir_fd, name, shown=os.path.join(d, name)))
+            except (OSError, ValueError):
+                continue
+            if isinstance(doc, dict) and doc.get("schema") == SCHEMA:
+                doc["path"] = os.path.join(d, name)
+                out.append(doc)
+        return out
+    finally:
+        os.close(dir_fd)
 
 
 def render_text(doc, max_instructions=20):

@@ -308,12 +308,26 @@ class Tracer:
 
 
 def write_result(path, result):
-    os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
-    tmp = f"{path}.tmp.{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(result, f)
-    os.replace(tmp, path)
+    """The result as a new 0600 file renamed over path, written through a
+    verified fd of its directory: a real directory owned by root or by us and
+    not writable by others unless sticky (like /tmp), so a planted symlink or a
+    swapped directory never receives a trace of another process.  The same
+    rules as argus.cli.safe_files, written out again because lldb's own Python
+    runs this file and need not have Argus installed."""
+    d, name = os.path.split(os.path.abspath(path))
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        st = os.fstat(dfd)
+        if st.st_uid not in (0, os.geteuid()) or (st.st_mode & 0o022 and not st.st_mode & 0o1000):
+            raise RuntimeError(f"refusing to write {path}: its directory is another user's or writable by others")
+        tmp = f".{name}.{os.getpid()}.{os.urandom(8).hex()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+        with os.fdopen(fd, "w") as f:
+            json.dump(result, f)
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    finally:
+        os.close(dfd)
 
 
 def main(debugger=None):

@@ -9,12 +9,17 @@ parser.add_argument("--instructions", type=int, default=20, help="instructions t
 
 @command(parser)
 def run(ctx, args):
+    from argus.cli.safe_files import UnsafePath
     from argus.lldb.generate import render_text, results_for
 
     v = ctx.check_vertex(args.id)
     u = int(ctx.g.seg.utid[v])
     pid, tid = int(ctx.g.threads.pid[u]), int(ctx.g.threads.tid[u])
-    docs = results_for(ctx.buffer, pid, tid) if ctx.buffer else []
+    try:
+        docs = results_for(ctx.buffer, pid, tid) if ctx.buffer else []
+    except UnsafePath as e:
+        ctx.out(str(e))
+        return
     if not docs:
         ctx.out(f"no lldb trace for {ctx.g.comm(u)}/{tid}: run `argus lldb-script --pid {pid} --tid {tid} "
                 f"--function SYMBOL --run` while it is alive")
