@@ -153,3 +153,92 @@ def test_the_script_refuses_to_write_its_result_into_an_attackers_dir(tmp_path, 
     step_trace.write_result(str(mine / "1-1.json"), {"schema": "x"})
     assert json.loads((mine / "1-1.json").read_text()) == {"schema": "x"}
     assert (mine / "1-1.json").stat().st_mode & 0o777 == 0o600
+
+
+# --- item 2: a buffer file created beforehand by another user -------------------------------------------
+
+def _start(argus_cli, buffer, size="64M"):
+    return argus_cli.run("start", "--buffer", buffer, "--size", size, check=False)
+
+
+def _assert_not_started(argus_cli, proc):
+    assert proc.returncode != 0
+    line = no_traceback(proc)
+    assert argus_cli.run("status", "--json", "--buffer", "/nonexistent", check=False).returncode != 0
+    return line
+
+
+def test_start_refuses_a_buffer_another_user_created(argus_cli, shared_dir):
+    """The attacker's empty 0666 file (they could keep a descriptor on it) is
+    neither truncated nor chmod'ed nor used: start fails, the file is as it was."""
+    from conftest import require_tracing
+    require_tracing()
+    buffer = os.path.join(shared_dir, "trace.argus")
+
+    def plant():
+        with open(buffer, "w"):
+            pass
+        os.chmod(buffer, 0o666)
+    as_attacker(plant)
+    before = fingerprint(buffer)
+    line = _assert_not_started(argus_cli, _start(argus_cli, buffer))
+    assert f"owned by uid {attacker_ids()[0]}" in line, line
+    assert fingerprint(buffer) == before
+
+
+def test_start_refuses_a_link_at_the_buffer_path(argus_cli, tmp_path, shared_dir):
+    from conftest import require_tracing
+    require_tracing()
+    buffer = os.path.join(shared_dir, "trace.argus")
+    target = victim(tmp_path)
+    before = fingerprint(target)
+    as_attacker(os.symlink, target, buffer)
+    line = _assert_not_started(argus_cli, _start(argus_cli, buffer))
+    assert "is a symbolic link" in line, line
+    assert fingerprint(target) == before and os.path.islink(buffer)
+
+
+def test_start_refuses_to_continue_a_world_readable_buffer(argus_cli, tmp_path):
+    from conftest import require_tracing
+    from argus.tracer import producer
+    require_tracing()
+    buffer = str(tmp_path / "trace.argus")
+    producer.create_buffer(buffer, 64 << 20)
+    os.chmod(buffer, 0o644)
+    line = _assert_not_started(argus_cli, _start(argus_cli, buffer))
+    assert "mode 0644 lets group or others open it" in line, line
+    assert os.stat(buffer).st_mode & 0o777 == 0o644
+
+
+def test_a_new_buffer_in_a_shared_dir_is_roots_and_private(argus_cli, shared_dir):
+    from conftest import require_tracing
+    require_tracing()
+    buffer = os.path.join(shared_dir, "trace.argus")
+    try:
+        _start(argus_cli, buffer).check_returncode()
+        st = os.lstat(buffer)
+        assert st.st_uid == 0 and st.st_mode & 0o777 == 0o600
+        assert sorted(os.listdir(shared_dir)) == ["trace.argus"]       # no temporary file left
+    finally:
+        argus_cli.stop()
+
+
+def test_truncating_the_buffer_stops_the_daemon_with_a_log_line(argus_cli, tmp_path):
+    """SIGBUS on the mapping: the daemon logs it and stops cleanly (socket
+    removed) instead of dying silently.  Truncating needs the file's owner
+    now (root): an attacker can no longer do it."""
+    import time
+    from conftest import require_tracing
+    require_tracing()
+    buffer = str(tmp_path / "trace.argus")
+    _start(argus_cli, buffer).check_returncode()
+    pid = argus_cli.status()["pid"]
+    os.truncate(buffer, 0)
+    deadline = time.monotonic() + 30
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        subprocess.run(["true"])                 # events: the daemon writes, and faults
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{pid}"), "argusd still runs after its buffer was truncated"
+    log = (tmp_path / "run" / "argusd.log").read_text()
+    assert "was truncated under the daemon (SIGBUS at offset" in log, log[-2000:]
+    assert not os.path.exists(tmp_path / "run" / "argusd.sock")

@@ -54,6 +54,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -94,6 +95,10 @@ struct argus_rb {
 	uint32_t nchunks;
 	char path[256];
 	char error[256 + 2 + 256];           /* "path: message" */
+	/* argus_rb_create only: the new file's directory and names until renamed */
+	int create_dfd;
+	char create_name[256];
+	char create_tmp[PATH_MAX];
 };
 
 /* ---- errors ------------------------------------------------------------- */
@@ -225,6 +230,7 @@ static struct argus_rb *handle_new(const char *path)
 	if (!rb)
 		return NULL;
 	rb->fd = -1;
+	rb->create_dfd = -1;
 	snprintf(rb->path, sizeof rb->path, "%s", path);
 	return rb;
 }
@@ -298,6 +304,41 @@ static void adopt_geometry(struct argus_rb *rb, const struct argus_rb_file_heade
 	rb->nchunks = h->nchunks;
 }
 
+/*
+ * Producers write the whole system's trace into the file, so the file must be
+ * nobody else's: a buffer another user created beforehand (they may hold a
+ * descriptor opened earlier and read or change the trace through it, or chmod
+ * it back), or one group/others can open, is refused, never fixed up.
+ */
+static int check_writable_file(struct argus_rb *rb, const struct stat *st)
+{
+	if (st->st_uid != geteuid())
+		return fail(rb, EPERM, "owned by uid %u, not by uid %u: another user could read or change the "
+			    "trace through it; remove it or choose another path", (unsigned)st->st_uid,
+			    (unsigned)geteuid());
+	if (st->st_mode & 077)
+		return fail(rb, EPERM, "mode %04o lets group or others open it: traces are owner-only "
+			    "(chmod 600 it, or remove it)", (unsigned)(st->st_mode & 07777));
+	return 0;
+}
+
+/* The directory a new buffer is created in: others must not be able to
+ * replace our file there (sticky directories like /tmp protect our entry). */
+static int check_create_dir(struct argus_rb *rb, int dfd, const char *dir)
+{
+	struct stat st;
+
+	if (fstat(dfd, &st) < 0)
+		return fail(rb, errno, "fstat of directory %s: %s", dir, strerror(errno));
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return fail(rb, EPERM, "directory %s is owned by uid %u (not root or you): refused",
+			    dir, (unsigned)st.st_uid);
+	if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))
+		return fail(rb, EPERM, "directory %s is writable by other users (mode %04o) and not sticky: "
+			    "refused", dir, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 int argus_rb_open(const char *path, int writable, struct argus_rb **out)
 {
 	struct argus_rb *rb = handle_new(path);
@@ -310,13 +351,22 @@ int argus_rb_open(const char *path, int writable, struct argus_rb **out)
 	if (!rb)
 		return -ENOMEM;
 	rb->writable = writable;
-	rb->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO (or a device) at the path must not block the open
+	 * before fstat can refuse it; it changes nothing for a regular file. */
+	rb->fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (rb->fd < 0 && errno == ELOOP)
+		return fail(rb, ELOOP, "is a symbolic link: refused, pass the file it points to");
 	if (rb->fd < 0)
 		return fail(rb, errno, "%s", strerror(errno));
 	if (fstat(rb->fd, &st) < 0)
 		return fail(rb, errno, "fstat: %s", strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return fail(rb, EINVAL, "not a regular file");
+	if (writable) {
+		rc = check_writable_file(rb, &st);
+		if (rc)
+			return rc;
+	}
 	if ((uint64_t)st.st_size < sizeof h)
 		return fail(rb, EBADMSG, "truncated: file is %llu bytes, smaller than the %zu-byte header",
 			    (unsigned long long)st.st_size, sizeof h);
@@ -340,6 +390,72 @@ int argus_rb_open(const char *path, int writable, struct argus_rb **out)
 	return 0;
 }
 
+/*
+ * A new buffer is never an existing file truncated (its owner, and whoever
+ * opened it earlier, would keep access to the trace): it is a new 0600 file
+ * under a temporary name (O_CREAT | O_EXCL | O_NOFOLLOW) in the target's
+ * directory, renamed over the path once its header is complete.  An existing
+ * entry at the path must be a regular file of ours (or root's) to be replaced:
+ * a link, a FIFO or another user's file is refused.  Sets rb->fd and the
+ * rename state (create_dfd, create_tmp, create_name); the caller renames.
+ */
+static int create_file(struct argus_rb *rb, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[sizeof rb->create_tmp];
+	struct stat st;
+	int rc;
+
+	if (slash)
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) + (slash == path), path);
+	else
+		snprintf(dir, sizeof dir, ".");
+	snprintf(rb->create_name, sizeof rb->create_name, "%s", slash ? slash + 1 : path);
+	if (!rb->create_name[0] || strlen(slash ? slash + 1 : path) >= sizeof rb->create_name)
+		return fail(rb, EINVAL, "bad file name");
+	rb->create_dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rb->create_dfd < 0)
+		return fail(rb, errno, "directory %s: %s", dir, strerror(errno));
+	rc = check_create_dir(rb, rb->create_dfd, dir);
+	if (rc == 0 && fstatat(rb->create_dfd, rb->create_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode))
+			rc = fail(rb, ELOOP, "is a symbolic link: refused, pass the file it points to");
+		else if (!S_ISREG(st.st_mode))
+			rc = fail(rb, EINVAL, "not a regular file: refused");
+		else if (st.st_uid != 0 && st.st_uid != geteuid())
+			rc = fail(rb, EPERM, "owned by uid %u (not root or you): refused; remove it or choose "
+				  "another path", (unsigned)st.st_uid);
+	}
+	for (unsigned attempt = 0; rc == 0 && attempt < 64; attempt++) {
+		uint64_t r = clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32) ^ (uint64_t)attempt * 0x9e3779b97f4a7c15ull;
+
+		snprintf(rb->create_tmp, sizeof rb->create_tmp, ".%.200s.%016llx.tmp", rb->create_name,
+			 (unsigned long long)r);
+		rb->fd = openat(rb->create_dfd, rb->create_tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				0600);
+		if (rb->fd >= 0)
+			break;
+		if (errno != EEXIST)
+			rc = fail(rb, errno, "creating a file in %s: %s", dir, strerror(errno));
+	}
+	if (rc == 0 && rb->fd < 0)
+		rc = fail(rb, EEXIST, "creating a file in %s: no free temporary name", dir);
+	if (rc) {
+		close(rb->create_dfd);
+		rb->create_dfd = -1;
+		return rc;
+	}
+	/* The umask may have cleared bits we want, never added: still, owner
+	 * only whatever it is (traces hold names and addresses of everyone). */
+	if (fchmod(rb->fd, 0600) < 0) {
+		rc = fail(rb, errno, "fchmod 0600: %s", strerror(errno));
+		unlinkat(rb->create_dfd, rb->create_tmp, 0);
+		close(rb->create_dfd);
+		rb->create_dfd = -1;
+	}
+	return rc;
+}
+
 int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct argus_rb **out)
 {
 	struct argus_rb *rb = handle_new(path);
@@ -358,22 +474,18 @@ int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct
 		return fail(rb, EINVAL, "size %llu holds fewer than %u chunks of %u bytes",
 			    (unsigned long long)size, MIN_CHUNKS, chunk_size);
 
-	rb->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (rb->fd < 0 && errno == EEXIST)
-		rb->fd = open(path, O_RDWR | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
-	if (rb->fd < 0)
-		return fail(rb, errno, "%s", strerror(errno));
-	/* The umask or a pre-existing file may have other bits: traces hold
-	 * addresses and names of other processes, so owner only. */
-	if (fchmod(rb->fd, 0600) < 0)
-		return fail(rb, errno, "fchmod 0600: %s", strerror(errno));
-	/* Sparse: only touched chunks take disk space.  ftruncate zero-fills, so
-	 * every chunk starts FREE with nothing committed. */
-	if (ftruncate(rb->fd, (off_t)size) < 0)
-		return fail(rb, errno, "ftruncate to %llu bytes: %s", (unsigned long long)size, strerror(errno));
-	rc = map_file(rb, size);
+	rc = create_file(rb, path);
 	if (rc)
 		return rc;
+	/* Sparse: only touched chunks take disk space.  ftruncate zero-fills, so
+	 * every chunk starts FREE with nothing committed. */
+	if (ftruncate(rb->fd, (off_t)size) < 0) {
+		rc = fail(rb, errno, "ftruncate to %llu bytes: %s", (unsigned long long)size, strerror(errno));
+		goto drop_tmp;
+	}
+	rc = map_file(rb, size);
+	if (rc)
+		goto drop_tmp;
 
 	memset(&h, 0, sizeof h);
 	h.version = ARGUS_RB_VERSION;
@@ -393,15 +505,97 @@ int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(rb->hdr->magic, ARGUS_RB_MAGIC, sizeof h.magic);
 	adopt_geometry(rb, &h);
+	/* Publish: the complete buffer replaces whatever is at the path (a link
+	 * planted there is replaced, not followed). */
+	if (renameat(rb->create_dfd, rb->create_tmp, rb->create_dfd, rb->create_name) < 0) {
+		rc = fail(rb, errno, "rename into place: %s", strerror(errno));
+		goto drop_tmp;
+	}
+	close(rb->create_dfd);
+	rb->create_dfd = -1;
 	return 0;
+
+drop_tmp:
+	unlinkat(rb->create_dfd, rb->create_tmp, 0);
+	close(rb->create_dfd);
+	rb->create_dfd = -1;
+	return rc;
+}
+
+/* ---- SIGBUS on the mapping ------------------------------------------------ */
+
+/*
+ * A store into a MAP_SHARED page past the end of the file raises SIGBUS: the
+ * file was truncated under the producer (by root, or by anyone before the
+ * ownership checks existed).  The default action kills the daemon without a
+ * word.  Instead the handler replaces the whole mapping, at the same address,
+ * with private zero pages, so the faulting instruction re-executes against
+ * plain memory and completes; nothing more reaches the file, and what was
+ * committed to it before the fault (whatever the truncation left) stays as
+ * it is.  The owner polls argus_rb_faulted() and stops.  This needs no
+ * sigsetjmp around every write (the fast path stays a memcpy).  One buffer
+ * per process is guarded (the daemon's); mmap is a plain system call, safe in
+ * a handler on Linux and macOS although POSIX does not list it.
+ */
+static struct {
+	uint8_t *volatile map;
+	volatile uint64_t size;
+	volatile int prot;
+	volatile uint64_t offset;
+	volatile sig_atomic_t hit;
+} bus_guard;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	uint8_t *m = bus_guard.map, *a = si->si_addr;
+
+	(void)uc;
+	if (m && a >= m && a < m + bus_guard.size &&
+	    mmap(m, bus_guard.size, bus_guard.prot, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != MAP_FAILED) {
+		bus_guard.offset = (uint64_t)(a - m);
+		bus_guard.hit = 1;
+		return;
+	}
+	/* Not the buffer: the default action, when the instruction faults again. */
+	signal(sig, SIG_DFL);
+}
+
+int argus_rb_guard_sigbus(struct argus_rb *rb)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	bus_guard.size = rb->map_size;
+	bus_guard.prot = PROT_READ | (rb->writable ? PROT_WRITE : 0);
+	bus_guard.hit = 0;
+	bus_guard.map = rb->map;
+	if (sigaction(SIGBUS, &sa, NULL) < 0)
+		return fail(rb, errno, "sigaction SIGBUS: %s", strerror(errno));
+	return 0;
+}
+
+int argus_rb_faulted(const struct argus_rb *rb, uint64_t *offset)
+{
+	if (!bus_guard.hit || bus_guard.map != rb->map)
+		return 0;
+	if (offset)
+		*offset = bus_guard.offset;
+	return 1;
 }
 
 void argus_rb_close(struct argus_rb *rb)
 {
 	if (!rb)
 		return;
+	if (rb->map && bus_guard.map == rb->map)
+		bus_guard.map = NULL;
 	if (rb->map)
 		munmap(rb->map, rb->map_size);
+	if (rb->create_dfd >= 0)
+		close(rb->create_dfd);
 	if (rb->fd >= 0)
 		close(rb->fd);
 	free(rb);

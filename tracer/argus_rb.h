@@ -113,10 +113,22 @@ struct argus_rb_stats {
 	uint32_t daemon_pid;
 };
 
-/* Create (or truncate) a sparse file of `size` bytes, mode 0600. */
+/* Create a sparse file of `size` bytes, mode 0600: a new file renamed over
+ * the path once its header is written.  Refused (-EPERM, -ELOOP, -EINVAL):
+ * a directory others may write into (unless sticky), or an existing link,
+ * non-regular file, or file of another user at the path. */
 int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct argus_rb **out);
-/* Map an existing buffer; writable=1 to produce into it (e.g. bp_watch). */
+/* Map an existing buffer; writable=1 to produce into it (e.g. bp_watch).  The
+ * path must be a regular file, never followed as a link, opened without
+ * blocking (a FIFO is refused, not waited on); writable=1 also refuses a file
+ * of another user or one that group / others may open (-EPERM). */
 int argus_rb_open(const char *path, int writable, struct argus_rb **out);
+/* SIGBUS on the mapping (the file truncated under a producer): from now on a
+ * fault in rb's mapping swaps in anonymous memory instead of killing the
+ * process, and argus_rb_faulted() reports it (1, and the offset).  One
+ * guarded buffer per process. */
+int argus_rb_guard_sigbus(struct argus_rb *rb);
+int argus_rb_faulted(const struct argus_rb *rb, uint64_t *offset);
 void argus_rb_close(struct argus_rb *rb);
 const char *argus_rb_error(const struct argus_rb *rb);
 struct argus_rb_file_header *argus_rb_header(struct argus_rb *rb);

@@ -546,11 +546,14 @@ static int open_buffer(struct daemon *d)
 	uint32_t owner;
 	int ret;
 
-	if (!env.fresh && stat(env.buffer, &st) == 0 && st.st_size > 0) {
+	/* lstat: a link or FIFO at the path goes to argus_rb_open / _create,
+	 * which refuse it with the reason (both check the opened file itself). */
+	if (!env.fresh && lstat(env.buffer, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > 0)) {
 		ret = argus_rb_open(env.buffer, 1, &rb);
 		if (ret) {
-			report_failure("failed to open buffer %s (not an Argus ring buffer? remove it or "
-				       "choose another path)", argus_rb_error(rb));
+			report_failure("failed to open buffer %s%s", argus_rb_error(rb),
+				       ret == -EBADMSG || ret == -ENOTSUP ?
+				       " (not an Argus ring buffer? remove it or choose another path)" : "");
 			goto cleanup;
 		}
 		owner = argus_rb_header(rb)->daemon_pid;
@@ -1020,6 +1023,19 @@ static void handle_signals(struct daemon *d)
 	}
 }
 
+/* The buffer file was truncated under us (SIGBUS, argus_rb_guard_sigbus):
+ * say so once and stop; later writes went to memory, not the file. */
+static bool buffer_faulted(struct daemon *d)
+{
+	uint64_t off;
+
+	if (!argus_rb_faulted(d->rb, &off))
+		return false;
+	log_msg("buffer %s was truncated under the daemon (SIGBUS at offset %llu): stopping; the records "
+		"still in the file are kept", env.buffer, (unsigned long long)off);
+	return true;
+}
+
 static int run_loop(struct daemon *d)
 {
 	struct pollfd pfd[3 + MAX_CLIENTS];
@@ -1048,6 +1064,8 @@ static int run_loop(struct daemon *d)
 			log_msg("failed to drain kernel events: %s", strerror(-ret));
 			return ret;
 		}
+		if (buffer_faulted(d))
+			return -EIO;
 		record_stack_mappings(d);
 		if (pfd[0].revents)
 			handle_signals(d);
@@ -1125,6 +1143,10 @@ int main(int argc, char **argv)
 		goto cleanup;
 	if (open_buffer(&d))
 		goto cleanup;
+	if (argus_rb_guard_sigbus(d.rb)) {
+		report_failure("failed to guard buffer %s", argus_rb_error(d.rb));
+		goto cleanup;
+	}
 	argus_rb_set_daemon_pid(d.rb, (uint32_t)getpid());
 	argus_rb_producer_init(d.rb, &d.prod, (uint32_t)getpid());
 	d.prod_live = true;
