@@ -170,7 +170,8 @@ static int widen_side(struct decode_ctx *d, struct argus_row *r, const void *rec
 
 		if (reserve_side((void **)&res->frames, &d->frames_cap, res->nframes, n, sizeof(uint64_t)))
 			return -ENOMEM;
-		memcpy(res->frames + res->nframes, e->frames, n * sizeof(uint64_t));
+		if (n)   /* frames is still NULL before the first non-empty stack: memcpy(NULL, ., 0) is UB */
+			memcpy(res->frames + res->nframes, e->frames, n * sizeof(uint64_t));
 		r->obj = res->nframes;
 		r->aux = (int32_t)n;
 		r->obj2 = e->stack_id;
