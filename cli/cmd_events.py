@@ -12,6 +12,7 @@ import sys
 import numpy as np
 
 from argus.cli.common import ArgusError, resolve_buffer
+from argus.cli.textsafe import safe
 from argus.cli.tracefile import NAME_TYPES, load_trace, stream_windows
 from argus.graphbuild.threads import decode_comm
 from argus.tracer import schema, syscalls
@@ -156,8 +157,8 @@ def _write_rows(out, rows, threads, trace, base, as_json):
             tid = int(row["tid"])
             ts = (int(row["ts_ns"]) - base) / 1e9
             name = schema.TYPE_NAMES.get(int(row["type"]), str(int(row["type"])))
-            out.write(f"{threads.comm(tid):>16} {tid:>7}/{int(row['pid']):<7} [{int(row['cpu']):03d}] "
-                      f"{ts:12.6f}: {name:<14} {describe(row, threads, trace)}\n")
+            out.write(safe(f"{threads.comm(tid):>16} {tid:>7}/{int(row['pid']):<7} [{int(row['cpu']):03d}] "
+                           f"{ts:12.6f}: {name:<14} {describe(row, threads, trace)}") + "\n")
 
 
 def run(args, chunks_per_window=None):

@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from argus.cli.common import ArgusError
+from argus.cli.textsafe import safe_lines
 from argus.graphbuild.threads import decode_comm
 from argus.tracer import schema
 
@@ -86,7 +87,7 @@ def _wall(trace, ts_ns):
 def warn_dropped(trace):
     line = dropped_summary(trace)
     if line:
-        print(f"argus: warning: {line}", file=sys.stderr)
+        print(safe_lines(f"argus: warning: {line}"), file=sys.stderr)
 
 
 def window_rows(trace):

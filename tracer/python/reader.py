@@ -95,7 +95,7 @@ def type_mask(types):
     mask = 0
     for t in types:
         mask |= 1 << int(t)
-    return mask
+    return mask or 1 << 63          # no type: bit 63 is none (0 would mean every type)
 
 
 def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, rows_hint=0, keep_state=True):
@@ -112,7 +112,7 @@ def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, row
     """
     result = native.DecodeResult()
     window = None
-    opts = native.DecodeOpts(since_ns=0, until_ns=(1 << 64) - 1, type_mask=type_mask(types or ()),
+    opts = native.DecodeOpts(since_ns=0, until_ns=(1 << 64) - 1, type_mask=0 if types is None else type_mask(types),
                              rows_hint=max(0, int(rows_hint)), keep_state=1 if keep_state else 0)
     if since_ns is not None or until_ns is not None:
         window = (max(0, int(since_ns or 0)), (1 << 64) - 1 if until_ns is None else max(0, int(until_ns)))
