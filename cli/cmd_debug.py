@@ -34,6 +34,7 @@ import os
 import sys
 
 from argus.cli.common import ArgusError, resolve_buffer
+from argus.cli.textsafe import safe_lines
 from argus.cli.tracefile import load_trace, window_rows
 
 DEFAULT_WINDOW_S = 10.0   # ~7M events of a busy machine: a first answer in seconds
@@ -128,6 +129,7 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
         start = trace.first_ts if whole else int(trace.first_window_ts)
         g = build_graph(rows, trace_start=start, trace_end=trace.last_ts)
         g.time_origin = origin
+        _note_dropped(g, trace)
         if accept is None:
             return trace, g, None
         try:
@@ -173,8 +175,15 @@ def _hang_in_window(pid, tid, at_s, at_ns, threshold_ns):
     return accept
 
 
+def _note_dropped(g, trace):
+    """What the decode dropped, for the reports' "trace" object (JSON too)."""
+    g.torn_chunks, g.bad_records = int(trace.torn_chunks), int(trace.bad_records)
+
+
 def _notes(trace):
-    notes = []
+    from argus.cli.tracefile import dropped_summary
+
+    notes = [dropped_summary(trace)] if dropped_summary(trace) else []
     if trace.records_overwritten:
         notes.append(f"the oldest {trace.records_overwritten:,} records were overwritten (buffer wrapped)")
     if trace.records_lost:
@@ -244,7 +253,7 @@ def run_debug(args):
         if store is not None:
             store.finish(sid, ctx.report, status="closed")
         d = ctx.diagnosis
-        sys.stdout.write((render_json(d) if args.json else render_text(d)).rstrip("\n") + "\n")
+        sys.stdout.write((render_json(d) if args.json else safe_lines(render_text(d))).rstrip("\n") + "\n")
         return 0
     except SessionError as e:
         raise ArgusError(str(e))
@@ -294,5 +303,5 @@ def run_hangs(args):
     if args.json:
         print(json.dumps(hangs_to_json(g, hangs)))
     else:
-        sys.stdout.write(render_hangs_text(g, hangs, with_process=args.pid is None).rstrip("\n") + "\n")
+        sys.stdout.write(safe_lines(render_hangs_text(g, hangs, with_process=args.pid is None)).rstrip("\n") + "\n")
     return 0

@@ -2,7 +2,9 @@
 
 Text: one line per record, `comm tid/pid [cpu] time: type details`; --json:
 one JSON object per line with every field of the row that the type uses.
-Filtering happens on the numpy rows before any per-record Python work.
+Filtering happens on the numpy rows before any per-record Python work, and
+the buffer is streamed window by window (constant memory: a full 2 GiB
+buffer decoded at once would take ~9 GB).
 """
 import json
 import sys
@@ -10,7 +12,8 @@ import sys
 import numpy as np
 
 from argus.cli.common import ArgusError, resolve_buffer
-from argus.cli.tracefile import load_trace
+from argus.cli.textsafe import safe
+from argus.cli.tracefile import NAME_TYPES, load_trace, stream_windows
 from argus.graphbuild.threads import decode_comm
 from argus.tracer import schema, syscalls
 
@@ -146,21 +149,40 @@ def row_to_json(row, threads, trace):
     return out
 
 
-def run(args):
-    trace, threads = load_trace(resolve_buffer(args.buffer))
-    rows = select_rows(trace.rows, args.pid, args.tid, args.type)
-    if args.limit > 0:
-        rows = rows[: args.limit]
-    out = sys.stdout
-    base = int(trace.first_ts or 0)
+def _write_rows(out, rows, threads, trace, base, as_json):
     for row in rows:
-        if args.json:
+        if as_json:
             out.write(json.dumps(row_to_json(row, threads, trace)) + "\n")
         else:
             tid = int(row["tid"])
             ts = (int(row["ts_ns"]) - base) / 1e9
             name = schema.TYPE_NAMES.get(int(row["type"]), str(int(row["type"])))
-            out.write(f"{threads.comm(tid):>16} {tid:>7}/{int(row['pid']):<7} [{int(row['cpu']):03d}] "
-                      f"{ts:12.6f}: {name:<14} {describe(row, threads, trace)}\n")
+            out.write(safe(f"{threads.comm(tid):>16} {tid:>7}/{int(row['pid']):<7} [{int(row['cpu']):03d}] "
+                           f"{ts:12.6f}: {name:<14} {describe(row, threads, trace)}") + "\n")
+
+
+def run(args, chunks_per_window=None):
+    """Streams: one pass for the thread names (the records that carry one),
+    then the buffer window by window (tracer/python/stream.py), filtering each
+    window's rows before any per-record work; memory stays that of one window
+    whatever the buffer's size, and the output is the whole-buffer decode's."""
+    from argus.tracer import stream
+
+    path = resolve_buffer(args.buffer)
+    for t in args.type or ():
+        if t not in schema.TYPE_BY_NAME:
+            raise ArgusError(f"unknown event type {t!r}; known: {', '.join(schema.TYPE_BY_NAME)}")
+    names, threads = load_trace(path, types=NAME_TYPES, rows_hint=4096)
+    base = int(names.seen_first_ts or 0)
+    left = args.limit if args.limit > 0 else None
+    out = sys.stdout
+    for trace in stream_windows(path, chunks_per_window or stream.CHUNKS_PER_WINDOW):
+        rows = select_rows(trace.rows, args.pid, args.tid, args.type)
+        if left is not None:
+            rows = rows[:left]
+            left -= len(rows)
+        _write_rows(out, rows, threads, trace, base, args.json)
+        if left == 0:
+            break
     out.flush()
     return 0

@@ -17,6 +17,7 @@ import sys
 import time
 
 from argus.cli.common import ArgusError, resolve_buffer
+from argus.cli.textsafe import safe_lines
 from argus.cli.tracefile import load_trace
 
 
@@ -74,9 +75,9 @@ def run_stats(args):
         json.dump(s, sys.stdout, indent=2)
         print()
     else:
-        print(f"graph of {source}" + (f" (decode {timing['decode_s']} s, build {timing['build_s']} s)"
-                                      if timing else ""))
-        print(format_summary(s))
+        print(safe_lines(f"graph of {source}" + (f" (decode {timing['decode_s']} s, build {timing['build_s']} s)"
+                                                 if timing else "")))
+        print(safe_lines(format_summary(s)))   # names the busiest threads: untrusted
     return 0
 
 

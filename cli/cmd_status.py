@@ -8,6 +8,7 @@ import os
 
 from argus.cli import control
 from argus.cli.common import ArgusError, resolve_buffer
+from argus.cli.textsafe import safe
 
 
 def register(sub):
@@ -47,12 +48,13 @@ def run(args):
             "lost": st.get("records_lost", 0), "overwritten": st.get("records_overwritten", 0),
             "present": st.get("records_present", 0),
         }
+    info.update(_dropped(info.get("buffer")))
     if args.json:
         print(json.dumps(info))
         return 0
     state = f"tracing (daemon pid {info.get('pid')})" if info["tracing"] else "not tracing"
     print(f"state:          {state}")
-    print(f"buffer:         {info.get('buffer')}")
+    print(f"buffer:         {safe(info.get('buffer'))}")
     if info["tracing"]:
         print(f"events/s:       {info.get('events_per_s', 0):,.0f}")
         print(f"uptime:         {info.get('uptime_s', 0):,.1f} s")
@@ -62,4 +64,22 @@ def run(args):
     print(f"fill:           {100.0 * info.get('fill', 0):.1f} %")
     print(f"lost:           {info.get('lost', 0):,}")
     print(f"overwritten:    {info.get('overwritten', 0):,}")
+    if "torn_chunks" in info:
+        print(f"torn chunks:    {info['torn_chunks']:,}")
+        print(f"bad records:    {info['bad_records']:,}")
     return 0
+
+
+def _dropped(path):
+    """{torn_chunks, bad_records}: what a reader of the buffer drops now (a
+    validation pass over every record, no rows kept: ~1 s per GiB), or {}
+    when the buffer cannot be read."""
+    from argus.tracer import reader
+
+    if not path or not os.access(path, os.R_OK):
+        return {}
+    try:
+        t = reader.decode_file(path, strict=False, types=(), rows_hint=1)
+    except reader.TraceError:
+        return {}
+    return {"torn_chunks": int(t.torn_chunks), "bad_records": int(t.bad_records)}

@@ -8,6 +8,7 @@ import argparse
 import sys
 
 from argus.cli.common import ArgusError
+from argus.cli.textsafe import safe_lines
 from argus.cli import cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo
 from argus.cli import cmd_import
 from argus.cli import cmd_graph
@@ -34,7 +35,7 @@ def main(argv=None):
     try:
         return args.func(args) or 0
     except ArgusError as e:
-        print(f"argus: {e}", file=sys.stderr)
+        print(safe_lines(f"argus: {e}"), file=sys.stderr)   # may quote a path or a name
         return e.exit_code
     except KeyboardInterrupt:
         print("argus: interrupted", file=sys.stderr)

@@ -113,8 +113,15 @@ def to_json(d):
         "queries": int(d.queries),
         "metrics": dict(getattr(d, "metrics", None) or {}),
         "notes": list(d.notes),
-        "trace": {"start_ns": g.trace_start, "end_ns": g.trace_end},
+        "trace": trace_json(g),
     })
+
+
+def trace_json(g):
+    """The reports' "trace" object: the time range of the graph and what the
+    decode dropped (torn or damaged chunks, corrupt records)."""
+    return {"start_ns": g.trace_start, "end_ns": g.trace_end,
+            "torn_chunks": int(getattr(g, "torn_chunks", 0)), "bad_records": int(getattr(g, "bad_records", 0))}
 
 
 def render_json(d, indent=2):
@@ -227,7 +234,7 @@ def render_text(d):
 def hangs_to_json(g, hangs):
     """`argus hangs --json`: {"schema": "argus.hangs/1", "hangs": [Hang.to_dict ...]}."""
     return _clean({"schema": "argus.hangs/1", "hangs": [h.to_dict(g) for h in hangs],
-                   "trace": {"start_ns": g.trace_start, "end_ns": g.trace_end}})
+                   "trace": trace_json(g)})
 
 
 def render_hangs_text(g, hangs, with_process=False):

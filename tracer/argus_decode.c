@@ -109,6 +109,7 @@ struct decode_ctx {
 	uint64_t frames_cap, strings_cap;
 	/* Window (argus_decode_file_window); [0, UINT64_MAX] for the whole file. */
 	uint64_t since_ns;
+	uint64_t type_mask;          /* 0: every type */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -170,7 +171,8 @@ static int widen_side(struct decode_ctx *d, struct argus_row *r, const void *rec
 
 		if (reserve_side((void **)&res->frames, &d->frames_cap, res->nframes, n, sizeof(uint64_t)))
 			return -ENOMEM;
-		memcpy(res->frames + res->nframes, e->frames, n * sizeof(uint64_t));
+		if (n)   /* frames is still NULL before the first non-empty stack: memcpy(NULL, ., 0) is UB */
+			memcpy(res->frames + res->nframes, e->frames, n * sizeof(uint64_t));
 		r->obj = res->nframes;
 		r->aux = (int32_t)n;
 		r->obj2 = e->stack_id;
@@ -359,6 +361,12 @@ static int decode_record(const void *rec, uint32_t size, uint64_t chunk_seq, voi
 				type_min_size[h.type]);
 		return 0;
 	}
+	if (h.ts_ns < res->seen_first_ts)
+		res->seen_first_ts = h.ts_ns;
+	if (h.ts_ns > res->seen_last_ts)
+		res->seen_last_ts = h.ts_ns;
+	if (d->type_mask && !(d->type_mask & (1ull << h.type)))
+		return 0;
 	if (res->nrows == d->cap && grow_rows(d) < 0)
 		return -ENOMEM;
 	widen(&res->rows[res->nrows], rec, &h);
@@ -536,10 +544,22 @@ int argus_decode_file(const char *path, struct argus_decode_result *res)
 int argus_decode_file_window(const char *path, uint64_t since_ns, uint64_t until_ns,
 			     struct argus_decode_result *res)
 {
+	struct argus_decode_opts o = { since_ns, until_ns, 0, 0, 1 };
+
+	return argus_decode_file_opts(path, &o, res);
+}
+
+_Static_assert(ARGUS_EV_TYPE_MAX <= 64, "type_mask has a bit per type");
+
+int argus_decode_file_opts(const char *path, const struct argus_decode_opts *o,
+			   struct argus_decode_result *res)
+{
+	uint64_t since_ns = o->since_ns, until_ns = o->until_ns;
 	bool whole = since_ns == 0 && until_ns == UINT64_MAX;
 	struct argus_rb *rb = NULL;
 	struct argus_rb_file_header *h;
 	struct argus_rb_stats st;
+	struct argus_rb_torn torn;
 	struct decode_ctx d;
 	int rc;
 
@@ -560,11 +580,13 @@ int argus_decode_file_window(const char *path, uint64_t since_ns, uint64_t until
 	d.chunk_size = st.chunk_size;
 	d.nchunks = st.nchunks;
 	d.since_ns = since_ns;
+	d.type_mask = o->type_mask;
 	res->first_window_ts = UINT64_MAX;
+	res->seen_first_ts = UINT64_MAX;
 	/* Headroom for records a live producer commits while we read, but never
 	 * more rows than the data area can hold records (the estimate comes
 	 * from chunk headers, which a damaged file may have wrong). */
-	d.cap = st.records_present + st.records_present / 8 + 1024;
+	d.cap = o->rows_hint ? o->rows_hint : st.records_present + st.records_present / 8 + 1024;
 	if (d.cap > st.nchunks * st.chunk_size / sizeof(struct argus_event_header))
 		d.cap = st.nchunks * st.chunk_size / sizeof(struct argus_event_header) + 1;
 	res->rows = alloc_big(d.cap * sizeof *res->rows);
@@ -575,8 +597,11 @@ int argus_decode_file_window(const char *path, uint64_t since_ns, uint64_t until
 		goto fail;
 	}
 
-	rc = argus_rb_read_window(rb, since_ns, until_ns, decode_record, whole ? NULL : decode_outside_record,
-				  &d, &res->torn_chunks);
+	rc = argus_rb_read_window(rb, since_ns, until_ns, decode_record,
+				  whole || !o->keep_state ? NULL : decode_outside_record, &d, &torn);
+	res->torn_chunks = torn.chunks;
+	res->torn_first_ts = torn.first_ts;
+	res->torn_last_ts = torn.last_ts;
 	if (rc < 0) {
 		snprintf(res->error, sizeof res->error, "%s: reading chunks: %s", path, strerror(-rc));
 		goto fail;
@@ -589,6 +614,8 @@ int argus_decode_file_window(const char *path, uint64_t since_ns, uint64_t until
 	}
 	if (res->first_window_ts == UINT64_MAX)
 		res->first_window_ts = 0;
+	if (res->seen_first_ts == UINT64_MAX)
+		res->seen_first_ts = 0;
 	if (res->nrows) {
 		res->first_ts = res->rows[0].ts_ns;
 		res->last_ts = res->rows[res->nrows - 1].ts_ns;

@@ -86,6 +86,18 @@ struct argus_decode_result {
 	uint64_t strings_len;
 	uint64_t first_window_ts;  /* smallest ts of the rows from chunks in the window
 	                            * (argus_decode_file: first_ts); 0 when none */
+	uint64_t seen_first_ts;    /* smallest / largest ts of every valid record read, */
+	uint64_t seen_last_ts;     /* rows or not (a type-filtered pass still sees the range) */
+	uint64_t torn_first_ts;    /* time range of the torn chunks (their headers' first_ts / */
+	uint64_t torn_last_ts;     /* last_ts at the snapshot); 0 when none */
+};
+
+/* A selective decode (argus_decode_file_opts). */
+struct argus_decode_opts {
+	uint64_t since_ns, until_ns;  /* chunks whose time range overlaps the window */
+	uint64_t type_mask;        /* rows only of types with bit (1 << type) set; 0 = all */
+	uint64_t rows_hint;        /* initial row capacity; 0 = from the chunk headers */
+	int keep_state;            /* 1: plus the state records from before the window */
 };
 
 /* Returns 0, or -errno with result->error naming the problem (and file offset). */
@@ -102,6 +114,16 @@ int argus_decode_file(const char *path, struct argus_decode_result *result);
  */
 int argus_decode_file_window(const char *path, uint64_t since_ns, uint64_t until_ns,
 			     struct argus_decode_result *result);
+/*
+ * The general form: argus_decode_file_window is {since, until, 0, 0, 1}.
+ * With keep_state = 0 the chunks outside the window are not read at all, so
+ * consecutive windows partition the records by chunk (a reader that keeps
+ * only the rows with ts in its window sees every record exactly once: a
+ * chunk's header time range covers its records).  type_mask filters rows
+ * after validation: bad records and torn chunks are counted as without it.
+ */
+int argus_decode_file_opts(const char *path, const struct argus_decode_opts *opts,
+			   struct argus_decode_result *result);
 void argus_decode_free(struct argus_decode_result *result);
 
 #ifdef __cplusplus

@@ -916,6 +916,7 @@ struct chunk_ref {
 	uint64_t seq;
 	uint32_t idx;
 	uint32_t inside;             /* may hold records in the window: read with fn */
+	uint64_t first_ts, last_ts;  /* header snapshot: what a dropped chunk covered */
 };
 
 static int chunk_ref_cmp(const void *a, const void *b)
@@ -951,15 +952,21 @@ static int walk_chunk(const uint8_t *buf, uint32_t len, uint64_t seq, argus_rb_v
 
 int argus_rb_read(struct argus_rb *rb, argus_rb_visit_fn fn, void *ctx, uint64_t *torn)
 {
-	return argus_rb_read_window(rb, 0, UINT64_MAX, fn, NULL, ctx, torn);
+	struct argus_rb_torn t;
+	int rc = argus_rb_read_window(rb, 0, UINT64_MAX, fn, NULL, ctx, &t);
+
+	if (torn)
+		*torn = t.chunks;
+	return rc;
 }
 
 int argus_rb_read_window(struct argus_rb *rb, uint64_t since_ns, uint64_t until_ns, argus_rb_visit_fn fn,
-			 argus_rb_visit_fn outside_fn, void *ctx, uint64_t *torn)
+			 argus_rb_visit_fn outside_fn, void *ctx, struct argus_rb_torn *torn)
 {
+	struct argus_rb_torn dropped = { 0, UINT64_MAX, 0 };
 	struct chunk_ref *refs = malloc((size_t)rb->nchunks * sizeof *refs);
 	uint8_t *buf = malloc(rb->chunk_size);
-	uint64_t nrefs = 0, ntorn = 0;
+	uint64_t nrefs = 0;
 	int rc = 0;
 
 	if (!refs || !buf) {
@@ -988,6 +995,8 @@ int argus_rb_read_window(struct argus_rb *rb, uint64_t since_ns, uint64_t until_
 		refs[nrefs].seq = seq;
 		refs[nrefs].idx = i;
 		refs[nrefs].inside = inside;
+		refs[nrefs].first_ts = first;
+		refs[nrefs].last_ts = last;
 		nrefs++;
 	}
 	qsort(refs, nrefs, sizeof *refs, chunk_ref_cmp);
@@ -995,7 +1004,11 @@ int argus_rb_read_window(struct argus_rb *rb, uint64_t since_ns, uint64_t until_
 		int64_t len = read_chunk(rb, refs[i].idx, refs[i].seq, buf);
 
 		if (len < 0) {
-			ntorn++;
+			dropped.chunks++;
+			if (refs[i].first_ts < dropped.first_ts)
+				dropped.first_ts = refs[i].first_ts;
+			if (refs[i].last_ts > dropped.last_ts)
+				dropped.last_ts = refs[i].last_ts;
 			continue;
 		}
 		rc = walk_chunk(buf, (uint32_t)len, refs[i].seq, refs[i].inside ? fn : outside_fn, ctx);
@@ -1003,8 +1016,10 @@ int argus_rb_read_window(struct argus_rb *rb, uint64_t since_ns, uint64_t until_
 			break;
 	}
 out:
+	if (!dropped.chunks)
+		dropped.first_ts = 0;
 	if (torn)
-		*torn = ntorn;
+		*torn = dropped;
 	free(refs);
 	free(buf);
 	return rc;

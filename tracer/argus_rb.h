@@ -163,10 +163,15 @@ int argus_rb_read(struct argus_rb *rb, argus_rb_visit_fn fn, void *ctx, uint64_t
  * fn; the others go to outside_fn, or, when it is NULL, are skipped without
  * touching their records.  One pass in seq order either way, so records keep
  * the order argus_rb_read gives them.  argus_rb_read is the window
- * [0, UINT64_MAX] with no outside_fn.
+ * [0, UINT64_MAX] with no outside_fn.  *torn (may be NULL) also gets the time
+ * range the dropped chunks covered, so a reader can say what was lost.
  */
+struct argus_rb_torn {
+	uint64_t chunks;             /* chunks dropped: changed under the reader, or damaged headers */
+	uint64_t first_ts, last_ts;  /* the time range their headers claimed (0, 0 when none) */
+};
 int argus_rb_read_window(struct argus_rb *rb, uint64_t since_ns, uint64_t until_ns, argus_rb_visit_fn fn,
-			 argus_rb_visit_fn outside_fn, void *ctx, uint64_t *torn);
+			 argus_rb_visit_fn outside_fn, void *ctx, struct argus_rb_torn *torn);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "argus_event.h"
 #include "kdebug_decode.h"
@@ -108,7 +109,7 @@ struct kdd_thread {
 	uint64_t tid;                /* 0 = empty slot */
 	uint32_t pid;
 	bool has_pid;
-	bool blocked;                /* MACH_BLOCK since the last dispatch: a real wait */
+	uint64_t blocked_epoch;      /* == kdd.epoch: MACH_BLOCK since the last dispatch (a real wait) */
 	bool idle;                   /* a processor's idle thread */
 	bool main_thread;            /* its process's first thread: reported as tid = pid */
 	bool in_sc;
@@ -148,6 +149,8 @@ struct kdd {
 	void *ctx;
 	struct kdd_thread *threads;  /* open addressing, power-of-two capacity */
 	size_t cap, count;
+	uint64_t seed;               /* keys hash_tid: crafted ids cannot aim at one probe chain */
+	uint64_t epoch;              /* bumped by a lost-events marker: every wait is forgotten in O(1) */
 	struct kdd_cpu cpus[KDD_MAX_CPUS];
 	struct kdd_arm arms[KDD_ARMS];
 	struct kdd_stats st;
@@ -155,17 +158,31 @@ struct kdd {
 
 /* ---------- thread table ---------- */
 
-static size_t hash_tid(uint64_t tid, size_t cap)
+/* murmur3's finalizer is a public bijection: without the seed a crafted file
+ * could pick ids that all land in one probe chain (quadratic work). */
+static size_t hash_tid(uint64_t seed, uint64_t tid, size_t cap)
 {
+	tid ^= seed;
 	tid ^= tid >> 33;
 	tid *= 0xff51afd7ed558ccdull;
 	tid ^= tid >> 33;
 	return (size_t)tid & (cap - 1);
 }
 
-static struct kdd_thread *find_slot(struct kdd_thread *tab, size_t cap, uint64_t tid)
+static uint64_t random_seed(void)
 {
-	size_t i = hash_tid(tid, cap);
+	uint64_t seed = 0;
+
+	/* getrandom(2) never blocks once the pool is initialised at boot; a
+	 * failure leaves a fixed seed, which only costs the hardening. */
+	if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != sizeof seed)
+		seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)&seed;
+	return seed;
+}
+
+static struct kdd_thread *find_slot(const struct kdd *d, struct kdd_thread *tab, size_t cap, uint64_t tid)
+{
+	size_t i = hash_tid(d->seed, tid, cap);
 	while (tab[i].tid && tab[i].tid != tid)
 		i = (i + 1) & (cap - 1);
 	return &tab[i];
@@ -179,7 +196,7 @@ static int grow(struct kdd *d)
 		return -ENOMEM;
 	for (size_t i = 0; i < d->cap; i++)
 		if (d->threads[i].tid)
-			*find_slot(n, ncap, d->threads[i].tid) = d->threads[i];
+			*find_slot(d, n, ncap, d->threads[i].tid) = d->threads[i];
 	free(d->threads);
 	d->threads = n;
 	d->cap = ncap;
@@ -190,7 +207,7 @@ static struct kdd_thread *thread_find(struct kdd *d, uint64_t tid)
 {
 	if (!tid || !d->cap)
 		return NULL;
-	struct kdd_thread *t = find_slot(d->threads, d->cap, tid);
+	struct kdd_thread *t = find_slot(d, d->threads, d->cap, tid);
 	return t->tid ? t : NULL;
 }
 
@@ -212,7 +229,7 @@ static struct kdd_thread *thread_get(struct kdd *d, uint64_t tid)
 		return NULL;
 	if ((d->count + 1) * 2 > d->cap && !thread_find(d, tid))
 		return NULL;
-	struct kdd_thread *t = find_slot(d->threads, d->cap, tid);
+	struct kdd_thread *t = find_slot(d, d->threads, d->cap, tid);
 	if (!t->tid) {
 		t->tid = tid;
 		d->count++;
@@ -303,42 +320,90 @@ static bool is_kernel_task(const struct kd_threadmap64 *e)
 	return e->valid == 1 && strncmp(e->command, "kernel_task", sizeof(e->command)) == 0;
 }
 
+/* Thread map entries grouped by process: (pid, is kernel_task, tid). */
+struct map_key {
+	int32_t pid;
+	uint8_t kernel;
+	uint64_t tid;
+	size_t i;                    /* index in the map */
+};
+
+static int map_key_cmp(const void *a, const void *b)
+{
+	const struct map_key *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->kernel != y->kernel)
+		return x->kernel < y->kernel ? -1 : 1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* is_main[i]: map[i] is the lowest thread id of its process (thread ids only
+ * grow).  One sort, O(n log n): a crafted map of a million distinct pids
+ * must not cost n^2 comparisons. */
+static int main_threads(const struct kd_threadmap64 *map, size_t n, bool *is_main)
+{
+	struct map_key *keys = malloc((n ? n : 1) * sizeof *keys);
+	size_t m = 0;
+
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		is_main[i] = false;
+		if (!map[i].thread || map[i].valid < 0)
+			continue;
+		keys[m++] = (struct map_key){ map[i].valid, is_kernel_task(&map[i]), map[i].thread, i };
+	}
+	qsort(keys, m, sizeof *keys, map_key_cmp);
+	for (size_t j = 0, first = 0; j < m; j++) {
+		if (keys[j].pid != keys[first].pid || keys[j].kernel != keys[first].kernel)
+			first = j;                       /* a new process */
+		is_main[keys[j].i] = keys[j].tid == keys[first].tid;   /* ties: every copy of the lowest */
+	}
+	free(keys);
+	return 0;
+}
+
 int kdd_threadmap(struct kdd *d, const struct kd_threadmap64 *map, size_t n, uint64_t ts)
 {
+	bool *is_main = malloc(n ? n : 1);
+	int rc = 0;
+
+	if (!is_main)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		if (!map[i].thread || map[i].valid < 0)
 			continue;           /* padding entries (V1 files) */
 		reserve(d, 1);
 		struct kdd_thread *t = thread_get(d, map[i].thread);
-		if (!t)
-			return -ENOMEM;
+		if (!t) {
+			rc = -ENOMEM;
+			goto out;
+		}
 		t->pid = is_kernel_task(&map[i]) ? 0 : (uint32_t)map[i].valid;
 		t->has_pid = true;
 		copy_comm(t->comm, map[i].command, strnlen(map[i].command, sizeof(map[i].command)));
 	}
-	for (size_t i = 0; i < n; i++) {
+	rc = main_threads(map, n, is_main);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
 		if (!map[i].thread || map[i].valid < 0)
 			continue;
 		struct kdd_thread *t = thread_find(d, map[i].thread);
 		if (!t)
 			continue;
-		bool main_thread = true;   /* the lowest tid of its process: thread ids only grow */
-		for (size_t j = 0; j < n && main_thread; j++)
-			if (map[j].thread && map[j].thread < map[i].thread && map[j].valid == map[i].valid &&
-			    is_kernel_task(&map[j]) == is_kernel_task(&map[i]))
-				main_thread = false;
-		t->main_thread = main_thread && t->pid != 0;   /* kernel threads keep their ids */
+		t->main_thread = is_main[i] && t->pid != 0;   /* kernel threads keep their ids */
 		struct argus_ev_proc_snapshot r;
 		memset(&r, 0, sizeof(r));
 		header(d, &r.h, ARGUS_EV_PROC_SNAPSHOT, sizeof(r), ts, t->pid, out_tid(t, t->tid), 0);
 		r.ppid = 0;                /* the thread map does not carry it */
-		r.is_main_thread = main_thread;
+		r.is_main_thread = is_main[i];
 		memcpy(r.comm, t->comm, ARGUS_COMM_LEN);
-		int rc = emit(d, &r.h);
-		if (rc < 0)
-			return rc;
+		rc = emit(d, &r.h);
 	}
-	return 0;
+out:
+	free(is_main);
+	return rc < 0 ? rc : 0;
 }
 
 /* ---------- scheduler ---------- */
@@ -368,7 +433,7 @@ static int on_switch(struct kdd *d, const struct kd_buf64 *k)
 		/* thread_invoke chose the blocking thread itself (it was woken
 		 * before it got off the CPU): no switch, as on Linux */
 		if (p) {
-			p->blocked = false;
+			p->blocked_epoch = 0;
 			p->wait_event = 0;
 		}
 		return 0;
@@ -379,7 +444,7 @@ static int on_switch(struct kdd *d, const struct kd_buf64 *k)
 	header(d, &so.h, ARGUS_EV_SWITCH_OUT, ARGUS_SWITCH_OUT_BASE_SIZE, k->timestamp, out_pid(p, prev),
 	       out_tid(p, prev), k->cpuid);
 	so.prio = (uint16_t)k->arg3;
-	if (p && p->blocked) {
+	if (p && p->blocked_epoch == d->epoch) {
 		so.state = ARGUS_STATE_BLOCKED;
 		wait_of(p, &so.wait_reason, &so.syscall_nr, &so.wait_obj);
 	} else {
@@ -389,7 +454,7 @@ static int on_switch(struct kdd *d, const struct kd_buf64 *k)
 		so.syscall_nr = (p && p->in_sc) ? p->sc_nr : ARGUS_SYSCALL_NONE;
 	}
 	if (p) {
-		p->blocked = false;
+		p->blocked_epoch = 0;
 		p->wait_event = 0;
 	}
 	int rc = (prev && !(p && p->idle)) ? emit(d, &so.h) : 0;
@@ -402,7 +467,7 @@ static int on_switch(struct kdd *d, const struct kd_buf64 *k)
 	si.prev_tid = out_tid(p, prev);
 	si.prev_pid = out_pid(p, prev);
 	if (n)
-		n->blocked = false;
+		n->blocked_epoch = 0;
 	return (next && !(n && n->idle)) ? emit(d, &si.h) : 0;
 }
 
@@ -454,7 +519,7 @@ static int emit_wakeup(struct kdd *d, const struct kd_buf64 *k, uint64_t waker_t
 
 static struct kdd_arm *arm_slot(struct kdd *d, uint64_t call)
 {
-	return &d->arms[hash_tid(call, KDD_ARMS)];
+	return &d->arms[hash_tid(0, call, KDD_ARMS)];   /* unseeded: which arm evicts which stays reproducible */
 }
 
 static int on_timer_enter(struct kdd *d, const struct kd_buf64 *k)
@@ -628,7 +693,9 @@ static int on_syscall(struct kdd *d, const struct kd_buf64 *k, bool mach)
 		if (mach)
 			r.ret = (int64_t)(int32_t)k->arg1;        /* kern_return_t */
 		else
-			r.ret = k->arg1 ? -(int64_t)k->arg1 : (int64_t)k->arg2;  /* error, else uu_rval[0] */
+			/* error (an int errno: the low 32 bits, so a crafted arg1 cannot
+			 * make the negation overflow), else uu_rval[0] */
+			r.ret = k->arg1 ? -(int64_t)(int32_t)k->arg1 : (int64_t)k->arg2;
 		return emit(d, &r.h);
 	}
 	d->st.ignored++;
@@ -700,8 +767,7 @@ static int on_trace_class(struct kdd *d, const struct kd_buf64 *k)
 	if (ev == KDE_TRACE_LOST_EVENTS) {
 		d->st.lost_markers++;
 		/* State built from the missing events is unreliable: forget waits. */
-		for (size_t i = 0; i < d->cap; i++)
-			d->threads[i].blocked = false;
+		d->epoch++;                /* no thread's blocked_epoch matches a new epoch */
 		return kdd_lost(d, k->timestamp, k->arg1 ? k->arg1 : 1);
 	}
 	d->st.ignored++;
@@ -736,7 +802,7 @@ static int decode_one(struct kdd *d, const struct kd_buf64 *k)
 		return on_switch(d, k);
 	case KDE_MACH_BLOCK:
 		if ((t = thread_get(d, k->arg5)))
-			t->blocked = true;
+			t->blocked_epoch = d->epoch;
 		return 0;
 	case KDE_MACH_MAKE_RUNNABLE:
 		return on_make_runnable(d, k);
@@ -802,6 +868,8 @@ struct kdd *kdd_create(const struct kdd_config *cfg, kdd_emit_fn fn, void *ctx)
 	d->cfg = *cfg;
 	d->emit = fn;
 	d->ctx = ctx;
+	d->epoch = 1;                  /* blocked_epoch 0 (calloc) = not blocked */
+	d->seed = random_seed();
 	if (grow(d) < 0) {
 		free(d);
 		return NULL;

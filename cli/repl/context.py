@@ -6,8 +6,7 @@ non-interactive modes: presets (answers file / resumed session) first, then
 rules, then the live `ask` callback (None: the automatic heuristic); every
 answer and every new rule is written to the session store as it is given.
 """
-from rich.console import Console
-
+from argus.cli.textsafe import safe_console
 from argus.diagnose import AskingChooser, AutoChooser, diagnose_hang, to_json
 
 
@@ -19,7 +18,7 @@ class ReplContext:
         self.store = store
         self.sid = sid
         self.buffer = buffer
-        self.console = console or Console(highlight=False, soft_wrap=True)
+        self.console = console or safe_console(highlight=False, soft_wrap=True)   # names are untrusted
         self.notes = list(notes)
         self.cursor = int(hang.vertex)
         self.back_stack = []

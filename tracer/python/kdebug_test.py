@@ -81,6 +81,50 @@ def test_threadmap_snapshot_pids_and_main_thread():
     assert APP not in snaps and 0x103001 not in snaps
 
 
+def test_threadmap_main_threads_of_many_processes_in_any_order():
+    """The main thread of each process is its lowest tid, wherever it sits in
+    the map (the sort that replaced the pairwise scan keeps this exact)."""
+    rng = random.Random(7)
+    t = g.KdTrace()
+    entries = []
+    for pid in range(200, 2200):
+        base = 0x200000 + pid * 16
+        entries += [(base + k, pid, f"p{pid}") for k in rng.sample(range(1, 9), 3)]
+    entries += [(0x60, 1, "kernel_task"), (0x61, 1, "kernel_task"), (0x62, 1, "launchd-ish")]
+    rng.shuffle(entries)
+    for e in entries:
+        t.thread(*e)
+    snaps = of_type(decode(t), schema.PROC_SNAPSHOT)
+    lowest = {}
+    for tid, pid, cmd in entries:
+        key = (pid, cmd == "kernel_task")
+        lowest[key] = min(lowest.get(key, tid), tid)
+    assert len(snaps) == len(entries)
+    # one main thread per process (kernel_task's is pid 0), reported as tid = pid ...
+    assert sorted(r["pid"] for r in snaps if r["is_main_thread"]) == sorted(
+        0 if kernel else pid for pid, kernel in lowest)
+    assert all(r["tid"] == r["pid"] for r in snaps if r["is_main_thread"] and r["pid"])
+    # ... and every other thread keeps its own id
+    others = sorted(tid for tid, pid, cmd in entries if tid != lowest[(pid, cmd == "kernel_task")])
+    assert sorted(r["tid"] & ~HIGH for r in snaps if not r["is_main_thread"]) == others
+
+
+def test_lost_marker_forgets_every_wait():
+    """A wait asserted before a lost-events marker is not trusted after it;
+    one asserted after the marker is."""
+    t = base_trace()
+    t.switch(100, 0, IDLE0, APP)
+    t.switch(110, 1, IDLE0, 0x101002)
+    t.block(200, 0, APP)
+    t.lost(300)
+    t.switch(400, 0, APP, IDLE0)              # blocked before the gap: unknown, runnable
+    t.block(500, 1, 0x101002)
+    t.switch(600, 1, 0x101002, IDLE0)         # blocked after the gap: a real wait
+    outs = of_type(decode(t), schema.SWITCH_OUT)
+    assert [(o["tid"], o["state"]) for o in outs] == [
+        (MAIN, schema.STATE_RUNNABLE), (0x101002, schema.STATE_BLOCKED)]
+
+
 def test_switch_blocked_only_after_mach_block():
     t = base_trace()
     t.switch(100, 0, IDLE0, APP)

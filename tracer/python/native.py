@@ -100,6 +100,21 @@ class DecodeResult(ctypes.Structure):
         ("strings", ctypes.c_void_p),
         ("strings_len", c_u64),
         ("first_window_ts", c_u64),
+        ("seen_first_ts", c_u64),
+        ("seen_last_ts", c_u64),
+        ("torn_first_ts", c_u64),
+        ("torn_last_ts", c_u64),
+    ]
+
+
+class DecodeOpts(ctypes.Structure):
+    """struct argus_decode_opts"""
+    _fields_ = [
+        ("since_ns", c_u64),
+        ("until_ns", c_u64),
+        ("type_mask", c_u64),
+        ("rows_hint", c_u64),
+        ("keep_state", ctypes.c_int),
     ]
 
 
@@ -123,6 +138,8 @@ _SIGNATURES = {
     "argus_rb_read": (ctypes.c_int, [_handle, VISIT_FN, ctypes.c_void_p, ctypes.POINTER(c_u64)]),
     "argus_decode_file": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(DecodeResult)]),
     "argus_decode_file_window": (ctypes.c_int, [ctypes.c_char_p, c_u64, c_u64, ctypes.POINTER(DecodeResult)]),
+    "argus_decode_file_opts": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(DecodeOpts),
+                                              ctypes.POINTER(DecodeResult)]),
     "argus_decode_free": (None, [ctypes.POINTER(DecodeResult)]),
 }
 

@@ -41,6 +41,13 @@ class Trace:
     # PROC_SNAPSHOT, THREAD_NAME, FD_INFO, MAPPING).  None: the whole buffer.
     window: tuple = None
     first_window_ts: int = 0
+    # Every valid record read, rows or not (a type-filtered decode still sees
+    # the whole time range), and the time range of the dropped (torn or
+    # damaged) chunks, 0 when none.
+    seen_first_ts: int = 0
+    seen_last_ts: int = 0
+    torn_first_ts: int = 0
+    torn_last_ts: int = 0
 
     def stack_frames(self, row):
         """The frames of one USER_STACK row (innermost first), a view."""
@@ -83,23 +90,34 @@ def _side_arrays(result):
     return frames, strings
 
 
-def decode_file(path, strict=True, since_ns=None, until_ns=None):
+def type_mask(types):
+    """argus_decode_opts.type_mask selecting these record types."""
+    mask = 0
+    for t in types:
+        mask |= 1 << int(t)
+    return mask or 1 << 63          # no type: bit 63 is none (0 would mean every type)
+
+
+def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, rows_hint=0, keep_state=True):
     """Decode a ring buffer file into a Trace.
 
     Raises TraceError for an unreadable file, a bad header or a truncated file.
     A corrupt record raises too unless strict=False, which returns the other
     records and the first problem in Trace.warning.
     since_ns / until_ns: only the chunks whose time range overlaps the window,
-    plus the state records from before it (argus_decode_file_window).
+    plus the state records from before it unless keep_state=False
+    (argus_decode_file_opts).  types: rows of these record types only (every
+    record is still validated).  rows_hint: initial row capacity (0: sized
+    from the chunk headers of the whole buffer).
     """
     result = native.DecodeResult()
     window = None
-    if since_ns is None and until_ns is None:
-        rc = native.lib().argus_decode_file(native.fs_path(path), ctypes.byref(result))
-    else:
+    opts = native.DecodeOpts(since_ns=0, until_ns=(1 << 64) - 1, type_mask=0 if types is None else type_mask(types),
+                             rows_hint=max(0, int(rows_hint)), keep_state=1 if keep_state else 0)
+    if since_ns is not None or until_ns is not None:
         window = (max(0, int(since_ns or 0)), (1 << 64) - 1 if until_ns is None else max(0, int(until_ns)))
-        rc = native.lib().argus_decode_file_window(native.fs_path(path), window[0], window[1],
-                                                   ctypes.byref(result))
+        opts.since_ns, opts.until_ns = window
+    rc = native.lib().argus_decode_file_opts(native.fs_path(path), ctypes.byref(opts), ctypes.byref(result))
     if rc < 0:
         raise TraceError(result.error.decode(errors="replace") or f"{path}: decode failed ({rc})")
     warning = ""
@@ -129,6 +147,10 @@ def decode_file(path, strict=True, since_ns=None, until_ns=None):
         strings=strings,
         window=window,
         first_window_ts=result.first_window_ts,
+        seen_first_ts=result.seen_first_ts,
+        seen_last_ts=result.seen_last_ts,
+        torn_first_ts=result.torn_first_ts,
+        torn_last_ts=result.torn_last_ts,
     )
 
 

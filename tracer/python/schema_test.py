@@ -150,6 +150,7 @@ def test_row_dtype_matches_struct_argus_row():
 
 @pytest.mark.parametrize("header, struct_name, mirror", [
     ("argus_decode.h", "argus_decode_result", "DecodeResult"),
+    ("argus_decode.h", "argus_decode_opts", "DecodeOpts"),
     ("argus_rb.h", "argus_rb_stats", "RbStats"),
     ("argus_rb.h", "argus_rb_file_header", "RbFileHeader"),
     ("argus_rb.h", "argus_rb_chunk_header", "RbChunkHeader"),

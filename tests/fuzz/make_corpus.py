@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of tests/fuzz/run.sh (tests/fuzz/corpus/<target>/).
+
+Ring buffer seeds are small real buffers (1 KiB chunks) holding records of
+the golden trace (tests/data/golden.argus, recorded by argusd): sealed,
+wrapped (overwritten chunks) and with an OPEN chunk; the window seeds add a
+24-byte (since, until, type mask) prefix.  kdebug seeds are files that
+tracer/python/kdebug_gen.py lays out as xnu does (V1 and V3), from its
+scenarios and a small crafted one (many pids, lost-events markers).  Each
+file is a few KB.  Run after `pip install .`; the output is checked in.
+"""
+import ctypes
+import os
+import pathlib
+import shutil
+import struct
+import tempfile
+
+from argus.tracer import kdebug_gen as g, native, producer, reader
+
+HERE = pathlib.Path(__file__).resolve().parent
+GOLDEN = HERE.parent / "data" / "golden.argus"
+CHUNK = 1024
+
+
+def golden_records(limit):
+    """Raw record bytes of the golden trace, in chunk order."""
+    out = []
+    lib = native.lib()
+    handle = ctypes.c_void_p()
+    assert lib.argus_rb_open(native.fs_path(GOLDEN), 0, ctypes.byref(handle)) == 0
+
+    def visit(rec, size, seq, ctx):
+        out.append(ctypes.string_at(rec, size))
+        return 1 if len(out) >= limit else 0
+    lib.argus_rb_read(handle, native.VISIT_FN(visit), None, None)
+    lib.argus_rb_close(handle)
+    return out
+
+
+def ring_buffer(tmp, name, records, nchunks=4, seal=True):
+    path = os.path.join(tmp, name)
+    producer.create_buffer(path, 4096 + nchunks * CHUNK + 4096, CHUNK)
+    p = producer.Producer(path, 1)
+    for r in records:
+        p.write_raw(r)
+    if seal:
+        p.close()
+    else:
+        p._lib.argus_rb_close(p._handle)      # leaves the chunk OPEN, as a live producer would
+        p._handle = None
+    return pathlib.Path(path).read_bytes()
+
+
+def main():
+    recs = golden_records(400)
+    by_type = {}
+    for r in recs:
+        by_type.setdefault(struct.unpack_from("<H", r, 16)[0], []).append(r)
+    varied = [rs[0] for rs in by_type.values()] + recs[:60]
+    with tempfile.TemporaryDirectory() as tmp:
+        seeds = {
+            "sealed": ring_buffer(tmp, "a", varied[:40]),
+            "wrapped": ring_buffer(tmp, "b", recs[:200]),
+            "open": ring_buffer(tmp, "c", varied[:30], seal=False),
+        }
+        for target in ("rb_decode", "rb_window"):
+            d = HERE / "corpus" / target
+            shutil.rmtree(d, ignore_errors=True)
+            d.mkdir(parents=True)
+            for name, data in seeds.items():
+                if target == "rb_window":
+                    t = reader.decode_file(os.path.join(tmp, {"sealed": "a", "wrapped": "b", "open": "c"}[name]))
+                    mid = (t.first_ts + t.last_ts) // 2
+                    data = struct.pack("<QQQ", mid, t.last_ts, (1 << 63) | 0x7FFFF) + data
+                (d / name).write_bytes(data)
+
+    v1, v3 = HERE / "corpus" / "kdebug_v1", HERE / "corpus" / "kdebug_v3"
+    for d in (v1, v3):
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir(parents=True)
+    crafted = g.KdTrace()
+    for i in range(40):
+        crafted.thread(0x1000 + i, 500 + i % 13, f"p{i}")
+    for i in range(20):
+        crafted.block(1000 + i * 10, 0, 0x1000 + i).lost(1001 + i * 10)
+    timer = g.cross_thread_timer()
+    timer.write_v1(v1 / "timer", page_size=4096)
+    timer.write_v3(v3 / "timer")
+    crafted.write_v1(v1 / "crafted", page_size=4096)
+    crafted.write_v3(v3 / "crafted", chunk_events=7)
+    hang, _ = g.cross_process_hang(n_baseline=1, hang_s=0.5, period_s=0.2)
+    hang.write_v3(v3 / "hang", chunk_events=64)
+    for d in (HERE / "corpus").iterdir():
+        print(d.name, sorted((f.name, f.stat().st_size) for f in d.iterdir()))
+
+
+if __name__ == "__main__":
+    main()
