@@ -100,7 +100,7 @@ def run(args):
     from argus.tracer.producer import Producer, ProducerError
 
     specs = specs_from_args(args)
-    buffer = resolve_buffer(args.buffer)
+    buffer = resolve_buffer(args.buffer, announce=False)   # bp_watch writes; its summary names the buffer
     if not os.path.exists(buffer):
         raise ArgusError(f"no Argus buffer at {buffer}: start tracing with `argus start` or pass --buffer")
     try:
@@ -124,8 +124,9 @@ def run(args):
             written[a.kind] += 1
             how[a.how] = how.get(a.how, 0) + 1
             if args.verbose or a.kind == "write":
+                # --json: stdout is the JSON summary alone; the running log goes to stderr
                 print(f"{a.ts_ns / 1e9:.6f} {a.kind:5} tid={a.tid} pc=0x{a.pc:x} "
-                      f"addr=0x{a.addr:x} value={a.value}", flush=True)
+                      f"addr=0x{a.addr:x} value={a.value}", flush=True, file=sys.stderr if args.json else sys.stdout)
     try:
         try:
             if args.wakeup < 1:

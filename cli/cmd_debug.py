@@ -27,17 +27,26 @@ window: a hang is found, it does not start at the window's first timestamp
 (nor is it ongoing at the window's end when --at cuts the window before the
 buffer's end), and a baseline exists for it; `hangs`: the same for every hang
 listed.  A window reaching back to the buffer's start is the whole buffer.
-Times printed stay relative to the buffer's start.
+Without --window, a buffer of at most WHOLE_BUFFER_EVENTS events is loaded
+whole at once (cheap: about as long as a first window of a busy buffer).
+`hangs` says on stderr which window it searched when that is not the whole
+buffer, and how to widen it.  Times printed are seconds since the buffer's
+start, with the wall clock (report.trace_clock: the one time origin).
 """
 import gc
 import os
 import sys
 
 from argus.cli.common import ArgusError, resolve_buffer
+from argus.cli.progress import Progress, fmt_count
 from argus.cli.textsafe import safe_lines
-from argus.cli.tracefile import load_trace, window_rows
+from argus.cli.tracefile import load_trace, wall_offset, window_rows
 
 DEFAULT_WINDOW_S = 10.0   # ~7M events of a busy machine: a first answer in seconds
+# Decoding + building runs at ~1-3M events/s on one core: a buffer of this many
+# events is read whole in about the time of a first window, so nothing is
+# left unsearched (the count is the chunk headers' records_present: no decoding).
+WHOLE_BUFFER_EVENTS = 2_000_000
 
 
 def _add_common(p, pid_help):
@@ -47,9 +56,10 @@ def _add_common(p, pid_help):
     p.add_argument("--threshold", type=float, default=2.0, metavar="SECONDS",
                    help="a hang is a thread out of its event loop at least this long (default 2)")
     p.add_argument("--json", action="store_true", help="print JSON (docs/diagnosis-json.md)")
-    p.add_argument("--window", type=float, default=DEFAULT_WINDOW_S, metavar="SECONDS",
+    p.add_argument("--window", type=float, default=None, metavar="SECONDS",
                    help="load the last SECONDS of the buffer first (around --at when given) and double it "
-                        f"until the hang is inside; 0 loads everything (default {DEFAULT_WINDOW_S:g})")
+                        f"until the hang is inside; 0 loads everything (default {DEFAULT_WINDOW_S:g}; the "
+                        f"whole buffer when it holds at most {WHOLE_BUFFER_EVENTS:,} events)")
 
 
 def register(sub):
@@ -86,12 +96,14 @@ def _windows(path, window_s, at_s=None, at_ns=None):
     the origin (at_ns: an absolute ts)."""
     from argus.tracer import reader
 
-    if window_s < 0:
+    if window_s is not None and window_s < 0:
         raise ArgusError("--window must be >= 0")
     try:
         st = reader.buffer_stats(path)
     except reader.TraceError as e:
         raise ArgusError(str(e))
+    if window_s is None:
+        window_s = 0 if st["records_present"] <= WHOLE_BUFFER_EVENTS else DEFAULT_WINDOW_S
     lo, hi = int(st["first_ts"]), int(st["last_ts"])
     width = int(window_s * 1e9)
     center = at_ns if at_s is None else lo + int(at_s * 1e9)
@@ -118,27 +130,37 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
     if not os.path.exists(path):
         load_trace(path, names=False)        # its one-line error
     at_s = None if at_ns is not None else getattr(args, "at", None)
-    for since, until, origin in _windows(path, args.window, at_s, at_ns):
-        whole = since is None
-        trace, _ = load_trace(path, since, until, names=False)
-        if trace.nrows == 0 or (not whole and trace.first_window_ts == 0):
-            if whole:
-                raise ArgusError(f"{trace.path} holds no events")
-            continue
-        rows = window_rows(trace)
-        start = trace.first_ts if whole else int(trace.first_window_ts)
-        g = build_graph(rows, trace_start=start, trace_end=trace.last_ts)
-        g.time_origin = origin
-        _note_dropped(g, trace)
-        if accept is None:
-            return trace, g, None
-        try:
-            return trace, g, accept(g, None if whole else start, not whole and until is not None)
-        except (_Widen, ArgusError):
-            if whole:
-                raise
-        del trace, g, rows
-        gc.collect()            # the graph's cycles hold the rows: free them before the next window
+    progress = Progress()
+    try:
+        for since, until, origin in _windows(path, args.window, at_s, at_ns):
+            whole = since is None
+            progress.stage(f"decoding {path}" + ("" if whole else " (a window of it)"))
+            trace, _ = load_trace(path, since, until, names=False)
+            progress.finished("decoded", trace.nrows)
+            if trace.nrows == 0 or (not whole and trace.first_window_ts == 0):
+                if whole:
+                    raise ArgusError(f"{trace.path} holds no events")
+                continue
+            rows = window_rows(trace)
+            start = trace.first_ts if whole else int(trace.first_window_ts)
+            progress.stage(f"building the event graph of {fmt_count(trace.nrows)} events")
+            g = build_graph(rows, trace_start=start, trace_end=trace.last_ts)
+            progress.finished("built a graph of", trace.nrows)
+            g.time_origin = origin
+            g.wall_offset_ns = wall_offset(trace)
+            _note_dropped(g, trace)
+            g.loaded_window = None if whole else (start, trace.last_ts)
+            if accept is None:
+                return trace, g, None
+            try:
+                return trace, g, accept(g, None if whole else start, not whole and until is not None)
+            except (_Widen, ArgusError):
+                if whole:
+                    raise
+            del trace, g, rows
+            gc.collect()            # the graph's cycles hold the rows: free them before the next window
+    finally:
+        progress.close()
     raise AssertionError("_windows ends with the whole buffer")
 
 
@@ -163,11 +185,14 @@ def _lacks_baseline(g, hang, threshold_ns):
     return False
 
 
-def _hang_in_window(pid, tid, at_s, at_ns, threshold_ns):
-    """accept() for _graph: the hang to diagnose, or _Widen."""
+def _hang_in_window(pid, tid, at_s, at_ns, threshold_ns, ranked=None):
+    """accept() for _graph: the hang to diagnose, or _Widen.  ranked (without
+    pid): a list that receives the candidates.rank of the accepted graph."""
     def accept(g, window_start, cut_end):
         at = at_ns if at_s is None else g.time_origin + int(at_s * 1e9)
-        hang = _find_hang(g, pid, tid, at, threshold_ns)
+        if ranked is not None:
+            ranked.clear()
+        hang = _find_hang(g, pid, tid, at, threshold_ns, ranked)
         if window_start is not None and (_starts_before(g, hang, window_start) or (cut_end and hang.ongoing) or
                                          _lacks_baseline(g, hang, threshold_ns)):
             raise _Widen()
@@ -199,13 +224,13 @@ def _store():
         raise ArgusError(str(e))
 
 
-def _find_hang(g, pid, tid, at, threshold_ns):
+def _find_hang(g, pid, tid, at, threshold_ns, ranked=None):
     from argus.diagnose import DiagnoseError, find_hang, most_recent_hang
     try:
         if pid is None:
             if tid is not None:
                 raise ArgusError("--tid needs --pid")
-            return most_recent_hang(g, at=at, threshold_ns=threshold_ns)
+            return most_recent_hang(g, at=at, threshold_ns=threshold_ns, ranked=ranked)
         return find_hang(g, pid, tid=tid, at=at, threshold_ns=threshold_ns)
     except DiagnoseError as e:
         raise ArgusError(str(e))
@@ -236,7 +261,11 @@ def run_debug(args):
             if args.answers:
                 presets = read_answers_file(args.answers)
             threshold_ns = int(args.threshold * 1e9)
-            trace, g, hang = _graph(args, None, _hang_in_window(args.pid, args.tid, args.at, None, threshold_ns))
+            ranked = [] if args.pid is None else None
+            trace, g, hang = _graph(args, None, _hang_in_window(args.pid, args.tid, args.at, None, threshold_ns,
+                                                                ranked))
+            if ranked:
+                _say_choice(g, ranked)
             if not args.auto:
                 store = _store()
                 sid = store.create(trace.path, hang, threshold_ns)
@@ -260,6 +289,38 @@ def run_debug(args):
     finally:
         if store is not None:
             store.close()
+
+
+def _say_window(g, trace):
+    """`hangs` searched only part of the buffer: which part, and how to widen."""
+    from argus.diagnose.report import fmt_trace_time
+    from argus.tracer import reader
+    a, b = g.loaded_window
+    try:
+        st = reader.buffer_stats(trace.path)
+        whole = f"{(int(st['last_ts']) - int(st['first_ts'])) / 1e9:.1f} s, {st['records_present']:,} events"
+    except reader.TraceError:
+        whole = "more"
+    print(f"argus: searched the window {fmt_trace_time(g, a)} .. {fmt_trace_time(g, b)} of the buffer "
+          f"(trace clock {a / 1e9:.3f} .. {b / 1e9:.3f} s); it holds {whole}: --window 0 searches all of it, "
+          f"--window SECONDS a wider end", file=sys.stderr)
+
+
+def _say_choice(g, ranked):
+    """Without --pid: which hang was picked, and the top three on stderr when
+    the choice is not clear (diagnose/candidates.py)."""
+    from argus.diagnose import candidates as C
+    from argus.diagnose.report import fmt_dur, fmt_trace_time
+    if not C.ambiguous(ranked):
+        return
+    top = C.top_threads(ranked)
+    lines = [f"argus: {len(top)} likely hangs; explaining the first (pass --pid PID for another):"]
+    for i, c in enumerate(top, 1):
+        h = c.hang
+        lines.append(f"  {i}. {g.process_name(h.pid) or g.comm(h.utid)}/{h.pid}: {h.block_type} for "
+                     f"{fmt_dur(h.dur_ns)}{' (ongoing)' if h.ongoing else ''} at {fmt_trace_time(g, h.start_ns)}"
+                     f" -- {c.why}")
+    print("\n".join(lines), file=sys.stderr)
 
 
 def _header(ctx):
@@ -300,6 +361,8 @@ def run_hangs(args):
         return hangs
 
     trace, g, hangs = _graph(args, None, accept)
+    if g.loaded_window is not None:
+        _say_window(g, trace)
     if args.json:
         print(json.dumps(hangs_to_json(g, hangs)))
     else:

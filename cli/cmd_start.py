@@ -3,6 +3,12 @@
 start spawns argusd with a pipe; the daemon writes "ready" once its BPF
 programs are attached and the process snapshot is in the buffer, so start
 returns only when tracing is live (or fails with the daemon's one-line error).
+
+An existing file at --buffer is never lost by accident (check_existing_buffer):
+an Argus buffer of the requested size (or any size when --size is not given)
+is continued: the daemon appends to it, the oldest records going first when
+it is full; one of another size is refused unless --force (argusd --fresh
+re-creates it); a file that is not an Argus buffer is always refused.
 """
 import json
 import os
@@ -12,7 +18,7 @@ import time
 
 from argus.cli import control
 from argus.cli.common import (ArgusError, DEFAULT_BUFFER, RUN_DIR, SOCKET_PATH, STATE_FILE,
-                              free_disk_bytes, native_path, parse_size, read_state,
+                              free_disk_bytes, native_path, parse_size, read_state, remember_buffer,
                               require_tracing_privileges)
 
 DEFAULT_SIZE = "2G"
@@ -23,8 +29,11 @@ def register(sub):
     p = sub.add_parser("start", help="start system-wide tracing into a file-backed ring buffer")
     p.add_argument("--buffer", metavar="FILE", default=None,
                    help=f"ring buffer file (default {DEFAULT_BUFFER})")
-    p.add_argument("--size", default=DEFAULT_SIZE,
-                   help="buffer size, sparse (default 2G); oldest records are overwritten when full")
+    p.add_argument("--size", default=None,
+                   help=f"buffer size, sparse (default {DEFAULT_SIZE}, or the existing buffer's size); oldest "
+                        "records are overwritten when full")
+    p.add_argument("--force", action="store_true",
+                   help="re-create an existing buffer (its trace is lost) instead of appending to it")
     p.add_argument("--no-stacks", action="store_true",
                    help="do not capture user stacks at blocking waits (smaller records, less overhead)")
     p.add_argument("--no-syscalls", action="store_true",
@@ -35,8 +44,33 @@ def register(sub):
     p.set_defaults(func=run_stop)
 
 
-def start_daemon(buffer, size, extra_flags=()):
-    """Start argusd unless it runs already; returns the buffer path in use."""
+def check_existing_buffer(path, size_bytes, force=False):
+    """What to do with the file at `path` before tracing into it: returns
+    (size in bytes, argusd flags).  No file: size_bytes (or DEFAULT_SIZE), no
+    flags.  An Argus buffer: continued when size_bytes is None or equal to its
+    size (argusd appends); otherwise ArgusError, or with force re-created
+    (--fresh).  Anything else: ArgusError, force or not (the path may be a
+    typo for something precious; argusd refuses it too)."""
+    from argus.cli.cmd_status import fmt_bytes
+    from argus.tracer import reader
+
+    if not os.path.lexists(path) or (os.path.isfile(path) and os.path.getsize(path) == 0):
+        return (parse_size(DEFAULT_SIZE) if size_bytes is None else size_bytes), []
+    try:
+        existing = int(reader.buffer_stats(path)["file_size"])
+    except reader.TraceError as e:
+        raise ArgusError(f"{path} exists and is not an Argus buffer ({e}); choose another path")
+    if size_bytes is None or size_bytes == existing:
+        return existing, []
+    if force:
+        return size_bytes, ["--fresh"]
+    raise ArgusError(f"{path} exists and holds a trace ({fmt_bytes(existing)} buffer, not {fmt_bytes(size_bytes)}): "
+                     f"`--force` overwrites it, --size {existing} appends to it, or choose another --buffer")
+
+
+def start_daemon(buffer, size, extra_flags=(), force=False):
+    """Start argusd unless it runs already; returns the buffer path in use.
+    size None: the existing buffer's size, else DEFAULT_SIZE."""
     require_tracing_privileges()
     running = control.status()
     if running is not None:
@@ -45,7 +79,7 @@ def start_daemon(buffer, size, extra_flags=()):
             raise ArgusError(f"already tracing into {current} (pid {running.get('pid')}); `argus stop` first")
         return current, False
     buffer = os.path.abspath(buffer or DEFAULT_BUFFER)
-    size_bytes = parse_size(size)
+    size_bytes, fresh = check_existing_buffer(buffer, None if size is None else parse_size(size), force)
     os.makedirs(os.path.dirname(buffer), exist_ok=True)
     os.makedirs(RUN_DIR, mode=0o700, exist_ok=True)
     if not os.path.exists(buffer) and free_disk_bytes(buffer) < (64 << 20):
@@ -55,7 +89,7 @@ def start_daemon(buffer, size, extra_flags=()):
     read_fd, write_fd = os.pipe()
     log_path = os.path.join(RUN_DIR, "argusd.log")
     cmd = [argusd, "--buffer", buffer, "--size", str(size_bytes), "--socket", SOCKET_PATH,
-           "--ready-fd", str(write_fd), "--log", log_path, *extra_flags]
+           "--ready-fd", str(write_fd), "--log", log_path, *fresh, *extra_flags]
     try:
         with open(log_path, "ab") as log:
             os.fchmod(log.fileno(), 0o600)
@@ -72,6 +106,7 @@ def start_daemon(buffer, size, extra_flags=()):
         raise ArgusError(f"tracing did not start: {err or _last_log_line(log_path) or 'the daemon exited'}")
     with open(STATE_FILE, "w") as f:
         json.dump({"buffer": buffer, "socket": SOCKET_PATH, "size": size_bytes}, f)
+    remember_buffer(buffer)
     return buffer, True
 
 
@@ -112,10 +147,13 @@ def _last_log_line(path):
 
 def run_start(args):
     flags = (["--no-stacks"] if args.no_stacks else []) + (["--no-syscalls"] if args.no_syscalls else [])
-    buffer, started = start_daemon(args.buffer, args.size, flags)
+    path = os.path.abspath(args.buffer or DEFAULT_BUFFER)
+    appending = not args.force and os.path.isfile(path) and os.path.getsize(path) > 0
+    buffer, started = start_daemon(args.buffer, args.size, flags, force=args.force)
     st = control.status() or {}
     if started:
-        print(f"argus: tracing system-wide into {buffer} (daemon pid {st.get('pid', '?')})")
+        print(f"argus: tracing system-wide into {buffer} (daemon pid {st.get('pid', '?')})"
+              + ("; appending to the trace it holds" if appending else ""))
     else:
         print(f"argus: already tracing into {buffer} (daemon pid {st.get('pid', '?')})")
     return 0

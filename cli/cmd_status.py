@@ -18,7 +18,7 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def _fmt_bytes(n):
+def fmt_bytes(n):
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
             return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
@@ -60,7 +60,7 @@ def run(args):
         print(f"uptime:         {info.get('uptime_s', 0):,.1f} s")
     print(f"events:         {info.get('events', 0):,}")
     print(f"bytes/event:    {info.get('bytes_per_event', 0):.1f}")
-    print(f"recorded:       {_fmt_bytes(info.get('bytes', 0))}")
+    print(f"recorded:       {fmt_bytes(info.get('bytes', 0))}")
     print(f"fill:           {100.0 * info.get('fill', 0):.1f} %")
     print(f"lost:           {info.get('lost', 0):,}")
     print(f"overwritten:    {info.get('overwritten', 0):,}")

@@ -15,6 +15,9 @@ STATE_DIR = os.environ.get("ARGUS_STATE_DIR", "/var/lib/argus")
 DEFAULT_BUFFER = os.path.join(STATE_DIR, "trace.argus")
 SOCKET_PATH = os.path.join(RUN_DIR, "argusd.sock")
 STATE_FILE = os.path.join(RUN_DIR, "state.json")
+# The buffer the last `argus start` traced into: after `argus stop` the readers
+# (status, events, debug, hangs) default to it, not to DEFAULT_BUFFER.
+LAST_BUFFER_FILE = os.path.join(STATE_DIR, "last-buffer.json")
 
 
 class ArgusError(Exception):
@@ -65,14 +68,48 @@ def read_state():
         return None
 
 
-def resolve_buffer(explicit):
-    """--buffer if given, else the running daemon's buffer, else the default path."""
+def remember_buffer(path):
+    """Record `path` as the last buffer traced into (LAST_BUFFER_FILE, 0600;
+    O_NOFOLLOW: a symlink planted there is refused, never followed)."""
+    try:
+        os.makedirs(STATE_DIR, mode=0o700, exist_ok=True)
+        fd = os.open(LAST_BUFFER_FILE, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        print(f"argus: warning: cannot remember the buffer in {LAST_BUFFER_FILE}: {e.strerror}", file=sys.stderr)
+        return
+    with os.fdopen(fd, "w") as f:
+        os.fchmod(fd, 0o600)
+        f.truncate(0)
+        json.dump({"buffer": os.path.abspath(path)}, f)
+
+
+def last_buffer():
+    """The buffer remember_buffer recorded, or None."""
+    try:
+        fd = os.open(LAST_BUFFER_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd) as f:
+            path = json.load(f).get("buffer")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return path if isinstance(path, str) and path else None
+
+
+def resolve_buffer(explicit, announce=True):
+    """--buffer if given, else the running daemon's buffer, else the last
+    buffer traced into, else the default path.  announce: say on stderr which
+    buffer an implicit choice reads (the user did not name it)."""
     if explicit:
         return explicit
     state = read_state()
     if state and state.get("buffer"):
-        return state["buffer"]
-    return DEFAULT_BUFFER
+        path, why = state["buffer"], "the active buffer"
+    else:
+        path, why = last_buffer(), "the last buffer traced into"
+        if path is None:
+            path, why = DEFAULT_BUFFER, "the default buffer"
+    if announce:
+        print(f"argus: reading {path} ({why}; --buffer FILE reads another)", file=sys.stderr)
+    return path
 
 
 def parse_size(text):

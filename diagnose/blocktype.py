@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from argus.tracer import schema
+from argus.tracer import kdebug, schema
 from argus.graphbuild import graph as G
 
 LONG_WAIT = "LongWait"
@@ -79,6 +79,10 @@ def wait_desc(g, v):
         return "a wait that began before the trace"
     obj = int(g.seg.wait_obj[v])
     sc = g.syscall_name(g.seg.wait_nr[v])
+    if int(g.seg.wait_nr[v]) != schema.SYSCALL_NONE and int(g.seg.wait_nr[v]) >= kdebug.NR_MACH:
+        mach = kdebug.wait_obj_text(g.seg.wait_nr[v], obj)   # a Mach port is no fd (kdebug imports)
+        if mach:
+            return mach
     if reason == schema.WAIT_FUTEX:
         return f"futex 0x{obj:x}"
     if reason in (schema.WAIT_READ, schema.WAIT_WRITE, schema.WAIT_ACCEPT):

@@ -85,8 +85,10 @@ class Hang:
         }
 
 
-def fmt_s(ns):
-    return f"{ns / 1e9:.3f} s"
+def _at(g, ns):
+    """ns on the trace's one time origin, with the wall clock (report.fmt_trace_time)."""
+    from argus.diagnose.report import fmt_trace_time
+    return fmt_trace_time(g, ns)
 
 
 def fmt_threshold(ns):
@@ -189,7 +191,7 @@ def _process_utids(g, pid):
     utids = g.utids_of_pid(pid)
     if not utids:
         raise UnknownProcessError(f"pid {pid} not found in the trace "
-                                  f"[{fmt_s(g.trace_start)}, {fmt_s(g.trace_end)}]")
+                                  f"[{_at(g, g.trace_start)}, {_at(g, g.trace_end)}]")
     return utids
 
 
@@ -269,11 +271,11 @@ def find_hang(g, pid, tid=None, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
     if h is not None:
         return h
     msg = f"no hang >= {fmt_threshold(threshold_ns)} found for {who} in the trace window " \
-          f"[{fmt_s(g.trace_start)}, {fmt_s(g.trace_end)}]"
+          f"[{_at(g, g.trace_start)}, {_at(g, g.trace_end)}]"
     if at is not None:
-        msg += f" at {fmt_s(at)}"
+        msg += f" at {_at(g, at)}"
         if cands:
-            msg += " (hangs at: " + ", ".join(f"{fmt_s(c.start_ns)}..{fmt_s(c.end_ns)}" for c in cands[:5]) + ")"
+            msg += " (hangs at: " + ", ".join(f"{_at(g, c.start_ns)}..{_at(g, c.end_ns)}" for c in cands[:5]) + ")"
     else:
         silent = [u for u in scope if g.thread_seg_hi[u] - g.thread_seg_lo[u] == 1
                   and not g.seg.wait_known[g.thread_seg_lo[u]]]
@@ -302,25 +304,31 @@ def event_loop_threads(g):
 
 def main_thread_hangs(g, threshold_ns=DEFAULT_THRESHOLD_NS, event_loops_only=True):
     """Hang candidates of every process's main thread (tid == pid) in the
-    trace, in time order (`argus hangs` without --pid, and the default
-    process of `argus debug`); by default only event-loop threads
-    (event_loop_threads)."""
+    trace, in time order (`argus hangs` without --pid); by default only those
+    a user would look at first (candidates.py: tiers 0 and 1, interactive
+    threads and synchronous waits; no shell, sleeper or kernel thread)."""
+    from argus.diagnose import candidates as C
     tid, pid = g.threads.tid, g.threads.pid
-    utids = event_loop_threads(g) if event_loops_only else np.flatnonzero(tid == pid).tolist()
-    return _hangs_by_start(g, utids, threshold_ns)
+    hangs = _hangs_by_start(g, np.flatnonzero(tid == pid).tolist(), threshold_ns)
+    if not event_loops_only:
+        return hangs
+    keep = {id(c.hang) for c in C.rank(g, hangs) if c.tier <= 1}
+    return [h for h in hangs if id(h) in keep]
 
 
-def most_recent_hang(g, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
-    """The hang of the main thread that hung most recently (latest end; an
-    ongoing one ends at trace end), or the longest one containing `at`.
+def most_recent_hang(g, at=None, threshold_ns=DEFAULT_THRESHOLD_NS, ranked=None):
+    """The hang of a main thread a user would ask about (candidates.rank:
+    interactive threads first, then synchronous waits, each by latest end),
+    with `at` among those containing it.  ranked: a list that receives the
+    whole ranking (the CLI shows the top three when the choice is not clear).
     Raises NoHangError."""
-    cands = main_thread_hangs(g, threshold_ns)
-    if at is not None:
-        cands = [h for h in cands if h.contains(at)]
-        if cands:
-            return max(cands, key=lambda h: (h.dur_ns, -h.start_ns))
-    elif cands:
-        return max(cands, key=lambda h: (h.end_ns, h.dur_ns))
-    where = f" at {fmt_s(at)}" if at is not None else ""
-    raise NoHangError(f"no event-loop main thread hung >= {fmt_threshold(threshold_ns)}{where} in the trace window "
-                      f"[{fmt_s(g.trace_start)}, {fmt_s(g.trace_end)}]; pass --pid to look at other threads")
+    from argus.diagnose import candidates as C
+    order = C.rank(g, main_thread_hangs(g, threshold_ns, event_loops_only=False), at=at)
+    if ranked is not None:
+        ranked.extend(order)
+    if order:
+        return order[0].hang
+    where = f" at {_at(g, at)}" if at is not None else ""
+    raise NoHangError(f"no main thread with an event loop, a window or a synchronous wait hung "
+                      f">= {fmt_threshold(threshold_ns)}{where} in the trace window "
+                      f"[{_at(g, g.trace_start)}, {_at(g, g.trace_end)}]; pass --pid to look at other threads")

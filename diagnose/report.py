@@ -15,6 +15,7 @@ causes by depth with the primary one starred, the query count and notes.
 Invariant: render_text(d) == render_text(json.loads(render_json(d))).
 """
 import json
+import time
 
 SCHEMA = "argus.diagnosis/1"
 
@@ -40,6 +41,33 @@ def fmt_rel(ns):
 
 def fmt_pct(x):
     return f"{x * 100:.0f}%"
+
+
+# --- the one time origin ---
+# Every absolute time Argus prints is seconds since the buffer's first
+# timestamp (`argus debug --at` takes the same), followed by the wall-clock
+# time when the trace knows it: the file header's created_realtime_ns -
+# created_ns is the CLOCK_REALTIME - CLOCK_MONOTONIC offset at creation
+# (docs/ring-buffer.md).  Relative times ("+1.5 s") are relative to the hang.
+def trace_clock(g):
+    """(origin_ns, wall_offset_ns or None) of a graph: cli/cmd_debug.py sets
+    g.time_origin (a windowed load keeps the buffer's start) and g.wall_offset_ns."""
+    return int(getattr(g, "time_origin", None) or g.trace_start), getattr(g, "wall_offset_ns", None)
+
+
+def fmt_wall(ts, wall_offset):
+    t = (int(ts) + int(wall_offset)) / 1e9
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) + f".{int(t * 1000) % 1000:03d}"
+
+
+def fmt_at(ts, origin, wall_offset=None):
+    """'12.345 s' since the origin, with ' (2026-11-23 19:41:02.123)' when the wall clock is known."""
+    txt = f"{(int(ts) - int(origin)) / 1e9:.3f} s"
+    return txt + (f" ({fmt_wall(ts, wall_offset)})" if wall_offset is not None else "")
+
+
+def fmt_trace_time(g, ts):
+    return fmt_at(ts, *trace_clock(g))
 
 
 # --- JSON ---
@@ -118,9 +146,11 @@ def to_json(d):
 
 
 def trace_json(g):
-    """The reports' "trace" object: the time range of the graph and what the
-    decode dropped (torn or damaged chunks, corrupt records)."""
-    return {"start_ns": g.trace_start, "end_ns": g.trace_end,
+    """The reports' "trace" object: the time range of the graph, its clock
+    (origin, wall-clock offset) and what the decode dropped (torn or damaged
+    chunks, corrupt records)."""
+    origin, wall = trace_clock(g)
+    return {"start_ns": g.trace_start, "end_ns": g.trace_end, "origin_ns": origin, "wall_offset_ns": wall,
             "torn_chunks": int(getattr(g, "torn_chunks", 0)), "bad_records": int(getattr(g, "bad_records", 0))}
 
 
@@ -168,7 +198,9 @@ def render_text(d):
     out = []
     state = "still ongoing at trace end" if s["ongoing"] else f"ended at {fmt_rel(s['end_ns'] - t0)}"
     out.append(f"Hang in {_who(s)} (process {_proc(s)}): {s['block_type']} for {fmt_dur(s['dur_ns'])}, {state}")
-    out.append(f"  hang start = {s['start_ns'] / 1e9:.6f} s (trace clock); times below are relative to it")
+    tr = j.get("trace") or {}
+    out.append(f"  hang start = {fmt_at(s['start_ns'], tr.get('origin_ns', tr.get('start_ns', 0)), tr.get('wall_offset_ns'))}"
+               " into the trace; times below are relative to it")
     lw = s.get("longest_wait")
     ev = [f"on CPU {fmt_pct(s['cpu_share'])}", f"runnable {fmt_pct(s['runnable_share'])}"]
     out.append("  evidence: " + evidence_text(s))
@@ -243,7 +275,6 @@ def render_hangs_text(g, hangs, with_process=False):
     from argus.diagnose.blocktype import wait_desc
     if not hangs:
         return "no hangs\n"
-    t = getattr(g, "time_origin", g.trace_start)   # a windowed load keeps the buffer's start (cli/cmd_debug.py)
     rows = [(("process",) if with_process else ()) + ("thread", "kind", "block type", "start", "duration", "what")]
     for h in hangs:
         what = wait_desc(g, h.vertex) if h.kind == "wait" else \
@@ -251,6 +282,6 @@ def render_hangs_text(g, hangs, with_process=False):
         dur = fmt_dur(h.dur_ns) + (" (ongoing)" if h.ongoing else "")
         rows.append(((f"{g.process_name(h.pid)}/{h.pid}",) if with_process else ()) +
                     (f"{g.comm(h.utid)}/{h.tid}" + (" main" if h.tid == h.pid else ""), h.kind, h.block_type,
-                     f"{(h.start_ns - t) / 1e9:.3f} s", dur, what))
+                     fmt_trace_time(g, h.start_ns), dur, what))
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
     return "".join("  ".join(c.ljust(widths[k]) for k, c in enumerate(r)).rstrip() + "\n" for r in rows)

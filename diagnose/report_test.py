@@ -38,7 +38,7 @@ def test_text_rendering_long_running():
     d = diagnose(C.editor_xorg(), 300)
     assert render_text(d) == """\
 Hang in editor/300 (process editor/300): LongRunning for 3.000 s, ended at +3.000 s
-  hang start = 1.000020 s (trace clock); times below are relative to it
+  hang start = 1.000 s into the trace; times below are relative to it
   evidence: on CPU 99%, runnable 1%
 
 Chain (spinning thread first, walking back along causality):
@@ -82,3 +82,27 @@ def test_hangs_listing():
     assert json.loads(json.dumps(j)) == j and j["schema"] == "argus.hangs/1"
     assert [(h["tid"], h["kind"], h["block_type"], h["start_ns"], h["main"]) for h in j["hangs"]] == \
         [(300, "stretch", "LongRunning", 1_000_020_000, True)]
+
+
+def test_one_time_origin_with_wall_clock(monkeypatch):
+    """debug's header and the hangs list print the same time for the same
+    hang: seconds since the buffer's first timestamp (g.time_origin), with the
+    wall clock from the header's realtime offset."""
+    import time
+    from argus.diagnose import list_hangs, render_hangs_text, hangs_to_json
+    from argus.diagnose.report import fmt_trace_time
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    g = C.editor_xorg()
+    g.time_origin = 500_000_000                      # the buffer began 0.5 s into the graph's clock
+    g.wall_offset_ns = 1_700_000_000 * 10**9         # 2023-11-14 22:13:20 UTC at monotonic 0
+    d = diagnose(g, 300)
+    text = render_text(d)
+    assert "hang start = 0.500 s (2023-11-14 22:13:21.000) into the trace" in text
+    hangs = render_hangs_text(g, list_hangs(g, 300, threshold_ns=2_000_000_000))
+    assert "0.500 s (2023-11-14 22:13:21.000)" in hangs
+    assert fmt_trace_time(g, 1_000_020_000) == "0.500 s (2023-11-14 22:13:21.000)"
+    j = to_json(d)
+    assert j["trace"]["origin_ns"] == 500_000_000 and j["trace"]["wall_offset_ns"] == 1_700_000_000 * 10**9
+    assert render_text(json.loads(render_json(d))) == text
+    assert hangs_to_json(g, [])["trace"]["origin_ns"] == 500_000_000

@@ -70,7 +70,7 @@ def finish(p, timeout=120):
     out, err = p.communicate(timeout=timeout)
     assert p.returncode == 0, err
     assert "Traceback" not in err, err
-    return json.loads(out.strip().splitlines()[-1]), err
+    return json.loads(out), err      # --json: stdout is the JSON summary and nothing else
 
 
 def perf_slots_free(tid, want=4):
@@ -167,6 +167,7 @@ def test_flag_handshake_perf_traced_diagnosed(tracing, tmp_path):
         assert summary["watches"][0]["addr"] == info["flag_addr"] and summary["watches"][0]["size"] == 4
         assert summary["writes"] == 3 and summary["reads"] > 100, summary
         assert "watchpoints removed" in err
+        assert err.count(" write tid=") == 3, err      # the running log of writes went to stderr
         assert_left_clean(pid)
         tracing.wait_drained()
         _check_flags_graph_diagnosis(tracing, info, summary, tmp_path)

@@ -41,6 +41,23 @@ def xnu_syscall_name(nr):
     return XNU_SYSCALL_NAMES.get(int(nr))
 
 
+def wait_obj_text(nr, obj):
+    """What an xnu wait's object is (SWITCH_OUT wait_obj of a decoded xnu
+    syscall; kdebug_decode.c says what it stores), or None when nr is no
+    xnu syscall whose object is a Mach port or a message buffer."""
+    name = xnu_syscall_name(nr)
+    obj = int(obj) & (2**64 - 1)
+    if name == "mach_msg2_trap":
+        # arg4: the header's remote and local port names, combined by libsyscall
+        # as remote | local << 32 (LIBMACH_MSG2_COMBINE)
+        return f"{name}(remote port {obj & 0xFFFFFFFF:#x}, local port {obj >> 32:#x})"
+    if name in ("mach_msg_trap", "mach_msg_overwrite_trap"):
+        return f"{name}(message at {obj:#x})"
+    if name and name.startswith("semaphore_"):
+        return f"{name}(port {obj:#x})"
+    return None
+
+
 class KdebugError(OSError):
     """A kdebug trace could not be imported or decoded (one line)."""
 
