@@ -110,6 +110,7 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
     buffer; cut_end: the window ends before the buffer does); it raises _Widen
     for a bigger window, or ArgusError, which only the whole buffer reports."""
     from argus.graphbuild import build_graph
+    from argus.graphbuild.builder import attach_side_arrays
 
     if args.threshold <= 0:
         raise ArgusError("--threshold must be positive")
@@ -127,6 +128,7 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
         rows = window_rows(trace)
         start = trace.first_ts if whole else int(trace.first_window_ts)
         g = build_graph(rows, trace_start=start, trace_end=trace.last_ts)
+        attach_side_arrays(g, trace)        # the user stacks (REPL `stack`, questions, advice)
         g.time_origin = origin
         if accept is None:
             return trace, g, None

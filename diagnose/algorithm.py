@@ -227,6 +227,8 @@ class _Run:
         hint = ""
         if cand.get("addresses"):
             hint += "; candidates: addresses polled " + ", ".join(f"0x{x:x}" for x in cand["addresses"])
+        if len(cand.get("symbols") or ()) > 1:
+            hint += f"; globals {cand['function']} reads: " + ", ".join(cand["symbols"])
         if cand.get("stack"):
             hint += "; loop stack " + " <- ".join(cand["stack"])
         if cand.get("remembered"):
@@ -236,7 +238,9 @@ class _Run:
     def bp_watch_advice(self, utid, a, b):
         """The bp_watch command line for a RepeatedYield without data flags:
         IMAGE SYMBOL from a data_flag rule of an earlier session when there is
-        one (a question saved), else placeholders plus the candidates the
+        one (a question saved), else IMAGE SYMBOL from the loop's user stack
+        (stacks.flag_candidates: the first app frame whose code reads a global;
+        placeholders without stacks) plus the candidates the
         vertex shows: the addresses it polled (futex / wait objects) and the
         loop's call stack (when stacks are recorded)."""
         g = self.g
@@ -252,15 +256,13 @@ class _Run:
                 return f"bp_watch {pid} {known.get('image') or 'IMAGE'} {known['symbol']}"
             return f"bp_watch {pid} --address 0x{int(known['addr']):x}"
         cands = polled_addresses(g, utid, a, b)
-        from argus.diagnose.stacks import top_frames
-        frames = top_frames(g, B.busiest_segment(g, utid, a, b))
-        txt = f"bp_watch {pid} IMAGE SYMBOL"
-        extra = []
-        if cands:
-            extra.append("addresses polled: " + ", ".join(f"0x{x:x}" for x in cands[:5]))
-        if frames:
-            extra.append("loop stack: " + " <- ".join(frames[:5]))
-        self.advice_candidates[utid] = {"addresses": cands[:5], "stack": frames[:5]}
+        from argus.diagnose.stacks import flag_candidates, top_frames
+        loop = flag_candidates(g, utid, a, b) or {}
+        frames = loop.get("stack") or top_frames(g, B.busiest_segment(g, utid, a, b))
+        syms = loop.get("symbols") or []
+        txt = f"bp_watch {pid} {loop.get('image') or 'IMAGE'} {syms[0] if syms else 'SYMBOL'}"
+        self.advice_candidates[utid] = {"addresses": cands[:5], "stack": frames[:5], "symbols": syms,
+                                        "image": loop.get("image"), "function": loop.get("function")}
         return txt
 
     def relation(self, res, t, role):
