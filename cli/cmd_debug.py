@@ -13,6 +13,8 @@ Algorithm 1.  Who answers Algorithm 1's questions:
   --auto, --json, or no TTY               the automatic heuristic
 Everything but --auto runs in a session saved in SQLite (cli/session.py):
 answers, marks and the report, and the rules that later sessions apply.
+Rules apply in every mode, --auto included (--no-rules: none); the report
+lists those that fired (rules_fired).
 
 Windowed load (--window SECONDS, default 10; 0 loads the whole buffer): a full
 default buffer holds tens of millions of events, and decoding and building
@@ -63,6 +65,9 @@ def register(sub):
                    help="replay the answers recorded in FILE (REPL: export --answers FILE)")
     p.add_argument("--resume", nargs="?", type=int, const=0, metavar="ID",
                    help="continue a saved session (default: the most recent one)")
+    p.add_argument("--no-rules", action="store_true",
+                   help="ignore the rules of earlier sessions (they apply in every mode otherwise; "
+                        "argus rules list shows them)")
     p.set_defaults(func=run_debug)
 
     p = sub.add_parser("hangs", help="list hangs: of one process, or the longest of every process's main thread")
@@ -230,11 +235,13 @@ def run_debug(args):
                 presets = read_answers_file(args.answers)
             threshold_ns = int(args.threshold * 1e9)
             trace, g, hang = _graph(args, None, _hang_in_window(args.pid, args.tid, args.at, None, threshold_ns))
+            store = _store()                  # its rules apply in every mode; --auto saves no session
             if not args.auto:
-                store = _store()
                 sid = store.create(trace.path, hang, threshold_ns)
         ctx = ReplContext(g, hang, int(args.threshold * 1e9), store, sid, trace.path, notes=_notes(trace))
         ctx.presets = presets
+        ctx.no_rules = args.no_rules
+        ctx.show_rules = interactive
         if interactive:
             from argus.cli.repl import app
             _header(ctx)
@@ -243,7 +250,7 @@ def run_debug(args):
             finally:
                 store.finish(sid, ctx.report, status="closed")
         ctx.run_diagnosis(auto=args.auto, ask=None)
-        if store is not None:
+        if sid is not None:
             store.finish(sid, ctx.report, status="closed")
         d = ctx.diagnosis
         sys.stdout.write((render_json(d) if args.json else render_text(d)).rstrip("\n") + "\n")
@@ -265,7 +272,7 @@ def _header(ctx):
     ctx.out(f"  session {ctx.sid} in {ctx.store.path} (argus debug --resume {ctx.sid} continues it)")
     rules = ctx.rules()
     if rules:
-        ctx.out(f"  {len(rules)} rule(s) from earlier sessions apply")
+        ctx.out(f"  {len(rules)} rule(s) from earlier sessions apply (argus rules list; --no-rules ignores them)")
 
 
 def run_hangs(args):

@@ -246,11 +246,8 @@ class _Run:
         g = self.g
         pid = int(g.threads.pid[utid])
         rules = getattr(self.chooser, "rules", None)
-        known = rules.data_flag(g.process_name(pid), g.comm(utid)) if rules is not None else None
+        known = rules.data_flag(g, utid) if rules is not None else None     # counted in rules.fired
         if known:
-            if utid not in self.advice_candidates:      # one saved question per thread
-                self.chooser.saved = getattr(self.chooser, "saved", 0) + 1
-                self.chooser.saved_by_rules = getattr(self.chooser, "saved_by_rules", 0) + 1
             self.advice_candidates[utid] = {"remembered": True}
             if known.get("symbol"):
                 return f"bp_watch {pid} {known.get('image') or 'IMAGE'} {known['symbol']}"
@@ -455,19 +452,21 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
         notes.append(f"{lost} records were lost while tracing; edges may be missing")
     d = Diagnosis(g, hang, int(threshold_ns), run.path, run.root_causes, int(chooser.queries),
                   extra, notes)
+    d.rules_fired = list(getattr(getattr(chooser, "rules", None), "fired", ()))   # rules.RuleSet.fired
     d.metrics = _metrics(g, hang, threshold_ns, chooser, d)
     return d
 
 
 def _metrics(g, hang, threshold_ns, chooser, d):
     """Table 2 of the paper: queries asked, path length of this run and of
-    the automatic heuristic on the same hang (run again with AutoChooser
-    when this run was steered)."""
-    if isinstance(chooser, AutoChooser):
+    the automatic heuristic on the same hang (run again when this run was
+    steered: with the chooser's auto_twin - the same rules - if it has one)."""
+    mode = "auto" if isinstance(chooser, AutoChooser) else getattr(chooser, "mode", "interactive")
+    if mode == "auto":
         auto_len = len(d.path)
     else:
-        auto_len = len(diagnose_hang(g, hang, threshold_ns, AutoChooser()).path)
-    mode = "auto" if isinstance(chooser, AutoChooser) else getattr(chooser, "mode", "interactive")
+        twin = chooser.auto_twin() if hasattr(chooser, "auto_twin") else AutoChooser()
+        auto_len = len(diagnose_hang(g, hang, threshold_ns, twin).path)
     saved_memory = int(getattr(chooser, "saved", 0)) - int(getattr(chooser, "saved_by_rules", 0))
     return {
         "queries": int(chooser.queries),

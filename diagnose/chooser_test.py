@@ -96,14 +96,21 @@ def test_several_edges_ask_and_the_pick_is_followed():
     assert ch.answers[0]["answer"] == "2" and ch.answers[0]["source"] == "user"
 
 
-def test_several_edges_stop_and_invalid_input_stop():
+def test_several_edges_stop_and_invalid_input_is_asked_again():
     g = flag_trace()
     r1 = seg(g, RD, 1)
-    for typed, source in (("s", "user"), ("what?", "invalid"), ("7", "invalid")):
-        ch = AskingChooser(g, ask=Script(typed))
+    for typed in (["s"], ["what?", "s"], ["7", "zz", "s"]):
+        ask = Script(*typed)
+        ch = AskingChooser(g, ask=ask)
         res = interactive_slice(g, r1, ch, cursor=int(g.seg.end[r1]))
         assert tids(g, res) == [RD] and res.origin["kind"] == "stopped"
-        assert ch.queries == 1 and ch.answers[0]["source"] == source
+        assert ch.queries == 1 and ch.answers[0]["source"] == "user"
+        # the same question, put again once per invalid answer, saying what was typed
+        assert len(ask.questions) == len(typed) and ask.questions[-1].invalid == (typed[-2] if len(typed) > 1
+                                                                                   else None)
+    # a typo then a real answer: the walk follows the answer
+    ch = AskingChooser(g, ask=Script("x", "2"))
+    assert tids(g, interactive_slice(g, r1, ch, cursor=int(g.seg.end[r1]))) == [RD, A]
 
 
 def test_enter_takes_the_default():
@@ -127,7 +134,7 @@ def test_weak_edge_follow_or_stop(typed, follows):
     g = lock_trace()
     v = seg(g, 20, 1)
     assert g.edge(g.incoming_wakeup(v))["weak"]
-    ask = Script(typed, "s")
+    ask = Script(typed, "s") if typed != "x" else Script(typed, "s", "s")
     ch = AskingChooser(g, ask=ask)
     res = interactive_slice(g, v, ch)
     assert ask.questions[0].kind == "weak"
@@ -138,7 +145,9 @@ def test_weak_edge_follow_or_stop(typed, follows):
     else:
         assert tids(g, res) == [20] and res.origin["kind"] == "weak_edge"
     assert [r["kind"] for r in ch.new_rules] == (["not_causal"] if typed == "n" else [])
-    assert ch.answers[0]["source"] == ("invalid" if typed == "x" else "user")
+    assert ch.answers[0]["source"] == "user"
+    if typed == "x":                                   # asked again, then "s"
+        assert ask.questions[1] is ask.questions[0] and ch.answers[0]["answer"] == "s"
 
 
 def test_eof_or_ctrl_c_stops_and_mutes_later_questions():

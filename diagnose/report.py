@@ -112,6 +112,7 @@ def to_json(d):
         "root_causes": causes,
         "queries": int(d.queries),
         "metrics": dict(getattr(d, "metrics", None) or {}),
+        "rules_fired": list(getattr(d, "rules_fired", None) or []),
         "notes": list(d.notes),
         "trace": {"start_ns": g.trace_start, "end_ns": g.trace_end},
     })
@@ -219,6 +220,12 @@ def render_text(d):
             line += f"; {saved} question(s) saved ({m.get('saved_by_rules', 0)} by rules of earlier sessions, " \
                     f"{m.get('saved_by_memory', 0)} by answers earlier in this one)"
     out.append(line)
+    fired = j.get("rules_fired") or []
+    if fired:
+        out.append(f"Rules applied ({len(fired)}; --no-rules ignores them):")
+    for r in fired:
+        out.append(f"  rule {r['id'] if r.get('id') is not None else '(new)'}: {r['rule']}: {r['effect']}"
+                   + (f" (undo: {r['undo']})" if r.get("undo") else ""))
     for n in j.get("notes", ()):
         out.append(f"Note: {n}")
     return "\n".join(out) + "\n"

@@ -58,7 +58,8 @@ def loop_vertex(g, utid, a, b):
     return max(counts.values())[1]
 
 
-def _symbolizer(g):
+def symbolizer(g):
+    """The graph's Symbolizer (its MAPPING records), built once."""
     from argus.graphbuild.stacks import Symbolizer
     s = g.__dict__.get("_symbolizer")
     if s is None:
@@ -84,7 +85,7 @@ def flag_candidates(g, utid, a, b):
     st = g.stacks
     pcs = st.pc[st.seg == v].tolist()
     pid = int(g.threads.pid[utid])
-    sym = _symbolizer(g)
+    sym = symbolizer(g)
     first = None
     for depth, pc in enumerate(pcs):
         loc = sym.locate(pid, int(pc))
