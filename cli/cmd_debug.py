@@ -13,6 +13,8 @@ Algorithm 1.  Who answers Algorithm 1's questions:
   --auto, --json, or no TTY               the automatic heuristic
 Everything but --auto runs in a session saved in SQLite (cli/session.py):
 answers, marks and the report, and the rules that later sessions apply.
+Rules apply in every mode, --auto included (--no-rules: none); the report
+lists those that fired (rules_fired).
 
 Windowed load (--window SECONDS, default 10; 0 loads the whole buffer): a full
 default buffer holds tens of millions of events, and decoding and building
@@ -74,6 +76,9 @@ def register(sub):
                    help="replay the answers recorded in FILE (REPL: export --answers FILE)")
     p.add_argument("--resume", nargs="?", type=int, const=0, metavar="ID",
                    help="continue a saved session (default: the most recent one)")
+    p.add_argument("--no-rules", action="store_true",
+                   help="ignore the rules of earlier sessions (they apply in every mode otherwise; "
+                        "argus rules list shows them)")
     p.set_defaults(func=run_debug)
 
     p = sub.add_parser("hangs", help="list hangs: of one process, or the longest of every process's main thread")
@@ -123,6 +128,7 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
     buffer; cut_end: the window ends before the buffer does); it raises _Widen
     for a bigger window, or ArgusError, which only the whole buffer reports."""
     from argus.graphbuild import build_graph
+    from argus.graphbuild.builder import attach_side_arrays
 
     if args.threshold <= 0:
         raise ArgusError("--threshold must be positive")
@@ -146,6 +152,7 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
             progress.stage(f"building the event graph of {fmt_count(trace.nrows)} events")
             g = build_graph(rows, trace_start=start, trace_end=trace.last_ts)
             progress.finished("built a graph of", trace.nrows)
+            attach_side_arrays(g, trace)        # the user stacks (REPL `stack`, questions, advice)
             g.time_origin = origin
             g.wall_offset_ns = wall_offset(trace)
             _note_dropped(g, trace)
@@ -266,11 +273,13 @@ def run_debug(args):
                                                                 ranked))
             if ranked:
                 _say_choice(g, ranked)
+            store = _store()                  # its rules apply in every mode; --auto saves no session
             if not args.auto:
-                store = _store()
                 sid = store.create(trace.path, hang, threshold_ns)
         ctx = ReplContext(g, hang, int(args.threshold * 1e9), store, sid, trace.path, notes=_notes(trace))
         ctx.presets = presets
+        ctx.no_rules = args.no_rules
+        ctx.show_rules = interactive
         if interactive:
             from argus.cli.repl import app
             _header(ctx)
@@ -279,7 +288,7 @@ def run_debug(args):
             finally:
                 store.finish(sid, ctx.report, status="closed")
         ctx.run_diagnosis(auto=args.auto, ask=None)
-        if store is not None:
+        if sid is not None:
             store.finish(sid, ctx.report, status="closed")
         d = ctx.diagnosis
         sys.stdout.write((render_json(d) if args.json else safe_lines(render_text(d))).rstrip("\n") + "\n")
@@ -333,7 +342,7 @@ def _header(ctx):
     ctx.out(f"  session {ctx.sid} in {ctx.store.path} (argus debug --resume {ctx.sid} continues it)")
     rules = ctx.rules()
     if rules:
-        ctx.out(f"  {len(rules)} rule(s) from earlier sessions apply")
+        ctx.out(f"  {len(rules)} rule(s) from earlier sessions apply (argus rules list; --no-rules ignores them)")
 
 
 def run_hangs(args):

@@ -9,8 +9,10 @@ directory: it holds names and addresses read from traces.
                by `--resume` and written out by `export --answers`
   annotations  what the user marked in the session (not-causal edges, data
                flags), with the rule each one produced
-  rules        not_causal / data_flag rules (diagnose/rules.py), applied to
-               every later session whatever its trace
+  rules        not_causal / data_flag rules (diagnose/rules.py) with their
+               scope (build id), applied to every later session whatever its
+               trace; `argus rules list|rm` (cli/cmd_rules.py) shows and
+               removes them by id
 Every change is committed at once (autocommit): a Ctrl-C, EOF or a killed
 terminal loses nothing already answered.  Errors are SessionError (one line).
 """
@@ -30,8 +32,11 @@ CREATE TABLE IF NOT EXISTS annotations (
   id INTEGER PRIMARY KEY, session INTEGER, kind TEXT, target TEXT, detail TEXT, created REAL);
 CREATE TABLE IF NOT EXISTS rules (
   id INTEGER PRIMARY KEY, kind TEXT, key TEXT, value TEXT, created REAL, session INTEGER,
-  UNIQUE (kind, key));
+  scope TEXT, UNIQUE (kind, key));
 """
+# Columns added after the first release: (table, column, type), added to an
+# older store on open.
+MIGRATIONS = (("rules", "scope", "TEXT"),)
 
 
 class SessionError(Exception):
@@ -57,6 +62,9 @@ class Store:
             os.chmod(self.path, 0o600)
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10)
             self.db.executescript(SCHEMA)
+            for table, col, typ in MIGRATIONS:
+                if col not in [r[1] for r in self.db.execute(f"PRAGMA table_info({table})")]:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {col} {typ}")
         except (OSError, sqlite3.Error) as e:
             raise SessionError(f"cannot open the session store {self.path}: {e}")
 
@@ -129,12 +137,24 @@ class Store:
         return [{"kind": k, "target": t, "detail": json.loads(d) if d else None} for k, t, d in rows]
 
     def add_rule(self, rule, sid=None):
-        self._x("INSERT OR REPLACE INTO rules (kind, key, value, created, session) VALUES (?, ?, ?, ?, ?)",
-                (rule["kind"], json.dumps(rule["key"], sort_keys=True), json.dumps(rule["value"]), time.time(), sid))
+        """Stores a rule (updating the value and scope of one of the same kind and
+        key, which keeps its id); its id."""
+        key = json.dumps(rule["key"], sort_keys=True)
+        self._x("INSERT INTO rules (kind, key, value, created, session, scope) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value, scope = excluded.scope",
+                (rule["kind"], key, json.dumps(rule["value"]), time.time(), sid,
+                 json.dumps(rule.get("scope") or {})))
+        return self._x("SELECT id FROM rules WHERE kind = ? AND key = ?", (rule["kind"], key)).fetchone()[0]
 
     def rules(self):
-        rows = self._x("SELECT kind, key, value FROM rules ORDER BY id").fetchall()
-        return [{"kind": k, "key": json.loads(key), "value": json.loads(v)} for k, key, v in rows]
+        rows = self._x("SELECT id, kind, key, value, scope, created, session FROM rules ORDER BY id").fetchall()
+        return [{"id": i, "kind": k, "key": json.loads(key), "value": json.loads(v),
+                 "scope": json.loads(sc) if sc else {}, "created": c, "session": ss}
+                for i, k, key, v, sc, c, ss in rows]
+
+    def remove_rule(self, rid):
+        """Removes rule rid; False when there is none."""
+        return self._x("DELETE FROM rules WHERE id = ?", (int(rid),)).rowcount > 0
 
     def close(self):
         try:

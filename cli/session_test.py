@@ -31,10 +31,13 @@ def test_store_is_private_and_keeps_everything(tmp_path):
     assert (s["id"], s["pid"], s["tid"], s["hang_start_ns"], s["status"]) == (sid, 100, 100, 5_000, "done")
     assert json.loads(s["report"]) == {"schema": "argus.diagnosis/1"}
     assert [(a["kind"], a["answer"]) for a in st.answers(sid)] == [("weak", "f"), ("go_on", "n")]
-    assert st.rules() == [{"kind": "not_causal", "key": {"a": 1}, "value": None}]
+    (r,) = st.rules()
+    assert (r["id"], r["kind"], r["key"], r["value"], r["scope"], r["session"]) == \
+        (1, "not_causal", {"a": 1}, None, {}, sid)
     assert st.annotations(sid)[0]["kind"] == "not_causal"
     st.clear_answers(sid)
     assert st.answers(sid) == []
+    assert st.remove_rule(1) and not st.remove_rule(1) and st.rules() == []
     with pytest.raises(SessionError, match="no session 99"):
         st.get(99)
 
@@ -62,3 +65,18 @@ def test_answers_file_roundtrip_and_bad_files(tmp_path):
             read_answers_file(str(p))
     with pytest.raises(SessionError, match="cannot read"):
         read_answers_file(str(tmp_path / "missing.json"))
+
+
+def test_store_of_an_older_release_gains_the_scope_column(tmp_path):
+    import sqlite3
+    db = tmp_path / "old.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE rules (id INTEGER PRIMARY KEY, kind TEXT, key TEXT, value TEXT, created REAL, "
+                "session INTEGER, UNIQUE (kind, key))")
+    con.execute("INSERT INTO rules (kind, key, value) VALUES ('not_causal', '{\"a\": 1}', 'null')")
+    con.commit()
+    con.close()
+    st = Store(str(db))
+    assert [(r["id"], r["scope"]) for r in st.rules()] == [(1, {})]
+    assert st.add_rule({"kind": "data_flag", "key": {"b": 2}, "value": {"addr": 1}, "scope": {"build_id": "ab"}}) == 2
+    assert st.rules()[1]["scope"] == {"build_id": "ab"}

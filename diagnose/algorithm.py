@@ -227,6 +227,8 @@ class _Run:
         hint = ""
         if cand.get("addresses"):
             hint += "; candidates: addresses polled " + ", ".join(f"0x{x:x}" for x in cand["addresses"])
+        if len(cand.get("symbols") or ()) > 1:
+            hint += f"; globals {cand['function']} reads: " + ", ".join(cand["symbols"])
         if cand.get("stack"):
             hint += "; loop stack " + " <- ".join(cand["stack"])
         if cand.get("remembered"):
@@ -236,31 +238,28 @@ class _Run:
     def bp_watch_advice(self, utid, a, b):
         """The bp_watch command line for a RepeatedYield without data flags:
         IMAGE SYMBOL from a data_flag rule of an earlier session when there is
-        one (a question saved), else placeholders plus the candidates the
+        one (a question saved), else IMAGE SYMBOL from the loop's user stack
+        (stacks.flag_candidates: the first app frame whose code reads a global;
+        placeholders without stacks) plus the candidates the
         vertex shows: the addresses it polled (futex / wait objects) and the
         loop's call stack (when stacks are recorded)."""
         g = self.g
         pid = int(g.threads.pid[utid])
         rules = getattr(self.chooser, "rules", None)
-        known = rules.data_flag(g.process_name(pid), g.comm(utid)) if rules is not None else None
+        known = rules.data_flag(g, utid) if rules is not None else None     # counted in rules.fired
         if known:
-            if utid not in self.advice_candidates:      # one saved question per thread
-                self.chooser.saved = getattr(self.chooser, "saved", 0) + 1
-                self.chooser.saved_by_rules = getattr(self.chooser, "saved_by_rules", 0) + 1
             self.advice_candidates[utid] = {"remembered": True}
             if known.get("symbol"):
                 return f"bp_watch {pid} {known.get('image') or 'IMAGE'} {known['symbol']}"
             return f"bp_watch {pid} --address 0x{int(known['addr']):x}"
         cands = polled_addresses(g, utid, a, b)
-        from argus.diagnose.stacks import top_frames
-        frames = top_frames(g, B.busiest_segment(g, utid, a, b))
-        txt = f"bp_watch {pid} IMAGE SYMBOL"
-        extra = []
-        if cands:
-            extra.append("addresses polled: " + ", ".join(f"0x{x:x}" for x in cands[:5]))
-        if frames:
-            extra.append("loop stack: " + " <- ".join(frames[:5]))
-        self.advice_candidates[utid] = {"addresses": cands[:5], "stack": frames[:5]}
+        from argus.diagnose.stacks import flag_candidates, top_frames
+        loop = flag_candidates(g, utid, a, b) or {}
+        frames = loop.get("stack") or top_frames(g, B.busiest_segment(g, utid, a, b))
+        syms = loop.get("symbols") or []
+        txt = f"bp_watch {pid} {loop.get('image') or 'IMAGE'} {syms[0] if syms else 'SYMBOL'}"
+        self.advice_candidates[utid] = {"addresses": cands[:5], "stack": frames[:5], "symbols": syms,
+                                        "image": loop.get("image"), "function": loop.get("function")}
         return txt
 
     def relation(self, res, t, role):
@@ -453,19 +452,21 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
         notes.append(f"{lost} records were lost while tracing; edges may be missing")
     d = Diagnosis(g, hang, int(threshold_ns), run.path, run.root_causes, int(chooser.queries),
                   extra, notes)
+    d.rules_fired = list(getattr(getattr(chooser, "rules", None), "fired", ()))   # rules.RuleSet.fired
     d.metrics = _metrics(g, hang, threshold_ns, chooser, d)
     return d
 
 
 def _metrics(g, hang, threshold_ns, chooser, d):
     """Table 2 of the paper: queries asked, path length of this run and of
-    the automatic heuristic on the same hang (run again with AutoChooser
-    when this run was steered)."""
-    if isinstance(chooser, AutoChooser):
+    the automatic heuristic on the same hang (run again when this run was
+    steered: with the chooser's auto_twin - the same rules - if it has one)."""
+    mode = "auto" if isinstance(chooser, AutoChooser) else getattr(chooser, "mode", "interactive")
+    if mode == "auto":
         auto_len = len(d.path)
     else:
-        auto_len = len(diagnose_hang(g, hang, threshold_ns, AutoChooser()).path)
-    mode = "auto" if isinstance(chooser, AutoChooser) else getattr(chooser, "mode", "interactive")
+        twin = chooser.auto_twin() if hasattr(chooser, "auto_twin") else AutoChooser()
+        auto_len = len(diagnose_hang(g, hang, threshold_ns, twin).path)
     saved_memory = int(getattr(chooser, "saved", 0)) - int(getattr(chooser, "saved_by_rules", 0))
     return {
         "queries": int(chooser.queries),

@@ -18,6 +18,16 @@ Algorithm (all clipped to the window, from the graph's columnar tables):
                never counted
   rate         (yields + short waits) per second of window; mean period =
                mean gap between consecutive such events
+  stopped_ns   time a tracer or job control held the thread: switch-outs
+               in state traced (ptrace stops, single steps) until the next
+               switch-in - the graph keeps them runnable, without a vertex
+               boundary - and, in traces recorded before that state existed
+               (or for SIGSTOP), blocking waits in state other.  Stops are
+               not the program's waits: they are never yields, short waits
+               or the longest wait, they leave the runnable time, and the
+               shares and the rate are of the window minus stopped_ns (a thread
+               single-stepped by a debugger while it spins stays
+               LongRunning: many short stops never outrank time on CPU)
 Rules, in order:
   1. longest wait inside the window >= 50 % of it       -> LongWait
   2. yields + short waits >= 10 and rate >= 5/s          -> RepeatedYield
@@ -131,13 +141,19 @@ def classify(g, utid, a, b):
     rbl = _clipped(g.runnable.start[ql:qh], g.runnable.end[ql:qh], a, b)
 
     s = slice(lo, hi)
-    blocked = seg.end_kind[s] == G.END_BLOCKED
     ws = seg.wait_start[s]
     we = seg.wait_end[s]
+    blocked = seg.end_kind[s] == G.END_BLOCKED
+    stop = blocked & (seg.wait_state[s] == schema.STATE_OTHER)
+    blocked &= ~stop
+    traced = traced_ns(g, utid, a, b)
+    stopped = traced + _clipped(ws[stop], we[stop], a, b)
+    rbl = max(rbl - traced, 0)
+    active = max(window - stopped, 0)      # the window minus tracer / job-control stops
     inwin = np.where(blocked, np.clip(np.minimum(we, b) - np.maximum(ws, a), 0, None), -1)
     longest = None
     longest_in = 0
-    if hi > lo and window > 0:
+    if hi > lo and active > 0:
         k = int(np.argmax(inwin))
         if inwin[k] > 0:
             longest = lo + k
@@ -150,37 +166,38 @@ def classify(g, utid, a, b):
     # short waits / timeouts starting in the window (not idle, not placeholder)
     dur = we - ws
     start_in = blocked & (ws >= a) & (ws <= b) & seg.wait_known[s] & (seg.wait_reason[s] != schema.WAIT_POLL)
-    backoff_sleep = (seg.wait_reason[s] == schema.WAIT_SLEEP) & (dur < window // BACKOFF_FRACTION)
+    backoff_sleep = (seg.wait_reason[s] == schema.WAIT_SLEEP) & (dur < active // BACKOFF_FRACTION)
     short = start_in & ((dur < SHORT_WAIT_NS) | seg.wait_timedout[s] | backoff_sleep)
     sts = ws[short]
     timeouts = int(np.count_nonzero(start_in & seg.wait_timedout[s]))
     events = np.sort(np.concatenate([yts, sts]))
     n_events = len(events)
-    rate = n_events / (window / 1e9) if window > 0 else 0.0
+    rate = n_events / (active / 1e9) if active > 0 else 0.0
     period = int((events[-1] - events[0]) // (n_events - 1)) if n_events >= 2 else None
 
     ev = {
         "window_ns": window,
         "cpu_ns": cpu,
-        "cpu_share": round(cpu / window, 4) if window else 0.0,
+        "cpu_share": round(cpu / active, 4) if active else 0.0,
         "runnable_ns": rbl,
-        "runnable_share": round(rbl / window, 4) if window else 0.0,
+        "runnable_share": round(rbl / active, 4) if active else 0.0,
         "longest_wait": wait_info(g, longest, a, b) if longest is not None else None,
-        "longest_wait_share": round(longest_in / window, 4) if window else 0.0,
+        "longest_wait_share": round(longest_in / active, 4) if active else 0.0,
         "yields": int(len(yts)),
         "short_waits": int(len(sts)),
         "timeouts": timeouts,
+        "stopped_ns": int(stopped),
         "repeat_rate_per_s": round(rate, 2),
         "mean_period_ns": period,
     }
 
-    if window <= 0:
+    if active <= 0:
         bt = NORMAL
-    elif longest is not None and longest_in >= SHARE * window:
+    elif longest is not None and longest_in >= SHARE * active:
         bt = LONG_WAIT
     elif n_events >= MIN_REPEATS and rate >= MIN_RATE_PER_S:
         bt = REPEATED_YIELD
-    elif cpu + rbl >= SHARE * window:
+    elif cpu + rbl >= SHARE * active:
         bt = LONG_RUNNING
     else:
         bt = NORMAL
@@ -190,6 +207,31 @@ def classify(g, utid, a, b):
     else:
         vertex = busiest_segment(g, utid, a, b)
     return Classification(bt, int(utid), a, b, int(vertex), ev)
+
+
+def traced_ns(g, utid, a, b):
+    """ns of [a, b] thread utid spent in tracer stops: each switch-out in
+    state traced until the thread's next switch-in (or b).  Threads that were
+    never traced cost one cached vectorized pass over the rows per graph."""
+    tids = g.__dict__.get("_traced_tids")
+    if tids is None:
+        r = g.rows
+        sel = (r["type"] == schema.SWITCH_OUT) & (r["state"] == schema.STATE_TRACED)
+        tids = g.__dict__["_traced_tids"] = frozenset(np.unique(r["tid"][sel]).tolist())
+    if int(g.threads.tid[utid]) not in tids:
+        return 0
+    idx = g.thread_rows_of(utid)
+    ts = g.rows["ts_ns"][idx].astype(np.int64)
+    lo, hi = int(np.searchsorted(ts, a, side="left")), int(np.searchsorted(ts, b, side="right"))
+    r = g.rows[idx[max(lo - 1, 0):hi]]         # from the row before a: a stop in progress at a
+    ts = r["ts_ns"].astype(np.int64)
+    outs = ts[(r["type"] == schema.SWITCH_OUT) & (r["state"] == schema.STATE_TRACED)]
+    ins = ts[r["type"] == schema.SWITCH_IN]
+    if not len(ins):
+        return _clipped(outs, np.full(len(outs), b, np.int64), a, b)
+    pos = np.searchsorted(ins, outs, side="right")
+    ends = np.where(pos < len(ins), ins[np.minimum(pos, len(ins) - 1)], b)
+    return _clipped(outs, ends, a, b)
 
 
 def busiest_segment(g, utid, a, b):

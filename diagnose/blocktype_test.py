@@ -180,3 +180,40 @@ def test_backoff_sleeps_are_repeated_yield():
     assert c.evidence["short_waits"] >= 30
     g = poller(1000)
     assert B.classify(g, 0, 0, sec(3)).block_type != B.REPEATED_YIELD
+
+
+def stepped(state):
+    """T spins on the CPU for 1 s while a debugger single-steps it from 100 ms
+    to 900 ms: a tracer stop of 60 us after every 40 us of running (8000
+    stops); `state` is how the switch-outs record the stop (traced, or other
+    as in traces recorded before the traced state existed)."""
+    t = trace()
+    for k in range(8000):
+        at = ms(100) + k * 100_000
+        t.row(at + 40_000, T, B.schema.SWITCH_OUT, state=state)
+        t.wake(11, T, at + 99_000)
+        t.row(at + 100_000, T, B.schema.SWITCH_IN)
+    return t
+
+
+def test_single_stepped_spinner_stays_long_running():
+    """Tracer stops are not yields or waits: a thread on CPU for all the time
+    the debugger let it run is LongRunning, in new traces (state traced) and
+    old ones (state other)."""
+    for state in (B.schema.STATE_TRACED, B.schema.STATE_OTHER):
+        g, c = cls(stepped(state))
+        ev = c.evidence
+        assert c.block_type == B.LONG_RUNNING, (state, ev)
+        assert ev["short_waits"] == 0 and ev["yields"] == 0 and ev["longest_wait"] is None
+        assert abs(ev["stopped_ns"] - 8000 * 60_000) <= 8000 * 1_000       # other: until the wakeup
+        assert ev["cpu_share"] >= 0.95 and ev["runnable_share"] < 0.05
+    # the traced stops do not even split the thread's vertex
+    g, _ = cls(stepped(B.schema.STATE_TRACED))
+    assert len(g.thread_segments(g.utid_of_tid(T))) == 1
+
+
+def test_a_thread_stopped_all_window_is_normal():
+    t = trace()
+    t.row(ms(10), T, B.schema.SWITCH_OUT, state=B.schema.STATE_TRACED)
+    g, c = cls(t, a=ms(100), b=ms(900))
+    assert c.block_type == B.NORMAL and c.evidence["stopped_ns"] == ms(800)

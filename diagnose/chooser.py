@@ -19,8 +19,11 @@ only when the graph is ambiguous:
                     advice, so those go on without a question.
 Before asking, in order:
   1. rules (from earlier sessions, keyed by stable names, never pids:
-     rules.edge_key): an edge marked "not causal" is dropped from the
-     candidates; if that removes the ambiguity the question is saved.
+     rules.edge_key; scoped by build id): an edge marked "not causal" is
+     dropped from the candidates, a weak edge (a lock handed over, a
+     heuristic split's program order) it matches is not followed.  Rules
+     apply in every mode (auto, replay, interactive); each decision is in
+     rules.fired, reported and counted as saved_by_rules.
   2. the session's memory: a weak edge between the same two threads
      (unordered pair, same edge type and wait kind) was already answered in
      this session -> the same answer (the question is saved).
@@ -29,14 +32,21 @@ Before asking, in order:
      rest of the presets are dropped.
   4. the live `ask(question) -> str` callback; None (no one to ask) -> the
      automatic heuristic (AutoChooser's answer).
-Answer parsing: an option key ("1", "f", "y", ...); anything else is
-invalid input and stops (paper: "user chooses to stop traversal with
-invalid input"); EOF / Ctrl-C inside a question stop too, and every later
-question of the run is answered "stop" / "no" without asking.
+Answer parsing: an option key ("1", "f", "y", ...), or Enter for the
+default; anything else is invalid input: the question is put again with
+`q.invalid` set to what was typed (the ask callback says so), never taken
+as "stop" (a typo must not end the walk; stopping is an explicit key).  A
+preset (replayed) answer that is not an option is taken as stop.  EOF /
+Ctrl-C inside a question stop, and every later question of the run is
+answered "stop" / "no" without asking.
 
 Invariants: `queries` counts only questions a human (or a replayed human
-answer) answered; `saved` counts questions rules or memory answered;
-`answers` is the full, replayable record in question order.
+answer) answered; `saved_by_rules` = decisions rules made (len(rules.fired)),
+`saved_by_memory` = weak-edge questions this session's memory answered,
+`saved` their sum; `answers` is the full, replayable record in question
+order.  With no ask callback and no presets ("auto" mode) every answer is
+the AutoChooser's, so --auto, --json and Enter-to-every-question walk the
+same path given the same rules (auto_twin: the same rules, nobody asked).
 """
 from dataclasses import dataclass, field
 
@@ -54,6 +64,7 @@ class Question:
     default: str                 # the automatic heuristic's key
     stop: str                    # the key that means stop / no
     context: dict = field(default_factory=dict)
+    invalid: str = None          # set when asked again: the invalid input just given
 
     def render(self):
         lines = [self.text]
@@ -71,16 +82,15 @@ class Abort(Exception):
 
 
 class AskingChooser(Chooser):
-    def __init__(self, g, ask=None, presets=(), rules=(), t0=0, on_answer=None):
+    def __init__(self, g, ask=None, presets=(), rules=(), t0=0, on_answer=None, on_rule=None):
         self.g = g
         self.ask = ask
         self.presets = list(presets)
-        self.rules = R.RuleSet(rules)
+        self.rules = R.RuleSet(rules, on_fire=on_rule)
         self.t0 = int(t0)
         self.on_answer = on_answer
         self.queries = 0
-        self.saved = 0
-        self.saved_by_rules = 0
+        self.saved_by_memory = 0
         self.answers = []
         self.new_rules = []
         self.aborted = False
@@ -88,6 +98,20 @@ class AskingChooser(Chooser):
         self.stop_origin = None
         self._memo = {}
         self.mode = "interactive" if ask is not None else ("replay" if self.presets else "auto")
+
+    @property
+    def saved_by_rules(self):
+        return len(self.rules.fired)
+
+    @property
+    def saved(self):
+        return self.saved_by_memory + self.saved_by_rules
+
+    def auto_twin(self):
+        """A chooser for the --auto run of the same hang: same rules, nobody
+        asked, nothing reported."""
+        return AskingChooser(self.g, rules=[r for r in self.rules.rules if r not in self.new_rules],
+                             t0=self.t0)
 
     # --- asking ---
     def _answer(self, q):
@@ -104,20 +128,22 @@ class AskingChooser(Chooser):
             self.diverged = True
         if self.ask is None:
             return q.default, "auto"
-        try:
-            raw = self.ask(q)
-        except (Abort, EOFError, KeyboardInterrupt):
-            self.aborted = True
-            return q.stop, "aborted"
-        raw = (raw or "").strip().lower()
-        if raw == "" and q.default is not None:
-            return q.default, "user"
-        if raw in q.keys():
-            return raw, "user"
-        return q.stop, "invalid"
+        q.invalid = None
+        while True:
+            try:
+                raw = self.ask(q)
+            except (Abort, EOFError, KeyboardInterrupt):
+                self.aborted = True
+                return q.stop, "aborted"
+            raw = (raw or "").strip().lower()
+            if raw == "" and q.default is not None:
+                return q.default, "user"
+            if raw in q.keys():
+                return raw, "user"
+            q.invalid = raw
 
     def _record(self, q, key, source):
-        if source in ("user", "replay", "invalid"):
+        if source in ("user", "replay"):
             self.queries += 1
         rec = {"kind": q.kind, "answer": key, "source": source, "vertex": q.context.get("vertex")}
         self.answers.append(rec)
@@ -149,9 +175,6 @@ class AskingChooser(Chooser):
     def pick_predecessor(self, vertex, candidates):
         keep = [c for c in candidates if not self.rules.not_causal(self.g, c)]
         if len(keep) < len(candidates):
-            if len(candidates) > 1 or candidates[0].weak:
-                self.saved += 1
-                self.saved_by_rules += 1
             self.answers.append({"kind": "rule", "answer": "not-causal", "source": "rule", "vertex": vertex})
         if not keep:
             self.stop_origin = {"kind": "not_causal", "label": "every incoming edge is marked not causal (rule)"}
@@ -165,13 +188,16 @@ class AskingChooser(Chooser):
         return None if key == "s" else keep[int(key) - 1]
 
     def follow_weak(self, edge):
+        if self.rules.not_causal(self.g, edge):
+            self.answers.append({"kind": "rule", "answer": "not-causal", "source": "rule", "vertex": edge.dst})
+            return False
         memo_key = R.pair_key(self.g, edge)
         if memo_key in self._memo:
-            self.saved += 1
+            self.saved_by_memory += 1
             self.answers.append({"kind": "memo", "answer": self._memo[memo_key], "source": "memo",
                                  "vertex": edge.dst})
             return self._memo[memo_key] == "f"
-        q = Question("weak", f"weak edge (maybe only a lock handed over) into {self.who(edge.dst)}:\n"
+        q = Question("weak", f"{self.weak_why(edge)} into {self.who(edge.dst)}:\n"
                              f"  from {self.edge_line(edge)}\nfollow it?",
                      [("f", "follow"), ("s", "stop here"), ("n", "not causal: stop, and remember for later traces")],
                      default="f", stop="s", context={"vertex": int(edge.dst), "edge": edge.eid})
@@ -182,6 +208,15 @@ class AskingChooser(Chooser):
             key = "s"
         self._memo[memo_key] = key
         return key == "f"
+
+    def weak_why(self, edge):
+        if edge.type == "program_order":
+            from argus.graphbuild.graph import SPLIT_NAMES
+            kind = SPLIT_NAMES.get(int(self.g.seg.split_kind[edge.dst]), "?") \
+                if hasattr(self.g.seg, "split_kind") else "?"
+            return f"weak program-order edge (the {kind} heuristic split the thread's run here: the " \
+                   f"earlier vertex may be other work)"
+        return "weak edge (maybe only a lock handed over)"
 
     def pick_baseline(self, candidates):
         from argus.diagnose.baseline import group_by_signature

@@ -5,6 +5,7 @@ replay of recorded answers, and the Table 2 metrics."""
 import pytest
 
 from argus.graphbuild import crafted as C
+from argus.graphbuild import graph as G
 from argus.graphbuild.crafted import Trace, ms, us, s
 from argus.diagnose import diagnose, diagnose_hang, find_hang, to_json
 from argus.diagnose.chooser import AskingChooser, Abort
@@ -96,14 +97,21 @@ def test_several_edges_ask_and_the_pick_is_followed():
     assert ch.answers[0]["answer"] == "2" and ch.answers[0]["source"] == "user"
 
 
-def test_several_edges_stop_and_invalid_input_stop():
+def test_several_edges_stop_and_invalid_input_is_asked_again():
     g = flag_trace()
     r1 = seg(g, RD, 1)
-    for typed, source in (("s", "user"), ("what?", "invalid"), ("7", "invalid")):
-        ch = AskingChooser(g, ask=Script(typed))
+    for typed in (["s"], ["what?", "s"], ["7", "zz", "s"]):
+        ask = Script(*typed)
+        ch = AskingChooser(g, ask=ask)
         res = interactive_slice(g, r1, ch, cursor=int(g.seg.end[r1]))
         assert tids(g, res) == [RD] and res.origin["kind"] == "stopped"
-        assert ch.queries == 1 and ch.answers[0]["source"] == source
+        assert ch.queries == 1 and ch.answers[0]["source"] == "user"
+        # the same question, put again once per invalid answer, saying what was typed
+        assert len(ask.questions) == len(typed) and ask.questions[-1].invalid == (typed[-2] if len(typed) > 1
+                                                                                   else None)
+    # a typo then a real answer: the walk follows the answer
+    ch = AskingChooser(g, ask=Script("x", "2"))
+    assert tids(g, interactive_slice(g, r1, ch, cursor=int(g.seg.end[r1]))) == [RD, A]
 
 
 def test_enter_takes_the_default():
@@ -127,7 +135,7 @@ def test_weak_edge_follow_or_stop(typed, follows):
     g = lock_trace()
     v = seg(g, 20, 1)
     assert g.edge(g.incoming_wakeup(v))["weak"]
-    ask = Script(typed, "s")
+    ask = Script(typed, "s") if typed != "x" else Script(typed, "s", "s")
     ch = AskingChooser(g, ask=ask)
     res = interactive_slice(g, v, ch)
     assert ask.questions[0].kind == "weak"
@@ -138,7 +146,9 @@ def test_weak_edge_follow_or_stop(typed, follows):
     else:
         assert tids(g, res) == [20] and res.origin["kind"] == "weak_edge"
     assert [r["kind"] for r in ch.new_rules] == (["not_causal"] if typed == "n" else [])
-    assert ch.answers[0]["source"] == ("invalid" if typed == "x" else "user")
+    assert ch.answers[0]["source"] == "user"
+    if typed == "x":                                   # asked again, then "s"
+        assert ask.questions[1] is ask.questions[0] and ch.answers[0]["answer"] == "s"
 
 
 def test_eof_or_ctrl_c_stops_and_mutes_later_questions():
@@ -361,3 +371,76 @@ def test_go_on_is_not_asked_for_a_yielding_culprit_without_flags():
     ask = Script("n")
     assert AskingChooser(g, ask=ask).go_on(RootCause(u, 0, "RepeatedYield", s(4), s(7), "", 1)) is False
     assert [q.kind for q in ask.questions] == ["go_on"]
+
+
+# --- weak split (program-order) edges ---
+
+def split_trace():
+    """An event loop whose non-blocking epoll_wait returns split its run:
+    the vertex after the split has no causal in-edge, only the weak
+    program-order edge from the vertex before it."""
+    t = Trace()
+    t.thread(10, 10, "loop")
+    t.thread(10, 11, "waker")
+    t.run(11, 0).run(10, 0)
+    t.block(10, ms(1), "read", "read", obj=3)
+    t.wake(11, 10, ms(2)).run(10, ms(2))
+    t.syscall(10, ms(3), "epoll_wait", obj=4, ret=1)        # non-blocking return: event_loop split
+    t.block(10, ms(4), "read", "read", obj=3)
+    return t.build(trace_end=ms(10))
+
+
+def test_weak_split_edge_is_asked_and_rules_answer_it():
+    g = split_trace()
+    v = seg(g, 10, 2)                                       # opened by the split at 3 ms
+    assert G.START_KIND_NAMES[int(g.seg.start_kind[v])] == "split"
+    # automatic: followed back to the vertex the waker woke, and on to the waker
+    assert tids(g, interactive_slice(g, v, AutoChooser())) == [10, 10, 11]
+    # asked: a weak question naming the split
+    ask = Script("s")
+    ch = AskingChooser(g, ask=ask)
+    res = interactive_slice(g, v, ch)
+    (q,) = ask.questions
+    assert q.kind == "weak" and "program-order" in q.text and "event_loop" in q.text
+    assert tids(g, res) == [10] and res.origin["kind"] == "weak_edge"
+    ask = Script("f")
+    assert tids(g, interactive_slice(g, v, AskingChooser(g, ask=ask))) == [10, 10, 11]
+    # "n" makes a rule; with it, nobody is asked and the walk stops there
+    ch = AskingChooser(g, ask=Script("n"))
+    interactive_slice(g, v, ch)
+    (rule,) = ch.new_rules
+    assert rule["key"]["edge_type"] == "program_order"
+    ask = Script()
+    ch = AskingChooser(g, ask=ask, rules=[rule])
+    res = interactive_slice(g, v, ch)
+    assert ask.questions == [] and tids(g, res) == [10] and ch.saved_by_rules == 1
+    assert ch.rules.fired[0]["kind"] == "not_causal" and "program_order" in ch.rules.fired[0]["effect"]
+
+
+def test_rules_apply_in_auto_mode_and_are_reported():
+    """No ask callback, no presets: the automatic answers, with the rules."""
+    g = split_trace()
+    v = seg(g, 10, 2)
+    ch = AskingChooser(g, ask=Script("n"))
+    interactive_slice(g, v, ch)
+    (rule,) = ch.new_rules
+    seen = []
+    auto = AskingChooser(g, rules=[dict(rule, id=7)], on_rule=seen.append)
+    assert auto.mode == "auto"
+    assert tids(g, interactive_slice(g, v, auto)) == [10] and auto.queries == 0
+    assert seen == auto.rules.fired and seen[0]["id"] == 7 and seen[0]["undo"] == "argus rules rm 7"
+
+
+def test_rule_scoped_by_build_id():
+    g = split_trace()
+    v = seg(g, 10, 2)
+    ch = AskingChooser(g, ask=Script("n"))
+    interactive_slice(g, v, ch)
+    (rule,) = ch.new_rules
+    g.__dict__["_build_ids"] = {10: "aa11"}             # as read from the executable
+    other = dict(rule, scope={"build_id": "bb22"})      # made for another build of the program
+    assert tids(g, interactive_slice(g, v, AskingChooser(g, rules=[other]))) == [10, 10, 11]
+    same = dict(rule, scope={"build_id": "aa11"})
+    assert tids(g, interactive_slice(g, v, AskingChooser(g, rules=[same]))) == [10]
+    g.__dict__["_build_ids"] = {10: None}               # unknown build: names decide
+    assert tids(g, interactive_slice(g, v, AskingChooser(g, rules=[other]))) == [10]

@@ -140,6 +140,7 @@ def to_json(d):
         "root_causes": causes,
         "queries": int(d.queries),
         "metrics": dict(getattr(d, "metrics", None) or {}),
+        "rules_fired": list(getattr(d, "rules_fired", None) or []),
         "notes": list(d.notes),
         "trace": trace_json(g),
     })
@@ -201,8 +202,6 @@ def render_text(d):
     tr = j.get("trace") or {}
     out.append(f"  hang start = {fmt_at(s['start_ns'], tr.get('origin_ns', tr.get('start_ns', 0)), tr.get('wall_offset_ns'))}"
                " into the trace; times below are relative to it")
-    lw = s.get("longest_wait")
-    ev = [f"on CPU {fmt_pct(s['cpu_share'])}", f"runnable {fmt_pct(s['runnable_share'])}"]
     out.append("  evidence: " + evidence_text(s))
     b = s.get("baseline")
     if b:
@@ -258,6 +257,12 @@ def render_text(d):
             line += f"; {saved} question(s) saved ({m.get('saved_by_rules', 0)} by rules of earlier sessions, " \
                     f"{m.get('saved_by_memory', 0)} by answers earlier in this one)"
     out.append(line)
+    fired = j.get("rules_fired") or []
+    if fired:
+        out.append(f"Rules applied ({len(fired)}; --no-rules ignores them):")
+    for r in fired:
+        out.append(f"  rule {r['id'] if r.get('id') is not None else '(new)'}: {r['rule']}: {r['effect']}"
+                   + (f" (undo: {r['undo']})" if r.get("undo") else ""))
     for n in j.get("notes", ()):
         out.append(f"Note: {n}")
     return "\n".join(out) + "\n"

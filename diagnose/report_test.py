@@ -17,7 +17,7 @@ def test_json_schema_keys_and_types():
     t, info = C.client_daemon()
     d = diagnose(t.build(trace_end=info["trace_end"]), C.APP)
     j = json.loads(render_json(d))
-    assert list(j) == ["schema", "spinning", "path", "root_causes", "queries", "metrics", "notes", "trace"]
+    assert list(j) == ["schema", "spinning", "path", "root_causes", "queries", "metrics", "rules_fired", "notes", "trace"]
     assert j["metrics"] == {"queries": 0, "path_len": len(j["path"]), "auto_path_len": len(j["path"]),
                             "saved_by_rules": 0, "saved_by_memory": 0, "mode": "auto"}
     assert j["schema"] == "argus.diagnosis/1"

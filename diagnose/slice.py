@@ -12,7 +12,10 @@ Algorithm: walk backwards from a vertex along incoming causal edges.
       reason label ("timer", "net", "block", "device", "kthread", ...).
       Else, if v's previous segment of the same thread ended less than 1 ms
       before v started (v was switched in without a recorded wakeup: it is
-      really the same work), follow the program-order edge.
+      really the same work), follow the program-order edge
+      (program_order_step); when a splitting heuristic made that boundary
+      the edge is weak and, like any weak edge, followed only if
+      chooser.follow_weak(edge).
       Else stop: origin "no_incoming_edge" with v's start label
       (trace_start, thread_start, switch_in, pre_trace).
   Stop also at a vertex already on the slice ("cycle") and after 64 hops
@@ -136,6 +139,19 @@ def _program_order_edge(g, v):
     return None
 
 
+def program_order_step(g, v, same_work_gap_ns=SAME_WORK_GAP_NS):
+    """The program-order edge the walk takes at v when v has no incoming
+    causal edge (None when it stops there instead): v did not start with a
+    culled wakeup and its thread's previous segment ended less than
+    same_work_gap_ns before v started.  The REPL's `follow` offers the same."""
+    if _culled_start(g, v):
+        return None
+    prev = g.prev_segment(v)
+    if prev >= 0 and g.seg.start[v] - g.seg.end[prev] < same_work_gap_ns:
+        return _program_order_edge(g, v)
+    return None
+
+
 def _culled_start(g, v):
     return (g.seg.start_kind[v] == G.START_WAKEUP and g.seg.start_ctx[v] != schema.WAKE_TASK
             and g.in_wake[v] < 0)
@@ -175,13 +191,12 @@ def interactive_slice(g, v, chooser, cursor=None, first_edge=None, max_hops=MAX_
                 origin = {"kind": "culled", "label": g.start_label(cur)}
                 break
             else:
-                prev = g.prev_segment(cur)
-                if prev >= 0 and g.seg.start[cur] - g.seg.end[prev] < same_work_gap_ns:
-                    e = _program_order_edge(g, cur)
-                else:
-                    e = None
+                e = program_order_step(g, cur, same_work_gap_ns)
                 if e is None:
                     origin = {"kind": "no_incoming_edge", "label": g.start_label(cur)}
+                    break
+                if e.weak and not chooser.follow_weak(e):     # a heuristic split: maybe other work
+                    origin = {"kind": "weak_edge", "label": "weak edge not followed", "edge": e.eid}
                     break
         u = e.src
         if u in visited:

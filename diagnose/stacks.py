@@ -1,10 +1,25 @@
-"""Call stacks of vertices, when the trace has stack records.
+"""Call stacks of vertices, and what they say about a polling loop.
 
-Schema v1 records no user stacks (docs/event-schema.md); a graph that gains
-a `stacks` table (columns seg, depth, symbol, in frame order, innermost
-first) gets them shown in questions, used by the baseline similarity and by
-the bp_watch advice.  Without one every function here returns [].
+g.stacks (graphbuild/stacks.py: seg, depth, pc, symbol, innermost first) is
+the user stack each vertex blocked with, when the trace recorded stacks and
+`argus debug` attached the trace's frames (builder.attach_side_arrays).
+They are shown in questions, used by the baseline similarity and by the
+bp_watch advice of a RepeatedYield root cause:
+  loop_vertex      of a thread's vertices that blocked inside [a, b] with a
+                   stack, one with the stack seen most often (a polling loop
+                   blocks in the same place every round: usleep, futex);
+  flag_candidates  walk that stack innermost first, skipping the C runtime
+                   (libc, libpthread, the dynamic loader): the first frame
+                   whose function (or a direct callee) reads global
+                   variables names the IMAGE and SYMBOL candidates
+                   (debugger/datarefs.py disassembles the ELF file).
+Without stacks every function here returns [] / None.
 """
+import os
+
+import numpy as np
+
+RUNTIME_PREFIXES = ("libc.so", "libc-", "libpthread", "ld-linux", "ld-musl", "libc.musl", "ld64.so")
 
 
 def top_frames(g, v, n=5):
@@ -19,3 +34,71 @@ def top_frames(g, v, n=5):
 def has_stacks(g):
     st = getattr(g, "stacks", None)
     return st is not None and len(st) > 0
+
+
+def loop_vertex(g, utid, a, b):
+    """The vertex of utid blocked in [a, b] whose stack is the most frequent
+    one there (the latest of them), or -1."""
+    if not has_stacks(g):
+        return -1
+    st = g.stacks
+    lo, hi = int(g.thread_seg_lo[utid]), int(g.thread_seg_hi[utid])
+    ends = g.seg.end[st.seg.clip(0, len(g.seg) - 1)]
+    sel = (st.seg >= lo) & (st.seg < hi) & (ends >= a) & (ends <= b)
+    if not np.any(sel):
+        return -1
+    by_stack = {}
+    for v, pc in zip(st.seg[sel].tolist(), st.pc[sel].tolist()):
+        by_stack.setdefault(v, []).append(pc)
+    counts = {}
+    for v, pcs in by_stack.items():
+        key = tuple(pcs)
+        n, last = counts.get(key, (0, -1))
+        counts[key] = (n + 1, max(last, v))
+    return max(counts.values())[1]
+
+
+def symbolizer(g):
+    """The graph's Symbolizer (its MAPPING records), built once."""
+    from argus.graphbuild.stacks import Symbolizer
+    s = g.__dict__.get("_symbolizer")
+    if s is None:
+        s = g.__dict__["_symbolizer"] = Symbolizer(g)
+    return s
+
+
+def _runtime(path):
+    return os.path.basename(path).startswith(RUNTIME_PREFIXES)
+
+
+def flag_candidates(g, utid, a, b):
+    """{"image", "function", "symbols", "stack"} for a polling thread, from the
+    stack of its loop: IMAGE the basename of the first non-runtime frame's
+    file whose function reads globals, SYMBOL candidates those globals; None
+    without stacks.  "symbols" may be empty (stack known, no global found)."""
+    from argus.graphbuild.stacks import _load_segments
+    from argus.debugger.datarefs import globals_read
+    v = loop_vertex(g, utid, a, b)
+    if v < 0:
+        return None
+    frames = top_frames(g, v, 8)
+    st = g.stacks
+    pcs = st.pc[st.seg == v].tolist()
+    pid = int(g.threads.pid[utid])
+    sym = symbolizer(g)
+    first = None
+    for depth, pc in enumerate(pcs):
+        loc = sym.locate(pid, int(pc))
+        if loc is None or _runtime(loc[0]) or not os.path.isfile(loc[0]):
+            continue
+        path, off = loc
+        va = next((off - p_off + vaddr for p_off, size, vaddr in _load_segments(path)
+                   if p_off <= off < p_off + size), None)
+        if va is None:
+            continue
+        fn, names = globals_read(path, va, return_address=depth > 0)
+        cand = {"image": os.path.basename(path), "function": fn, "symbols": names[:5], "stack": frames}
+        if names:
+            return cand
+        first = first or cand
+    return first or {"image": None, "function": None, "symbols": [], "stack": frames}

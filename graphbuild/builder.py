@@ -151,12 +151,18 @@ def build_graph_from_trace(trace, **kw):
     """build_graph over a decoded reader.Trace, marking its lost regions."""
     head = head_gap_end(trace.rows) if trace.records_overwritten else None
     g = build_graph(trace.rows, head_gap_end=head, **kw)
-    # USER_STACK rows index the frames, MAPPING rows the paths (reader.Trace side arrays)
-    g.frames = getattr(trace, "frames", np.zeros(0, np.uint64))
-    g.strings = getattr(trace, "strings", b"")
+    attach_side_arrays(g, trace)
     g.stats["records_overwritten"] = int(trace.records_overwritten)
     g.stats["records_lost"] = int(trace.records_lost)
     return g
+
+
+def attach_side_arrays(g, trace):
+    """USER_STACK rows index the frames, MAPPING rows the paths (reader.Trace
+    side arrays): without them g.stacks is empty."""
+    g.frames = getattr(trace, "frames", np.zeros(0, np.uint64))
+    g.strings = getattr(trace, "strings", b"")
+    g.__dict__.pop("_stacks", None)
 
 
 def head_gap_end(rows, scan=1 << 20):
@@ -173,4 +179,4 @@ def head_gap_end(rows, scan=1 << 20):
     return min(int(head["ts_ns"][first].max()), t0 + LOST_WINDOW_NS)
 
 
-__all__ = ["build_graph", "build_graph_from_trace", "G"]
+__all__ = ["build_graph", "build_graph_from_trace", "attach_side_arrays", "G"]

@@ -299,6 +299,9 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
                     T.preempts += 1
                 T.state = RUNNABLE
                 T.rbl_since = ts
+            elif st == schema.STATE_TRACED:          # a tracer's stop: runnable time, no boundary
+                T.state = RUNNABLE
+                T.rbl_since = ts
             elif st in _BLOCKING and T.exit_ts < 0:
                 s = T.seg
                 flush(T, ts, G.END_BLOCKED)

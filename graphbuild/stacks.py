@@ -80,6 +80,12 @@ class Symbolizer:
             m.sort()
         self._starts = {pid: [x[0] for x in m] for pid, m in self._maps.items()}
 
+    def executable(self, pid):
+        """The path of pid's lowest file mapping (its executable: executables
+        load below their libraries and anonymous memory), or None."""
+        files = [m[3] for m in self._maps.get(pid, ()) if m[3].startswith("/")]
+        return files[0] if files else None
+
     def locate(self, pid, pc):
         """(path, file offset) of pc in pid's mappings, or None."""
         k = bisect.bisect_right(self._starts.get(pid, ()), pc) - 1

@@ -70,7 +70,8 @@ enum argus_task_state {
 	ARGUS_STATE_BLOCKED = 1,        /* interruptible sleep (TASK_INTERRUPTIBLE) */
 	ARGUS_STATE_BLOCKED_IO = 2,     /* uninterruptible sleep (TASK_UNINTERRUPTIBLE) */
 	ARGUS_STATE_DEAD = 3,
-	ARGUS_STATE_OTHER = 4,          /* stopped, traced, ... */
+	ARGUS_STATE_OTHER = 4,          /* stopped (job control), ...; traced too in older traces */
+	ARGUS_STATE_TRACED = 5,         /* stopped by a tracer (__TASK_TRACED: ptrace stop, single step) */
 };
 
 /* switch_out.wait_reason: what the thread waits on, as known in the kernel

@@ -40,7 +40,11 @@ def make_ask(ctx, session):
         ctx.questions_asked += 1
         n = ctx.questions_asked
         ctx.out("")
-        ctx.out(f"Question {n}: " + q.render())
+        if q.invalid is not None:
+            ctx.out(f"invalid input {q.invalid!r}: answer {', '.join(q.keys())} (Enter: the * default; "
+                    f"Ctrl-C or Ctrl-D stops the diagnosis)")
+        else:
+            ctx.out(f"Question {n}: " + q.render())
         return session.prompt(f"{q.kind} #{n} [{'/'.join(q.keys())}]> ",
                               completer=WordCompleter(q.keys()), default="")
     return ask

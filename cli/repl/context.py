@@ -7,7 +7,8 @@ rules, then the live `ask` callback (None: the automatic heuristic); every
 answer and every new rule is written to the session store as it is given.
 """
 from argus.cli.textsafe import safe_console
-from argus.diagnose import AskingChooser, AutoChooser, diagnose_hang, to_json
+from argus.diagnose import AskingChooser, diagnose_hang, to_json
+from argus.diagnose.rules import describe
 
 
 class ReplContext:
@@ -30,6 +31,8 @@ class ReplContext:
         self.running = True
         self.questions_asked = 0
         self.exit_code = 0
+        self.no_rules = False       # argus debug --no-rules
+        self.show_rules = False     # the REPL: say so when a rule decides (with how to undo it)
 
     # --- output ---
     def out(self, *a, **kw):
@@ -55,12 +58,22 @@ class ReplContext:
 
     # --- rules / annotations ---
     def rules(self):
+        if self.no_rules:
+            return []
         return self.store.rules() if self.store is not None else []
 
     def add_rule(self, rule, kind, target, detail=None):
-        if self.store is not None:
-            self.store.add_rule(rule, self.sid)
-            self.store.annotate(self.sid, kind, target, detail if detail is not None else rule["key"])
+        """Stores a rule; its id (None without a store)."""
+        if self.store is None:
+            return None
+        rid = self.store.add_rule(rule, self.sid)
+        self.store.annotate(self.sid, kind, target, detail if detail is not None else rule["key"])
+        return rid
+
+    def _rule_fired(self, entry):
+        if self.show_rules:
+            self.out(f"rule {entry['id']} applies: {entry['rule']}: {entry['effect']}"
+                     + (f" (undo: {entry['undo']}, or argus debug --no-rules)" if entry.get("undo") else ""))
 
     def _note_lldb_traces(self, d):
         """Instruction-level evidence already captured for a root cause
@@ -86,19 +99,21 @@ class ReplContext:
 
     # --- Algorithm 1 ---
     def run_diagnosis(self, hang=None, auto=False, ask=None):
+        """auto: the automatic answers (with the rules, like every mode), and
+        the session's recorded answers are left alone."""
         hang = hang or self.hang
-        if auto:
-            chooser = AutoChooser()
-        else:
-            store, sid = self.store, self.sid
+        store, sid = self.store, self.sid
 
-            def record(rec):
-                if store is not None:
-                    store.add_answer(sid, rec)
+        def record(rec):
+            if store is not None:
+                store.add_answer(sid, rec)
+        if auto:
+            chooser = AskingChooser(self.g, rules=self.rules(), t0=hang.start_ns, on_rule=self._rule_fired)
+        else:
             if store is not None:
                 store.clear_answers(sid)
             chooser = AskingChooser(self.g, ask=ask, presets=self.presets, rules=self.rules(),
-                                    t0=hang.start_ns, on_answer=record)
+                                    t0=hang.start_ns, on_answer=record, on_rule=self._rule_fired)
             self.presets = []
         d = diagnose_hang(self.g, hang, self.threshold_ns, chooser)
         d.notes.extend(self.notes)
@@ -107,7 +122,9 @@ class ReplContext:
         if getattr(chooser, "aborted", False):
             d.notes.append("the diagnosis was interrupted; unanswered questions were answered 'stop'")
         for r in getattr(chooser, "new_rules", []):
-            self.add_rule(r, "not_causal", "edge", r["key"])
+            rid = self.add_rule(r, "not_causal", "edge", r["key"])
+            if self.show_rules and rid is not None:
+                self.out(f"rule {rid} saved: {describe(r)} (undo: argus rules rm {rid})")
         self._note_lldb_traces(d)
         self.chooser = chooser
         self.diagnosis = d

@@ -6,7 +6,7 @@ from rich.text import Text
 from argus.diagnose import blocktype as B
 from argus.diagnose.report import fmt_dur, fmt_rel, render_text, evidence_text
 from argus.graphbuild import graph as G
-from argus.diagnose.slice import CAUSAL_TYPES
+from argus.diagnose.slice import CAUSAL_TYPES, program_order_step
 
 
 def who(g, v):
@@ -16,9 +16,17 @@ def who(g, v):
 
 
 def causal_in_edges(g, v):
+    """The edges a walk back from v can take, most recent first: its
+    incoming causal edges, else the program-order edge Algorithm 1's slice
+    follows (slice.program_order_step), so `follow` goes wherever the
+    diagnosis went."""
     ed = g.edges
     es = [e for e in g.in_edges(v).tolist() if ed.type[e] in CAUSAL_TYPES]
     es.sort(key=lambda e: (-int(ed.ts[e]), -e))
+    if not es:
+        po = program_order_step(g, v)
+        if po is not None:
+            es = [po.eid]
     return es
 
 

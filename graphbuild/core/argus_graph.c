@@ -478,6 +478,11 @@ static void on_switch_out(struct argus_graph *g, const struct argus_row *r, uint
 			t->preempts++;
 		}
 		set_runnable(t, ts);
+	} else if (st == ARGUS_STATE_TRACED) {
+		/* A tracer stopped it (ptrace, single step): no wait of the program,
+		 * no vertex boundary, no yield; the stop is runnable time, which
+		 * blocktype.py takes out of the window (traced_ns). */
+		set_runnable(t, ts);
 	} else if ((st == ARGUS_STATE_BLOCKED || st == ARGUS_STATE_BLOCKED_IO || st == ARGUS_STATE_OTHER) &&
 		   t->exit_ts < 0) {
 		struct seg *s;

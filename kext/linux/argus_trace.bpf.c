@@ -326,7 +326,10 @@ static __always_inline __u8 task_state_of(bool preempt, unsigned int prev_state)
 		return ARGUS_STATE_RUNNABLE;
 	if (prev_state & (TASK_DEAD | EXIT_DEAD | EXIT_ZOMBIE))
 		return ARGUS_STATE_DEAD;
-	if (prev_state & (__TASK_STOPPED | __TASK_TRACED))
+	/* A tracer's stop (ptrace, single step) is not a wait of the program. */
+	if (prev_state & __TASK_TRACED)
+		return ARGUS_STATE_TRACED;
+	if (prev_state & __TASK_STOPPED)
 		return ARGUS_STATE_OTHER;
 	if (prev_state & TASK_UNINTERRUPTIBLE)
 		return ARGUS_STATE_BLOCKED_IO;

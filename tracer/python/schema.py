@@ -61,7 +61,8 @@ STATE_BLOCKED = 1
 STATE_BLOCKED_IO = 2
 STATE_DEAD = 3
 STATE_OTHER = 4
-STATE_NAMES = {0: "runnable", 1: "blocked", 2: "blocked_io", 3: "dead", 4: "other"}
+STATE_TRACED = 5
+STATE_NAMES = {0: "runnable", 1: "blocked", 2: "blocked_io", 3: "dead", 4: "other", 5: "traced"}
 
 # enum argus_wait_reason
 WAIT_NONE = 0

@@ -5,7 +5,7 @@ from argus.diagnose import hang_for_vertex
 
 parser = CommandParser("diagnose", "Run the diagnosis (Algorithm 1) on the hang, or on a vertex.  Questions "
                                    "appear as prompts: answer with the key in brackets; Enter takes the default "
-                                   "(*); anything else, Ctrl-C or Ctrl-D stops there.")
+                                   "(*); anything else is asked again; Ctrl-C or Ctrl-D stops there.")
 parser.add_argument("id", nargs="?", type=int, help="diagnose this vertex instead of the hang")
 parser.add_argument("--auto", action="store_true", help="answer every question with the automatic heuristic")
 

@@ -25,8 +25,10 @@ def run(ctx, args):
     u = int(g.seg.utid[v])
     pid = int(g.threads.pid[u])
     value = {"addr": args.addr} if args.symbol is None else {"image": args.image, "symbol": args.symbol}
-    rule = R.data_flag_rule(g.process_name(pid), g.comm(u), value)
-    ctx.add_rule(rule, "data_flag", v, {"key": rule["key"], "value": value})
+    bid = R.build_id(g, pid)
+    rule = R.data_flag_rule(g.process_name(pid), g.comm(u), value, {"build_id": bid} if bid else None)
+    rid = ctx.add_rule(rule, "data_flag", v, {"key": rule["key"], "value": value})
     target = f"0x{args.addr:x}" if args.symbol is None else f"{args.image or 'IMAGE'} {args.symbol}"
     ctx.out(f"rule: {g.process_name(pid)}:{g.comm(u)} polls data flag {target}; watch it with "
-            f"bp_watch {pid} {target if args.symbol else '--address ' + target}")
+            f"bp_watch {pid} {target if args.symbol else '--address ' + target}"
+            + ("" if rid is None else f" (undo: argus rules rm {rid})"))

@@ -16,8 +16,8 @@ def run(ctx, args):
         raise ReplUsageError(f"not-causal: no edge {args.edge}")
     e = EdgeRef.of(g, args.edge)
     rule = R.not_causal_rule(g, e)
-    ctx.add_rule(rule, "not_causal", args.edge, rule["key"])
+    rid = ctx.add_rule(rule, "not_causal", args.edge, rule["key"])
     k = rule["key"]
-    ctx.out(f"rule: {k['edge_type']} edges {k['src_process']}:{k['src_thread']} -> "
-            f"{k['dst_process']}:{k['dst_thread']} ending a {k['wait']} wait are not causal "
-            f"(run diagnose again to apply it)")
+    ctx.out(f"rule{'' if rid is None else ' ' + str(rid)}: {k['edge_type']} edges {k['src_process']}:"
+            f"{k['src_thread']} -> {k['dst_process']}:{k['dst_thread']} ending a {k['wait']} wait are not causal "
+            f"(run diagnose again to apply it{'' if rid is None else f'; undo: argus rules rm {rid}'})")

@@ -11,8 +11,8 @@ parser.add_argument("--depth", type=int, default=16, help="frames to show (defau
 def run(ctx, args):
     v = ctx.check_vertex(args.id)
     if not has_stacks(ctx.g):
-        ctx.out("no call stacks in this trace (event schema v1 records none); "
-                "use `lldb-script` / bp_watch to capture them")
+        ctx.out("no call stacks in this trace (recorded with `argus start --no-stacks`, or no thread "
+                "blocked with one); use `lldb-script` to capture them")
         return
     frames = top_frames(ctx.g, v, args.depth)
     if not frames:

@@ -15,7 +15,8 @@ def run(ctx, args):
     ctx.out(vertex_panel(ctx, v))
     ins = causal_in_edges(ctx.g, v)
     if ins:
-        ctx.out("incoming causal edges (follow N walks back along #N; not-causal EDGE marks one):")
+        ctx.out("incoming causal edges, or the program-order edge the walk takes (follow N walks back along "
+                "#N; not-causal EDGE marks one):")
         ctx.console.print(edge_table(ctx, ins))
     else:
         ctx.out(f"no incoming causal edge (started by {ctx.g.start_label(v)})")
