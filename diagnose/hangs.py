@@ -34,6 +34,7 @@ import numpy as np
 from argus.tracer import schema
 from argus.graphbuild import graph as G
 from argus.diagnose import blocktype as B
+from argus.diagnose import waits as W
 
 DEFAULT_THRESHOLD_NS = 2_000_000_000
 
@@ -154,12 +155,15 @@ def thread_hangs(g, utid, threshold_ns=DEFAULT_THRESHOLD_NS):
         while cont[last - lo]:
             last += 1
         ws, we = int(seg.wait_start[k]), int(seg.wait_end[last])
-        idle = not seg.wait_known[k] or seg.wait_reason[k] == schema.WAIT_POLL
+        kind, detail = W.wait_kind(g, k, last)
+        idle = kind not in W.NOT_IDLE
         long = not idle and we - ws >= threshold_ns
         if idle or long:
             stretch(first, k, ws)
             if long:
                 c = _wait_class(g, utid, k, last, ws, we)
+                if kind != W.BLOCKING:
+                    c.evidence["wait_model"] = dict(detail, kind=kind)
                 out.append(Hang(pid, tid, utid, "wait", last, last, ws, we, bool(seg.wait_ongoing[last]), c))
             first = last + 1
         k = last + 1

@@ -1,0 +1,182 @@
+"""The wait model on crafted graphs: idle loop waits vs synchronous, pending and nested ones."""
+from argus.graphbuild.crafted import Trace, ms, s, us
+from argus.diagnose import waits as W
+from argus.diagnose import hangs as H
+
+CLI, SRV, OTHER = 100, 200, 300
+CFD, SFD = 5, 7
+
+
+def client_server(server_work_s=3.0, trace_end_s=6.0, server_lock=False, client_sleeps_first=False):
+    """A client (pid 100) whose only waits are poll() on its socket (fd 5, like
+    libpq) and a server (pid 200) idling in epoll_wait(9).  At 1 s the client
+    sends a request (waking the server) and polls; the server works
+    `server_work_s` (with server_lock: waits that long in a nested epoll set
+    (fd 11) until pid 300 wakes it) and replies.  Returns (trace, times)."""
+    t = Trace()
+    t.thread(CLI, CLI, "client")
+    t.thread(SRV, SRV, "server")
+    t.thread(OTHER, OTHER, "other")
+    t.run(CLI, 0).block(CLI, ms(1), "poll", "poll", obj=CFD)
+    t.run(SRV, 0).block(SRV, ms(1), "poll", "epoll_wait", obj=9)
+    t.run(OTHER, 0).block(OTHER, ms(1), "sleep", "nanosleep")
+    T = s(1)
+    t.timer_wake(CLI, T)
+    t.syscall(CLI, T + us(10), "write", obj=CFD, ret=40)
+    t.wake(CLI, SRV, T + us(20))
+    t.block(CLI, T + us(30), "poll", "poll", obj=CFD)
+    t.run(SRV, T + us(30), ret=1)
+    t.syscall(SRV, T + us(40), "read", obj=SFD, ret=40)
+    X = T + s(server_work_s)
+    if server_lock:
+        t.block(SRV, T + us(50), "poll", "epoll_wait", obj=11)
+        t.timer_wake(OTHER, X - us(10))
+        t.wake(OTHER, SRV, X)
+        t.block(OTHER, X + us(5), "sleep", "nanosleep")
+        t.run(SRV, X + us(5), ret=1)
+    else:
+        t.busy(SRV, T + us(30), X, slice_ns=ms(10), gap_ns=us(50))
+    t.syscall(SRV, X + us(10), "write", obj=SFD, ret=100)
+    t.wake(SRV, CLI, X + us(20))
+    t.block(SRV, X + us(30), "poll", "epoll_wait", obj=9)
+    t.run(CLI, X + us(30), ret=1)
+    t.syscall(CLI, X + us(40), "read", obj=CFD, ret=100)
+    if client_sleeps_first:
+        # the client sleeps 2.5 s, then sends its next request
+        t.block(CLI, X + us(50), "sleep", "nanosleep")
+        Y = X + s(2.5)
+        t.timer_wake(CLI, Y)
+        t.syscall(CLI, Y + us(10), "write", obj=CFD, ret=40)
+        t.wake(CLI, SRV, Y + us(20))
+        t.run(SRV, Y + us(30), ret=1)
+        t.block(SRV, Y + us(60), "poll", "epoll_wait", obj=9)
+    t.block(CLI, X + us(60) + (s(3) if client_sleeps_first else 0), "poll", "poll", obj=CFD)
+    return t, {"req": T, "reply": X + us(20)}
+
+
+def kind_of(g, tid, at):
+    u = g.utid_of_tid(tid)
+    return W.wait_kind(g, g.segment_at(u, at))[0]
+
+
+def test_request_then_poll_is_synchronous_and_the_server_loop_idle():
+    t, tm = client_server()
+    g = t.build(trace_end=s(6))
+    assert kind_of(g, CLI, tm["req"] + ms(1)) == W.SYNC
+    assert kind_of(g, CLI, ms(10)) == W.IDLE          # nothing sent before the first poll
+    assert kind_of(g, SRV, ms(10)) == W.IDLE
+    assert kind_of(g, SRV, tm["reply"] + ms(1)) == W.IDLE
+    (h,) = H.list_hangs(g, CLI)
+    assert (h.kind, h.block_type, h.start_ns, h.end_ns) == ("wait", "LongWait", tm["req"] + us(30), tm["reply"])
+    assert h.classification.evidence["wait_model"]["kind"] == W.SYNC
+    assert g.seg.utid[h.classification.evidence["wait_model"]["callee"]] == g.utid_of_tid(SRV)
+
+
+def test_request_still_unanswered_at_trace_end_is_pending():
+    t, tm = client_server()
+    g = t.build(until=tm["req"] + s(2.5))
+    assert kind_of(g, CLI, tm["req"] + ms(1)) == W.PENDING
+    (h,) = H.list_hangs(g, CLI)
+    assert h.ongoing and h.block_type == "LongWait"
+
+
+def test_serving_server_blocked_outside_its_loop_is_crossed():
+    """The server waits in a nested epoll set (a lock) before replying: the
+    closure crosses that wait by program order (it is serving)."""
+    t, tm = client_server(server_lock=True)
+    g = t.build(trace_end=s(6))
+    assert kind_of(g, CLI, tm["req"] + ms(1)) == W.SYNC
+    assert kind_of(g, SRV, tm["req"] + ms(1)) == W.NESTED
+    g2 = t.build(until=tm["req"] + s(2))
+    assert kind_of(g2, CLI, tm["req"] + ms(1)) == W.PENDING
+
+
+def test_reply_then_wait_for_a_client_that_slept_is_idle():
+    """The server replied, then waited 2.5 s for the client's next request,
+    sent after a timer: not downstream of the reply (a culled wakeup)."""
+    t, tm = client_server(client_sleeps_first=True)
+    g = t.build(trace_end=s(9))
+    assert kind_of(g, SRV, tm["reply"] + ms(100)) == W.IDLE
+    # the server's hangs: its 3 s of work, not its wait for the next request
+    assert [(h.kind, h.block_type) for h in H.list_hangs(g, SRV)] == [("stretch", "LongRunning")]
+
+
+def test_one_way_message_to_an_event_loop_does_not_connect():
+    """The app writes to Xorg (no reply), goes idle; Xorg reads it and goes
+    back to its loop; 3 s later a device interrupt makes Xorg send an event
+    that wakes the app.  The app's wait is idle (Xorg's idle wait is not
+    crossed by program order)."""
+    t = Trace()
+    t.thread(CLI, CLI, "app")
+    t.thread(SRV, SRV, "Xorg")
+    t.run(CLI, 0).block(CLI, ms(1), "poll", "poll", obj=3)
+    t.run(SRV, 0).block(SRV, ms(1), "poll", "epoll_wait", obj=9)
+    t.timer_wake(CLI, s(1))
+    t.syscall(CLI, s(1) + us(10), "writev", obj=3, ret=32)
+    t.wake(CLI, SRV, s(1) + us(20))
+    t.block(CLI, s(1) + us(30), "poll", "poll", obj=3)
+    t.run(SRV, s(1) + us(30), ret=1)
+    t.block(SRV, s(1) + us(60), "poll", "epoll_wait", obj=9)
+    t.wake(0, SRV, s(4), "hardirq", "device").run(SRV, s(4), ret=1)
+    t.wake(SRV, CLI, s(4) + us(10))
+    t.block(SRV, s(4) + us(20), "poll", "epoll_wait", obj=9)
+    t.run(CLI, s(4) + us(20), ret=1)
+    t.block(CLI, s(4) + us(60), "poll", "poll", obj=3)
+    g = t.build(trace_end=s(5))
+    assert kind_of(g, CLI, s(2)) == W.IDLE
+    assert H.list_hangs(g, CLI) == []
+    # cut while Xorg is back in its loop: nothing pending either
+    assert kind_of(t.build(until=s(3)), CLI, s(2)) == W.IDLE
+
+
+def test_worker_back_on_its_queue_is_not_pending():
+    """The loop hands work to a worker (futex wake), the worker finishes and
+    waits on its queue again: the loop's next wait is idle."""
+    REQ = 0x7000
+    t = Trace()
+    t.thread(CLI, CLI, "ui")
+    t.thread(CLI, CLI + 1, "worker")
+    t.run(CLI, 0).block(CLI, ms(1), "poll", "epoll_wait", obj=3)
+    t.run(CLI + 1, 0).futex_wait(CLI + 1, ms(1), REQ)
+    t.timer_wake(CLI, s(1))
+    t.futex_wake(CLI, s(1) + us(5), REQ)
+    t.wake(CLI, CLI + 1, s(1) + us(10))
+    t.block(CLI, s(1) + us(20), "poll", "epoll_wait", obj=3)
+    t.run(CLI + 1, s(1) + us(20))
+    t.futex_wait(CLI + 1, s(1) + ms(5), REQ)
+    g = t.build(trace_end=s(5))
+    assert kind_of(g, CLI, s(2)) == W.IDLE
+    # while the worker still computes at trace end, the loop's wait is pending
+    t2 = Trace()
+    t2.thread(CLI, CLI, "ui")
+    t2.thread(CLI, CLI + 1, "worker")
+    t2.run(CLI, 0).block(CLI, ms(1), "poll", "epoll_wait", obj=3)
+    t2.run(CLI + 1, 0).futex_wait(CLI + 1, ms(1), REQ)
+    t2.timer_wake(CLI, s(1))
+    t2.futex_wake(CLI, s(1) + us(5), REQ)
+    t2.wake(CLI, CLI + 1, s(1) + us(10))
+    t2.block(CLI, s(1) + us(20), "poll", "epoll_wait", obj=3)
+    t2.run(CLI + 1, s(1) + us(20))
+    assert kind_of(t2.build(trace_end=s(5)), CLI, s(2)) == W.PENDING
+
+
+def test_nested_wait_site():
+    """A main loop polling its context (first fd 3) runs a nested loop on a
+    private context (first fd 11), like GLib's call_sync."""
+    t = Trace()
+    t.thread(CLI, CLI, "gtk")
+    t.run(CLI, 0)
+    now = ms(1)
+    for k in range(6):
+        t.block(CLI, now, "poll", "poll", obj=3)
+        now += ms(100)
+        t.timer_wake(CLI, now)
+        now += ms(1)
+    t.block(CLI, now, "poll", "poll", obj=11)
+    t.timer_wake(CLI, now + s(3))
+    t.block(CLI, now + s(3) + ms(1), "poll", "poll", obj=3)
+    g = t.build(trace_end=now + s(4))
+    assert kind_of(g, CLI, now + s(1)) == W.NESTED
+    assert kind_of(g, CLI, ms(50)) == W.IDLE
+    (h,) = H.list_hangs(g, CLI)
+    assert h.block_type == "LongWait" and h.start_ns == now and h.end_ns == now + s(3)
