@@ -58,8 +58,16 @@ EDGE_SPAWN = 2
 EDGE_DATA_FLAG = 3
 EDGE_MESSAGE = 4       # send -> receive on one channel, matched without a wakeup
 EDGE_TIMER = 5         # timer arm -> fire
-EDGE_TYPE_NAMES = {0: "program_order", 1: "wakeup", 2: "spawn", 3: "data_flag", 4: "message", 5: "timer"}
+EDGE_OWNERSHIP = 6     # holder's vertex -> the vertex that waits for / polls what it holds
+EDGE_TYPE_NAMES = {0: "program_order", 1: "wakeup", 2: "spawn", 3: "data_flag", 4: "message", 5: "timer",
+                   6: "ownership"}
 EDGE_TYPE_BY_NAME = {v: k for k, v in EDGE_TYPE_NAMES.items()}
+
+# --- how an ownership edge knows the holder (edge.owner_kind; 0 on other edges) ---
+OWNER_FUTEX_OWNER = 1    # the futex word (PI) or the glibc mutex's __owner names the holder's tid
+OWNER_FUTEX_CHANNEL = 2  # the holder woke waiters of the same futex before (condition variable, GIL)
+OWNER_FILE_LOCK = 3      # the holder took the conflicting fcntl / flock lock the victim tried
+OWNER_KIND_NAMES = {1: "futex_owner", 2: "futex_channel", 3: "file_lock"}
 
 # Wakeup contexts that are culled (no edge): the kernel, not a task, woke.
 CULLED_CONTEXTS = (schema.WAKE_HARDIRQ, schema.WAKE_SOFTIRQ, schema.WAKE_KTHREAD, schema.WAKE_IDLE)
@@ -137,6 +145,9 @@ class EventGraph:
                     inside); seg.row_lo/row_hi index into it, and
                     thread_rows_ptr[utid]..thread_rows_ptr[utid+1] is a thread's run
       edges         Table: src, dst, type, weak, ts, src_ts, row, ctx, obj, wait_ns
+                    (+ owner_kind when the trace has ownership edges)
+      roles         SyscallRoles: the syscall numbers of each role, host table
+                    plus what this trace taught (futex, yield)
       running, runnable   Table: utid, start, end (thread_state intervals)
       run_lo/run_hi, rbl_lo/rbl_hi   per utid ranges into running / runnable
       yields        Table: utid, ts, seg (sorted by utid, ts); yld_lo/yld_hi
@@ -148,7 +159,7 @@ class EventGraph:
     """
 
     def __init__(self, *, rows, trace_start, trace_end, threads, processes, seg, thread_rows,
-                 thread_rows_ptr, edges, running, runnable, yields, flags, stats, syscall_name=None,
+                 thread_rows_ptr, edges, running, runnable, yields, flags, stats, roles, syscall_name=None,
                  csr=None):
         self.rows = rows
         self.trace_start = int(trace_start)
@@ -164,6 +175,7 @@ class EventGraph:
         self.yields = yields
         self.flags = flags
         self.stats = stats
+        self.roles = roles
         self._syscall_name = syscall_name
         nthreads = len(threads)
         self.thread_seg_lo, self.thread_seg_hi = _ranges(seg.utid, nthreads)
