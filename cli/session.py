@@ -21,6 +21,8 @@ import os
 import sqlite3
 import time
 
+from argus.diagnose.chooser import QUESTION_KINDS
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
   id INTEGER PRIMARY KEY, created REAL, updated REAL, buffer TEXT, pid INTEGER, tid INTEGER,
@@ -167,7 +169,7 @@ def write_answers_file(path, answers, meta=None):
     """The `--answers` file: {"schema": "argus.answers/1", "answers": [...]}."""
     data = {"schema": "argus.answers/1", **(meta or {}),
             "answers": [{"kind": a["kind"], "answer": str(a["answer"])} for a in answers
-                        if a["kind"] in ("predecessor", "weak", "baseline", "go_on")]}
+                        if a["kind"] in QUESTION_KINDS]}
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         json.dump(data, f, indent=1)

@@ -6,9 +6,16 @@ hang window [a, b] (diagnose_vertex):
                  itself ("busy on CPU N% of the hang"), with the slice's
                  origin (the thread that triggered the work, or a culled
                  wakeup's label such as "timer").
-  RepeatedYield  if T read no data flag (DATA_FLAG_READ) in the window: stop;
-                 root cause = T with the advice to watch the flag with
-                 bp_watch.  Otherwise fall through to LongWait, where a
+  RepeatedYield  if T read no data flag (DATA_FLAG_READ) in the window:
+                 follow an ownership edge when the graph knows who holds
+                 what T polls (ownership.owners: futex owner, futex
+                 channel, file lock; several -> chooser.pick_owner, ranked
+                 strong > weak, most tries, most CPU): the holder's vertex
+                 is the one-step path, and the holder is handled like a
+                 thread on a wake-up path below.  With no holder known (or
+                 the chooser declines): stop; root cause = T with the
+                 advice to watch the flag with bp_watch.  With data flags,
+                 fall through to LongWait, where a
                  data_flag edge (last write -> read) plays the wakeup: the
                  baseline is a quick earlier polling episode on the same flag
                  (baseline.find_flag_baselines), else the write that ended this
@@ -18,6 +25,10 @@ hang window [a, b] (diagnose_vertex):
                  wakeup edge points to): the baseline path.  Without a
                  baseline, if v's own wait ended with a wakeup edge (the hang
                  resolved inside the trace), slice from v's successor instead.
+                 A wait that no wakeup edge ended (ongoing, or ended by the
+                 kernel) follows an ownership edge into v: a strong one
+                 before the baseline (the kernel named the holder), a weak
+                 one only when there is no baseline.
                  For each thread on that path other than T, in path order,
                  not yet a root cause: classify it over [a, b]; LongWait /
                  LongRunning / RepeatedYield -> a root cause at depth d+1, and,
@@ -49,18 +60,20 @@ from argus.tracer import schema
 from argus.graphbuild import graph as G
 from argus.diagnose import blocktype as B
 from argus.diagnose import baseline as BL
+from argus.diagnose import ownership as OW
 from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
-from argus.diagnose.slice import AutoChooser, interactive_slice, EdgeRef
+from argus.diagnose.slice import AutoChooser, interactive_slice, EdgeRef, SliceResult, SliceStep
 from argus.diagnose.report import fmt_dur, fmt_rel, fmt_pct
 
 MAX_DEPTH = 8
+FUTEX_POLL_OPS = (0, 9)   # FUTEX_WAIT, FUTEX_WAIT_BITSET
 
 
 @dataclass
 class PathElem:
     vertex: int
     utid: int
-    role: str            # spinning | baseline | slice | culprit
+    role: str            # spinning | baseline | slice | owner | culprit
     depth: int
     edge: dict           # {"type", "weak", "eid"} or None
     block_type: str
@@ -121,6 +134,7 @@ class _Run:
         self.root_causes = []
         self.visited = {hang.utid}
         self.advice_candidates = {}
+        self.owners_by_edge = {}
         self._cls = {}
 
     # --- helpers ---
@@ -268,6 +282,8 @@ class _Run:
             if int(g.seg.utid[step.vertex]) == t and i > 0:
                 prev = res.steps[i - 1].vertex
                 e = step.edge
+                if e.type == "ownership":
+                    return self.owner_relation(e)
                 where = "on the baseline path" if role == "baseline" else "on the wake-up path"
                 return f"{where} it woke {self.who(int(g.seg.utid[prev]))} at {fmt_rel(e.ts - self.t0)}" \
                     if e.type in ("wakeup", "spawn") else \
@@ -284,7 +300,7 @@ class _Run:
     def diagnose_vertex(self, utid, v, c, a, b, depth):
         """Returns info: {"origin", "baseline", "advice", "slice", "flags"}."""
         g = self.g
-        info = {"origin": None, "baseline": None, "advice": None, "slice": None, "flags": None}
+        info = {"origin": None, "baseline": None, "advice": None, "slice": None, "flags": None, "owner": None}
         bt = c.block_type
         res = None
         role = "slice"
@@ -294,11 +310,14 @@ class _Run:
             info["origin"] = res.origin
             info["slice"] = res
             return info
-        if bt == B.REPEATED_YIELD:
-            addrs = B.flag_reads(g, utid, a, b)
-            if not addrs:
+        if bt == B.REPEATED_YIELD and not B.flag_reads(g, utid, a, b):
+            res = self.follow_owner(v, OW.owners(g, utid, a, b), depth, a, b, info)
+            if res is None:
                 info["advice"] = self.bp_watch_advice(utid, a, b)
                 return info
+            role = "owner"
+        elif bt == B.REPEATED_YIELD:
+            addrs = B.flag_reads(g, utid, a, b)
             info["flags"] = addrs
             cands = BL.find_flag_baselines(g, utid, addrs, a, b, self.threshold_ns)
             chosen = self.chooser.pick_baseline(cands) if cands else None
@@ -316,18 +335,24 @@ class _Run:
                     res = interactive_slice(g, d, self.chooser, cursor=int(g.edges.ts[e]), first_edge=e)
                     self.extend(res, depth, a, b, _pseudo("program_order"), skip_first=(d == v))
         elif bt == B.LONG_WAIT:
-            cands = BL.find_wait_baselines(g, v, self.threshold_ns, hang_start=a)
-            chosen = self.chooser.pick_baseline(cands) if cands else None
-            if chosen is not None:
-                info["baseline"] = chosen
-                res = interactive_slice(g, chosen.successor, self.chooser)
-                self.extend(res, depth, a, b, _pseudo("baseline"))
-                role = "baseline"
-            else:
-                nxt = g.next_segment(v)
-                if nxt >= 0 and g.in_wake[nxt] >= 0 and g.edges.type[g.in_wake[nxt]] == G.EDGE_WAKEUP:
-                    res = interactive_slice(g, nxt, self.chooser)
-                    self.extend(res, depth, a, b, _pseudo("program_order"))
+            res, weak_owners = self.strong_owner_first(utid, v, a, b, depth, info)
+            if res is None:
+                cands = BL.find_wait_baselines(g, v, self.threshold_ns, hang_start=a)
+                chosen = self.chooser.pick_baseline(cands) if cands else None
+                if chosen is not None:
+                    info["baseline"] = chosen
+                    res = interactive_slice(g, chosen.successor, self.chooser)
+                    self.extend(res, depth, a, b, _pseudo("baseline"))
+                    role = "baseline"
+                else:
+                    nxt = g.next_segment(v)
+                    if nxt >= 0 and g.in_wake[nxt] >= 0 and g.edges.type[g.in_wake[nxt]] == G.EDGE_WAKEUP:
+                        res = interactive_slice(g, nxt, self.chooser)
+                        self.extend(res, depth, a, b, _pseudo("program_order"))
+            if res is None:
+                res = self.follow_owner(v, weak_owners, depth, a, b, info)
+            if info["owner"] is not None:
+                role = "owner"
         if res is None:
             return info
         info["origin"] = res.origin
@@ -363,6 +388,51 @@ class _Run:
                 rc.advice = sub["advice"]
         return info
 
+    # --- ownership (who holds what the thread polls or waits for) ---
+    def unexplained_wait_owners(self, utid, v, a, b):
+        """Holders of what v waits for (ownership.owners) when no wakeup
+        edge explains the wait: it is ongoing, or the kernel ended it."""
+        g = self.g
+        nxt = g.next_segment(v)
+        if nxt >= 0 and g.in_wake[nxt] >= 0:
+            return []
+        return OW.owners(self.g, utid, a, b, vertex=v)
+
+    def strong_owner_first(self, utid, v, a, b, depth, info):
+        """For a LongWait vertex v: follows a strong ownership edge (the
+        kernel named the holder) before any baseline.  Returns (SliceResult
+        or None, the weak holders left for when nothing else explains v)."""
+        owners = self.unexplained_wait_owners(utid, v, a, b)
+        strong = [o for o in owners if not o.weak]
+        if not strong:
+            return None, owners
+        return self.follow_owner(v, strong, depth, a, b, info), []
+
+    def follow_owner(self, v, owners, depth, a, b, info):
+        """One step from the victim's vertex v to the holder the chooser
+        picks among `owners`: adds it to the path (role "owner") and returns
+        the two-step SliceResult, or None (no owners, or declined)."""
+        o = self.chooser.pick_owner(v, owners) if owners else None
+        if o is None:
+            return None
+        g = self.g
+        info["owner"] = o
+        e = EdgeRef.of(g, o.edge)
+        self.owners_by_edge[o.edge] = (o, int(g.seg.utid[v]))
+        self.add(o.vertex, "owner", depth, dict(_edge_dict(e), owner_kind=o.kind), a, b)
+        return SliceResult([SliceStep(int(v)), SliceStep(o.vertex, e)],
+                           {"kind": "ownership", "label": o.kind, "vertex": o.vertex})
+
+    def owner_relation(self, e):
+        """The root-cause relation of a holder reached by ownership edge e."""
+        o, victim = self.owners_by_edge[e.eid]
+        what = {"futex_owner": f"the futex 0x{o.obj:x} names it as owner",
+                "futex_channel": f"it woke waiters of futex 0x{o.obj:x} before (inferred)",
+                "file_lock": f"it holds the file lock (object 0x{o.obj:x}) that was tried"}.get(o.kind, o.kind)
+        tries = f"{o.tries} {'try' if o.tries == 1 else 'tries'}"
+        return (f"holds what {self.who(victim)} waits for: {what}; {tries} point at it, "
+                f"last at {fmt_rel(e.ts - self.t0)}{'' if o.weak else ', strong'}")
+
 
 def polled_addresses(g, utid, a, b):
     """Addresses a yielding thread touched through the kernel in [a, b]:
@@ -371,11 +441,9 @@ def polled_addresses(g, utid, a, b):
     them, or next to them)."""
     idx = g.thread_rows_of(utid, a, b)
     r = g.rows[idx]
-    from argus.graphbuild.sysroles import SyscallRoles
-    roles = getattr(g, "roles", None) or SyscallRoles()
-    waits = (r["aux"] & 0x7F) == 0
-    waits |= (r["aux"] & 0x7F) == 9       # FUTEX_WAIT, FUTEX_WAIT_BITSET: polling, not waking
-    sel = (r["type"] == schema.SYSCALL_ENTER) & np.isin(r["nr"], sorted(roles.futex_nrs)) & waits
+    cmd = r["aux"] & schema.FUTEX_CMD_MASK
+    waits = np.isin(cmd, FUTEX_POLL_OPS)     # polling, not waking
+    sel = (r["type"] == schema.SYSCALL_ENTER) & np.isin(r["nr"], sorted(g.roles.futex_nrs)) & waits
     counts = {}
     for x in r["obj"][sel].tolist():
         if x:
@@ -412,7 +480,8 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
     run.path.append(PathElem(hang.vertex, hang.utid, "spinning", 0, None, c.block_type, a, b))
     info = run.diagnose_vertex(hang.utid, hang.vertex, c, a, b, 0)
     extra = {"baseline": info["baseline"].to_dict(g) if info["baseline"] is not None else None,
-             "origin": info["origin"], "flags": info["flags"]}
+             "origin": info["origin"], "flags": info["flags"],
+             "owner": info["owner"].to_dict(g) if info["owner"] is not None else None}
     pid = hang.pid
     if c.block_type == B.LONG_RUNNING:
         why = run.why(c)
@@ -420,14 +489,18 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
             why += "; " + run.trigger_text(info["slice"])
         run.root_causes.insert(0, RootCause(hang.utid, hang.vertex, c.block_type, a, b, why, 0,
                                             c.evidence, info["origin"]))
-    elif c.block_type == B.REPEATED_YIELD and not info["flags"]:
+    elif c.block_type == B.REPEATED_YIELD and not info["flags"] and info["owner"] is None:
         run.root_causes.insert(0, RootCause(hang.utid, hang.vertex, c.block_type, a, b,
                                             run.yield_text(c, pid), 0, c.evidence, None,
                                             info["advice"]))
     elif not run.root_causes:
         why = run.why(c) if c.block_type == B.LONG_WAIT else \
-            f"repeated yield polling data flag(s) {', '.join(f'0x{x:x}' for x in info['flags'])}"
-        if info["baseline"] is None and info["slice"] is None:
+            f"repeated yield polling data flag(s) {', '.join(f'0x{x:x}' for x in info['flags'])}" \
+            if info["flags"] else run.yield_text(c, pid)
+        if info["owner"] is not None:
+            why += f"; {run.who(info['owner'].utid)} holds what it waits for ({info['owner'].kind}) " \
+                   "but ran normally during the hang"
+        elif info["baseline"] is None and info["slice"] is None:
             if c.block_type == B.LONG_WAIT:
                 why += "; no baseline (no similar wait ended quickly by a task's wakeup) and the wait " \
                        "did not end with a task's wakeup in the trace"

@@ -274,3 +274,122 @@ def test_long_wait_on_the_kernel():
                          "task's wakeup) and the wait did not end with a task's wakeup in the trace; such waits "
                          "end by kernel wakeups (block x3): the thread waits on the kernel or a device, not on "
                          "another task")
+
+
+# --- ownership: who holds what the hung thread polls or waits for ---
+
+def lock_poller_json(**kw):
+    t, info = C.lock_poller(**kw)
+    g = t.build(trace_end=info["trace_end"])
+    return g, info, to_json(diagnose(g, C.POLLER))
+
+
+@pytest.mark.parametrize("holder, block_type, start", [("wait", "LongWait", ms(1)), ("busy", "LongRunning", s(0.5))])
+def test_repeated_yield_follows_the_lock_holder(holder, block_type, start):
+    g, info, j = lock_poller_json(holder=holder)
+    sp = j["spinning"]
+    assert (sp["block_type"], sp["data_flags"]) == ("RepeatedYield", [])
+    assert (sp["owner"]["tid"], sp["owner"]["kind"], sp["owner"]["weak"], sp["owner"]["tries"]) == \
+        (C.HOLDER, "file_lock", False, 300)
+    assert path_summary(j)[:3] == [(C.POLLER, "spinning", None, 0), (C.HOLDER, "owner", "ownership", 0),
+                                   (C.HOLDER, "culprit", "culprit", 1)]
+    assert j["path"][1]["edge_in"] == {"type": "ownership", "weak": False, "owner_kind": "file_lock"}
+    (rc,) = j["root_causes"]
+    assert (rc["tid"], rc["block_type"], rc["depth"], rc["primary"], rc["advice"]) == \
+        (C.HOLDER, block_type, 1, True, None)
+    assert rc["start_ns"] == start
+    assert "(holds what poller/700 waits for: it holds the file lock (object 0x4242) that was tried; " \
+           "300 tries point at it, last at +2.993 s, strong)" in rc["why"]
+
+
+def test_repeated_yield_takes_the_strongest_holder_under_auto():
+    g, info, j = lock_poller_json(holder="wait", other="channel")
+    assert [(c["tid"], c["block_type"]) for c in j["root_causes"]] == [(C.HOLDER, "LongWait")]
+    # both weak: most tries still wins over the busier thread
+    g, info, j = lock_poller_json(holder="wait", strong=False, other="channel")
+    assert [(c["tid"], c["block_type"]) for c in j["root_causes"]] == [(C.HOLDER, "LongWait")]
+    assert j["path"][1]["edge_in"]["weak"] is True
+
+
+def test_repeated_yield_with_a_holder_that_ran_normally():
+    g, info, j = lock_poller_json(holder="idle")
+    assert path_summary(j) == [(C.POLLER, "spinning", None, 0), (C.HOLDER, "owner", "ownership", 0)]
+    (rc,) = j["root_causes"]
+    assert (rc["tid"], rc["block_type"], rc["depth"]) == (C.POLLER, "RepeatedYield", 0)
+    assert rc["why"].endswith("holder/800 holds what it waits for (file_lock) but ran normally during the hang")
+
+
+def futex_victim(owner=None, baseline=True):
+    """victim (pid 50) takes mutex M: with `baseline`, a 1 ms wait at 1 s that
+    releaser 52 ends (futex wake); then at 2 s a wait still going at trace end
+    (6 s).  sleeper 51 sleeps in nanosleep from 0.5 s to 5.9 s.  owner:
+    "strong" (M's owner field names 51) or "weak" (a channel) adds the edge
+    51 -> victim at 2 s."""
+    M = 0xD00D
+    t = Trace()
+    t.thread(50, 50, "victim").thread(50, 51, "sleeper").thread(50, 52, "releaser")
+    t.run(51, 0).block(51, s(0.5), "sleep", "nanosleep")
+    t.timer_wake(51, s(5.9)).block(51, s(5.9) + us(10), "poll", "epoll_wait", obj=3)
+    t.run(52, 0).block(52, ms(1), "poll", "epoll_wait", obj=4)
+    t.run(50, 0).block(50, ms(1), "poll", "epoll_wait", obj=5)
+    if baseline:
+        t.timer_wake(52, s(1) - us(50))
+        t.timer_wake(50, s(1) - us(100)).futex_wait(50, s(1), M)
+        t.futex_wake(52, s(1) + ms(1), M).wake(52, 50, s(1) + ms(1) + us(1)).run(50, s(1) + ms(1) + us(2))
+        t.block(52, s(1) + ms(1) + us(5), "poll", "epoll_wait", obj=4)
+        t.block(50, s(1) + ms(1) + us(10), "poll", "epoll_wait", obj=5)
+    t.timer_wake(50, s(2) - us(10)).futex_wait(50, s(2), M)
+    if owner:
+        t.own(51, 50, s(2), "futex_owner" if owner == "strong" else "futex_channel", weak=owner == "weak", obj=M)
+    return t.build(trace_end=s(6))
+
+
+@pytest.mark.parametrize("owner, baseline, roots", [
+    ("strong", True, [(51, "LongWait")]),       # the kernel named the holder: before the baseline
+    ("weak", True, [(52, "LongWait")]),         # an inferred holder: the baseline (releaser) first
+    ("weak", False, [(51, "LongWait")]),        # no baseline: the inferred holder
+    (None, True, [(52, "LongWait")]),
+])
+def test_ongoing_long_wait_follows_an_ownership_edge(owner, baseline, roots):
+    j = to_json(diagnose(futex_victim(owner, baseline), 50))
+    assert j["spinning"]["block_type"] == "LongWait" and j["spinning"]["ongoing"]
+    assert [(c["tid"], c["block_type"]) for c in j["root_causes"] if c["depth"] == 1] == roots
+    assert (j["path"][1]["role"] == "owner") == (roots[0][0] == 51)
+    if roots[0][0] == 51:
+        assert j["root_causes"][0]["why"].startswith(
+            "LongWait on nanosleep for 5.400 s (holds what victim/50 waits for: "
+            + ("the futex 0xd00d names it as owner" if owner == "strong"
+               else "it woke waiters of futex 0xd00d before (inferred)"))
+
+
+def test_a_wait_ended_by_a_wakeup_ignores_ownership():
+    t = Trace()
+    t.thread(60, 60, "victim").thread(61, 61, "holder").thread(62, 62, "waker")
+    t.run(61, 0).block(61, ms(1), "sleep", "nanosleep")
+    t.run(62, 0)
+    t.run(60, 0).futex_wait(60, s(1), 0xE0)
+    t.own(61, 60, s(1), "futex_owner", obj=0xE0)
+    t.futex_wake(62, s(4), 0xE0).wake(62, 60, s(4) + us(1)).run(60, s(4) + us(2))
+    g = t.build(trace_end=s(5))
+    j = to_json(diagnose(g, 60))
+    assert [c["tid"] for c in j["root_causes"]] == [62] and j["spinning"]["owner"] is None
+
+
+def test_polled_addresses_use_the_futex_numbers_the_trace_taught():
+    """A trace from another architecture: futex is nr 98 there.  The switch-outs
+    with wait reason futex teach it (g.roles); the advice lists the address."""
+    from argus.diagnose.algorithm import polled_addresses
+    FUTEX_98 = 98
+    t = Trace()
+    t.thread(600, 600, "ui")
+    t.run(600, 0).block(600, ms(1), "poll", "epoll_wait", obj=3)
+    t.timer_wake(600, s(1))
+    now = s(1) + us(10)
+    while now < s(4):
+        t.block(600, now, "futex", FUTEX_98, obj=0xBEEF, aux=C.FUTEX_WAIT_PRIVATE)
+        t.timer_wake(600, now + ms(1), ret=C.ETIMEDOUT)
+        now += ms(2)
+    g = t.build(trace_end=s(5))
+    assert FUTEX_98 in g.roles.futex_nrs
+    assert polled_addresses(g, g.utid_of_tid(600), s(1), s(4)) == [0xBEEF]
+    assert "addresses polled 0xbeef" in to_json(diagnose(g, 600))["root_causes"][0]["why"]

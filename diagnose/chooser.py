@@ -12,10 +12,14 @@ only when the graph is ambiguous:
                     (the waker's process and thread name, baseline.signature);
                     one group -> its best-ranked member, no question; several
                     -> "which one is the baseline?" showing one per group
+  pick_owner        one holder, strong (the kernel named it) -> it, no
+                    question; one, weak -> follow_weak decides; several ->
+                    "which thread holds it?" ranked as ownership.owners
   go_on             asked for culprits that can have a culprit of their own
                     (LongWait, RepeatedYield that read data flags); a
                     LongRunning culprit's recursive diagnosis is only its
-                    slice, a RepeatedYield's without flags only the bp_watch
+                    slice, a RepeatedYield's without flags only a holder
+                    (pick_owner asks when it is ambiguous) or the bp_watch
                     advice, so those go on without a question.
 Before asking, in order:
   1. rules (from earlier sessions, keyed by stable names, never pids:
@@ -56,9 +60,13 @@ from argus.diagnose.report import fmt_rel, fmt_dur
 from argus.diagnose import blocktype as B
 
 
+# The kinds of questions a run asks (and an answers file replays), in one place.
+QUESTION_KINDS = ("predecessor", "weak", "baseline", "go_on", "owner")
+
+
 @dataclass
 class Question:
-    kind: str                    # predecessor | weak | baseline | go_on
+    kind: str                    # one of QUESTION_KINDS
     text: str
     options: list                # [(key, label)]
     default: str                 # the automatic heuristic's key
@@ -244,6 +252,33 @@ class AskingChooser(Chooser):
         return (f"{fmt_dur(b.wait_ns)} wait at {fmt_rel(b.wait_start_ns - self.t0)}, woken by {self.who(waker)} "
                 f"({', '.join(rel)}{', ' + sim if sim else ''})")
 
+    def pick_owner(self, vertex, owners):
+        from argus.diagnose.slice import EdgeRef
+        g = self.g
+        keep = [o for o in owners if not self.rules.not_causal(g, EdgeRef.of(g, o.edge))]
+        if len(keep) < len(owners):
+            self.saved += 1
+            self.saved_by_rules += 1
+            self.answers.append({"kind": "rule", "answer": "not-causal", "source": "rule", "vertex": vertex})
+        if not keep:
+            return None
+        if len(keep) == 1:
+            o = keep[0]
+            return o if not o.weak or self.follow_weak(EdgeRef.of(g, o.edge)) else None
+        q = Question("owner", f"{self.who(vertex)} waits for or polls something {len(keep)} threads may hold; "
+                              "which one holds it?",
+                     [(str(i + 1), self.owner_line(o)) for i, o in enumerate(keep)]
+                     + [("n", "none: stop here (watch the polled flag with bp_watch)")],
+                     default="1", stop="n", context={"vertex": int(vertex), "edges": [o.edge for o in keep]})
+        key = self._put(q)
+        return None if key == "n" else keep[int(key) - 1]
+
+    def owner_line(self, o):
+        e = self.g.edges
+        return (f"{self.who(o.vertex)}  {o.kind}{' (weak)' if o.weak else ''}, "
+                f"{o.tries} {'try' if o.tries == 1 else 'tries'} point at it, last at "
+                f"{fmt_rel(int(e.ts[o.edge]) - self.t0)}, on CPU {fmt_dur(o.cpu_ns)} in the hang")
+
     def go_on(self, root_cause):
         if root_cause.block_type == B.LONG_RUNNING:
             return True
@@ -262,7 +297,7 @@ class AskingChooser(Chooser):
 def auto_answers_of(chooser):
     """The replayable answers of a run (rule / memo entries are not questions)."""
     return [{"kind": a["kind"], "answer": a["answer"]} for a in chooser.answers
-            if a["kind"] in ("predecessor", "weak", "baseline", "go_on")]
+            if a["kind"] in QUESTION_KINDS]
 
 
-__all__ = ["Question", "Abort", "AskingChooser", "AutoChooser", "auto_answers_of"]
+__all__ = ["Question", "QUESTION_KINDS", "Abort", "AskingChooser", "AutoChooser", "auto_answers_of"]

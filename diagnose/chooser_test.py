@@ -444,3 +444,64 @@ def test_rule_scoped_by_build_id():
     assert tids(g, interactive_slice(g, v, AskingChooser(g, rules=[same]))) == [10]
     g.__dict__["_build_ids"] = {10: None}               # unknown build: names decide
     assert tids(g, interactive_slice(g, v, AskingChooser(g, rules=[other]))) == [10]
+
+
+# --- ownership: several holders -> a question ---
+
+def lock_poller_graph(**kw):
+    t, info = C.lock_poller(**kw)
+    return t.build(trace_end=info["trace_end"])
+
+
+@pytest.mark.parametrize("typed, root", [("1", (C.HOLDER, "LongWait")), ("2", (C.OTHER, "LongRunning")),
+                                         ("", (C.HOLDER, "LongWait")), ("n", (C.POLLER, "RepeatedYield"))])
+def test_several_holders_ask_which_one(typed, root):
+    g = lock_poller_graph(holder="wait", other="channel")
+    ask = Script(typed, "n")                  # "n": do not go on from a LongWait holder
+    ch = AskingChooser(g, ask=ask)
+    j = to_json(diagnose(g, C.POLLER, chooser=ch))
+    q = ask.questions[0]
+    assert [q.kind for q in ask.questions] == ["owner"] + (["go_on"] if root[1] == "LongWait" else [])
+    assert q.kind == "owner" and q.keys() == ["1", "2", "n"] and q.default == "1"
+    assert q.options[0][1].startswith("holder/800 in holder/800  file_lock, 300 tries point at it")
+    assert q.options[1][1].startswith("other/900 in other/900  futex_channel (weak), 100 tries")
+    assert [(c["tid"], c["block_type"]) for c in j["root_causes"]] == [root]
+    assert j["queries"] == len(ask.questions)
+    if typed == "n":
+        assert j["root_causes"][0]["advice"] == "bp_watch 700 IMAGE SYMBOL"
+    assert ch.answers[0]["kind"] == "owner"
+
+
+def test_one_holder_strong_is_not_asked_weak_asks_follow():
+    g = lock_poller_graph(holder="wait")
+    ask = Script("n")
+    j = to_json(diagnose(g, C.POLLER, chooser=AskingChooser(g, ask=ask)))
+    assert [q.kind for q in ask.questions] == ["go_on"] and j["root_causes"][0]["tid"] == C.HOLDER
+    g = lock_poller_graph(holder="wait", strong=False)
+    ask = Script("s")
+    j = to_json(diagnose(g, C.POLLER, chooser=AskingChooser(g, ask=ask)))
+    assert [q.kind for q in ask.questions] == ["weak"]
+    assert [(c["tid"], c["depth"]) for c in j["root_causes"]] == [(C.POLLER, 0)]
+
+
+def test_not_causal_rule_drops_a_holder():
+    g = lock_poller_graph(holder="wait", other="channel")
+    from argus.diagnose.ownership import owners
+    o = owners(g, g.utid_of_tid(C.POLLER), s(0.5), s(3.5))[1]           # the weak channel holder
+    from argus.diagnose.slice import EdgeRef
+    rule = R.not_causal_rule(g, EdgeRef.of(g, o.edge))
+    ask = Script("n")
+    ch = AskingChooser(g, ask=ask, rules=[rule])
+    j = to_json(diagnose(g, C.POLLER, chooser=ch))
+    assert [q.kind for q in ask.questions] == ["go_on"] and ch.saved_by_rules == 1
+    assert j["root_causes"][0]["tid"] == C.HOLDER
+
+
+def test_owner_answers_replay():
+    from argus.diagnose.chooser import auto_answers_of
+    g = lock_poller_graph(holder="wait", other="channel")
+    ch = AskingChooser(g, ask=Script("2"))         # other/900 is LongRunning: no go_on question
+    diagnose(g, C.POLLER, chooser=ch)
+    assert auto_answers_of(ch) == [{"kind": "owner", "answer": "2"}]
+    j = to_json(diagnose(g, C.POLLER, chooser=AskingChooser(g, presets=auto_answers_of(ch))))
+    assert j["root_causes"][0]["tid"] == C.OTHER and j["queries"] == 1

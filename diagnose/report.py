@@ -99,6 +99,15 @@ def _origin(g, o):
     return out
 
 
+def _edge_in(edge):
+    if edge is None:
+        return None
+    out = {"type": edge["type"], "weak": bool(edge["weak"])}
+    if "owner_kind" in edge:
+        out["owner_kind"] = edge["owner_kind"]
+    return out
+
+
 def to_json(d):
     g = d.graph
     h = d.hang
@@ -113,6 +122,7 @@ def to_json(d):
     extra = d.spinning_extra or {}
     spinning["baseline"] = extra.get("baseline")
     spinning["origin"] = _origin(g, extra.get("origin"))
+    spinning["owner"] = extra.get("owner")
     flags = extra.get("flags")
     spinning["data_flags"] = [{"addr": int(a), "reads": int(n)} for a, n in sorted(flags.items())] if flags else []
     path = []
@@ -120,7 +130,7 @@ def to_json(d):
         item = _ident(g, e.utid)
         item.update({
             "start_ns": int(e.start_ns), "end_ns": int(e.end_ns), "block_type": e.block_type,
-            "edge_in": None if e.edge is None else {"type": e.edge["type"], "weak": bool(e.edge["weak"])},
+            "edge_in": _edge_in(e.edge),
             "vertex": int(e.vertex), "role": e.role, "depth": int(e.depth),
         })
         path.append(item)
@@ -211,6 +221,10 @@ def render_text(d):
             rel.append("same object")
         out.append(f"  baseline: a {fmt_dur(b['wait_ns'])} wait at {fmt_rel(b['start_ns'] - t0)} "
                    f"({', '.join(rel)})")
+    own = s.get("owner")
+    if own:
+        out.append(f"  held by: {own['comm']}/{own['tid']} ({own['kind']}{', weak' if own['weak'] else ''}, "
+                   f"{own['tries']} {'try' if own['tries'] == 1 else 'tries'} point at it)")
     if s.get("data_flags"):
         out.append("  data flags read: " + ", ".join(f"0x{f['addr']:x} x{f['reads']}" for f in s["data_flags"]))
     out.append("")
@@ -218,7 +232,8 @@ def render_text(d):
     rows = [("#", "thread", "process", "start", "end", "block type", "edge in", "role")]
     for i, p in enumerate(j["path"]):
         e = p["edge_in"]
-        edge = "-" if e is None else e["type"] + (" (weak)" if e["weak"] else "")
+        edge = "-" if e is None else e["type"] + (f" {e['owner_kind']}" if e.get("owner_kind") else "") + \
+            (" (weak)" if e["weak"] else "")
         rows.append((str(i), _who(p), _proc(p), fmt_rel(p["start_ns"] - t0), fmt_rel(p["end_ns"] - t0),
                      p["block_type"], edge, p["role"] + (f" d{p['depth']}" if p["depth"] else "")))
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]

@@ -87,6 +87,9 @@ class Chooser:
         (no baseline: the diagnosis continues without one).
     go_on(root_cause): whether to diagnose this root cause recursively
         ("the culprit of the culprit").
+    pick_owner(vertex, owners): ownership.Owner candidates, ranked best
+        first, for who holds what `vertex` polls or waits for; return one, or
+        None (stop there: the walk ends at the victim).
     """
 
     queries = 0
@@ -103,10 +106,14 @@ class Chooser:
     def go_on(self, root_cause):
         raise NotImplementedError
 
+    def pick_owner(self, vertex, owners):
+        raise NotImplementedError
+
 
 class AutoChooser(Chooser):
     """Automatic mode: most recent edge, follow weak edges, best-ranked (most
-    recent) baseline, always go on.  Asks nothing: queries stays 0."""
+    recent) baseline, always go on, best-ranked holder (strong, most tries,
+    most CPU).  Asks nothing: queries stays 0."""
 
     def __init__(self):
         self.queries = 0
@@ -122,6 +129,9 @@ class AutoChooser(Chooser):
 
     def go_on(self, root_cause):
         return True
+
+    def pick_owner(self, vertex, owners):
+        return owners[0] if owners else None
 
 
 def candidates(g, v, t):

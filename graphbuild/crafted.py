@@ -14,7 +14,9 @@ timestamps (like the decoder's stable sort); every tid must be registered with
 thread() (or created by fork()) so rows carry the right pid; all times are
 integer nanoseconds (ms(), us(), s() convert).  A thread's blocked syscall is
 remembered so that the next run() emits its SYSCALL_EXIT (ret 0, or the ret
-given to wake_and_run / run).
+given to wake_and_run / run).  own() adds ownership edges (who holds what
+a thread waits for or polls) to the built graph, the shape the graph core
+gives them (graph.EDGE_OWNERSHIP, edges.owner_kind).
 """
 import numpy as np
 
@@ -61,6 +63,7 @@ class Trace:
         self.pid_of = {}
         self._blocked_nr = {}
         self._cpu = {}
+        self._owns = []
 
     # --- threads ---
     def thread(self, pid, tid, comm, snapshot=True, ppid=1, cpu=0):
@@ -185,6 +188,13 @@ class Trace:
     def flag_read(self, tid, at, addr, value=0, pc=0):
         return self.row(at, tid, schema.DATA_FLAG_READ, obj=addr, val=value, obj2=pc)
 
+    # --- ownership ---
+    def own(self, holder, victim, at, kind="file_lock", weak=False, obj=0):
+        """An ownership edge at `at` from the holder's segment then to the
+        victim's (the try or wait at `at`); kind: graph.OWNER_KIND_NAMES."""
+        self._owns.append((int(at), holder, victim, kind, bool(weak), int(obj)))
+        return self
+
     def lost(self, at, count):
         return self.row(at, 0, schema.LOST, val=count)
 
@@ -215,7 +225,33 @@ class Trace:
         from argus.graphbuild.builder import build_graph
         if trace_end is None:
             trace_end = until
-        return build_graph(self.rows(until), trace_end=trace_end, **kw)
+        g = build_graph(self.rows(until), trace_end=trace_end, **kw)
+        owns = [o for o in self._owns if until is None or o[0] <= until]
+        return with_ownership(g, owns) if owns else g
+
+
+def with_ownership(g, owns):
+    """g plus ownership edges [(at, holder_tid, victim_tid, kind, weak, obj)]
+    appended to its edge table (a new EventGraph: the CSR indexes are rebuilt)."""
+    from argus.graphbuild import graph as G
+    kind_by_name = {v: k for k, v in G.OWNER_KIND_NAMES.items()}
+    cols = {name: list(col) for name, col in g.edges.columns().items()}
+    cols.setdefault("owner_kind", [0] * len(g.edges))
+    dtypes = {name: col.dtype for name, col in g.edges.columns().items()}
+    dtypes.setdefault("owner_kind", np.dtype(np.uint8))
+    for at, holder, victim, kind, weak, obj in owns:
+        src = g.segment_at(g.utid_of_tid(holder, at), at)
+        dst = g.segment_at(g.utid_of_tid(victim, at), at)
+        new = dict(src=src, dst=dst, type=G.EDGE_OWNERSHIP, weak=weak, ts=at, src_ts=at, row=-1, ctx=0, obj=obj,
+                   wait_ns=0, owner_kind=kind_by_name[kind])
+        for name in cols:
+            cols[name].append(new[name])
+    edges = G.Table(**{name: np.asarray(col, dtype=dtypes[name]) for name, col in cols.items()})
+    return G.EventGraph(rows=g.rows, trace_start=g.trace_start, trace_end=g.trace_end, threads=g.threads,
+                        processes=g.processes, seg=g.seg, thread_rows=g.thread_rows,
+                        thread_rows_ptr=g.thread_rows_ptr, edges=edges, running=g.running, runnable=g.runnable,
+                        yields=g.yields, flags=g.flags, stats=g.stats, roles=g.roles,
+                        syscall_name=g.roles.name)
 
 
 # --- scenarios shared by the graphbuild and diagnose tests ---
@@ -413,3 +449,59 @@ def compare_with_oracle(rows, **kw):
     if keep.all():
         assert np.array_equal(py.in_eid, nat.in_eid) and np.array_equal(py.out_eid, nat.out_eid)
     return py, nat
+
+
+POLLER, HOLDER, OTHER = 700, 800, 900
+LOCK_INODE = 0x4242
+LOCK_EX_NB = 6         # flock(LOCK_EX | LOCK_NB)
+EAGAIN = -11
+
+
+def lock_poller(holder="wait", strong=True, other=None, poll_ms=10):
+    """A file lock polled by one process and held by another.
+
+    poller (pid 700) tries the lock every `poll_ms` from 0.5 s (flock
+    LOCK_EX|LOCK_NB fails with EAGAIN, nanosleep `poll_ms`, timer wakeup) and
+    gets it at 3.5 s, then idles in epoll_wait.  holder (pid 800) took the
+    lock at 1 ms and then, until 3.5 s: holder="wait" blocks in read(fd 0),
+    "busy" runs on the CPU, "idle" blocks in epoll_wait on and off (runs
+    normally); it unlocks at 3.5 s.  Each failed try gets an ownership edge
+    holder -> poller (file_lock, weak unless `strong`).  other="channel" adds
+    thread 900 (pid 900, busy on the CPU the whole time) with a weak
+    futex_channel edge on every third try.  Returns (trace, info) with
+    "hang_start" (first try), "unlock" and "trace_end" (5 s).
+    """
+    t = Trace()
+    t.thread(POLLER, POLLER, "poller")
+    t.thread(HOLDER, HOLDER, "holder")
+    t.run(POLLER, 0).block(POLLER, ms(1), "poll", "epoll_wait", obj=3)
+    t.run(HOLDER, 0).syscall(HOLDER, us(500), "flock", aux=LOCK_EX_NB, obj=LOCK_INODE, ret=0)
+    unlock = s(3.5)
+    if holder == "wait":
+        t.block(HOLDER, ms(1), "read", "read", obj=0)
+        t.timer_wake(HOLDER, unlock - us(50))
+    elif holder == "busy":
+        t.busy(HOLDER, 0, unlock, slice_ns=ms(10), gap_ns=us(100))
+    else:
+        for k in range(35):
+            t.block(HOLDER, ms(1) + k * ms(100), "poll", "epoll_wait", obj=4)
+            t.timer_wake(HOLDER, ms(90) + k * ms(100))
+    t.syscall(HOLDER, unlock, "flock", aux=LOCK_EX_NB, obj=LOCK_INODE, ret=0)
+    t.block(HOLDER, unlock + us(10), "poll", "epoll_wait", obj=4)
+    if other:
+        t.thread(OTHER, OTHER, "other")
+        t.run(OTHER, 0).busy(OTHER, 0, s(5), slice_ns=ms(10), gap_ns=us(100))
+    t.timer_wake(POLLER, s(0.5))
+    now, k = s(0.5) + us(10), 0
+    while now < unlock:
+        t.syscall(POLLER, now, "flock", aux=LOCK_EX_NB, obj=LOCK_INODE, ret=EAGAIN)
+        t.own(HOLDER, POLLER, now, "file_lock", weak=not strong, obj=LOCK_INODE)
+        if other and k % 3 == 0:
+            t.own(OTHER, POLLER, now, "futex_channel", weak=True, obj=0x7000)
+        t.block(POLLER, now + us(5), "sleep", "nanosleep")
+        t.timer_wake(POLLER, now + ms(poll_ms))
+        now += ms(poll_ms) + us(10)
+        k += 1
+    t.syscall(POLLER, now, "flock", aux=LOCK_EX_NB, obj=LOCK_INODE, ret=0)
+    t.block(POLLER, now + us(10), "poll", "epoll_wait", obj=3)
+    return t, {"hang_start": s(0.5), "unlock": unlock, "first_try": s(0.5) + us(10), "trace_end": s(5)}

@@ -155,6 +155,9 @@ class EventGraph:
                     inside); seg.row_lo/row_hi index into it, and
                     thread_rows_ptr[utid]..thread_rows_ptr[utid+1] is a thread's run
       edges         Table: src, dst, type, weak, ts, src_ts, row, ctx, obj, wait_ns
+                    (+ owner_kind when the trace has ownership edges)
+      roles         SyscallRoles: the syscall numbers of each role, host table
+                    plus what this trace taught (futex, yield)
       running, runnable   Table: utid, start, end (thread_state intervals)
       run_lo/run_hi, rbl_lo/rbl_hi   per utid ranges into running / runnable
       yields        Table: utid, ts, seg (sorted by utid, ts); yld_lo/yld_hi
@@ -172,7 +175,7 @@ class EventGraph:
     """
 
     def __init__(self, *, rows, trace_start, trace_end, threads, processes, seg, thread_rows,
-                 thread_rows_ptr, edges, running, runnable, yields, flags, stats, syscall_name=None,
+                 thread_rows_ptr, edges, running, runnable, yields, flags, stats, roles, syscall_name=None,
                  csr=None):
         self.rows = rows
         self.trace_start = int(trace_start)
@@ -188,6 +191,7 @@ class EventGraph:
         self.yields = yields
         self.flags = flags
         self.stats = stats
+        self.roles = roles
         self._syscall_name = syscall_name
         nthreads = len(threads)
         self.thread_seg_lo, self.thread_seg_hi = _ranges(seg.utid, nthreads)

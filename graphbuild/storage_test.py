@@ -26,6 +26,7 @@ def assert_same_graph(a, b):
     assert np.array_equal(a.in_eid, b.in_eid) and np.array_equal(a.out_eid, b.out_eid)
     assert a.processes == b.processes and (a.trace_start, a.trace_end) == (b.trace_start, b.trace_end)
     assert graph_summary(a) == graph_summary(b)
+    assert (a.roles.futex_nrs, a.roles.yield_nrs) == (b.roles.futex_nrs, b.roles.yield_nrs)
 
 
 def test_roundtrip_crafted(tmp_path):

@@ -5,6 +5,7 @@ import os
 from argus.cli.repl.registry import CommandParser, command, ReplUsageError
 from argus.cli.repl.render import report_text
 from argus.cli.session import write_answers_file
+from argus.diagnose.chooser import QUESTION_KINDS
 
 parser = CommandParser("export", "Write the last diagnosis to FILE as JSON (default) or text, or with --answers "
                                  "the session's answers, replayable with `argus debug --answers FILE`.  "
@@ -21,7 +22,7 @@ def run(ctx, args):
             answers = ctx.store.answers(ctx.sid) if ctx.store is not None else \
                 (ctx.chooser.answers if ctx.chooser is not None else [])
             write_answers_file(args.file, answers, {"pid": ctx.hang.pid, "tid": ctx.hang.tid})
-            n = sum(a["kind"] in ("predecessor", "weak", "baseline", "go_on") for a in answers)
+            n = sum(a["kind"] in QUESTION_KINDS for a in answers)
             ctx.out(f"wrote {n} answers to {args.file}")
             return
         if ctx.report is None:

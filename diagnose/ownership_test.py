@@ -1,0 +1,53 @@
+"""ownership.owners on crafted graphs: which edges count (the victim's, in
+the window, or into one waiting vertex), grouping by holder thread, and the
+ranking strong > weak, most tries, most CPU."""
+from argus.graphbuild import crafted as C
+from argus.graphbuild.crafted import Trace, ms, us, s
+from argus.diagnose import ownership as OW
+
+
+def test_one_strong_holder_from_every_try():
+    t, info = C.lock_poller(holder="wait")
+    g = t.build(trace_end=info["trace_end"])
+    u = g.utid_of_tid(C.POLLER)
+    (o,) = OW.owners(g, u, info["hang_start"], info["unlock"])
+    assert (int(g.threads.tid[o.utid]), o.kind, o.weak, o.obj) == (C.HOLDER, "file_lock", False, C.LOCK_INODE)
+    assert o.tries == 300
+    assert int(g.edges.ts[o.edge]) == max(int(x) for x in g.edges.ts[OW.ownership_edges(
+        g, u, info["hang_start"], info["unlock"])])
+    assert o.vertex == int(g.edges.src[o.edge]) and int(g.seg.tid[o.vertex]) == C.HOLDER
+    # outside the window, or for another thread: nothing
+    assert OW.owners(g, u, 0, info["hang_start"]) == []
+    assert OW.owners(g, g.utid_of_tid(C.HOLDER), 0, info["trace_end"]) == []
+
+
+def test_strong_ranks_before_more_tries():
+    t, info = C.lock_poller(holder="wait", strong=True, other="channel")
+    g = t.build(trace_end=info["trace_end"])
+    os_ = OW.owners(g, g.utid_of_tid(C.POLLER), info["hang_start"], info["unlock"])
+    assert [(int(g.threads.tid[o.utid]), o.kind, o.weak, o.tries) for o in os_] == [
+        (C.HOLDER, "file_lock", False, 300), (C.OTHER, "futex_channel", True, 100)]
+
+
+def test_among_weak_holders_most_tries_then_most_cpu():
+    t, info = C.lock_poller(holder="wait", strong=False, other="channel")
+    g = t.build(trace_end=info["trace_end"])
+    os_ = OW.owners(g, g.utid_of_tid(C.POLLER), info["hang_start"], info["unlock"])
+    assert [int(g.threads.tid[o.utid]) for o in os_] == [C.HOLDER, C.OTHER]      # 300 tries vs 100
+    # equal tries: the one on the CPU (other, busy) beats the one blocked in read (holder)
+    t = Trace()
+    t.thread(1, 1, "victim").thread(2, 2, "sleeper").thread(3, 3, "spinner")
+    t.run(2, 0).block(2, ms(1), "sleep", "nanosleep")
+    t.run(3, 0).busy(3, 0, s(2), slice_ns=ms(10), gap_ns=us(100))
+    t.run(1, 0).futex_wait(1, ms(5), 0xAB)
+    t.own(2, 1, ms(5), "futex_channel", weak=True, obj=0xAB).own(3, 1, ms(5), "futex_channel", weak=True, obj=0xAB)
+    g = t.build(trace_end=s(2))
+    v = int(g.thread_segments(g.utid_of_tid(1))[0])
+    os_ = OW.owners(g, g.utid_of_tid(1), s(1), s(2), vertex=v)     # edges before the window still count
+    assert [int(g.threads.tid[o.utid]) for o in os_] == [3, 2]
+    assert os_[0].cpu_ns > s(0.9) and os_[1].cpu_ns == 0
+
+
+def test_no_ownership_edges():
+    g = C.yield_app(flags=False)
+    assert OW.owners(g, g.utid_of_tid(600), 0, s(8)) == []
