@@ -256,9 +256,7 @@ class AskingChooser(Chooser):
         from argus.diagnose.slice import EdgeRef
         g = self.g
         keep = [o for o in owners if not self.rules.not_causal(g, EdgeRef.of(g, o.edge))]
-        if len(keep) < len(owners):
-            self.saved += 1
-            self.saved_by_rules += 1
+        if len(keep) < len(owners):       # rules.not_causal recorded the firing (saved_by_rules)
             self.answers.append({"kind": "rule", "answer": "not-causal", "source": "rule", "vertex": vertex})
         if not keep:
             return None
