@@ -10,16 +10,15 @@ is continued: the daemon appends to it, the oldest records going first when
 it is full; one of another size is refused unless --force (argusd --fresh
 re-creates it); a file that is not an Argus buffer is always refused.
 """
-import json
 import os
 import select
 import subprocess
 import time
 
 from argus.cli import control
-from argus.cli.common import (ArgusError, DEFAULT_BUFFER, RUN_DIR, SOCKET_PATH, STATE_FILE,
-                              free_disk_bytes, native_path, parse_size, read_state, remember_buffer,
-                              require_tracing_privileges)
+from argus.cli.common import (ArgusError, DEFAULT_BUFFER, RUN_DIR, SOCKET_PATH, free_disk_bytes, native_path,
+                              open_run_dir, parse_size, read_state, remember_buffer, remove_state,
+                              require_tracing_privileges, write_state)
 
 DEFAULT_SIZE = "2G"
 READY_TIMEOUT_S = 60
@@ -81,7 +80,6 @@ def start_daemon(buffer, size, extra_flags=(), force=False):
     buffer = os.path.abspath(buffer or DEFAULT_BUFFER)
     size_bytes, fresh = check_existing_buffer(buffer, None if size is None else parse_size(size), force)
     os.makedirs(os.path.dirname(buffer), exist_ok=True)
-    os.makedirs(RUN_DIR, mode=0o700, exist_ok=True)
     if not os.path.exists(buffer) and free_disk_bytes(buffer) < (64 << 20):
         raise ArgusError(f"not enough free disk for {buffer}")
 
@@ -91,8 +89,7 @@ def start_daemon(buffer, size, extra_flags=(), force=False):
     cmd = [argusd, "--buffer", buffer, "--size", str(size_bytes), "--socket", SOCKET_PATH,
            "--ready-fd", str(write_fd), "--log", log_path, *fresh, *extra_flags]
     try:
-        with open(log_path, "ab") as log:
-            os.fchmod(log.fileno(), 0o600)
+        with _open_log(log_path) as log:
             subprocess.Popen(cmd, pass_fds=(write_fd,), stdin=subprocess.DEVNULL,
                              stdout=log, stderr=log, start_new_session=True)
     except OSError as e:
@@ -104,10 +101,24 @@ def start_daemon(buffer, size, extra_flags=(), force=False):
     if line != "ready":
         err = line[len("error:"):].strip() if line.startswith("error:") else ""
         raise ArgusError(f"tracing did not start: {err or _last_log_line(log_path) or 'the daemon exited'}")
-    with open(STATE_FILE, "w") as f:
-        json.dump({"buffer": buffer, "socket": SOCKET_PATH, "size": size_bytes}, f)
+    write_state({"buffer": buffer, "socket": SOCKET_PATH, "size": size_bytes})
     remember_buffer(buffer)
     return buffer, True
+
+
+def _open_log(log_path):
+    """argusd.log, appended to, in the verified RUN_DIR (created 0700): never
+    through a link, never another user's file (common.open_run_dir)."""
+    from argus.cli import safe_files
+
+    dir_fd = open_run_dir(create=True)
+    try:
+        fd = safe_files.open_file(dir_fd, os.path.basename(log_path), os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+                                  shown=log_path)
+    finally:
+        os.close(dir_fd)
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "ab")
 
 
 def _read_ready(fd):
@@ -168,10 +179,7 @@ def stop_daemon():
     while time.monotonic() < deadline and os.path.exists(SOCKET_PATH):
         time.sleep(0.05)
     if state is not None:
-        try:
-            os.unlink(STATE_FILE)
-        except OSError:
-            pass
+        remove_state()
     return True
 
 

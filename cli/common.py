@@ -59,37 +59,96 @@ def _has_bpf_caps():
     return False
 
 
+def open_run_dir(create=False, directory=None):
+    """A verified fd of RUN_DIR (argus.cli.safe_files.open_dir: a real
+    directory of root's or the caller's that nobody else can write), or None
+    when it does not exist.  A directory someone else prepared (ARGUS_RUN_DIR
+    pointing into a shared place) is refused with one line: a link planted at
+    state.json or argusd.log there would make root overwrite or chmod a file."""
+    from argus.cli import safe_files
+
+    directory = directory or RUN_DIR
+    try:
+        return safe_files.open_dir(directory, create=create)
+    except FileNotFoundError:
+        return None
+    except PermissionError:
+        if not create:
+            return None          # not root: no daemon state to see (the directory is root's, 0700)
+        raise ArgusError(f"cannot open {directory}: permission denied (run as root)") from None
+    except OSError as e:
+        raise ArgusError(f"cannot open {directory}: {e.strerror}") from None
+
+
 def read_state():
     """The running daemon's state (buffer path, pid), or None."""
+    from argus.cli import safe_files
+
+    fd = open_run_dir(directory=os.path.dirname(STATE_FILE))
+    if fd is None:
+        return None
     try:
-        with open(STATE_FILE) as f:
-            return json.load(f)
+        return json.loads(safe_files.read_text(fd, os.path.basename(STATE_FILE), shown=STATE_FILE))
     except (OSError, ValueError):
         return None
+    finally:
+        os.close(fd)
+
+
+def write_state(state):
+    """Writes state.json in RUN_DIR (a new 0600 file renamed into place)."""
+    from argus.cli import safe_files
+
+    fd = open_run_dir(create=True, directory=os.path.dirname(STATE_FILE))
+    try:
+        safe_files.write_file(fd, os.path.basename(STATE_FILE), json.dumps(state))
+    finally:
+        os.close(fd)
+
+
+def remove_state():
+    fd = open_run_dir(directory=os.path.dirname(STATE_FILE))
+    if fd is None:
+        return
+    try:
+        os.unlink(os.path.basename(STATE_FILE), dir_fd=fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def remember_buffer(path):
-    """Record `path` as the last buffer traced into (LAST_BUFFER_FILE, 0600;
-    O_NOFOLLOW: a symlink planted there is refused, never followed)."""
+    """Record `path` as the last buffer traced into (LAST_BUFFER_FILE, 0600,
+    written through the verified STATE_DIR fd: safe_files refuses a directory
+    another user can write and a link planted at the name)."""
+    from argus.cli import safe_files
+
     try:
-        os.makedirs(STATE_DIR, mode=0o700, exist_ok=True)
-        fd = os.open(LAST_BUFFER_FILE, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError as e:
-        print(f"argus: warning: cannot remember the buffer in {LAST_BUFFER_FILE}: {e.strerror}", file=sys.stderr)
-        return
-    with os.fdopen(fd, "w") as f:
-        os.fchmod(fd, 0o600)
-        f.truncate(0)
-        json.dump({"buffer": os.path.abspath(path)}, f)
+        fd = open_run_dir(create=True, directory=os.path.dirname(LAST_BUFFER_FILE))
+        try:
+            safe_files.write_file(fd, os.path.basename(LAST_BUFFER_FILE), json.dumps({"buffer": os.path.abspath(path)}))
+        finally:
+            os.close(fd)
+    except (OSError, ArgusError) as e:
+        print(f"argus: warning: cannot remember the buffer in {LAST_BUFFER_FILE}: {getattr(e, 'strerror', None) or e}",
+              file=sys.stderr)
 
 
 def last_buffer():
     """The buffer remember_buffer recorded, or None."""
+    from argus.cli import safe_files
+
     try:
-        fd = os.open(LAST_BUFFER_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        with os.fdopen(fd) as f:
-            path = json.load(f).get("buffer")
-    except (OSError, ValueError, AttributeError):
+        fd = open_run_dir(directory=os.path.dirname(LAST_BUFFER_FILE))
+        if fd is None:
+            return None
+        try:
+            path = json.loads(safe_files.read_text(fd, os.path.basename(LAST_BUFFER_FILE), shown=LAST_BUFFER_FILE))
+        finally:
+            os.close(fd)
+        path = path.get("buffer")
+    except (OSError, ValueError, AttributeError, ArgusError):
         return None
     return path if isinstance(path, str) and path else None
 

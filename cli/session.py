@@ -2,7 +2,9 @@
 
 One database per user (ARGUS_SESSION_DB, else $XDG_STATE_HOME/argus/
 sessions.db, else ~/.local/state/argus/sessions.db), created 0600 in a 0700
-directory: it holds names and addresses read from traces.
+directory: it holds names and addresses read from traces.  An existing
+directory must be root's or ours and not writable by others, and the file a
+regular file of ours, never a link (argus.cli.safe_files).
   sessions     one row per `argus debug` run: the buffer, the hang (pid, tid,
                start, threshold), status open / done, the last report (JSON)
   answers      every answer in question order (kind, key, source): replayed
@@ -55,19 +57,26 @@ def default_path():
 
 class Store:
     def __init__(self, path=None):
+        from argus.cli import safe_files
+
         self.path = path or default_path()
-        d = os.path.dirname(os.path.abspath(self.path))
         try:
-            os.makedirs(d, mode=0o700, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            # A directory of root's or ours that nobody else can write, and a
+            # regular file of ours in it, never a link (safe_files): SQLite
+            # then opens the path, and its journal beside it, in that directory.
+            dir_fd, name = safe_files.open_parent(self.path, create=True)
+            try:
+                fd = safe_files.open_file(dir_fd, name, os.O_RDWR | os.O_CREAT, shown=self.path)
+            finally:
+                os.close(dir_fd)
+            os.fchmod(fd, 0o600)
             os.close(fd)
-            os.chmod(self.path, 0o600)
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=10)
             self.db.executescript(SCHEMA)
             for table, col, typ in MIGRATIONS:
                 if col not in [r[1] for r in self.db.execute(f"PRAGMA table_info({table})")]:
                     self.db.execute(f"ALTER TABLE {table} ADD COLUMN {col} {typ}")
-        except (OSError, sqlite3.Error) as e:
+        except (OSError, sqlite3.Error, safe_files.UnsafePath) as e:
             raise SessionError(f"cannot open the session store {self.path}: {e}")
 
     @property

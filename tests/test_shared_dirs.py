@@ -242,3 +242,93 @@ def test_truncating_the_buffer_stops_the_daemon_with_a_log_line(argus_cli, tmp_p
     log = (tmp_path / "run" / "argusd.log").read_text()
     assert "was truncated under the daemon (SIGBUS at offset" in log, log[-2000:]
     assert not os.path.exists(tmp_path / "run" / "argusd.sock")
+
+
+# --- item 3: a run / state directory prepared by another user ---------------------------------------------
+
+def _plant_run_dir(path, targets):
+    """The attacker's run directory, with links where Argus writes."""
+    def plant():
+        os.mkdir(path, 0o755)
+        os.symlink(targets[0], os.path.join(path, "state.json"))
+        os.symlink(targets[1], os.path.join(path, "argusd.log"))
+    as_attacker(plant)
+
+
+def test_start_refuses_a_run_dir_another_user_made(argus_cli, tmp_path, shared_dir):
+    from conftest import require_tracing
+    require_tracing()
+    targets = [victim(tmp_path, "a.conf"), victim(tmp_path, "b.conf")]
+    before = [fingerprint(t) for t in targets]
+    run = os.path.join(shared_dir, "run")
+    _plant_run_dir(run, targets)
+    argus_cli.env["ARGUS_RUN_DIR"] = run
+    for args in (("start", "--buffer", argus_cli.buffer, "--size", "64M"), ("status",), ("stop",)):
+        proc = argus_cli.run(*args, check=False)
+        assert proc.returncode != 0, args
+        assert f"refusing directory {run}: it is owned by uid {attacker_ids()[0]}" in no_traceback(proc)
+    assert [fingerprint(t) for t in targets] == before
+    assert not os.path.exists(argus_cli.buffer)
+
+
+def test_start_refuses_a_run_dir_others_can_write(argus_cli, tmp_path):
+    from conftest import require_tracing
+    require_tracing()
+    run = tmp_path / "run"
+    run.mkdir()
+    os.chmod(run, 0o777)
+    proc = argus_cli.run("start", "--buffer", argus_cli.buffer, "--size", "64M", check=False)
+    assert proc.returncode != 0
+    assert "is writable by other users (mode 0777)" in no_traceback(proc)
+    assert os.listdir(run) == []
+
+
+def test_files_in_the_run_dir_are_never_followed(argus_cli, tmp_path):
+    """Root's own run directory, but with a link at the log's name (left by an
+    earlier compromise, say): refused, the link's target untouched."""
+    from conftest import require_tracing
+    require_tracing()
+    target = victim(tmp_path)
+    before = fingerprint(target)
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    os.symlink(target, run / "argusd.log")
+    proc = argus_cli.run("start", "--buffer", argus_cli.buffer, "--size", "64M", check=False)
+    assert proc.returncode != 0
+    assert f"refusing file {run / 'argusd.log'}: it is a symbolic link" in no_traceback(proc)
+    assert fingerprint(target) == before
+
+
+def test_start_refuses_a_state_dir_another_user_made(argus_cli, shared_dir):
+    """The default buffer lives in ARGUS_STATE_DIR: the attacker's directory
+    would let them replace it after root creates it."""
+    from conftest import require_tracing
+    require_tracing()
+    state = os.path.join(shared_dir, "state")
+    as_attacker(os.mkdir, state, 0o755)
+    argus_cli.env["ARGUS_STATE_DIR"] = state
+    proc = argus_cli.run("start", "--size", "64M", check=False)
+    assert proc.returncode != 0
+    assert f"is owned by uid {attacker_ids()[0]} (not root or you): refused" in no_traceback(proc)
+    assert os.listdir(state) == []
+
+
+def test_session_store_in_another_users_dir_is_refused(tmp_path, shared_dir):
+    require_root()
+    from argus.cli.session import SessionError, Store
+    target = victim(tmp_path)
+    before = fingerprint(target)
+    theirs = os.path.join(shared_dir, "theirs")
+
+    def plant():
+        os.mkdir(theirs, 0o755)
+        os.symlink(target, os.path.join(theirs, "sessions.db"))
+    as_attacker(plant)
+    with pytest.raises(SessionError, match=f"refusing directory {theirs}: it is owned by uid"):
+        Store(os.path.join(theirs, "sessions.db"))
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    os.symlink(target, mine / "sessions.db")
+    with pytest.raises(SessionError, match="is a symbolic link"):
+        Store(str(mine / "sessions.db"))
+    assert fingerprint(target) == before

@@ -400,6 +400,62 @@ static bool has_tracing_privileges(void)
 	return (eff >> CAP_BPF & 1) && (eff >> CAP_PERFMON & 1);
 }
 
+/* A uid that may own the files the daemon keeps: root or whoever runs it. */
+static bool trusted_uid(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+/* The log is appended to as root next to paths a user may choose: never
+ * through a link (O_NOFOLLOW), never a FIFO or another user's file. */
+static int open_log(void)
+{
+	struct stat st;
+	int fd = open(env.log, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+		      0600);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !trusted_uid(st.st_uid) || fchmod(fd, 0600) < 0) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
+/* The control socket's directory must be one nobody else can write (or a
+ * sticky one): otherwise a link or a fake socket planted there would take
+ * root's `status` and `stop`, and the socket could be swapped between bind
+ * and the check after it.  `argus start` keeps it in ARGUS_RUN_DIR, which the
+ * CLI requires to be private (cli/common.py open_run_dir). */
+static int check_socket_dir(void)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(env.socket, '/');
+	struct stat st;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash == env.socket ? 1 : (int)(slash - env.socket), env.socket);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		report_failure("failed to open control socket directory %s: %s", dir,
+			       errno == ELOOP || errno == ENOTDIR ? "it is a symbolic link or not a directory" :
+			       strerror(errno));
+		return -1;
+	}
+	/* Sticky (like /tmp): others cannot rename or remove our socket there. */
+	if (fstat(fd, &st) < 0 || !trusted_uid(st.st_uid) || ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
+		report_failure("refusing control socket directory %s: it must be root's (or yours) and not "
+			       "writable by others unless sticky (owner uid %u, mode %04o)", dir, (unsigned)st.st_uid,
+			       (unsigned)(st.st_mode & 07777));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 static int daemonize(void)
 {
 	pid_t pid;
@@ -417,7 +473,7 @@ static int daemonize(void)
 		dup2(fd, STDIN_FILENO);
 		close(fd);
 	}
-	fd = open(env.log, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_CLOEXEC, 0600);
+	fd = open_log();
 	if (fd < 0)
 		fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -481,9 +537,12 @@ static int control_listen(struct daemon *d)
 		goto cleanup;
 	}
 	d->socket_bound = true;
-	if (chmod(env.socket, 0600) < 0 || (geteuid() == 0 && chown(env.socket, 0, 0) < 0)) {
-		ret = -errno;
-		report_failure("failed to restrict control socket %s: %s", env.socket, strerror(errno));
+	/* bind made it 0600 (umask above) and ours; lstat checks, never a
+	 * chmod/chown that would follow a link swapped in since. */
+	if (lstat(env.socket, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077)) {
+		ret = -EPERM;
+		report_failure("failed to restrict control socket %s: not our 0600 socket after bind", env.socket);
 		goto cleanup;
 	}
 	if (listen(fd, MAX_CLIENTS) < 0) {
@@ -1139,7 +1198,7 @@ int main(int argc, char **argv)
 		report_failure("failed to set up signals: %s", strerror(-ret));
 		goto cleanup;
 	}
-	if (control_listen(&d))
+	if (check_socket_dir() || control_listen(&d))
 		goto cleanup;
 	if (open_buffer(&d))
 		goto cleanup;

@@ -301,7 +301,11 @@ int argus_kdebug_import(const char *trace_path, const char *buffer_path,
 	int fd, rc;
 
 	memset(result, 0, sizeof *result);
-	fd = open(trace_path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO or device must not block the open before fstat
+	 * refuses it; O_NOFOLLOW: like every Argus file open, no links. */
+	fd = open(trace_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0 && errno == ELOOP)
+		return fail(result, ELOOP, "%s is a symbolic link: refused, pass the file it points to", trace_path);
 	if (fd < 0)
 		return fail(result, errno, "cannot open %s: %s", trace_path, strerror(errno));
 	if (fstat(fd, &st) < 0) {
