@@ -34,6 +34,7 @@ import os
 import sys
 
 from argus.cli.common import ArgusError, resolve_buffer
+from argus.cli.memcheck import check_load
 from argus.cli.textsafe import safe_lines
 from argus.cli.tracefile import load_trace, window_rows
 
@@ -118,8 +119,9 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
     if not os.path.exists(path):
         load_trace(path, names=False)        # its one-line error
     at_s = None if at_ns is not None else getattr(args, "at", None)
-    for since, until, origin in _windows(path, args.window, at_s, at_ns):
+    for n, (since, until, origin) in enumerate(_windows(path, args.window, at_s, at_ns)):
         whole = since is None
+        check_load(path, since, until, widening=n > 0)      # one line instead of the OOM killer
         trace, _ = load_trace(path, since, until, names=False)
         if trace.nrows == 0 or (not whole and trace.first_window_ts == 0):
             if whole:
