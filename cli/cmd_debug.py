@@ -36,10 +36,12 @@ buffer, and how to widen it.  Times printed are seconds since the buffer's
 start, with the wall clock (report.trace_clock: the one time origin).
 """
 import gc
+import itertools
 import os
 import sys
 
 from argus.cli.common import ArgusError, resolve_buffer
+from argus.cli.memcheck import check_load
 from argus.cli.progress import Progress, fmt_count
 from argus.cli.textsafe import safe_lines
 from argus.cli.tracefile import load_trace, wall_offset, window_rows
@@ -94,11 +96,14 @@ class _Widen(Exception):
     """The answer found in a window may depend on what lies before it."""
 
 
-def _windows(path, window_s, at_s=None, at_ns=None):
-    """(since_ns, until_ns, origin_ns) to load, smallest first; (None, None, origin)
-    is the whole buffer and comes last.  origin: the buffer's first timestamp;
-    the windows end at the buffer's end, or are centred on at_s seconds after
-    the origin (at_ns: an absolute ts)."""
+def _windows(path, window_s, at_s=None, at_ns=None, birth=lambda: None):
+    """(since_ns, until_ns, origin_ns, last) to load, smallest first; (None,
+    None, origin, True) is the whole buffer.  origin: the buffer's first
+    timestamp; the windows end at the buffer's end, or are centred on at_s
+    seconds after the origin (at_ns: an absolute ts).  birth(): the ts before
+    which the answer cannot lie (the process's creation) or None, asked once
+    the first window did not do; a window reaching back to it is the last,
+    so a young process never costs a whole-buffer load."""
     from argus.tracer import reader
 
     if window_s is not None and window_s < 0:
@@ -112,14 +117,36 @@ def _windows(path, window_s, at_s=None, at_ns=None):
     lo, hi = int(st["first_ts"]), int(st["last_ts"])
     width = int(window_s * 1e9)
     center = at_ns if at_s is None else lo + int(at_s * 1e9)
-    while width > 0:
+    floor = None
+    for n in itertools.count():
+        if width <= 0:
+            break
         since = (hi if center is None else center) - width
         until = None if center is None else center + width
+        floor = birth() if n == 1 else floor
+        if floor is not None and until is None and lo < floor and since <= floor:
+            yield floor, None, lo, True
+            return
         if since <= lo and (until is None or until >= hi):
             break
-        yield max(since, 0), until, lo
+        yield max(since, 0), until, lo, False
         width *= 2
-    yield None, None, lo
+    yield None, None, lo, True
+
+
+def _process_birth(path, pid):
+    """The ts of the fork that created process pid (its first thread: child
+    tid = child pid), or None: a validation pass keeping only FORK rows."""
+    from argus.tracer import reader, schema
+
+    if pid is None:
+        return None
+    try:
+        forks = reader.decode_file(path, strict=False, types=(schema.FORK,), rows_hint=4096).rows
+    except (reader.TraceError, MemoryError):
+        return None
+    born = forks["ts_ns"][(forks["peer_pid"] == pid) & (forks["peer_tid"] == pid)]
+    return int(born.min()) if len(born) else None
 
 
 def _graph(args, buffer=None, accept=None, at_ns=None):
@@ -136,15 +163,18 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
     if not os.path.exists(path):
         load_trace(path, names=False)        # its one-line error
     at_s = None if at_ns is not None else getattr(args, "at", None)
+    pid = getattr(args, "pid", None)
+    windows = _windows(path, args.window, at_s, at_ns, birth=lambda: _process_birth(path, pid))
     progress = Progress()
     try:
-        for since, until, origin in _windows(path, args.window, at_s, at_ns):
+        for n, (since, until, origin, last) in enumerate(windows):
             whole = since is None
+            check_load(path, since, until, widening=n > 0)      # one line instead of the OOM killer
             progress.stage(f"decoding {path}" + ("" if whole else " (a window of it)"))
             trace, _ = load_trace(path, since, until, names=False)
             progress.finished("decoded", trace.nrows)
             if trace.nrows == 0 or (not whole and trace.first_window_ts == 0):
-                if whole:
+                if last:
                     raise ArgusError(f"{trace.path} holds no events")
                 continue
             rows = window_rows(trace)
@@ -160,9 +190,9 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
             if accept is None:
                 return trace, g, None
             try:
-                return trace, g, accept(g, None if whole else start, not whole and until is not None)
+                return trace, g, accept(g, None if last else start, not last and until is not None)
             except (_Widen, ArgusError):
-                if whole:
+                if last:
                     raise
             del trace, g, rows
             gc.collect()            # the graph's cycles hold the rows: free them before the next window

@@ -38,6 +38,13 @@ def main(argv=None):
     except ArgusError as e:
         print(safe_lines(f"argus: {e}"), file=sys.stderr)   # may quote a path or a name
         return e.exit_code
+    except MemoryError as e:
+        # numpy / the graph build ran out (a full buffer decoded at once needs
+        # gigabytes): one line, as for every other failure.
+        what = " ".join(str(e).split())
+        print(safe_lines(f"argus: out of memory{f' ({what})' if what else ''}: narrow the window "
+                         f"(--window SECONDS), filter, or free memory"), file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("argus: interrupted", file=sys.stderr)
         return 130

@@ -30,6 +30,11 @@ class GraphError(Exception):
     """The graph core could not build a graph (one line)."""
 
 
+class GraphOutOfMemory(GraphError, MemoryError):
+    """The core ran out of memory: a MemoryError too, so callers that turn
+    MemoryError into one line (cli/main.py) need not know the core."""
+
+
 class Config(ctypes.Structure):
     _fields_ = [("trace_start", c_i64), ("trace_end", c_i64), ("roles", _P), ("nroles", c_u32),
                 ("flags", c_u32), ("lost_window_ns", c_i64), ("head_gap_end", c_i64)]
@@ -172,7 +177,8 @@ def build(rows, trace_start, trace_end, role_table, *, splits=True, lost_window_
     err = ctypes.create_string_buffer(256)
     h = L.argus_graph_build(rows.ctypes.data if len(rows) else None, len(rows), ctypes.byref(cfg), err, 256)
     if not h:
-        raise GraphError(err.value.decode(errors="replace"))
+        msg = err.value.decode(errors="replace")
+        raise (GraphOutOfMemory if "out of memory" in msg else GraphError)(msg)
     try:
         cnt = Counts()
         L.argus_graph_counts(h, ctypes.byref(cnt))

@@ -59,10 +59,14 @@ def main():
         by_type.setdefault(struct.unpack_from("<H", r, 16)[0], []).append(r)
     varied = [rs[0] for rs in by_type.values()] + recs[:60]
     with tempfile.TemporaryDirectory() as tmp:
+        # a stack record with no frames first: memcpy to the still-NULL frame array (UBSan, fixed)
+        empty_stack = struct.pack("<QIIHHHH", struct.unpack_from("<Q", recs[0])[0], 1, 1,
+                                  17, 32, 0, 0) + bytes(8)
         seeds = {
             "sealed": ring_buffer(tmp, "a", varied[:40]),
             "wrapped": ring_buffer(tmp, "b", recs[:200]),
             "open": ring_buffer(tmp, "c", varied[:30], seal=False),
+            "empty-stack": ring_buffer(tmp, "d", [empty_stack] + varied[:10]),
         }
         for target in ("rb_decode", "rb_window"):
             d = HERE / "corpus" / target
@@ -70,7 +74,7 @@ def main():
             d.mkdir(parents=True)
             for name, data in seeds.items():
                 if target == "rb_window":
-                    t = reader.decode_file(os.path.join(tmp, {"sealed": "a", "wrapped": "b", "open": "c"}[name]))
+                    t = reader.decode_file(os.path.join(tmp, {"sealed": "a", "wrapped": "b", "open": "c", "empty-stack": "d"}[name]))
                     mid = (t.first_ts + t.last_ts) // 2
                     data = struct.pack("<QQQ", mid, t.last_ts, (1 << 63) | 0x7FFFF) + data
                 (d / name).write_bytes(data)
@@ -84,6 +88,8 @@ def main():
         crafted.thread(0x1000 + i, 500 + i % 13, f"p{i}")
     for i in range(20):
         crafted.block(1000 + i * 10, 0, 0x1000 + i).lost(1001 + i * 10)
+    crafted.bsd(2000, 0, 0x1000, "read", 3, 0, 8, 0)
+    crafted.bsd(2010, 0, 0x1000, "read", end=True, error=1 << 63)   # -INT64_MIN (UBSan, fixed)
     timer = g.cross_thread_timer()
     timer.write_v1(v1 / "timer", page_size=4096)
     timer.write_v3(v3 / "timer")

@@ -46,6 +46,7 @@ struct demo_options {
 	int hang_ms;
 	int interval_ms;
 	enum stuck_kind stuck;
+	const char *app_name;        /* the app's comm (tests: names a program chose) */
 };
 
 struct work_queue {
@@ -61,7 +62,7 @@ static struct work_queue queue = {
 	.cond = PTHREAD_COND_INITIALIZER,
 };
 static struct demo_options opts = {
-	.requests = 40, .hang_at = 30, .hang_ms = 3000, .interval_ms = 50, .stuck = STUCK_RUN,
+	.requests = 40, .hang_at = 30, .hang_ms = 3000, .interval_ms = 50, .stuck = STUCK_RUN, .app_name = "demo-app",
 };
 /* The flag a stuck "yield" helper polls; set by a timer thread, never traced by the kernel. */
 static atomic_int release_flag;
@@ -206,7 +207,7 @@ static int app_main(int sock)
 	int idle_pipe[2];
 	struct pollfd pfd;
 
-	prctl(PR_SET_NAME, "demo-app");
+	prctl(PR_SET_NAME, opts.app_name);
 	if (pipe(idle_pipe) < 0)
 		return 1;
 	pfd.fd = idle_pipe[0];
@@ -234,7 +235,7 @@ static int parse_options(int argc, char **argv)
 
 		if (!strcmp(arg, "--help")) {
 			printf("usage: argus-demo-hang [--requests N] [--hang-at K] [--hang-ms MS]\n"
-			       "                      [--interval-ms MS] [--stuck run|sleep|yield]\n");
+			       "                      [--interval-ms MS] [--stuck run|sleep|yield] [--app-name NAME]\n");
 			exit(0);
 		}
 		if (!val) {
@@ -250,6 +251,8 @@ static int parse_options(int argc, char **argv)
 			opts.hang_ms = atoi(val);
 		else if (!strcmp(arg, "--interval-ms"))
 			opts.interval_ms = atoi(val);
+		else if (!strcmp(arg, "--app-name"))
+			opts.app_name = val;
 		else if (!strcmp(arg, "--stuck")) {
 			if (!strcmp(val, "run"))
 				opts.stuck = STUCK_RUN;

@@ -48,18 +48,19 @@ def chunk_table(path):
     return table[used]
 
 
+def records_in(table, since_ns, until_ns):
+    """Records of the chunks a decode of [since_ns, until_ns] reads (their
+    header range overlaps it, or they are OPEN): what it will widen."""
+    inside = ((table["first_ts"] <= until_ns) & (table["last_ts"] >= since_ns)) | (table["state"] == _CHUNK_OPEN)
+    return int(table["nrecords"][inside].sum())
+
+
 def windows(table, chunks_per_window=CHUNKS_PER_WINDOW):
     """[(lo, hi, rows_hint)] partitioning [0, 2^64) so that about
     chunks_per_window chunks start in each window."""
     starts = np.unique(np.sort(table["first_ts"]))[::max(1, int(chunks_per_window))]
     cuts = [0] + [int(t) for t in starts[1:]] + [_U64_MAX + 1]
-    is_open = table["state"] == _CHUNK_OPEN
-    out = []
-    for lo, nxt in zip(cuts, cuts[1:]):
-        hi = nxt - 1
-        inside = ((table["first_ts"] <= hi) & (table["last_ts"] >= lo)) | is_open
-        out.append((lo, hi, int(table["nrecords"][inside].sum()) + 1024))
-    return out
+    return [(lo, nxt - 1, records_in(table, lo, nxt - 1) + 1024) for lo, nxt in zip(cuts, cuts[1:])]
 
 
 def iter_windows(path, chunks_per_window=CHUNKS_PER_WINDOW):
