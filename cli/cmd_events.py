@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 from argus.cli.common import ArgusError, resolve_buffer
+from argus.cli.progress import Progress
 from argus.cli.tracefile import load_trace
 from argus.graphbuild.threads import decode_comm
 from argus.tracer import schema, syscalls
@@ -147,7 +148,13 @@ def row_to_json(row, threads, trace):
 
 
 def run(args):
-    trace, threads = load_trace(resolve_buffer(args.buffer))
+    progress = Progress()
+    progress.stage("decoding the buffer")
+    try:
+        trace, threads = load_trace(resolve_buffer(args.buffer))
+        progress.finished("decoded", trace.nrows)
+    finally:
+        progress.close()
     rows = select_rows(trace.rows, args.pid, args.tid, args.type)
     if args.limit > 0:
         rows = rows[: args.limit]
