@@ -363,11 +363,12 @@ def _say_choice(g, ranked):
 
 
 def _header(ctx):
-    from argus.diagnose.report import fmt_dur, evidence_text
+    from argus.diagnose.report import fmt_dur, evidence_text, fmt_trace_time
     h, g = ctx.hang, ctx.g
     ev = h.classification.evidence
     ctx.out(f"Hang in {g.comm(h.utid)}/{h.tid} (process {g.process_name(h.pid)}/{h.pid}): {h.block_type} "
-            f"for {fmt_dur(h.dur_ns)}{' (ongoing at trace end)' if h.ongoing else ''}; spinning vertex {h.vertex}")
+            f"for {fmt_dur(h.dur_ns)} from {fmt_trace_time(g, h.start_ns)}"
+            f"{' (ongoing at trace end)' if h.ongoing else ''}; spinning vertex {h.vertex}")
     ctx.out(f"  evidence: {evidence_text(ev)}")
     ctx.out(f"  session {ctx.sid} in {ctx.store.path} (argus debug --resume {ctx.sid} continues it)")
     rules = ctx.rules()

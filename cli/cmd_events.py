@@ -12,6 +12,7 @@ import sys
 import numpy as np
 
 from argus.cli.common import ArgusError, resolve_buffer
+from argus.cli.progress import Progress
 from argus.cli.textsafe import safe
 from argus.cli.tracefile import NAME_TYPES, load_trace, stream_windows
 from argus.graphbuild.threads import decode_comm
@@ -176,13 +177,21 @@ def run(args, chunks_per_window=None):
     base = int(names.seen_first_ts or 0)
     left = args.limit if args.limit > 0 else None
     out = sys.stdout
-    for trace in stream_windows(path, chunks_per_window or stream.CHUNKS_PER_WINDOW):
-        rows = select_rows(trace.rows, args.pid, args.tid, args.type)
-        if left is not None:
-            rows = rows[:left]
-            left -= len(rows)
-        _write_rows(out, rows, threads, trace, base, args.json)
-        if left == 0:
-            break
-    out.flush()
+    progress = Progress()               # stderr only: a status line on a TTY, a summary when it took > 1 s
+    progress.stage(f"decoding {path}")
+    decoded = 0
+    try:
+        for trace in stream_windows(path, chunks_per_window or stream.CHUNKS_PER_WINDOW):
+            decoded += trace.nrows
+            rows = select_rows(trace.rows, args.pid, args.tid, args.type)
+            if left is not None:
+                rows = rows[:left]
+                left -= len(rows)
+            _write_rows(out, rows, threads, trace, base, args.json)
+            if left == 0:
+                break
+        out.flush()
+    finally:
+        progress.finished("decoded", decoded)
+        progress.close()
     return 0

@@ -17,14 +17,16 @@ Then every hang is dropped or put in a tier:
            terminal or its children, and the work is elsewhere;
            a thread that merely sleeps: a sleep (nanosleep family) that
            recurs with the same length (within SIMILAR), or any sleep of a
-           non-interactive thread; a RepeatedYield stretch without yields
+           non-interactive thread (a one-off sleep of an interactive thread
+           is tier 2); a RepeatedYield stretch without yields
            or data-flag reads whose syscalls are mostly sleeps / child waits
            (>= SLEEP_SHARE): a periodic timer loop, not a hang;
            a read of a terminal (waiting for the user's input is idleness)
   tier 0   a hang of an interactive thread
   tier 1   a synchronous wait of another thread: LongWait in a syscall
            (futex, read, write, accept, child, I/O)
-  tier 2   anything else (busy work of a batch process, polling)
+  tier 2   anything else (busy work of a batch process, polling, a
+           one-off sleep of an interactive thread)
 Order: tier, then the most recent end (an ongoing hang ends at trace end),
 then the longest.  The choice is clear when the first candidate's tier holds
 no other thread's hang (ambiguous(): then the CLI shows the top three).
@@ -178,8 +180,10 @@ def judge(g, h, traits):
     interactive = traits.interactive(g, h.utid)
     v = h.vertex
     reason = int(g.seg.wait_reason[v]) if h.kind == "wait" and g.seg.wait_known[v] else None
-    if reason == schema.WAIT_SLEEP and (not interactive or _periodic_sleep(g, h)):
-        return None, "it merely sleeps"
+    if reason == schema.WAIT_SLEEP:
+        if not interactive or _periodic_sleep(g, h):
+            return None, "it merely sleeps"
+        return 2, "a sleep in an event loop"      # freezes it, but a deliberate sleep is rarely the question
     if reason == schema.WAIT_READ and traits.fd_kind(pid, int(g.seg.wait_obj[v]), h.start_ns) == schema.FD_TTY:
         return None, "waiting for input from a terminal"
     if h.kind == "stretch" and h.block_type == B.REPEATED_YIELD and _mostly_sleeps(g, h):

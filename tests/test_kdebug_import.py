@@ -138,3 +138,26 @@ def test_timer_arm_becomes_a_timer_edge(argus_cli, tmp_path):
     e = timer_edges[0]
     assert graph.vertex(e["src"])["tid"] == 100 and graph.vertex(e["dst"])["tid"] == 300   # main threads: tid = pid
     assert e["src_ts"] == 2_000_200 and e["ts"] == 502_000_200
+
+
+def test_wall_clock_and_mach_ports(argus_cli, tmp_path):
+    """The V3 header's wall clock (walltime at its timestamp) becomes the
+    buffer's realtime stamps, so reports print the Mac's wall time, not the
+    importing machine's; V1 has none: no wall clock.  The app's mach_msg2
+    wait names its ports, not an fd."""
+    t, info = g.cross_process_hang(timebase=(125, 3))
+    t.walltime = (3000, 1_700_000_000, 250_000)                 # 3000 ticks = 125 us
+    trace, out = tmp_path / "hang.trace", tmp_path / "hang.argus"
+    t.write_v3(trace)
+    _import(argus_cli, trace, out)
+    report = argus_cli.json("debug", "--buffer", str(out), "--pid", str(g.APP_PID), "--auto", "--json")
+    assert report["trace"]["wall_offset_ns"] == 1_700_000_000_250_000_000 - 125_000
+    text = argus_cli.run("hangs", "--buffer", str(out), "--pid", str(g.APP_PID)).stdout
+    assert "(2023-11-" in text, text
+    line = [l for l in text.splitlines() if "mach_msg2_trap" in l]
+    assert line and "remote port 0x" in line[0] and "local port 0x" in line[0] and "(fd " not in line[0], text
+
+    t.write_v1(trace)
+    _import(argus_cli, trace, out, "--timebase", "125/3")
+    report = argus_cli.json("debug", "--buffer", str(out), "--pid", str(g.APP_PID), "--auto", "--json")
+    assert report["trace"]["wall_offset_ns"] is None

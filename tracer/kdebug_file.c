@@ -30,6 +30,7 @@ struct layout {
 	struct span *spans;
 	size_t nspans, cap;
 	uint64_t nevents;
+	uint64_t wall_ticks, wall_ns; /* V3: the header's timestamp and the wall clock then; 0: unknown */
 };
 
 static int fail(struct argus_kdebug_import_result *r, int err, const char *fmt, ...)
@@ -103,6 +104,10 @@ static int parse_v3(const uint8_t *p, uint64_t size, struct layout *l, struct ar
 	l->denom = hp.timebase_denom;
 	if (!l->numer != !l->denom)
 		return fail(r, EINVAL, "corrupt V3 header: timebase %u/%u", l->numer, l->denom);
+	if (hp.walltime_secs && hp.walltime_secs < UINT64_MAX / 1000000000ull - 1) {
+		l->wall_ticks = hp.timestamp;
+		l->wall_ns = hp.walltime_secs * 1000000000ull + (uint64_t)hp.walltime_usecs * 1000ull;
+	}
 
 	/* The header's length spans its sub-chunks (the CPU map): continue
 	 * after its fixed payload so they are walked like any other chunk. */
@@ -245,6 +250,13 @@ static int import_mapped(const uint8_t *p, uint64_t size, const char *out,
 		rc = fail(r, ENOMEM, "out of memory");
 		goto cleanup;
 	}
+	/* The creation stamps map record times to the wall clock (docs/ring-buffer.md);
+	 * this machine's clocks at import say nothing about another machine's trace:
+	 * use the V3 header's wall clock at its timestamp, or 0 (unknown, V1).  Set
+	 * before any record is written, so no reader has seen other stamps. */
+	struct argus_rb_file_header *fh = argus_rb_header(s.rb);
+	fh->created_ns = l.wall_ns ? kdd_ns(d, l.wall_ticks) : 0;
+	fh->created_realtime_ns = l.wall_ns;
 	if (l.map_count) {
 		/* copy: the file gives no alignment guarantee for the entries */
 		map = malloc(l.map_count * sizeof(*map));

@@ -209,7 +209,8 @@ class KdTrace:
         long recording writes one per read."""
         numer, denom = self.timebase
         cpumap = b"".join(CPUMAP_ENTRY.pack(i, 0, b"AP") for i in range(self.ncpus))
-        payload = HEADER_V3.pack(numer, denom, 0, 0, 0, 0, 0, 1)
+        ticks, secs, usecs = getattr(self, "walltime", None) or (0, 0, 0)   # (mach ticks, wall s, us) at once
+        payload = HEADER_V3.pack(numer, denom, ticks, secs, usecs, 0, 0, 1)
         sub = CHUNK.pack(V3_CPU_MAP, 1, len(cpumap)) + cpumap
         out = bytearray(CHUNK.pack(V3_HEADER, 1, len(payload) + len(sub)) + payload + sub)
         tmap = self.threadmap_bytes()

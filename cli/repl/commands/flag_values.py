@@ -23,6 +23,7 @@ def run(ctx, args):
             if (args.addr is None or int(f.addr[i]) == args.addr)
             and (not args.writes or bool(f.write[i]))
             and (args.all or ctx.hang.start_ns - 1_000_000_000 <= int(f.ts[i]) <= ctx.hang.end_ns + 1_000_000_000)]
+    keep.sort(key=lambda i: (int(f.ts[i]), i))     # the flags table is grouped by thread, not by time
     if not keep:
         ctx.out("no data-flag access matches (try --all)")
         return

@@ -10,7 +10,7 @@ parser.add_argument("--instructions", type=int, default=20, help="instructions t
 @command(parser)
 def run(ctx, args):
     from argus.cli.safe_files import UnsafePath
-    from argus.lldb.generate import render_text, results_for
+    from argus.lldb.generate import render_text, results_for   # render_text: a list of lines
 
     v = ctx.check_vertex(args.id)
     u = int(ctx.g.seg.utid[v])
@@ -25,4 +25,24 @@ def run(ctx, args):
                 f"--function SYMBOL --run` while it is alive")
         return
     for doc in docs:
-        ctx.out(render_text(doc, max_instructions=args.instructions))
+        lines = render_text(doc, max_instructions=args.instructions)
+        ctx.out(lines[0])
+        ctx.console.print(_instructions_table(doc, args.instructions))
+        for line in lines[1:]:
+            if line.lstrip().startswith("library calls:"):
+                ctx.out(line)
+
+
+def _instructions_table(doc, limit):
+    """The stepped instructions as a table: pc, function, instruction, memory read."""
+    from rich.table import Table
+    from rich.text import Text        # cells are plain text: "[rax]" is an operand, not rich markup
+    t = Table(box=None, pad_edge=False)
+    for col in ("#", "pc", "function", "instruction", "memory"):
+        t.add_column(col)
+    for i, r in enumerate((doc.get("instructions") or [])[:limit]):
+        mem = " ".join(f"[0x{m['addr']:x}]={m['value']}" for m in r.get("mem") or []
+                       if isinstance(m.get("addr"), int) and m.get("value") is not None)
+        t.add_row(str(i), f"0x{r.get('pc', 0):x}", Text(str(r.get("function") or "?")),
+                  Text(str(r.get("asm") or r.get("bytes") or "")), Text(mem))
+    return t
