@@ -206,3 +206,53 @@ def test_single_stepped_spinner_stays_long_running(stepped, tmp_path):
     helper = [c for c in j["root_causes"] if c["tid"] == info["helper_tid"]]
     assert helper and all(c["block_type"] == "LongRunning" for c in helper), j["root_causes"]
     assert helper[0]["primary"] and helper[0]["evidence"]["stopped_ns"] > 500_000_000
+
+
+@pytest.fixture(scope="module")
+def split(tmp_path_factory):
+    """tests/drivers/split_server.py: the server's request handling starts at
+    an event_loop split, so the walk from the client's hang crosses a weak
+    program-order edge."""
+    require_tracing()
+    tmp = tmp_path_factory.mktemp("split")
+    runner = ArgusRunner(tmp)
+    runner.start(size="256M")
+    driver = str(__import__("pathlib").Path(__file__).parent / "drivers" / "split_server.py")
+    try:
+        p = subprocess.run([sys.executable, driver, "60", "40", "2"], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        runner.wait_drained()
+    finally:
+        runner.stop()
+    return runner, json.loads(p.stdout.splitlines()[0])
+
+
+def test_weak_split_edge_is_asked_and_follow_takes_it(split, tmp_path):
+    runner, info = split
+    db = tmp_path / "sessions.db"
+    args = ["--buffer", runner.buffer, "--pid", str(info["client_pid"]), "--threshold", "1"]
+    auto = json.loads(debug(runner, db, "debug", *args, "--auto", "--json").stdout)
+    steps = [i for i, p in enumerate(auto["path"]) if (p["edge_in"] or {}).get("type") == "program_order"]
+    assert steps and auto["path"][steps[0]]["edge_in"]["weak"], auto["path"]
+    k = steps[0]
+    # the REPL asks about it (a weak question naming the split); Enter follows it, as --auto does
+    r = Repl(runner, db, *args)
+    r.answer_all()
+    text = r.text()
+    assert "weak" in r.questions and "weak program-order edge (the event_loop heuristic" in text
+    report = tmp_path / "r.json"
+    r.cmd(f"export {report}")
+    assert chain(json.loads(report.read_text())) == chain(auto)
+    # follow offers the edge the walk took: from the vertex after the split to the one before it
+    listing = r.cmd(f"vertex {auto['path'][k - 1]['vertex']}")
+    assert "program_order (weak)" in listing and "no incoming causal edge" not in listing, listing
+    out = r.cmd("follow")
+    assert f"vertex {auto['path'][k]['vertex']}:" in out, out
+    # "s" stops the walk there
+    r.cmd("diagnose", answer=lambda kind: "s" if kind == "weak" else "")
+    stopped = tmp_path / "s.json"
+    r.cmd(f"export {stopped}")
+    assert r.finish() == 0
+    j = json.loads(stopped.read_text())
+    assert [p["vertex"] for p in j["path"]][:k] == [p["vertex"] for p in auto["path"]][:k]
+    assert auto["path"][k]["vertex"] not in [p["vertex"] for p in j["path"][:k + 1]]
