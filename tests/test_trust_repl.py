@@ -12,6 +12,7 @@
     them and a RepeatedYield's bp_watch line names IMAGE and SYMBOL.
 """
 import json
+import os
 import re
 import subprocess
 import sys
@@ -145,22 +146,26 @@ def test_stack_shows_the_recorded_frames(demos, tmp_path):
     assert r.finish() == 0
 
 
-@pytest.fixture(scope="module")
-def flag_poller(tmp_path_factory):
-    """argus-flag-handshake: the main thread polls a global flag with
-    sched_yield + usleep(1 ms) for 3 s (a RepeatedYield with user stacks)."""
+def record(tmp_path_factory, name, argv, size="256M"):
+    """(runner, the program's first output line as JSON): argv run to its end
+    under a private daemon."""
     require_tracing()
-    tmp = tmp_path_factory.mktemp("flag")
-    runner = ArgusRunner(tmp)
-    runner.start(size="256M")
+    runner = ArgusRunner(tmp_path_factory.mktemp(name))
+    runner.start(size=size)
     try:
-        p = subprocess.run([native("argus-flag-handshake"), "200", "3000", "300"], capture_output=True, text=True,
-                           timeout=60)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stderr
         runner.wait_drained()
     finally:
         runner.stop()
     return runner, json.loads(p.stdout.splitlines()[0])
+
+
+@pytest.fixture(scope="module")
+def flag_poller(tmp_path_factory):
+    """argus-flag-handshake: the main thread polls a global flag with
+    sched_yield + usleep(1 ms) for 3 s (a RepeatedYield with user stacks)."""
+    return record(tmp_path_factory, "flag", [native("argus-flag-handshake"), "200", "3000", "300"])
 
 
 def test_repeated_yield_advice_names_image_and_symbol_from_the_stack(flag_poller, tmp_path):
@@ -213,18 +218,8 @@ def split(tmp_path_factory):
     """tests/drivers/split_server.py: the server's request handling starts at
     an event_loop split, so the walk from the client's hang crosses a weak
     program-order edge."""
-    require_tracing()
-    tmp = tmp_path_factory.mktemp("split")
-    runner = ArgusRunner(tmp)
-    runner.start(size="256M")
-    driver = str(__import__("pathlib").Path(__file__).parent / "drivers" / "split_server.py")
-    try:
-        p = subprocess.run([sys.executable, driver, "60", "40", "2"], capture_output=True, text=True, timeout=60)
-        assert p.returncode == 0, p.stderr
-        runner.wait_drained()
-    finally:
-        runner.stop()
-    return runner, json.loads(p.stdout.splitlines()[0])
+    driver = os.path.join(os.path.dirname(__file__), "drivers", "split_server.py")
+    return record(tmp_path_factory, "split", [sys.executable, driver, "60", "40", "2"])
 
 
 def test_weak_split_edge_is_asked_and_follow_takes_it(split, tmp_path):
