@@ -170,14 +170,15 @@ class AskingChooser(Chooser):
         pid = int(g.threads.pid[u])
         return f"{g.comm(u)}/{int(g.threads.tid[u])} in {g.process_name(pid)}/{pid}"
 
-    def edge_line(self, e):
+    def frames(self, v):
+        """"  [f <- g <- h]": the top frames of the user stack v blocked with, or ""."""
         from argus.diagnose.stacks import top_frames
-        g = self.g
-        txt = f"{self.who(e.src)}  {e.type}{' (weak)' if e.weak else ''} at {fmt_rel(e.ts - self.t0)}"
-        frames = top_frames(g, e.src)
-        if frames:
-            txt += "  [" + " <- ".join(frames[:3]) + "]"
-        return txt
+        frames = top_frames(self.g, v, 3)
+        return "  [" + " <- ".join(frames) + "]" if frames else ""
+
+    def edge_line(self, e):
+        return f"{self.who(e.src)}  {e.type}{' (weak)' if e.weak else ''} at {fmt_rel(e.ts - self.t0)}" \
+            + self.frames(e.src)
 
     # --- Chooser hooks ---
     def pick_predecessor(self, vertex, candidates):
@@ -250,7 +251,7 @@ class AskingChooser(Chooser):
             rel.append("same object")
         sim = f"similarity {b.similarity:.2f}" if getattr(b, "similarity", None) is not None else ""
         return (f"{fmt_dur(b.wait_ns)} wait at {fmt_rel(b.wait_start_ns - self.t0)}, woken by {self.who(waker)} "
-                f"({', '.join(rel)}{', ' + sim if sim else ''})")
+                f"({', '.join(rel)}{', ' + sim if sim else ''})" + self.frames(b.vertex))
 
     def pick_owner(self, vertex, owners):
         from argus.diagnose.slice import EdgeRef
@@ -286,7 +287,8 @@ class AskingChooser(Chooser):
         g = self.g
         u = root_cause.utid
         q = Question("go_on", f"root cause at depth {root_cause.depth}: {g.comm(u)}/{int(g.threads.tid[u])} "
-                              f"{root_cause.block_type}: {root_cause.why}\ndiagnose it in turn (its own culprit)?",
+                              f"{root_cause.block_type}: {root_cause.why}{self.frames(root_cause.vertex)}\n"
+                              f"diagnose it in turn (its own culprit)?",
                      [("y", "yes, go on"), ("n", "no, stop here")], default="y", stop="n",
                      context={"vertex": int(root_cause.vertex)})
         return self._put(q) == "y"

@@ -375,24 +375,19 @@ def test_go_on_is_not_asked_for_a_yielding_culprit_without_flags():
 
 # --- weak split (program-order) edges ---
 
-def split_trace():
-    """An event loop whose non-blocking epoll_wait returns split its run:
-    the vertex after the split has no causal in-edge, only the weak
-    program-order edge from the vertex before it."""
-    t = Trace()
-    t.thread(10, 10, "loop")
-    t.thread(10, 11, "waker")
-    t.run(11, 0).run(10, 0)
-    t.block(10, ms(1), "read", "read", obj=3)
-    t.wake(11, 10, ms(2)).run(10, ms(2))
-    t.syscall(10, ms(3), "epoll_wait", obj=4, ret=1)        # non-blocking return: event_loop split
-    t.block(10, ms(4), "read", "read", obj=3)
-    return t.build(trace_end=ms(10))
+def split_rule():
+    """The split graph, its vertex after the split, and the not-causal rule
+    a user's "n" makes for the weak program-order edge into it."""
+    g = C.split_loop()
+    v = seg(g, 10, 2)
+    ch = AskingChooser(g, ask=Script("n"))
+    interactive_slice(g, v, ch)
+    (rule,) = ch.new_rules
+    return g, v, rule
 
 
 def test_weak_split_edge_is_asked_and_rules_answer_it():
-    g = split_trace()
-    v = seg(g, 10, 2)                                       # opened by the split at 3 ms
+    g, v, rule = split_rule()                                       # opened by the split at 3 ms
     assert G.START_KIND_NAMES[int(g.seg.start_kind[v])] == "split"
     # automatic: followed back to the vertex the waker woke, and on to the waker
     assert tids(g, interactive_slice(g, v, AutoChooser())) == [10, 10, 11]
@@ -406,9 +401,6 @@ def test_weak_split_edge_is_asked_and_rules_answer_it():
     ask = Script("f")
     assert tids(g, interactive_slice(g, v, AskingChooser(g, ask=ask))) == [10, 10, 11]
     # "n" makes a rule; with it, nobody is asked and the walk stops there
-    ch = AskingChooser(g, ask=Script("n"))
-    interactive_slice(g, v, ch)
-    (rule,) = ch.new_rules
     assert rule["key"]["edge_type"] == "program_order"
     ask = Script()
     ch = AskingChooser(g, ask=ask, rules=[rule])
@@ -419,11 +411,7 @@ def test_weak_split_edge_is_asked_and_rules_answer_it():
 
 def test_rules_apply_in_auto_mode_and_are_reported():
     """No ask callback, no presets: the automatic answers, with the rules."""
-    g = split_trace()
-    v = seg(g, 10, 2)
-    ch = AskingChooser(g, ask=Script("n"))
-    interactive_slice(g, v, ch)
-    (rule,) = ch.new_rules
+    g, v, rule = split_rule()
     seen = []
     auto = AskingChooser(g, rules=[dict(rule, id=7)], on_rule=seen.append)
     assert auto.mode == "auto"
@@ -432,11 +420,7 @@ def test_rules_apply_in_auto_mode_and_are_reported():
 
 
 def test_rule_scoped_by_build_id():
-    g = split_trace()
-    v = seg(g, 10, 2)
-    ch = AskingChooser(g, ask=Script("n"))
-    interactive_slice(g, v, ch)
-    (rule,) = ch.new_rules
+    g, v, rule = split_rule()
     g.__dict__["_build_ids"] = {10: "aa11"}             # as read from the executable
     other = dict(rule, scope={"build_id": "bb22"})      # made for another build of the program
     assert tids(g, interactive_slice(g, v, AskingChooser(g, rules=[other]))) == [10, 10, 11]

@@ -415,6 +415,23 @@ def yield_app(flags):
     return t.build(trace_end=s(8))
 
 
+def split_loop():
+    """loop (pid 10, tid 10) is woken by waker (11) at 2 ms; at 3 ms a
+    non-blocking epoll_wait return splits its run (event_loop): the vertex
+    after the split (loop's third) has no causal in-edge, only the weak
+    program-order edge from the vertex before it.  Returns the graph (trace
+    end 10 ms)."""
+    t = Trace()
+    t.thread(10, 10, "loop")
+    t.thread(10, 11, "waker")
+    t.run(11, 0).run(10, 0)
+    t.block(10, ms(1), "read", "read", obj=3)
+    t.wake(11, 10, ms(2)).run(10, ms(2))
+    t.syscall(10, ms(3), "epoll_wait", obj=4, ret=1)
+    t.block(10, ms(4), "read", "read", obj=3)
+    return t.build(trace_end=ms(10))
+
+
 CORE_ONLY_SEG = ("wait_site", "wait_stack", "wait_timeout_ms", "act_kind", "act_ts", "act_obj", "act_seg",
                  "act_wakee")
 

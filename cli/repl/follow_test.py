@@ -9,23 +9,11 @@ from rich.console import Console
 from argus.cli.repl.app import execute
 from argus.cli.repl.context import ReplContext
 from argus.diagnose.slice import AutoChooser, interactive_slice
-from argus.graphbuild.crafted import Trace, ms
-
-
-def split_graph():
-    t = Trace()
-    t.thread(10, 10, "loop")
-    t.thread(10, 11, "waker")
-    t.run(11, 0).run(10, 0)
-    t.block(10, ms(1), "read", "read", obj=3)
-    t.wake(11, 10, ms(2)).run(10, ms(2))
-    t.syscall(10, ms(3), "epoll_wait", obj=4, ret=1)        # non-blocking return: event_loop split
-    t.block(10, ms(4), "read", "read", obj=3)
-    return t.build(trace_end=ms(10))
+from argus.graphbuild.crafted import ms, split_loop
 
 
 def test_follow_takes_the_walks_program_order_edge():
-    g = split_graph()
+    g = split_loop()
     v = int(g.thread_segments(g.utid_of_tid(10))[2])
     walk = interactive_slice(g, v, AutoChooser()).vertices
     out = io.StringIO()
