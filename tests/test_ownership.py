@@ -172,3 +172,24 @@ def test_poll_select_epoll_wait_sites_and_the_send_before(tracing):
         assert g.seg.wait_timeout_ms[v] == 1500
         assert (g.seg.act_kind[v], g.seg.act_obj[v]) == (G.ACT_SEND, a)
         assert g.seg.act_ts[v] <= g.seg.wait_start[v]
+
+
+def test_argus_events_shows_the_new_records(tracing):
+    info = run_lock_owners("file-lock")
+    run_lock_owners("pi-mutex")
+    run_child(WAIT_SITES)
+    tracing.wait_drained()
+    lines = tracing.run("events", "--buffer", tracing.buffer, "--json", "--type", "file_lock",
+                        "--type", "futex_state", "--type", "wait_site").stdout.splitlines()
+    recs = [json.loads(line) for line in lines]
+    by_type = {}
+    for rec in recs:
+        by_type.setdefault(rec["type"], []).append(rec)
+    assert set(by_type) == {"file_lock", "futex_state", "wait_site"}
+    tries = [x for x in by_type["file_lock"] if x["pid"] == info["waiter_pid"] and x["lock_type"] == "write"]
+    assert tries and tries[0]["kind"] == "posix" and tries[0]["holder_pid"] == info["holder_pid"]
+    assert any(x["pi"] for x in by_type["futex_state"])
+    assert any(x["fds"] and x["timeout_ms"] == 1500 for x in by_type["wait_site"])
+    text = tracing.run("events", "--buffer", tracing.buffer, "--pid", str(info["waiter_pid"]),
+                       "--type", "file_lock").stdout
+    assert "posix write fd=" in text and f"holder={info['holder_pid']} (write)" in text
