@@ -117,7 +117,7 @@ def _wait_fds(row, trace):
 def _file_lock(row):
     return {"fd": int(row["aux"]), "kind": schema.LOCK_KIND_NAMES.get(int(row["state"]), str(int(row["state"]))),
             "lock_type": schema.LOCK_TYPE_NAMES.get(int(row["reason"]), str(int(row["reason"]))),
-            "wait": bool(row["pad"]), "whence": int(row["nr"]), "start": int(row["val"]), "len": int(row["obj2"]),
+            "wait": bool(row["peer_tid"]), "whence": int(row["nr"]), "start": int(row["val"]), "len": int(row["obj2"]),
             "inode": int(row["obj"]), "holder_pid": int(row["peer_pid"]),
             "holder_type": schema.LOCK_TYPE_NAMES.get(int(row["irq"]), "unknown")}
 
