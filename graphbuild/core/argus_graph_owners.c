@@ -185,7 +185,7 @@ void on_file_lock(struct argus_graph *g, int64_t u, const struct argus_row *r, u
 	t->lk_nr = t->cur_nr;
 	t->lk_kind = r->state;
 	t->lk_type = r->reason;
-	t->lk_wait = r->pad;
+	t->lk_wait = r->peer_tid != 0;
 	t->lk_fd = r->aux;
 	t->lk_start = r->val;
 	t->lk_end = len ? r->val + (int64_t)len - 1 : INT64_MAX;
@@ -223,11 +223,12 @@ static void acquire(struct argus_graph *g, int64_t u)
 	s = map_upsert(&g->locks, t->lk_inode, 0, -1, &ins);
 	if (!s)
 		return (void)(g->oom = 1);
-	for (k = s->val; k >= 0; k = h->next) {                    /* reuse a free slot of the chain */
-		h = &VEC_AT(&g->lockv, struct held, k);
-		if (!h->type)
-			break;
-		h = NULL;
+	for (k = s->val; k >= 0 && !h; ) {                         /* reuse a free slot of the chain */
+		struct held *c = &VEC_AT(&g->lockv, struct held, k);
+
+		if (!c->type)
+			h = c;
+		k = c->next;
 	}
 	if (!h) {
 		h = vec_push(&g->lockv);
