@@ -162,6 +162,9 @@ def render_text(d):
     state = "still ongoing at trace end" if s["ongoing"] else f"ended at {fmt_rel(s['end_ns'] - t0)}"
     out.append(f"Hang in {_who(s)} (process {_proc(s)}): {s['block_type']} for {fmt_dur(s['dur_ns'])}, {state}")
     out.append(f"  hang start = {s['start_ns'] / 1e9:.6f} s (trace clock); times below are relative to it")
+    if s.get("user_named"):
+        out.append("  named by you (--tid and --at): Argus found no hang there on its own "
+                   f"(it would call this {(s.get('wait_model') or {}).get('kind', 'span')} not a hang); diagnosed as asked")
     lw = s.get("longest_wait")
     ev = [f"on CPU {fmt_pct(s['cpu_share'])}", f"runnable {fmt_pct(s['runnable_share'])}"]
     out.append("  evidence: " + evidence_text(s))

@@ -3,7 +3,8 @@
 Algorithm: walk backwards from a vertex along incoming causal edges.
   At vertex v, reached through an edge that left v at time t (the start
   vertex: t = `cursor`, default v's start), the candidates are v's incoming
-  wakeup / spawn / data_flag edges with ts <= t, most recent first.
+  wakeup / spawn / data_flag / message edges with ts <= t, most recent first
+  (CAUSAL_TYPES says why timer edges are not among them).
     - candidates exist: chooser.pick_predecessor(v, candidates) picks one
       (None = stop: origin "stopped", or the chooser's `stop_origin` when it
       says why, e.g. "not_causal" when rules removed every candidate); a
@@ -36,7 +37,14 @@ from argus.graphbuild import graph as G
 
 MAX_HOPS = 64
 SAME_WORK_GAP_NS = 1_000_000
-CAUSAL_TYPES = (G.EDGE_WAKEUP, G.EDGE_SPAWN, G.EDGE_DATA_FLAG)
+# Message edges (a send matched to a receive that did not block: a request
+# queued for a busy server loop, a reply read after a poll) are causal like
+# the wakeup they replace; without them the slice cannot follow a request
+# into a batching or event-loop server that was already running.  Timer
+# edges (arm -> fire) are left out: the arming thread is most often the
+# waiting thread itself or a loop arming its own timeout, which is the
+# wait's deadline, not what it waited for.
+CAUSAL_TYPES = (G.EDGE_WAKEUP, G.EDGE_SPAWN, G.EDGE_DATA_FLAG, G.EDGE_MESSAGE)
 
 
 @dataclass(frozen=True)
