@@ -31,8 +31,9 @@ that ended blocked):
 
 downstream(g, v): the forward closure of v's actions, inside the wait
 window [iteration start of v, t_end], over strong causal edges only
-(wakeup, spawn, message, data_flag; weak lock hand-overs and timer edges
-are not followed: a timer armed elsewhere is not "the request").  From a
+(wakeup, thread spawn, message, data_flag; weak lock hand-overs, timer
+edges and forks of other processes are not followed: a timer armed
+elsewhere is not "the request", nor is a shell's background job).  From a
 reached vertex x (entered at ts):
   - x's out edges leaving at or after ts are followed;
   - x's program-order successor is reached when x ended by a split (the
@@ -125,10 +126,14 @@ def iteration_start(g, v):
 
 
 def _strong_out(g, x, after, until):
+    """Strong causal out edges of x leaving in [after, until].  A spawn of
+    another process (fork: a shell's background job, a daemon's child) is
+    not a request the parent waits for; a thread spawn (a helper) is."""
     ed = g.edges
+    pid = g.seg.pid
     for e in g.out_edges(x).tolist():
         if ed.type[e] in STRONG_TYPES and not ed.weak[e] and after <= ed.src_ts[e] and ed.ts[e] <= until \
-                and ed.dst[e] != ed.src[e]:
+                and ed.dst[e] != ed.src[e] and (ed.type[e] != G.EDGE_SPAWN or pid[ed.dst[e]] == pid[ed.src[e]]):
             yield e
 
 
