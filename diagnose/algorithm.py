@@ -289,9 +289,11 @@ class _Run:
         from v's successor (the answer, back through whoever served it);
         still pending at trace end: the forward path of v's request to the
         thread still serving it (waits.callee_path), which needs no wakeup
-        edge.  None for other waits (blocking syscalls keep the baseline)."""
+        edge; answered through a culled loopback wakeup: the slice from the
+        closure vertex that sent the answer.  None for other waits
+        (blocking syscalls keep the baseline)."""
         g = self.g
-        kind, detail = W.wait_kind(g, v)
+        kind, detail = W.wait_kind(g, W.first_piece(g, v), v)
         if kind not in (W.SYNC, W.PENDING, W.NESTED):
             return None
         nxt = g.next_segment(v)
@@ -300,7 +302,12 @@ class _Run:
             self.extend(res, depth, a, b, _pseudo("program_order"))
             return res
         if kind != W.PENDING:
-            return None
+            if "callee" not in detail:
+                return None
+            # answered, but by a wakeup the kernel culled (TCP over loopback): slice from the answerer
+            res = interactive_slice(g, detail["callee"], self.chooser, cursor=int(g.seg.wait_end[v]))
+            self.extend(res, depth, a, b, _pseudo("message"))
+            return res
         chain = W.callee_path(g, v, detail["callee"])[1:]
         steps = [SliceStep(chain[-1], None)]
         for x, y in zip(chain[-2::-1], chain[:0:-1]):

@@ -146,6 +146,7 @@ def thread_hangs(g, utid, threshold_ns=DEFAULT_THRESHOLD_NS):
 
     blocked = (seg.end_kind[lo:hi] == G.END_BLOCKED).tolist()
     cont = _continues(g, lo, hi)
+    cont = [a or b for a, b in zip(cont, W.repoll_continues(g, lo, hi))]
     first = lo
     k = lo
     while k < hi:
