@@ -63,6 +63,7 @@ from argus.diagnose import baseline as BL
 from argus.diagnose import ownership as OW
 from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
 from argus.diagnose.slice import AutoChooser, interactive_slice, EdgeRef, SliceResult, SliceStep
+from argus.diagnose import waits as W
 from argus.diagnose.report import fmt_dur, fmt_rel, fmt_pct
 
 MAX_DEPTH = 8
@@ -296,6 +297,53 @@ class _Run:
             return w["start_ns"], w["end_ns"]
         return a, b
 
+    # --- synchronous calls (waits.py) ---
+    def callee_slice(self, v, depth, a, b):
+        """LongWait on a synchronous, pending or nested wait: slice into the
+        callee instead of through a baseline.  Ended by a wakeup: the slice
+        from v's successor (the answer, back through whoever served it);
+        still pending at trace end: the forward path of v's request to the
+        thread still serving it (waits.callee_path), which needs no wakeup
+        edge; answered through a culled loopback wakeup: the slice from the
+        closure vertex that sent the answer.  None for other waits
+        (blocking syscalls keep the baseline)."""
+        g = self.g
+        kind, detail = W.wait_kind(g, W.first_piece(g, v), v)
+        if kind not in (W.SYNC, W.PENDING, W.NESTED):
+            return None
+        nxt = g.next_segment(v)
+        if nxt >= 0 and g.in_wake[nxt] >= 0 and g.edges.type[g.in_wake[nxt]] == G.EDGE_WAKEUP:
+            res = interactive_slice(g, nxt, self.chooser)
+            self.extend(res, depth, a, b, _pseudo("program_order"))
+            return res
+        if kind != W.PENDING:
+            if "callee" not in detail:
+                return None
+            # answered, but by a wakeup the kernel culled (TCP over loopback): slice from the answerer
+            res = interactive_slice(g, detail["callee"], self.chooser, cursor=int(g.seg.wait_end[v]))
+            self.extend(res, depth, a, b, _pseudo("message"))
+            return res
+        chain = W.callee_path(g, v, detail["callee"])[1:]
+        steps = [SliceStep(chain[-1], None)]
+        for x, y in zip(chain[-2::-1], chain[:0:-1]):
+            steps.append(SliceStep(x, self.edge_between(x, y)))
+        res = SliceResult(steps, {"kind": "pending", "label": "still serving the request at trace end",
+                                  "vertex": chain[-1]})
+        self.extend(res, depth, a, b, _pseudo("message"))
+        return res
+
+    def edge_between(self, x, y):
+        g = self.g
+        for e in g.out_edges(x).tolist():
+            if int(g.edges.dst[e]) == y:
+                return EdgeRef.of(g, e)
+        return None
+
+    def idle_loop_wait(self, c):
+        """A LongWait whose wait is its thread's idle event-loop wait (the
+        thread was idle, not a culprit: waits.wait_kind)."""
+        return c.block_type == B.LONG_WAIT and W.wait_kind(self.g, c.vertex)[0] == W.IDLE
+
     # --- Algorithm 1 ---
     def diagnose_vertex(self, utid, v, c, a, b, depth):
         """Returns info: {"origin", "baseline", "advice", "slice", "flags"}."""
@@ -334,6 +382,8 @@ class _Run:
                     d = int(g.edges.dst[e])
                     res = interactive_slice(g, d, self.chooser, cursor=int(g.edges.ts[e]), first_edge=e)
                     self.extend(res, depth, a, b, _pseudo("program_order"), skip_first=(d == v))
+        elif bt == B.LONG_WAIT and (res := self.callee_slice(v, depth, a, b)) is not None:
+            pass
         elif bt == B.LONG_WAIT:
             res, weak_owners = self.strong_owner_first(utid, v, a, b, depth, info)
             if res is None:
@@ -366,7 +416,7 @@ class _Run:
             if t in self.visited:
                 continue
             ct = self.cls(t, a, b)
-            if not ct.abnormal:
+            if not ct.abnormal or self.idle_loop_wait(ct):
                 continue
             self.visited.add(t)
             ra, rb = self.root_interval(ct, a, b)

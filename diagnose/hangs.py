@@ -18,7 +18,9 @@ Algorithm, for one thread (default: the process's main thread, tid == pid):
       classifies (blocktype.classify over the stretch) as LongRunning or
       RepeatedYield is a candidate: kind "stretch", spinning vertex = its first
       segment, hang window = the stretch.
-  Choice: with `at`, the candidate whose window contains it; else a candidate
+  Choice: with `at`, the candidate whose window contains it (with --tid and
+  --at and no candidate there: the vertex at that time, as the user named
+  it, user_named_hang); else a candidate
   ongoing at trace end; else the longest (ties: the earliest).  If the
   process has no thread tid == pid in the trace, all its threads are searched:
   the thread with the longest hang is taken (with `at`: the longest hang
@@ -63,6 +65,7 @@ class Hang:
     end_ns: int
     ongoing: bool
     classification: B.Classification
+    user_named: bool = False     # --tid and --at named it; the tool found no hang there (user_named_hang)
 
     @property
     def block_type(self):
@@ -81,7 +84,7 @@ class Hang:
             "process": g.process_name(self.pid), "main": self.pid == self.tid,
             "kind": self.kind, "block_type": self.block_type,
             "start_ns": self.start_ns, "end_ns": self.end_ns, "dur_ns": self.dur_ns,
-            "ongoing": self.ongoing, "vertex": self.vertex,
+            "ongoing": self.ongoing, "vertex": self.vertex, "user_named": self.user_named,
             "evidence": self.classification.evidence,
         }
 
@@ -145,6 +148,7 @@ def thread_hangs(g, utid, threshold_ns=DEFAULT_THRESHOLD_NS):
 
     blocked = (seg.end_kind[lo:hi] == G.END_BLOCKED).tolist()
     cont = _continues(g, lo, hi)
+    cont = [a or b for a, b in zip(cont, W.repoll_continues(g, lo, hi))]
     first = lo
     k = lo
     while k < hi:
@@ -189,6 +193,35 @@ def hang_for_vertex(g, v):
     a, b = int(seg.start[v]), int(seg.end[v])
     ongoing = bool(seg.end_kind[v] == G.END_TRACE)
     return Hang(pid, tid, utid, "stretch", v, v, a, b, ongoing, B.classify(g, utid, a, b))
+
+
+def user_named_hang(g, utid, at):
+    """The user named a thread and a time (--tid with --at) where the tool
+    finds no hang (it would call the wait idle, or the span is short): the
+    hang is the vertex there, as the user says (user_named: the report says
+    so)."""
+    v = g.segment_at(utid, at)
+    if v < 0:
+        raise NoHangError(f"thread {int(g.threads.tid[utid])} has no vertex at {fmt_s(at)}")
+    seg = g.seg
+    if seg.end_kind[v] == G.END_BLOCKED and at >= seg.wait_start[v]:
+        last = v
+        while g.next_segment(last) >= 0 and _continues(g, last, last + 2)[0]:
+            last += 1
+        ws, we = int(seg.wait_start[v]), int(seg.wait_end[last])
+        tid, pid = int(g.threads.tid[utid]), int(g.threads.pid[utid])
+        h = Hang(pid, tid, utid, "wait", last, last, ws, we, bool(seg.wait_ongoing[last]),
+                 _wait_class(g, utid, v, last, ws, we))
+        kind, detail = W.wait_kind(g, v, last)
+        h.classification.evidence["wait_model"] = dict(detail, kind=kind)
+    else:
+        h = hang_for_vertex(g, v)
+        if seg.end_kind[v] == G.END_BLOCKED:      # at falls in the running part: that span, not the wait
+            h.kind, h.start_ns, h.end_ns, h.ongoing = "stretch", int(seg.start[v]), int(seg.end[v]), False
+            h.classification = B.classify(g, utid, h.start_ns, h.end_ns)
+    h.user_named = True
+    h.classification.evidence["user_named"] = True
+    return h
 
 
 def _process_utids(g, pid):
@@ -248,6 +281,7 @@ def find_hang(g, pid, tid=None, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
     pid = int(pid)
     utids = _process_utids(g, pid)
     who = f"pid {pid}"
+    tid_given = tid is not None
     if tid is None:
         mains = [u for u in utids if int(g.threads.tid[u]) == pid]
         if mains:
@@ -274,6 +308,8 @@ def find_hang(g, pid, tid=None, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
     h = choose(cands, at)
     if h is not None:
         return h
+    if tid is not None and at is not None and tid_given:
+        return user_named_hang(g, scope[0], at)
     msg = f"no hang >= {fmt_threshold(threshold_ns)} found for {who} in the trace window " \
           f"[{_at(g, g.trace_start)}, {_at(g, g.trace_end)}]"
     if at is not None:

@@ -186,3 +186,24 @@ def test_hang_for_vertex():
     w = g.thread_segments(g.utid_of_tid(W))[0]          # never blocks: its running span
     h = H.hang_for_vertex(g, w)
     assert (h.kind, h.block_type, h.start_ns, h.end_ns, h.ongoing) == ("stretch", B.LONG_RUNNING, 0, s(15), True)
+
+
+def test_tid_and_at_name_the_vertex_even_when_idle():
+    """--tid with --at on an idle poll: the hang is the wait there, marked
+    user_named (the report says so); without --tid it is still no hang."""
+    from argus.diagnose.algorithm import diagnose
+    from argus.diagnose.report import render_text, to_json
+    g = main_thread_day()
+    with pytest.raises(H.NoHangError):
+        H.find_hang(g, M, at=s(1))
+    h = H.find_hang(g, M, tid=M, at=s(1))
+    assert (h.kind, h.start_ns, h.end_ns, h.user_named) == ("wait", ms(100), s(3), True)
+    assert h.classification.evidence["wait_model"]["kind"] == "idle"
+    j = to_json(diagnose(g, M, tid=M, at=s(1)))
+    assert j["spinning"]["user_named"] is True and j["spinning"]["start_ns"] == ms(100)
+    assert "named by you (--tid and --at)" in render_text(j)
+    # inside a hang the tool found: that hang, not marked
+    assert not H.find_hang(g, M, tid=M, at=s(7)).user_named
+    # in the running part of a vertex: its span
+    h = H.find_hang(g, M, tid=M, at=s(12.25))
+    assert (h.kind, h.start_ns, h.end_ns, h.user_named) == ("stretch", s(12.2), s(12.3), True)

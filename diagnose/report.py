@@ -212,6 +212,9 @@ def render_text(d):
     tr = j.get("trace") or {}
     out.append(f"  hang start = {fmt_at(s['start_ns'], tr.get('origin_ns', tr.get('start_ns', 0)), tr.get('wall_offset_ns'))}"
                " into the trace; times below are relative to it")
+    if s.get("user_named"):
+        out.append("  named by you (--tid and --at): Argus found no hang there on its own "
+                   f"(it would call this {(s.get('wait_model') or {}).get('kind', 'span')} not a hang); diagnosed as asked")
     out.append("  evidence: " + evidence_text(s))
     b = s.get("baseline")
     if b:

@@ -3,7 +3,11 @@
 Algorithm: walk backwards from a vertex along incoming causal edges.
   At vertex v, reached through an edge that left v at time t (the start
   vertex: t = `cursor`, default v's start), the candidates are v's incoming
-  wakeup / spawn / data_flag edges with ts <= t, most recent first.
+  wakeup / spawn / data_flag / message edges with ts <= t, most recent first
+  by the time they left their source (src_ts; CAUSAL_TYPES says why timer
+  edges are not among them).  A split vertex whose only causes are long
+  queued messages also offers its program-order edge, first
+  (_queued_behind_split).
     - candidates exist: chooser.pick_predecessor(v, candidates) picks one
       (None = stop: origin "stopped", or the chooser's `stop_origin` when it
       says why, e.g. "not_causal" when rules removed every candidate); a
@@ -39,7 +43,15 @@ from argus.graphbuild import graph as G
 
 MAX_HOPS = 64
 SAME_WORK_GAP_NS = 1_000_000
-CAUSAL_TYPES = (G.EDGE_WAKEUP, G.EDGE_SPAWN, G.EDGE_DATA_FLAG)
+QUEUED_NS = 100_000_000     # a message this long in the receiver's queue waited for the receiver
+# Message edges (a send matched to a receive that did not block: a request
+# queued for a busy server loop, a reply read after a poll) are causal like
+# the wakeup they replace; without them the slice cannot follow a request
+# into a batching or event-loop server that was already running.  Timer
+# edges (arm -> fire) are left out: the arming thread is most often the
+# waiting thread itself or a loop arming its own timeout, which is the
+# wait's deadline, not what it waited for.
+CAUSAL_TYPES = (G.EDGE_WAKEUP, G.EDGE_SPAWN, G.EDGE_DATA_FLAG, G.EDGE_MESSAGE)
 
 
 @dataclass(frozen=True)
@@ -138,8 +150,26 @@ def candidates(g, v, t):
     """Incoming causal edges of v with ts <= t, most recent first."""
     ed = g.edges
     out = [e for e in g.in_edges(v).tolist() if ed.type[e] in CAUSAL_TYPES and ed.ts[e] <= t]
-    out.sort(key=lambda e: (-int(ed.ts[e]), -e))
-    return [EdgeRef.of(g, e) for e in out]
+    # most recent by when the dependency left its source: a request queued
+    # long ago (a message edge read at the same time as the wakeup that let
+    # the server read it) ranks below what unblocked the server just now
+    out.sort(key=lambda e: (-int(ed.src_ts[e]), -int(ed.ts[e]), -e))
+    refs = [EdgeRef.of(g, e) for e in out]
+    po = _queued_behind_split(g, v, refs)
+    return ([po] + refs) if po is not None else refs
+
+
+def _queued_behind_split(g, v, refs):
+    """v was split off a running loop iteration and its only causes are
+    messages that sat in its queue >= QUEUED_NS (an X server that reads a
+    client's request only once a grab is released, a server busy with other
+    work): what delayed the read is in the iteration before the split, so
+    its (weak) program-order edge is offered first."""
+    if not refs or g.seg.start_kind[v] != G.START_SPLIT:
+        return None
+    if any(r.type != "message" or r.ts - r.src_ts < QUEUED_NS for r in refs):
+        return None
+    return _program_order_edge(g, v)
 
 
 def _program_order_edge(g, v):

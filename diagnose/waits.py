@@ -31,10 +31,16 @@ that ended blocked):
 
 downstream(g, v): the forward closure of v's actions, inside the wait
 window [iteration start of v, t_end], over strong causal edges only
-(wakeup, spawn, message, data_flag; weak lock hand-overs and timer edges
-are not followed: a timer armed elsewhere is not "the request").  From a
+(wakeup, thread spawn, message, data_flag; weak lock hand-overs, timer
+edges and forks of other processes are not followed: a timer armed
+elsewhere is not "the request", nor is a shell's background job).  From a
 reached vertex x (entered at ts):
   - x's out edges leaving at or after ts are followed;
+  - a relay (a process reached by the request that then receives an
+    answer from further downstream: a proxy, a bus daemon) is followed
+    across up to MAX_RELAY_ITERATIONS of its loop waits after that answer
+    (the answer may arrive in pieces: nginx reads the upstream's headers,
+    waits, reads the body, then replies);
   - x's program-order successor is reached when x ended by a split (the
     same run), or when x is *serving*: it sent nothing after it was reached
     (no out edge, the request is neither answered nor forwarded) and its
@@ -72,6 +78,10 @@ BLOCKING, UNKNOWN, NESTED, SYNC, PENDING, IDLE = "blocking", "unknown", "nested"
 NOT_IDLE = (BLOCKING, NESTED, SYNC, PENDING)
 STRONG_TYPES = (G.EDGE_WAKEUP, G.EDGE_SPAWN, G.EDGE_MESSAGE, G.EDGE_DATA_FLAG)
 MAX_CLOSURE = 512
+MAX_CONVERSATION = 16       # turns answers() walks back
+MAX_RELAYS = 2
+MAX_RELAY_ITERATIONS = 2    # loop iterations of a relay (a proxy) followed after its upstream answered
+NET_SLACK_NS = 10_000_000    # a loopback answer's send to its culled "net" wakeup
 
 
 def is_poll(g, v):
@@ -125,10 +135,14 @@ def iteration_start(g, v):
 
 
 def _strong_out(g, x, after, until):
+    """Strong causal out edges of x leaving in [after, until].  A spawn of
+    another process (fork: a shell's background job, a daemon's child) is
+    not a request the parent waits for; a thread spawn (a helper) is."""
     ed = g.edges
+    pid = g.seg.pid
     for e in g.out_edges(x).tolist():
         if ed.type[e] in STRONG_TYPES and not ed.weak[e] and after <= ed.src_ts[e] and ed.ts[e] <= until \
-                and ed.dst[e] != ed.src[e]:
+                and ed.dst[e] != ed.src[e] and (ed.type[e] != G.EDGE_SPAWN or pid[ed.dst[e]] == pid[ed.src[e]]):
             yield e
 
 
@@ -154,27 +168,58 @@ def _serving(g, x, s):
 
 class Closure(dict):
     """{vertex: edge id that reached it (-1: program order)}, plus `replies`:
-    the vertices reached only by an answer (below)."""
+    the vertices reached only by an answer (below), `requested`: the
+    processes a request reached, `relay`: relay iterations left."""
 
     def __init__(self):
         super().__init__()
         self.replies = set()
+        self.requested = set()    # pids reached by a request
+        self.relay = {}           # vertex -> loop iterations a relay may still be followed
 
 
-def _origin_pid(g, x):
-    """pid of the thread whose wakeup started x's run, or -1."""
+def _requester(g, x, dst_pid):
+    """(vertex of dst_pid whose message started x's work, the process it sent
+    to), through at most MAX_RELAYS forks in between (a postmaster that
+    forks the backend for the client that connected); (-1, -1) if none."""
+    hop = int(g.seg.pid[x])
     e = int(g.in_wake[iteration_start(g, x)])
-    return int(g.seg.pid[int(g.edges.src[e])]) if e >= 0 else -1
+    for _ in range(MAX_RELAYS + 1):
+        if e < 0:
+            return -1, -1
+        y = int(g.edges.src[e])
+        if int(g.seg.pid[y]) == int(dst_pid):
+            return y, hop
+        if g.edges.type[e] != G.EDGE_SPAWN:
+            return -1, -1
+        hop = int(g.seg.pid[y])
+        e = int(g.in_wake[iteration_start(g, y)])
+    return -1, -1
+
+
+def answers(g, x, dst_pid, depth=0):
+    """x's send to process dst_pid answers a request: x's work was started by
+    dst_pid's message (directly or through relays), and that message was not
+    itself an answer.  The conversation is walked back to its beginning (at
+    most MAX_CONVERSATION turns; without a beginning in sight it is taken as
+    a request): in a ping-pong only who spoke first tells a request from a
+    reply."""
+    if depth >= MAX_CONVERSATION:
+        return False
+    y, to = _requester(g, x, dst_pid)
+    if y < 0:
+        return False
+    return not answers(g, y, to, depth + 1)
 
 
 def downstream(g, v, until=None):
     """Forward closure of v's run's actions (module comment).  v's own run
     (its split predecessors) is the root and not in the result.
 
-    An edge from x back to the process whose request started x's work is an
-    answer: its target received a reply, not a request, so it is never
-    taken to be serving (a client that sleeps after a reply before its next
-    request is not a service sleeping before it answers)."""
+    An edge that answers a request (answers()) reaches a thread that
+    received a reply, not a request: it is never taken to be serving (a
+    client that sleeps after a reply before its next request is not a
+    service sleeping before it answers)."""
     seg = g.seg
     s = sites(g)
     until = g.trace_end if until is None else int(until)
@@ -184,7 +229,7 @@ def downstream(g, v, until=None):
     out = Closure()
     q = deque()
 
-    def reach(x, ts, origin):
+    def reach(x, ts):
         sent = False
         for e in _strong_out(g, x, ts, until):
             sent = True
@@ -192,26 +237,40 @@ def downstream(g, v, until=None):
             if int(seg.utid[d]) == own or d in out:
                 continue
             out[d] = int(e)
-            if int(seg.pid[d]) == origin:
+            if answers(g, x, int(seg.pid[d])):
                 out.replies.add(d)
-            q.append((d, int(g.edges.ts[e]), int(seg.pid[x])))
+            else:
+                out.requested.add(int(seg.pid[d]))
+            q.append((d, int(g.edges.ts[e])))
         return sent
 
-    origin = _origin_pid(g, root)
     for x in range(first, root + 1):
-        reach(x, int(seg.start[first]), origin)
+        reach(x, int(seg.start[first]))
     while q and len(out) < MAX_CLOSURE:
-        x, ts, origin = q.popleft()
-        sent = reach(x, ts, origin)
+        x, ts = q.popleft()
+        sent = reach(x, ts)
         n = g.next_segment(x)
         if n < 0 or seg.start[n] > until or n in out:
             continue
-        split = seg.end_kind[x] == G.END_SPLIT
-        if split or (not sent and x not in out.replies and _serving(g, x, s)):
+        relay = out.relay.get(x, 0)
+        if x in out.replies and relay == 0 and int(seg.pid[x]) in out.requested:
+            relay = MAX_RELAY_ITERATIONS + 1      # a relay got its answer: it forwards it next
+        if seg.end_kind[x] == G.END_SPLIT:
             out[n] = -1
             if x in out.replies:
                 out.replies.add(n)
-            q.append((n, int(seg.start[n]), origin))
+            if relay:
+                out.relay[n] = relay
+        elif (not sent and x not in out.replies and _serving(g, x, s)) or \
+                (relay > 1 and seg.end_kind[x] == G.END_BLOCKED):
+            out[n] = -1
+            if x in out.replies:
+                out.replies.add(n)
+            if relay > 1:
+                out.relay[n] = relay - 1
+        else:
+            continue
+        q.append((n, int(seg.start[n])))
     return out
 
 
@@ -239,6 +298,79 @@ def ending_edge(g, v):
     return -1
 
 
+def _send_nrs(g):
+    from argus.graphbuild.sysroles import SyscallRoles
+    roles = getattr(g, "roles", None) or SyscallRoles()
+    return np.array(sorted(roles.send_nrs), dtype=np.uint32)
+
+
+def _net_answer(g, v, closure):
+    """A wait ended by a culled network wakeup (TCP over loopback delivered
+    in a softirq the tracer cannot pin on the sender): the closure vertex
+    that sent within NET_SLACK_NS before it, else -1."""
+    n = g.next_segment(v)
+    if n < 0 or g.in_wake[n] >= 0 or g.start_label(n) != "net" or not closure:
+        return -1
+    we = int(g.seg.wait_end[v])
+    nrs = _send_nrs(g)
+    best, best_ts = -1, -1
+    for x in closure:
+        if g.seg.start[x] > we or max(g.seg.end[x], g.seg.wait_start[x]) < we - NET_SLACK_NS:
+            continue
+        r = g.rows[g.segment_rows(x)]
+        ts = r["ts_ns"].astype(np.int64)
+        sel = (r["type"] == schema.SYSCALL_ENTER) & np.isin(r["nr"], nrs) & (ts <= we) & (ts >= we - NET_SLACK_NS)
+        if sel.any() and int(ts[sel].max()) > best_ts:
+            best, best_ts = int(x), int(ts[sel].max())
+    return best
+
+
+def _only_repoll(g, x, nr):
+    """x's syscalls are all `nr` returning 0 (nothing ready) and it reached nobody."""
+    r = g.rows[g.segment_rows(x)]
+    sc = r[(r["type"] == schema.SYSCALL_ENTER) | (r["type"] == schema.SYSCALL_EXIT)]
+    if (sc["nr"] != nr).any() or (sc["val"][sc["type"] == schema.SYSCALL_EXIT] != 0).any():
+        return False
+    return not any(_strong_out(g, x, int(g.seg.start[x]), g.trace_end))
+
+
+def repoll_continues(g, lo, hi):
+    """For segments lo..hi-1 of one thread: whether segment x's POLL wait goes
+    on after it: the poll timed out (returned 0) and the thread did nothing
+    but poll again at the same site (curl's multi loop re-polls every second,
+    with a non-blocking poll in between, while its request is pending).
+    True for the timed-out wait and the re-poll segments up to the next
+    blocking piece, like hangs._continues for spurious wakeups."""
+    seg = g.seg
+    out = [False] * (hi - lo)
+    for a in range(lo, hi - 1):
+        if seg.end_kind[a] != G.END_BLOCKED or not is_poll(g, a):
+            continue
+        nr = int(seg.wait_nr[a])
+        b = a + 1
+        while b < hi and g.in_wake[b] < 0 and _only_repoll(g, b, nr):
+            if seg.end_kind[b] == G.END_BLOCKED:
+                if is_poll(g, b) and site(g, b) == site(g, a):
+                    for x in range(a, b):
+                        out[x - lo] = True
+                break
+            if seg.end_kind[b] != G.END_SPLIT:
+                break
+            b += 1
+    return out
+
+
+def first_piece(g, v):
+    """The first segment of the wait that v's wait continues (repoll_continues)."""
+    v = int(v)
+    u = int(g.seg.utid[v])
+    lo = int(g.thread_seg_lo[u])
+    cont = repoll_continues(g, lo, v + 1)
+    while v > lo and cont[v - 1 - lo]:
+        v -= 1
+    return v
+
+
 def wait_kind(g, v, last=None):
     """(kind, detail) for a vertex that ended blocked (module comment); `last`:
     the last piece when spurious wakeups split one syscall's wait.
@@ -262,8 +394,9 @@ def wait_kind(g, v, last=None):
     closure = downstream(g, v, until=we)
     detail["closure"] = len(closure)
     e = ending_edge(g, last)
-    if e >= 0 and int(g.edges.src[e]) in closure:
-        detail["callee"] = int(g.edges.src[e])
+    answer = int(g.edges.src[e]) if e >= 0 else _net_answer(g, last, closure)
+    if answer in closure:
+        detail["callee"] = answer
         return (SYNC if kind == IDLE else kind), detail
     if seg.wait_ongoing[last]:
         busy = [x for x in closure if _still_busy(g, x, s, closure)]

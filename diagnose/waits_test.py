@@ -180,3 +180,17 @@ def test_nested_wait_site():
     assert kind_of(g, CLI, ms(50)) == W.IDLE
     (h,) = H.list_hangs(g, CLI)
     assert h.block_type == "LongWait" and h.start_ns == now and h.end_ns == now + s(3)
+
+
+def test_forked_child_is_not_a_request():
+    """A shell forks a background job and waits for input in pselect6: the
+    child sleeping on is not something the shell waits for."""
+    t = Trace()
+    t.thread(CLI, CLI, "bash")
+    t.run(CLI, 0).block(CLI, ms(1), "poll", "pselect6", obj=1)
+    t.timer_wake(CLI, s(1))
+    t.fork(CLI, 150, s(1) + us(10), "sleep", child_pid=150)
+    t.block(CLI, s(1) + us(20), "poll", "pselect6", obj=1)
+    t.run(150, s(1) + us(30)).block(150, s(1) + us(40), "sleep", "clock_nanosleep")
+    g = t.build(trace_end=s(5))
+    assert kind_of(g, CLI, s(2)) == W.IDLE

@@ -15,13 +15,6 @@ SCENARIO = Scenario(
     apt=(("nginx-light", "nginx"),),
     cross_process=True,
     features=("batching_split",),
-    known_failure=("the request is not followed through nginx's event loop: from the client's baseline the "
-                   "slice reaches the worker's segment that answered it, takes the weak program-order edge "
-                   "of a peer-change split back to a segment started by a kernel-culled 'net' wakeup, and "
-                   "stops, although the graph holds the upstream -> nginx wakeup edges (one per request); "
-                   "then the worker's idle epoll_wait (its event loop) is judged a LongWait culprit. Missing: "
-                   "matching a reply to its request across split event-loop segments (by channel), and not "
-                   "counting an idle event-loop wait as a culprit"),
 )
 
 

@@ -17,9 +17,6 @@ SCENARIO = Scenario(
     apt=(("postgresql", "/usr/lib/postgresql"),),
     pip=(("pg8000", "pg8000"),),
     cross_process=True,
-    known_failure=("a synchronous wait made with poll() (libpq's pqWait) counts as an idle event-loop "
-                   "wait, so no hang is found on psql's main thread: the tracer has no way to tell a "
-                   "one-socket request/response poll from a run loop"),
 )
 
 

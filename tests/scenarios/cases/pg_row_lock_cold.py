@@ -16,11 +16,6 @@ SCENARIO = Scenario(
     apt=(("postgresql", "/usr/lib/postgresql"),),
     pip=(("pg8000", "pg8000"),),
     cross_process=True,
-    known_failure=("no baseline of the same kind: backend B waits for the lock in epoll_wait on its latch, "
-                   "like its idle waits for its own client, so the baseline search picks an earlier "
-                   "client-request wait and the walk cycles between client B and backend B; the wakeup "
-                   "that ended the hang (backend A's SetLatch at COMMIT) is not used, and wait-site "
-                   "similarity (user stacks at blocking waits) is not there to tell the two waits apart"),
 )
 
 
