@@ -54,20 +54,17 @@ thread appears once; depth(root cause) >= 1 unless it is the spinning thread.
 """
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from argus.tracer import schema
 from argus.graphbuild import graph as G
 from argus.diagnose import blocktype as B
 from argus.diagnose import baseline as BL
 from argus.diagnose import ownership as OW
+from argus.diagnose.ownership import polled_addresses
 from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
 from argus.diagnose.slice import AutoChooser, interactive_slice, EdgeRef, SliceResult, SliceStep
 from argus.diagnose import waits as W
 from argus.diagnose.report import fmt_dur, fmt_rel, fmt_pct
 
 MAX_DEPTH = 8
-FUTEX_POLL_OPS = (0, 9)   # FUTEX_WAIT, FUTEX_WAIT_BITSET
 
 
 @dataclass
@@ -359,7 +356,8 @@ class _Run:
             info["slice"] = res
             return info
         if bt == B.REPEATED_YIELD and not B.flag_reads(g, utid, a, b):
-            res = self.follow_owner(v, OW.owners(g, utid, a, b), depth, a, b, info)
+            res = self.follow_owner(v, OW.owners(g, utid, a, b) or OW.release_owners(g, utid, a, b), depth, a, b,
+                                    info)
             if res is None:
                 info["advice"] = self.bp_watch_advice(utid, a, b)
                 return info
@@ -467,38 +465,25 @@ class _Run:
             return None
         g = self.g
         info["owner"] = o
-        e = EdgeRef.of(g, o.edge)
-        self.owners_by_edge[o.edge] = (o, int(g.seg.utid[v]))
-        self.add(o.vertex, "owner", depth, dict(_edge_dict(e), owner_kind=o.kind), a, b)
+        e = o.edge_ref(g, v)
+        self.owners_by_edge[(e.src, e.dst, e.ts)] = (o, int(g.seg.utid[v]))
+        self.add(o.vertex, "owner", depth, dict(_edge_dict(e), owner_kind=o.kind, eid=o.edge if o.edge >= 0 else None),
+                 a, b)
         return SliceResult([SliceStep(int(v)), SliceStep(o.vertex, e)],
                            {"kind": "ownership", "label": o.kind, "vertex": o.vertex})
 
     def owner_relation(self, e):
         """The root-cause relation of a holder reached by ownership edge e."""
-        o, victim = self.owners_by_edge[e.eid]
+        o, victim = self.owners_by_edge[(e.src, e.dst, e.ts)]
+        if o.edge < 0:
+            return (f"holds what {self.who(victim)} polls: it released futex 0x{o.obj:x}, which "
+                    f"{self.who(victim)} waited on, at {fmt_rel(o.ts - self.t0)} (inferred)")
         what = {"futex_owner": f"the futex 0x{o.obj:x} names it as owner",
                 "futex_channel": f"it woke waiters of futex 0x{o.obj:x} before (inferred)",
-                "file_lock": f"it holds the file lock (object 0x{o.obj:x}) that was tried"}.get(o.kind, o.kind)
-        tries = f"{o.tries} {'try' if o.tries == 1 else 'tries'}"
-        return (f"holds what {self.who(victim)} waits for: {what}; {tries} point at it, "
+                "file_lock": f"it holds a file lock on inode {o.obj} that was tried"}.get(o.kind, o.kind)
+        tries = "1 try points" if o.tries == 1 else f"{o.tries} tries point"
+        return (f"holds what {self.who(victim)} waits for: {what}; {tries} at it, "
                 f"last at {fmt_rel(e.ts - self.t0)}{'' if o.weak else ', strong'}")
-
-
-def polled_addresses(g, utid, a, b):
-    """Addresses a yielding thread touched through the kernel in [a, b]:
-    futex uaddrs of its futex syscalls and the objects of its blocking
-    waits, most frequent first (a flag polled in a loop is likely among
-    them, or next to them)."""
-    idx = g.thread_rows_of(utid, a, b)
-    r = g.rows[idx]
-    cmd = r["aux"] & schema.FUTEX_CMD_MASK
-    waits = np.isin(cmd, FUTEX_POLL_OPS)     # polling, not waking
-    sel = (r["type"] == schema.SYSCALL_ENTER) & np.isin(r["nr"], sorted(g.roles.futex_nrs)) & waits
-    counts = {}
-    for x in r["obj"][sel].tolist():
-        if x:
-            counts[int(x)] = counts.get(int(x), 0) + 1
-    return [k for k, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def _kernel_wakers(g, v):

@@ -298,7 +298,7 @@ def test_repeated_yield_follows_the_lock_holder(holder, block_type, start):
     assert (rc["tid"], rc["block_type"], rc["depth"], rc["primary"], rc["advice"]) == \
         (C.HOLDER, block_type, 1, True, None)
     assert rc["start_ns"] == start
-    assert "(holds what poller/700 waits for: it holds the file lock (object 0x4242) that was tried; " \
+    assert "(holds what poller/700 waits for: it holds a file lock on inode 16962 that was tried; " \
            "300 tries point at it, last at +2.993 s, strong)" in rc["why"]
 
 
@@ -393,3 +393,18 @@ def test_polled_addresses_use_the_futex_numbers_the_trace_taught():
     assert FUTEX_98 in g.roles.futex_nrs
     assert polled_addresses(g, g.utid_of_tid(600), s(1), s(4)) == [0xBEEF]
     assert "addresses polled 0xbeef" in to_json(diagnose(g, 600))["root_causes"][0]["why"]
+
+
+def test_repeated_yield_on_a_gil_like_lock_names_the_thread_that_released_it():
+    j = to_json(diagnose(C.gil_like(), 10))
+    assert j["spinning"]["block_type"] == "RepeatedYield"
+    assert (j["spinning"]["owner"]["tid"], j["spinning"]["owner"]["release"]) == (11, True)
+    assert path_summary(j)[:3] == [(10, "spinning", None, 0), (11, "owner", "ownership", 0),
+                                   (11, "culprit", "culprit", 1)]
+    (rc,) = j["root_causes"]
+    assert (rc["tid"], rc["block_type"], rc["primary"]) == (11, "LongRunning", True)
+    assert "(holds what main/10 polls: it released futex 0x7000, which main/10 waited on, at +3.000 s " \
+           "(inferred))" in rc["why"]
+    j = to_json(diagnose(C.gil_like(release=False), 10))
+    assert [(c["tid"], c["block_type"]) for c in j["root_causes"]] == [(10, "RepeatedYield")]
+    assert j["root_causes"][0]["advice"] == "bp_watch 10 IMAGE SYMBOL"

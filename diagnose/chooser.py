@@ -254,16 +254,15 @@ class AskingChooser(Chooser):
                 f"({', '.join(rel)}{', ' + sim if sim else ''})" + self.frames(b.vertex))
 
     def pick_owner(self, vertex, owners):
-        from argus.diagnose.slice import EdgeRef
         g = self.g
-        keep = [o for o in owners if not self.rules.not_causal(g, EdgeRef.of(g, o.edge))]
+        keep = [o for o in owners if not self.rules.not_causal(g, o.edge_ref(g, vertex))]
         if len(keep) < len(owners):       # rules.not_causal recorded the firing (saved_by_rules)
             self.answers.append({"kind": "rule", "answer": "not-causal", "source": "rule", "vertex": vertex})
         if not keep:
             return None
         if len(keep) == 1:
             o = keep[0]
-            return o if not o.weak or self.follow_weak(EdgeRef.of(g, o.edge)) else None
+            return o if not o.weak or self.follow_weak(o.edge_ref(g, vertex)) else None
         q = Question("owner", f"{self.who(vertex)} waits for or polls something {len(keep)} threads may hold; "
                               "which one holds it?",
                      [(str(i + 1), self.owner_line(o)) for i, o in enumerate(keep)]
@@ -273,10 +272,10 @@ class AskingChooser(Chooser):
         return None if key == "n" else keep[int(key) - 1]
 
     def owner_line(self, o):
-        e = self.g.edges
-        return (f"{self.who(o.vertex)}  {o.kind}{' (weak)' if o.weak else ''}, "
-                f"{o.tries} {'try' if o.tries == 1 else 'tries'} point at it, last at "
-                f"{fmt_rel(int(e.ts[o.edge]) - self.t0)}, on CPU {fmt_dur(o.cpu_ns)} in the hang")
+        tries = "1 try points" if o.tries == 1 else f"{o.tries} tries point"
+        how = "released what it polls" if o.edge < 0 else o.kind
+        return (f"{self.who(o.vertex)}  {how}{' (weak)' if o.weak else ''}, {tries} at it, last at "
+                f"{fmt_rel(o.ts - self.t0)}, on CPU {fmt_dur(o.cpu_ns)} in the hang")
 
     def go_on(self, root_cause):
         if root_cause.block_type == B.LONG_RUNNING:

@@ -51,3 +51,19 @@ def test_among_weak_holders_most_tries_then_most_cpu():
 def test_no_ownership_edges():
     g = C.yield_app(flags=False)
     assert OW.owners(g, g.utid_of_tid(600), 0, s(8)) == []
+
+
+def test_release_waker_of_the_polled_futex():
+    g = C.gil_like(other_process_wakes=True)
+    u = g.utid_of_tid(10)
+    assert OW.polled_addresses(g, u, s(1), s(4)) == [0x7000]
+    assert OW.owners(g, u, s(1), s(4)) == []
+    (o,) = OW.release_owners(g, u, s(1), s(4))
+    assert (int(g.threads.tid[o.utid]), o.edge, o.kind, o.weak, o.tries, o.obj, o.ts) == \
+        (11, -1, "futex_channel", True, 1, 0x7000, s(4))
+    assert int(g.seg.tid[o.vertex]) == 11 and g.seg.start[o.vertex] <= s(4)
+    e = o.edge_ref(g, 5)
+    assert (e.eid, e.src, e.dst, e.type, e.weak, e.ts) == (-1, o.vertex, 5, "ownership", True, s(4))
+    # the hold still going on at trace end: no release, nobody named
+    g = C.gil_like(release=False)
+    assert OW.release_owners(g, g.utid_of_tid(10), s(1), s(4)) == []

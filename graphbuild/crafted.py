@@ -522,3 +522,31 @@ def lock_poller(holder="wait", strong=True, other=None, poll_ms=10):
     t.syscall(POLLER, now, "flock", aux=LOCK_EX_NB, obj=LOCK_INODE, ret=0)
     t.block(POLLER, now + us(10), "poll", "epoll_wait", obj=3)
     return t, {"hang_start": s(0.5), "unlock": unlock, "first_try": s(0.5) + us(10), "trace_end": s(5)}
+
+
+GIL_LIKE_FUTEX = 0x7000
+
+
+def gil_like(release=True, other_process_wakes=False):
+    """main (pid 10) polls futex G with 5 ms timed waits from 1 s to 4 s while
+    worker 11 computes; at 4 s the worker releases G (FUTEX_WAKE, nobody
+    asleep to wake); with other_process_wakes, pid 20 wakes its own G too."""
+    G_ = GIL_LIKE_FUTEX
+    t = Trace()
+    t.thread(10, 10, "main").thread(10, 11, "worker")
+    t.run(11, 0).busy(11, 0, s(4), slice_ns=ms(10), gap_ns=us(100))
+    if other_process_wakes:
+        t.thread(20, 20, "stranger").run(20, 0)
+        t.futex_wake(20, s(2), G_, ret=0)
+    t.run(10, 0).block(10, ms(1), "poll", "epoll_wait", obj=3)
+    t.timer_wake(10, s(1))
+    now = s(1) + us(10)
+    while now < s(4):
+        t.futex_wait(10, now, G_)
+        t.timer_wake(10, now + ms(5), ret=ETIMEDOUT)
+        now += ms(5) + us(20)
+    if release:
+        t.futex_wake(11, s(4), G_, ret=0)
+    t.block(11, s(4) + us(5), "poll", "epoll_wait", obj=4)
+    t.block(10, now, "poll", "epoll_wait", obj=3)
+    return t.build(trace_end=s(5))

@@ -154,8 +154,7 @@ class EventGraph:
       thread_rows   row indices grouped by thread (utid order, time order
                     inside); seg.row_lo/row_hi index into it, and
                     thread_rows_ptr[utid]..thread_rows_ptr[utid+1] is a thread's run
-      edges         Table: src, dst, type, weak, ts, src_ts, row, ctx, obj, wait_ns
-                    (+ owner_kind when the trace has ownership edges)
+      edges         Table: src, dst, type, weak, ts, src_ts, row, ctx, obj, wait_ns, owner_kind
       roles         SyscallRoles: the syscall numbers of each role, host table
                     plus what this trace taught (futex, yield)
       running, runnable   Table: utid, start, end (thread_state intervals)

@@ -164,6 +164,8 @@ FUTEX_CONDITION_LIKE = frozenset({0, 1, 3, 4, 5, 9, 10, 11, 12})
 # WAIT, WAKE, REQUEUE, CMP_REQUEUE, WAKE_OP, WAIT_BITSET, WAKE_BITSET,
 # WAIT_REQUEUE_PI, CMP_REQUEUE_PI (condition variables built on PI mutexes)
 FUTEX_REQUEUE_OPS = frozenset({3, 4, 5, 11, 12})    # obj2 = uaddr2
+FUTEX_WAIT_OPS = frozenset({0, 9})                  # WAIT, WAIT_BITSET: a poller's timed waits
+FUTEX_WAKE_OPS = frozenset({1, 3, 4, 5, 10})        # WAKE, REQUEUE, CMP_REQUEUE, WAKE_OP, WAKE_BITSET
 
 # struct argus_row (80 bytes)
 ROW_DTYPE = np.dtype([

@@ -2,7 +2,9 @@
 backtracking regular expression (the regex engine never releases the GIL)
 for about 3.5 s or more; the main thread wakes every 20 ms from its event-loop wait (select) and then
 cannot get the GIL back: take_gil() waits 5 ms on a condition, times out,
-checks the GIL's `locked` flag, asks for a drop, and waits again."""
+checks the GIL's `locked` flag, asks for a drop, and waits again.  No
+bp_watch: the holder is found without the flag, by ownership (the worker
+releases the GIL's condition variable the main thread polled)."""
 from harness import LONG_RUNNING, REPEATED_YIELD, Scenario, Truth
 
 SCENARIO = Scenario(
@@ -13,9 +15,6 @@ SCENARIO = Scenario(
     root="the regex worker thread, on the CPU holding the GIL",
     root_type=LONG_RUNNING,
     fast=True,
-    known_failure=("RepeatedYield without a data flag: the GIL's `locked` word is polled after each "
-                   "timed wait, and until it is watched (see gil_starvation_bp_watch) Algorithm 1 stops "
-                   "at the spinning thread with bp_watch advice"),
 )
 
 

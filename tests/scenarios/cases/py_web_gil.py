@@ -2,17 +2,19 @@
 runs a backtracking regex that never releases the GIL; a client's request
 arrives meanwhile and the serving thread starves for the GIL (take_gil():
 timed 5 ms condition waits). The client waits on a server thread that is
-RepeatedYield."""
-from harness import LONG_WAIT, REPEATED_YIELD, Scenario, Truth, free_port, wait_port
+RepeatedYield; the GIL's holder, the indexer, is found through ownership
+(the GIL mutex's owner field, or the thread that released the GIL's
+condition)."""
+from harness import LONG_RUNNING, LONG_WAIT, Scenario, Truth, free_port, wait_port
 
 SCENARIO = Scenario(
     name="py_web_gil",
     summary="HTTP client waits on a Python server thread starving for the GIL (indexer runs a regex 3.5 s)",
     hung="the HTTP client's main thread, blocked in recv() on its connection",
     spinning_type=LONG_WAIT,
-    root="the server's serving (main) thread, RepeatedYield in take_gil(); Algorithm 1 stops there and "
-         "asks for the data flag (the GIL's locked word) that leads on to the indexer thread",
-    root_type=REPEATED_YIELD,
+    root="the server's indexer thread running the regex with the GIL (LongRunning), reached through the "
+         "serving thread starving in take_gil() (RepeatedYield)",
+    root_type=LONG_RUNNING,
     cross_process=True,
 )
 
@@ -29,4 +31,4 @@ def reproduce(ctx):
     assert "ready" in client.stdout.readline()
     ctx.finish(client)
     ids = ctx.state["ids"]
-    return Truth(c["pid"], c["tid"], roots=[(ids["pid"], ids["tid"])], extra={"indexer_tid": ids["indexer_tid"]})
+    return Truth(c["pid"], c["tid"], roots=[(ids["pid"], ids["indexer_tid"])], extra={"server_tid": ids["tid"]})

@@ -2,21 +2,22 @@
 an admin's sqlite3 shell holds the database's write lock for 3.5 s, and the
 request handler's INSERT polls the lock in SQLite's busy handler (sleeps of
 1..100 ms between tries). The client waits on a server thread that is
-RepeatedYield."""
+RepeatedYield, and that thread's failed fcntl(F_SETLK) tries point to the
+shell holding the lock (file-lock ownership)."""
 import os
 import subprocess
 import time
 
-from harness import DRIVERS, LONG_WAIT, PY, REPEATED_YIELD, Scenario, Truth, free_port, wait_port
+from harness import DRIVERS, LONG_WAIT, PY, Scenario, Truth, free_port, wait_port
 
 SCENARIO = Scenario(
     name="py_web_sqlite",
     summary="HTTP client waits on a Python server polling SQLite's write lock held 3.5 s by the sqlite3 shell",
     hung="the HTTP client's main thread, blocked in recv() on its connection",
     spinning_type=LONG_WAIT,
-    root="the server's serving (main) thread, RepeatedYield in SQLite's busy handler; the lock holder "
-         "(sqlite3 shell) is behind a POSIX file lock no trace event shows",
-    root_type=REPEATED_YIELD,
+    root="the sqlite3 shell holding the write lock, waiting on its input (LongWait), reached through the "
+         "server's serving thread polling the lock in SQLite's busy handler (RepeatedYield)",
+    root_type=LONG_WAIT,
     apt=(("sqlite3", "sqlite3"),),
     cross_process=True,
 )
@@ -42,4 +43,4 @@ def reproduce(ctx):
     ctx.finish(holder)
     ctx.finish(client)
     ids = ctx.state["ids"]
-    return Truth(c["pid"], c["tid"], roots=[(ids["pid"], ids["tid"])], extra={"holder": h["pid"]})
+    return Truth(c["pid"], c["tid"], roots=[(h["pid"], None)], extra={"server_tid": ids["tid"]})

@@ -2,8 +2,9 @@
 database's write lock in an open transaction for 3.5 s; an application's
 INSERT (Python's sqlite3 module, busy timeout 30 s) polls the lock: SQLite's
 busy handler sleeps 1, 2, 5, 10, ... 100 ms between tries. The lock is a
-POSIX advisory lock on the file: nothing wakes the poller, so no edge leads
-to the holder."""
+POSIX advisory lock on the file: nothing wakes the poller, so no wakeup edge
+leads to the holder; the failed fcntl(F_SETLK) tries and the kernel's lock
+table do (file-lock ownership edges)."""
 import os
 import subprocess
 
@@ -18,9 +19,6 @@ SCENARIO = Scenario(
     root_type=LONG_WAIT,
     apt=(("sqlite3", "sqlite3"),),
     cross_process=True,
-    known_failure=("RepeatedYield without a data flag: the 'flag' is a POSIX file lock in the kernel, "
-                   "which neither the tracer (no fcntl lock events) nor bp_watch (memory watchpoints) "
-                   "can see, so Algorithm 1 stops at the poller and no edge reaches the holder"),
 )
 
 
