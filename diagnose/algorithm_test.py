@@ -336,7 +336,8 @@ def futex_victim(owner=None, baseline=True):
         t.timer_wake(52, s(1) - us(50))
         t.timer_wake(50, s(1) - us(100)).futex_wait(50, s(1), M)
         t.futex_wake(52, s(1) + ms(1), M).wake(52, 50, s(1) + ms(1) + us(1)).run(50, s(1) + ms(1) + us(2))
-        t.block(52, s(1) + ms(1) + us(5), "poll", "epoll_wait", obj=4)
+        # a blocking read, not its idle loop wait (an idle loop wait is never a culprit: diagnose/waits.py)
+        t.block(52, s(1) + ms(1) + us(5), "read", "read", obj=4)
         t.block(50, s(1) + ms(1) + us(10), "poll", "epoll_wait", obj=5)
     t.timer_wake(50, s(2) - us(10)).futex_wait(50, s(2), M)
     if owner:
