@@ -1389,7 +1389,8 @@ cleanup:
 	if (d.signal_fd >= 0)
 		close(d.signal_fd);
 	if (exit_code == 0)
-		log_msg("stopped");
+		log_msg("stopped; %llu thread names re-emitted for the wrap-around, %llu MAPPING records written",
+			(unsigned long long)d.names_emitted, (unsigned long long)d.mapping_records);
 	free(env.buffer);
 	free(env.socket);
 	free(env.log);
