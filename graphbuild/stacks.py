@@ -23,6 +23,7 @@ file+offset.
 import bisect
 import os
 import shutil
+import stat
 import subprocess
 
 import numpy as np
@@ -36,11 +37,22 @@ def _load_segments(path):
     only the program headers); [] when the file is gone or not ELF."""
     try:
         from elftools.elf.elffile import ELFFile
-        with open(path, "rb") as f:
+        with _open_regular(path) as f:
             return [(sg["p_offset"], sg["p_filesz"], sg["p_vaddr"]) for sg in ELFFile(f).iter_segments()
                     if sg["p_type"] == "PT_LOAD"]
     except Exception:  # missing, unreadable, not ELF: leave its frames as file+offset
         return []
+
+
+def _open_regular(path):
+    """The file at a mapping's path, opened without blocking: whoever owned
+    the mapped file may have put a FIFO or a device at that path since, which
+    a plain open would wait on forever.  Anything but a regular file: OSError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file")
+    return os.fdopen(fd, "rb")
 
 
 def _function_names(path, vaddrs):
@@ -49,7 +61,8 @@ def _function_names(path, vaddrs):
     million-symbol library in Python took seconds per file).  The path is an
     argv element, never a shell word, and the file is only read."""
     addr2line = shutil.which("addr2line")
-    if not addr2line or not vaddrs:
+    # a FIFO swapped in after this check is bounded by the timeout below
+    if not addr2line or not vaddrs or not os.path.isfile(path):
         return [None] * len(vaddrs)
     try:
         out = subprocess.run([addr2line, "-f", "-C", "-e", path] + [f"{v:#x}" for v in vaddrs],

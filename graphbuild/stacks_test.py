@@ -58,3 +58,18 @@ def test_graph_without_stacks_has_an_empty_table():
     t.run(10, 0).block(10, ms(1), "read", "read", obj=3)
     g = t.build()
     assert len(g.stacks) == 0 and g.wait_stack(0) == []
+
+
+def test_a_fifo_at_a_mapped_path_does_not_block(tmp_path):
+    """The owner of a mapped file may put a FIFO at its path before root runs
+    `argus debug`: the symbolizer skips it (frames stay file+offset)."""
+    import threading
+    from argus.graphbuild import stacks
+    fifo = tmp_path / "lib.so"
+    os.mkfifo(fifo)
+    out = []
+    t = threading.Thread(target=lambda: out.append((stacks._load_segments(str(fifo)),
+                                                    stacks._function_names(str(fifo), [0x10]))), daemon=True)
+    t.start()
+    t.join(30)
+    assert out == [([], [None])]

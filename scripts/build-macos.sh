@@ -31,6 +31,6 @@ for arch in aarch64 x86_64; do
       -Wl,-install_name,@rpath/libargus_core.dylib -o "$dir/libargus_core.dylib" $CORE
   # shellcheck disable=SC2086
   $PY -m ziglang cc -target "$target" "${CFLAGS[@]}" \
-      -o "$dir/argusd" tracer/argusd.c tracer/platform_macos.c $CORE
+      -o "$dir/argusd" tracer/argusd.c tracer/thread_names.c tracer/platform_macos.c $CORE
   echo "build-macos: $dir/argusd $dir/libargus_core.dylib"
 done

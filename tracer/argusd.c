@@ -21,8 +21,16 @@
  * Mappings: user stacks are raw addresses.  For every process whose stack
  * reaches the file, the daemon reads /proc/PID/maps after the drain (never
  * inside it) and writes its executable mappings as MAPPING records, again
- * when they change (exec, dlopen) and at least once a minute while stacks
- * keep coming, so a symbolizer has them after the process is gone.
+ * when they change (exec, dlopen), so a symbolizer has them after the process
+ * is gone.
+ *
+ * After a wrap: the ring overwrites the snapshot, the naming records and the
+ * MAPPING records first.  Every record written goes past observe(); at each
+ * chunk boundary of the daemon's producer, names (thread_names.c) and the
+ * mappings of processes with stacks since are re-emitted when their last copy
+ * is half a lap old, so any window of the buffer decodes with names and
+ * symbols at a cost of about two records per thread (and two mapping sets
+ * per process with stacks) per lap.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -60,6 +68,7 @@
 #include "argus_event.h"
 #include "argus_rb.h"
 #include "platform.h"
+#include "thread_names.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -102,13 +111,15 @@ struct rate_sample {
 struct maps_seen {
 	uint32_t pid;
 	uint64_t read_ns;            /* /proc/PID/maps read (at most once a second) */
-	uint64_t written_ns;         /* MAPPING records written */
 	uint64_t hash;               /* of the executable lines written */
+	uint64_t written_seq;        /* chunk seq the MAPPING records last went into */
+	uint64_t stack_seq;          /* chunk seq of pid's latest USER_STACK */
+	uint8_t *recs;               /* those MAPPING records, back to back: re-emitted */
+	size_t recs_len;             /* after a wrap (refresh_mappings), even once pid is gone */
 };
 
 #define MAPS_SEEN_SLOTS 4096     /* a direct-mapped cache: a collision only costs a re-read */
 #define MAPS_REREAD_NS 1000000000ull
-#define MAPS_REFRESH_NS 60000000000ull
 
 struct client {
 	int fd;
@@ -134,6 +145,10 @@ struct daemon {
 	bool stopping;
 	struct maps_seen maps_seen[MAPS_SEEN_SLOTS];
 	uint64_t mapping_records;
+	struct thread_names *names;  /* names re-emitted after a wrap (thread_names.c) */
+	uint64_t refresh_seq;        /* producer chunk seq at the last refresh */
+	bool refreshing;
+	uint64_t names_emitted;
 };
 
 static bool daemonized;   /* log lines get a date once they go to a file */
@@ -655,6 +670,41 @@ static void fill_header(struct argus_event_header *h, uint16_t type, uint16_t si
 	h->flags = 0;
 }
 
+static void refresh_after_wrap(struct daemon *d);
+static int emit_name(void *ctx, struct argus_ev_proc_snapshot *rec);
+
+/* Every record the daemon writes itself, and (platform observe hook) every
+ * record the kernel side writes, with the chunk it went into.  Names and
+ * mappings written from here (d->refreshing) are observed too, but start
+ * nothing more. */
+static void observe(void *ctx, const void *rec, uint32_t size)
+{
+	struct daemon *d = ctx;
+	const struct argus_event_header *h = rec;
+	uint64_t seq = d->prod.seq;
+	uint32_t due = d->names ? thread_names_observe(d->names, rec, size, seq) : 0;
+
+	if (h->type == ARGUS_EV_USER_STACK && d->maps_seen[h->pid % MAPS_SEEN_SLOTS].pid == h->pid)
+		d->maps_seen[h->pid % MAPS_SEEN_SLOTS].stack_seq = seq;
+	if (d->refreshing || argus_rb_faulted(d->rb, NULL))
+		return;
+	d->refreshing = true;
+	if (due)
+		d->names_emitted += thread_names_name_now(d->names, due, seq, emit_name, d);
+	d->refreshing = false;
+	if (seq != d->refresh_seq)
+		refresh_after_wrap(d);
+}
+
+static int daemon_write(struct daemon *d, const void *rec, uint32_t size)
+{
+	int rc = argus_rb_write(&d->prod, rec, size);
+
+	if (rc == 0)
+		observe(d, rec, size);
+	return rc;
+}
+
 static uint32_t parse_id(const char *s)
 {
 	unsigned long v;
@@ -746,7 +796,7 @@ static uint64_t write_snapshot(struct daemon *d)
 			rec.is_main_thread = tid == pid;
 			read_comm(pid, tid, rec.comm);
 			fill_header(&rec.h, ARGUS_EV_PROC_SNAPSHOT, sizeof(rec), pid, tid);
-			if (argus_rb_write(&d->prod, &rec, sizeof(rec)) == 0)
+			if (daemon_write(d, &rec, sizeof(rec)) == 0)
 				n++;
 		}
 		closedir(tasks);
@@ -808,10 +858,11 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 	return h;
 }
 
-/* Writes the executable mappings of pid unless the same set was written in
- * the last MAPS_REFRESH_NS; reads /proc/PID/maps at most once a second.  A
- * process that is already gone has no mappings to record (the limitation of
- * reading them from user space, after the fact). */
+/* Writes the executable mappings of pid unless the same set was written
+ * before (refresh_mappings re-emits that one after a wrap); reads
+ * /proc/PID/maps at most once a second.  A process that is already gone has
+ * no mappings to record (the limitation of reading them from user space,
+ * after the fact). */
 static void record_mappings(struct daemon *d, uint32_t pid, uint64_t t)
 {
 	struct maps_seen *seen = &d->maps_seen[pid % MAPS_SEEN_SLOTS];
@@ -824,8 +875,10 @@ static void record_mappings(struct daemon *d, uint32_t pid, uint64_t t)
 
 	if (seen->pid == pid && t - seen->read_ns < MAPS_REREAD_NS)
 		return;
-	if (seen->pid != pid)
+	if (seen->pid != pid) {
+		free(seen->recs);
 		memset(seen, 0, sizeof(*seen));
+	}
 	seen->pid = pid;
 	seen->read_ns = t;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
@@ -851,19 +904,86 @@ static void record_mappings(struct daemon *d, uint32_t pid, uint64_t t)
 		recs[n] = rec;
 		sizes[n++] = size;
 	}
-	if (!n || (hash == seen->hash && t - seen->written_ns < MAPS_REFRESH_NS))
+	if (!n || (hash == seen->hash && seen->recs))
 		goto out;
-	for (i = 0; i < n; i++) {
+	free(seen->recs);
+	seen->recs_len = 0;
+	for (i = 0; i < n; i++)
+		seen->recs_len += sizes[i];
+	seen->recs = malloc(seen->recs_len);
+	if (!seen->recs)
+		seen->recs_len = 0;
+	for (i = 0, size = 0; i < n; i++) {
 		fill_header(&recs[i].h, ARGUS_EV_MAPPING, (uint16_t)sizes[i], pid, pid);
-		if (argus_rb_write(&d->prod, &recs[i], sizes[i]) == 0)
+		if (seen->recs) {
+			memcpy(seen->recs + size, &recs[i], sizes[i]);
+			size += sizes[i];
+		}
+		if (daemon_write(d, &recs[i], sizes[i]) == 0)
 			d->mapping_records++;
 	}
 	seen->hash = hash;
-	seen->written_ns = t;
+	seen->written_seq = d->prod.seq;
 out:
 	fclose(f);
 	free(recs);
 	free(sizes);
+}
+
+/* Re-writes the MAPPING records of every process with stacks since its
+ * mappings went out half a lap ago (the rule of thread_names.c), from the
+ * copy kept: also for a process that has exited since. */
+static void refresh_mappings(struct daemon *d, uint64_t cur, uint64_t half)
+{
+	for (size_t k = 0; k < MAPS_SEEN_SLOTS; k++) {
+		struct maps_seen *seen = &d->maps_seen[k];
+		struct argus_event_header h;
+
+		if (!seen->recs || seen->stack_seq <= seen->written_seq || cur - seen->written_seq < half)
+			continue;
+		for (size_t off = 0; off + sizeof(h) <= seen->recs_len; off += h.size) {
+			memcpy(&h, seen->recs + off, sizeof(h));
+			if (h.size < sizeof(h) || h.size > seen->recs_len - off)
+				break;
+			fill_header((struct argus_event_header *)(seen->recs + off), ARGUS_EV_MAPPING, h.size,
+				    seen->pid, seen->pid);
+			if (daemon_write(d, seen->recs + off, h.size) == 0)
+				d->mapping_records++;
+		}
+		seen->written_seq = cur;
+	}
+}
+
+static int emit_name(void *ctx, struct argus_ev_proc_snapshot *rec)
+{
+	struct daemon *d = ctx;
+	uint32_t pid = rec->h.pid, tid = rec->h.tid;
+
+	if (!rec->comm[0])
+		read_comm(pid, tid, rec->comm);
+	if (!rec->comm[0])
+		return -ENOENT;             /* gone, and never named: nothing to say */
+	if (!rec->ppid && rec->is_main_thread)
+		rec->ppid = read_ppid(pid);
+	fill_header(&rec->h, ARGUS_EV_PROC_SNAPSHOT, sizeof(*rec), pid, tid);
+	return daemon_write(d, rec, sizeof(*rec));
+}
+
+/* At a chunk boundary of our producer (observe): names and mappings whose
+ * last copy the ring will overwrite before the records that need them. */
+static void refresh_after_wrap(struct daemon *d)
+{
+	uint32_t nchunks = argus_rb_header(d->rb)->nchunks;
+	uint64_t cur = d->prod.seq;
+
+	d->refresh_seq = cur;
+	if (d->prod.chunk_index == UINT32_MAX)
+		return;
+	d->refreshing = true;
+	if (d->names)
+		d->names_emitted += thread_names_refresh(d->names, cur, emit_name, d);
+	refresh_mappings(d, cur, nchunks / 2 ? nchunks / 2 : 1);
+	d->refreshing = false;
 }
 
 /* Bounded work per loop iteration: the drain comes first. */
@@ -896,7 +1016,7 @@ static void account_lost(struct daemon *d)
 	memset(&rec, 0, sizeof(rec));
 	rec.count = delta;
 	fill_header(&rec.h, ARGUS_EV_LOST, sizeof(rec), (uint32_t)getpid(), (uint32_t)syscall(SYS_gettid));
-	if (argus_rb_write(&d->prod, &rec, sizeof(rec)))
+	if (daemon_write(d, &rec, sizeof(rec)))
 		argus_rb_add_lost(d->rb, 1);
 	log_msg("lost %llu records before they reached the buffer (kernel buffer full, or probes "
 		"skipped while already running on that CPU)", (unsigned long long)delta);
@@ -1215,6 +1335,11 @@ int main(int argc, char **argv)
 	cfg.trace_syscalls = !env.no_syscalls;
 	cfg.capture_stacks = !env.no_stacks;
 	cfg.verbose = env.verbose;
+	cfg.observe = observe;
+	cfg.observe_ctx = &d;
+	d.names = thread_names_new(argus_rb_header(d.rb)->nchunks);
+	if (!d.names)
+		log_msg("out of memory for the name table: names may be missing after the buffer wraps");
 	ret = d.ops->open(&cfg, &d.src, err, sizeof(err));
 	if (ret) {
 		report_failure("%s", err[0] ? err : strerror(-ret));
@@ -1255,13 +1380,17 @@ cleanup:
 	}
 	if (d.listen_fd >= 0)
 		close(d.listen_fd);
+	thread_names_free(d.names);
+	for (i = 0; i < MAPS_SEEN_SLOTS; i++)
+		free(d.maps_seen[i].recs);
 	/* Last: `argus stop` waits for the socket to disappear. */
 	if (d.socket_bound)
 		unlink(env.socket);
 	if (d.signal_fd >= 0)
 		close(d.signal_fd);
 	if (exit_code == 0)
-		log_msg("stopped");
+		log_msg("stopped; %llu thread names re-emitted for the wrap-around, %llu MAPPING records written",
+			(unsigned long long)d.names_emitted, (unsigned long long)d.mapping_records);
 	free(env.buffer);
 	free(env.socket);
 	free(env.log);

@@ -33,6 +33,10 @@ struct argus_tracer_config {
 	int trace_syscalls;           /* syscall enter/exit records and wait reasons from them */
 	int capture_stacks;           /* user stacks at blocking switch-outs (USER_STACK records) */
 	int verbose;                  /* loader diagnostics on stderr */
+	/* Called with every record written into the file (argusd tracks what
+	 * each thread last wrote, thread_names.c); may be NULL. */
+	void (*observe)(void *ctx, const void *rec, uint32_t size);
+	void *observe_ctx;
 };
 
 struct argus_platform_stats {

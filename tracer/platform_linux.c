@@ -36,6 +36,8 @@ struct linux_tracer {
 	uint64_t records;
 	uint64_t rejected;
 	int verbose;
+	void (*observe)(void *ctx, const void *rec, uint32_t size);
+	void *observe_ctx;
 	/* Processes whose user stacks were drained since the daemon last asked
 	 * (argus_platform_ops.stack_pids): it records their mappings. */
 	uint32_t stack_pids[ARGUS_STACK_PID_QUEUE];
@@ -258,6 +260,8 @@ static int linux_open(const struct argus_tracer_config *cfg, void **state, char 
 		goto cleanup;
 	}
 	t->verbose = cfg->verbose;
+	t->observe = cfg->observe;
+	t->observe_ctx = cfg->observe_ctx;
 
 	obj = argus_trace_bpf__open();
 	if (!obj) {
@@ -359,6 +363,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	t->records++;
+	if (t->observe)
+		t->observe(t->observe_ctx, data, h->size);
 	if (h->type == ARGUS_EV_USER_STACK)
 		queue_stack_pid(t, h->pid);
 	return 0;

@@ -53,6 +53,8 @@ struct macos_tracer {
 	bool enabled, configured, wrapped_seen;
 	uint64_t records, rejected, kernel_drops;
 	int verbose;
+	void (*observe)(void *ctx, const void *rec, uint32_t size);
+	void *observe_ctx;
 };
 
 /* sysctl {CTL_KERN, KERN_KDEBUG, op[, value]}; 0 or -errno. */
@@ -92,6 +94,8 @@ static int emit_record(void *ctx, const void *rec, uint32_t size)
 		return rc == -ENOSPC ? rc : 0;  /* one bad record must not stop tracing */
 	}
 	t->records++;
+	if (t->observe)
+		t->observe(t->observe_ctx, rec, size);
 	return 0;
 }
 
@@ -109,6 +113,8 @@ static int macos_open(const struct argus_tracer_config *cfg, void **state, char 
 		goto cleanup;
 	}
 	t->verbose = cfg->verbose;
+	t->observe = cfg->observe;
+	t->observe_ctx = cfg->observe_ctx;
 	t->exclude_pid = cfg->exclude_tgid;
 	t->nevents = cfg->kernel_buffer_bytes ? (uint32_t)(cfg->kernel_buffer_bytes / sizeof(struct kd_buf64))
 					      : DEFAULT_EVENTS;
