@@ -37,7 +37,7 @@ import sys
 from argus.cli.common import ArgusError, resolve_buffer
 from argus.cli.memcheck import check_load
 from argus.cli.textsafe import safe_lines
-from argus.cli.tracefile import load_trace, window_rows
+from argus.cli.tracefile import load_trace, warn_dropped, window_rows
 
 DEFAULT_WINDOW_S = 10.0   # ~7M events of a busy machine: a first answer in seconds
 
@@ -150,7 +150,7 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
     for n, (since, until, origin, last) in enumerate(windows):
         whole = since is None
         check_load(path, since, until, widening=n > 0)      # one line instead of the OOM killer
-        trace, _ = load_trace(path, since, until, names=False)
+        trace, _ = load_trace(path, since, until, names=False, warn=False)
         if trace.nrows == 0 or (not whole and trace.first_window_ts == 0):
             if last:
                 raise ArgusError(f"{trace.path} holds no events")
@@ -160,13 +160,16 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
         g = build_graph(rows, trace_start=start, trace_end=trace.last_ts)
         g.time_origin = origin
         _note_dropped(g, trace)
-        if accept is None:
-            return trace, g, None
         try:
-            return trace, g, accept(g, None if last else start, not last and until is not None)
+            accepted = None if accept is None else accept(g, None if last else start,
+                                                          not last and until is not None)
         except (_Widen, ArgusError):
             if last:
+                warn_dropped(trace)
                 raise
+        else:
+            warn_dropped(trace)      # of the window kept: one warning, not one per window
+            return trace, g, accepted
         del trace, g, rows
         gc.collect()            # the graph's cycles hold the rows: free them before the next window
     raise AssertionError("_windows ends with the whole buffer")
