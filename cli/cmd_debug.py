@@ -26,7 +26,10 @@ start.  W doubles until the answer does not depend on what lies outside the
 window: a hang is found, it does not start at the window's first timestamp
 (nor is it ongoing at the window's end when --at cuts the window before the
 buffer's end), and a baseline exists for it; `hangs`: the same for every hang
-listed.  A window reaching back to the buffer's start is the whole buffer.
+listed.  A window reaching back to the buffer's start is the whole buffer;
+with --pid, one reaching back to the fork that created the process is the
+last (the hang cannot lie before it).  Each load is first checked against
+the available memory (cli/memcheck.py): one line rather than the OOM killer.
 Times printed stay relative to the buffer's start.
 """
 import gc
@@ -216,7 +219,8 @@ def _note_dropped(g, trace):
 def _notes(trace):
     from argus.cli.tracefile import dropped_summary
 
-    notes = [dropped_summary(trace)] if dropped_summary(trace) else []
+    dropped = dropped_summary(trace)
+    notes = [dropped] if dropped else []
     if trace.records_overwritten:
         notes.append(f"the oldest {trace.records_overwritten:,} records were overwritten (buffer wrapped)")
     if trace.records_lost:
