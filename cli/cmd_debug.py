@@ -28,7 +28,10 @@ start.  W doubles until the answer does not depend on what lies outside the
 window: a hang is found, it does not start at the window's first timestamp
 (nor is it ongoing at the window's end when --at cuts the window before the
 buffer's end), and a baseline exists for it; `hangs`: the same for every hang
-listed.  A window reaching back to the buffer's start is the whole buffer.
+listed.  A window reaching back to the buffer's start is the whole buffer;
+with --pid, one reaching back to the fork that created the process is the
+last (the hang cannot lie before it).  Each load is first checked against
+the available memory (cli/memcheck.py): one line rather than the OOM killer.
 Without --window, a buffer of at most WHOLE_BUFFER_EVENTS events is loaded
 whole at once (cheap: about as long as a first window of a busy buffer).
 `hangs` says on stderr which window it searched when that is not the whole
@@ -44,7 +47,7 @@ from argus.cli.common import ArgusError, resolve_buffer
 from argus.cli.memcheck import check_load
 from argus.cli.progress import Progress, fmt_count
 from argus.cli.textsafe import safe_lines
-from argus.cli.tracefile import load_trace, wall_offset, window_rows
+from argus.cli.tracefile import load_trace, wall_offset, warn_dropped, window_rows
 
 DEFAULT_WINDOW_S = 10.0   # ~7M events of a busy machine: a first answer in seconds
 # Decoding + building runs at ~1-3M events/s on one core: a buffer of this many
@@ -171,7 +174,7 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
             whole = since is None
             check_load(path, since, until, widening=n > 0)      # one line instead of the OOM killer
             progress.stage(f"decoding {path}" + ("" if whole else " (a window of it)"))
-            trace, _ = load_trace(path, since, until, names=False)
+            trace, _ = load_trace(path, since, until, names=False, warn=False)
             progress.finished("decoded", trace.nrows)
             if trace.nrows == 0 or (not whole and trace.first_window_ts == 0):
                 if last:
@@ -187,13 +190,16 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
             g.wall_offset_ns = wall_offset(trace)
             _note_dropped(g, trace)
             g.loaded_window = None if whole else (start, trace.last_ts)
-            if accept is None:
-                return trace, g, None
             try:
-                return trace, g, accept(g, None if last else start, not last and until is not None)
+                accepted = None if accept is None else accept(g, None if last else start,
+                                                              not last and until is not None)
             except (_Widen, ArgusError):
                 if last:
+                    warn_dropped(trace)
                     raise
+            else:
+                warn_dropped(trace)      # of the window kept: one warning, not one per window
+                return trace, g, accepted
             del trace, g, rows
             gc.collect()            # the graph's cycles hold the rows: free them before the next window
     finally:
@@ -245,7 +251,8 @@ def _note_dropped(g, trace):
 def _notes(trace):
     from argus.cli.tracefile import dropped_summary
 
-    notes = [dropped_summary(trace)] if dropped_summary(trace) else []
+    dropped = dropped_summary(trace)
+    notes = [dropped] if dropped else []
     if trace.records_overwritten:
         notes.append(f"the oldest {trace.records_overwritten:,} records were overwritten (buffer wrapped)")
     if trace.records_lost:

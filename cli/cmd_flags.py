@@ -17,6 +17,7 @@ import sys
 
 from argus.cli import safe_files
 from argus.cli.common import ArgusError, resolve_buffer
+from argus.cli.textsafe import safe_lines
 
 LABELS = ("normal", "spinning")
 
@@ -69,7 +70,7 @@ def _record(args, buffer):
         line, rc = run_script(dir_fd, name, params)
     finally:
         os.close(dir_fd)
-    print(f"{args.record}: {line}")
+    print(safe_lines(f"{args.record}: {line}"))
     return rc
 
 
@@ -117,17 +118,22 @@ def run(args):
     if not divs:
         print("no divergence: the two streams take the same branches (record a longer normal run?)")
         return 0
+    for line in _divergence_lines(divs):
+        print(safe_lines(line))      # symbol names come from the traced binary
+    return 0
+
+
+def _divergence_lines(divs):
     for n, d in enumerate(divs, 1):
-        print(f"{n}. diverges at 0x{d.pc:x} {d.function or '?'}: {d.asm}")
-        print(f"   normal went to {', '.join(f'0x{x:x}' for x in d.normal_next)}; "
-              f"spinning to {', '.join(f'0x{x:x}' for x in d.spinning_next)}")
+        yield (f"{n}. diverges at 0x{d.pc:x} {d.function or '?'}: {d.asm}")
+        yield (f"   normal went to {', '.join(f'0x{x:x}' for x in d.normal_next)}; "
+               f"spinning to {', '.join(f'0x{x:x}' for x in d.spinning_next)}")
         if not d.operands:
-            print("   no memory read in the instructions before it")
+            yield "   no memory read in the instructions before it"
         for o in d.operands:
             what = o.symbol or f"0x{o.addr:x}"
             vals = f"normal saw {o.normal_values or '?'}, spinning saw {o.spinning_values or '?'}"
-            print(f"   - {what} ({o.size} bytes) read {o.distance} instructions before by {o.asm!s} "
-                  f"in {o.function or '?'}; {vals}{' (differs)' if o.differs else ''}"
-                  f"{' [stack]' if o.is_stack else ''}")
-            print(f"       {o.watch}")
-    return 0
+            yield (f"   - {what} ({o.size} bytes) read {o.distance} instructions before by {o.asm!s} "
+                   f"in {o.function or '?'}; {vals}{' (differs)' if o.differs else ''}"
+                   f"{' [stack]' if o.is_stack else ''}")
+            yield f"       {o.watch}"

@@ -13,10 +13,12 @@ Errors are one line (ArgusError): a missing or corrupt trace names the file
 and offset (the decoder's message), a damaged database names the file.
 """
 import json
+import os
 import sys
 import time
 
 from argus.cli.common import ArgusError, resolve_buffer
+from argus.cli.memcheck import check_load
 from argus.cli.textsafe import safe_lines
 from argus.cli.tracefile import load_trace
 
@@ -45,6 +47,8 @@ def _build(buffer):
     from argus.graphbuild.native_core import GraphError
 
     path = resolve_buffer(buffer)
+    if os.path.exists(path):
+        check_load(path, None, None, widening=False)     # the whole buffer: one line if it cannot fit
     t0 = time.perf_counter()
     trace, _ = load_trace(path, names=False)
     t1 = time.perf_counter()

@@ -22,13 +22,14 @@ from argus.tracer import schema
 NAME_TYPES = (schema.PROC_SNAPSHOT, schema.EXEC, schema.THREAD_NAME, schema.FORK)
 
 
-def load_trace(path, since_ns=None, until_ns=None, names=True, types=None, rows_hint=0):
+def load_trace(path, since_ns=None, until_ns=None, names=True, types=None, rows_hint=0, warn=True):
     """Returns (Trace, ThreadNames) or raises ArgusError with one line.
     since_ns / until_ns: a windowed load (reader.decode_file); see window_rows.
     names=False skips the name scan (None instead) for callers that build a
     graph, whose thread tracker names threads itself.  types / rows_hint: a
     decode of those record types only (reader.decode_file).  Bad records and
-    dropped chunks are reported on stderr (warn_dropped)."""
+    dropped chunks are reported on stderr (warn_dropped) unless warn=False
+    (a caller that may load several windows reports the one it keeps)."""
     from argus.tracer import reader
 
     if not os.path.exists(path):
@@ -42,7 +43,8 @@ def load_trace(path, since_ns=None, until_ns=None, names=True, types=None, rows_
         raise ArgusError(str(e))
     except MemoryError:
         raise ArgusError(out_of_memory(path))
-    warn_dropped(trace)
+    if warn:
+        warn_dropped(trace)
     return trace, (ThreadNames(trace.rows) if names else None)
 
 

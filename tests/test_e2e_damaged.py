@@ -68,3 +68,13 @@ def test_torn_and_bad_chunks_are_reported(tracing, tmp_path):
     assert len(warnings(hangs)) == 1
     trace = json.loads(hangs.stdout)["trace"]
     assert (trace["torn_chunks"], trace["bad_records"]) == (1, 1)
+
+    # debug widens window by window: still at most one warning, and it agrees with the report
+    for window in ("0.2", "0"):
+        dbg = tracing.run("debug", "--buffer", str(bad), "--pid", str(info["app_pid"]), "--auto", "--json",
+                          "--threshold", "1", "--window", window)
+        report = json.loads(dbg.stdout)
+        dropped = report["trace"]["torn_chunks"] + report["trace"]["bad_records"]
+        assert len(warnings(dbg)) == (1 if dropped else 0), (window, dbg.stderr)
+        assert any("dropped" in n or "bad record" in n for n in report["notes"]) == bool(dropped)
+    assert (report["trace"]["torn_chunks"], report["trace"]["bad_records"]) == (1, 1)    # the whole buffer
