@@ -355,8 +355,12 @@ def run_hangs(args):
     trace, g, hangs = _graph(args, None, accept)
     if g.loaded_window is not None:
         _say_window(g, trace)
+    ranks = None
+    if args.pid is None:
+        from argus.diagnose import candidates as C
+        ranks = {id(c.hang): c for c in C.rank(g, hangs)}
     if args.json:
-        print(json.dumps(hangs_to_json(g, hangs)))
+        print(json.dumps(hangs_to_json(g, hangs, ranks)))
     else:
-        sys.stdout.write(render_hangs_text(g, hangs, with_process=args.pid is None).rstrip("\n") + "\n")
+        sys.stdout.write(render_hangs_text(g, hangs, with_process=args.pid is None, ranks=ranks).rstrip("\n") + "\n")
     return 0
