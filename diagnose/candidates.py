@@ -62,10 +62,6 @@ class Candidate:
     tier: int
     why: str                       # the thread's class, for the list the CLI shows
 
-    @property
-    def end(self):
-        return self.hang.end_ns
-
 
 def _fd_rows(g):
     r = g.rows
