@@ -157,6 +157,9 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
                     raise
             del trace, g, rows
             gc.collect()            # the graph's cycles hold the rows: free them before the next window
+    except BaseException:
+        progress.close(summary=False)       # a failure is one line on stderr, no rate before it
+        raise
     finally:
         progress.close()
     raise AssertionError("_windows ends with the whole buffer")

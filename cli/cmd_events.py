@@ -153,8 +153,10 @@ def run(args):
     try:
         trace, threads = load_trace(resolve_buffer(args.buffer))
         progress.finished("decoded", trace.nrows)
-    finally:
-        progress.close()
+    except BaseException:
+        progress.close(summary=False)
+        raise
+    progress.close()
     rows = select_rows(trace.rows, args.pid, args.tid, args.type)
     if args.limit > 0:
         rows = rows[: args.limit]

@@ -27,7 +27,7 @@ def test_hangs_says_what_it_searched(tracing):
     second = demo()
     tracing.wait_drained()
     tracing.stop()
-    args = ("hangs", "--buffer", tracing.buffer, "--threshold", "2.5", "--json")
+    args = ("hangs", "--buffer", tracing.buffer, "--threshold", "2.5", "--top", "100000", "--json")
     proc = tracing.run(*args)
     listed = {h["pid"] for h in json.loads(proc.stdout)["hangs"]}       # stdout: JSON only
     assert second["app_pid"] in listed
