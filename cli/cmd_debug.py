@@ -202,6 +202,9 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
                 return trace, g, accepted
             del trace, g, rows
             gc.collect()            # the graph's cycles hold the rows: free them before the next window
+    except BaseException:
+        progress.close(summary=False)       # a failure is one line on stderr, no rate before it
+        raise
     finally:
         progress.close()
     raise AssertionError("_windows ends with the whole buffer")
@@ -410,8 +413,13 @@ def run_hangs(args):
     trace, g, hangs = _graph(args, None, accept)
     if g.loaded_window is not None:
         _say_window(g, trace)
+    ranks = None
+    if args.pid is None:
+        from argus.diagnose import candidates as C
+        ranks = {id(c.hang): c for c in C.rank(g, hangs)}
     if args.json:
-        print(json.dumps(hangs_to_json(g, hangs)))
+        print(json.dumps(hangs_to_json(g, hangs, ranks)))
     else:
-        sys.stdout.write(safe_lines(render_hangs_text(g, hangs, with_process=args.pid is None)).rstrip("\n") + "\n")
+        sys.stdout.write(safe_lines(render_hangs_text(g, hangs, with_process=args.pid is None, ranks=ranks))
+                         .rstrip("\n") + "\n")
     return 0

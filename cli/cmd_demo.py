@@ -35,7 +35,9 @@ def run(args):
     if args.hang_ms < 1500:
         raise ArgusError("--hang-ms must be at least 1500 (the demo diagnoses hangs of 1 s or more)")
     running = control.status()
-    buffer, started = cmd_start.start_daemon(None if running else DEMO_BUFFER, "256M")
+    # an existing demo buffer is continued at its own size (start never re-creates a trace)
+    size = None if running or os.path.exists(DEMO_BUFFER) else "256M"
+    buffer, started = cmd_start.start_daemon(None if running else DEMO_BUFFER, size)
     try:
         info = _run_demo(args)
         time.sleep(1.0)   # let the daemon drain the kernel's ring buffer into the file

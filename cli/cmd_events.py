@@ -215,8 +215,9 @@ def run(args, chunks_per_window=None):
     base = int(names.seen_first_ts or 0)
     left = args.limit if args.limit > 0 else None
     out = sys.stdout
-    progress = Progress()               # stderr only: a status line on a TTY, a summary when it took > 1 s
-    progress.stage(f"decoding {path}")
+    # stderr only: the summary with the rate when it took > 1 s; no live status
+    # line, since the records stream to the same terminal as it runs
+    progress = Progress()
     decoded = 0
     try:
         for trace in stream_windows(path, chunks_per_window or stream.CHUNKS_PER_WINDOW):
@@ -229,7 +230,9 @@ def run(args, chunks_per_window=None):
             if left == 0:
                 break
         out.flush()
-    finally:
-        progress.finished("decoded", decoded)
-        progress.close()
+    except BaseException:
+        progress.close(summary=False)       # a failure is one line on stderr, no rate before it
+        raise
+    progress.finished("decoded", decoded)
+    progress.close()
     return 0

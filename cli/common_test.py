@@ -30,3 +30,25 @@ def test_resolve_buffer_prefers_explicit(tmp_path, monkeypatch):
     assert common.resolve_buffer(None) == common.DEFAULT_BUFFER
     (tmp_path / "state.json").write_text('{"buffer": "/live.argus"}')
     assert common.resolve_buffer(None) == "/live.argus"
+
+
+def test_last_buffer_remembered_0600_and_never_through_a_symlink(tmp_path, monkeypatch, capsys):
+    state = tmp_path / "state"
+    monkeypatch.setattr(common, "STATE_DIR", str(state))
+    monkeypatch.setattr(common, "LAST_BUFFER_FILE", str(state / "last-buffer.json"))
+    monkeypatch.setattr(common, "STATE_FILE", str(tmp_path / "none.json"))
+    assert common.last_buffer() is None
+    common.remember_buffer(str(tmp_path / "a.argus"))
+    assert common.last_buffer() == str(tmp_path / "a.argus")
+    assert (state / "last-buffer.json").stat().st_mode & 0o777 == 0o600
+    assert common.resolve_buffer(None) == str(tmp_path / "a.argus")
+    assert "the last buffer traced into" in capsys.readouterr().err
+    # a symlink in its place: not followed for writing nor for reading
+    (state / "last-buffer.json").unlink()
+    target = tmp_path / "target.json"
+    target.write_text('{"buffer": "/elsewhere"}')
+    (state / "last-buffer.json").symlink_to(target)
+    common.remember_buffer(str(tmp_path / "b.argus"))
+    assert target.read_text() == '{"buffer": "/elsewhere"}'
+    assert common.last_buffer() is None
+    assert common.resolve_buffer(None, announce=False) == common.DEFAULT_BUFFER

@@ -47,15 +47,17 @@ class Progress:
         self.done.append((verb, int(events), secs))
         return secs
 
-    def summary(self):
+    def line(self):
         parts = [f"{verb} {fmt_count(n)} events in {secs:.1f} s ({fmt_count(n / secs if secs > 0 else n)} events/s)"
                  for verb, n, secs in self.done]
         return "argus: " + ", ".join(parts) if parts else ""
 
-    def close(self):
+    def close(self, summary=True):
+        """Ends the status line; the summary when asked (not after a failure)
+        and the work took over QUIET_S.  Idempotent."""
         if self._status is not None:
             self._status.stop()
             self._status = None
-        if self.done and time.monotonic() - self.t0 > QUIET_S:
-            self.console.print(self.summary(), markup=False, soft_wrap=True)
+        if summary and self.done and time.monotonic() - self.t0 > QUIET_S:
+            self.console.print(self.line(), markup=False, soft_wrap=True)
         self.done = []

@@ -62,10 +62,6 @@ class Candidate:
     tier: int
     why: str                       # the thread's class, for the list the CLI shows
 
-    @property
-    def end(self):
-        return self.hang.end_ns
-
 
 def _fd_rows(g):
     r = g.rows
@@ -88,9 +84,9 @@ def unix_socket_paths():
     return out
 
 
-def display_clients(g, socket_paths=None):
+def display_clients(g, socket_paths=None, fds=None):
     """pids with a unix socket connected to an X server / Wayland compositor."""
-    fds = _fd_rows(g)
+    fds = _fd_rows(g) if fds is None else fds
     fds = fds[(fds["state"] == schema.FD_SOCKET) & (fds["reason"] == AF_UNIX)]
     if not len(fds):
         return set()
@@ -120,9 +116,9 @@ class Traits:
     def __init__(self, g, socket_paths=None):
         from argus.diagnose.hangs import event_loop_threads
         self.loops = set(event_loop_threads(g))
-        self.gui = display_clients(g, socket_paths)
-        self.scripts = script_readers(g)
         self._fds = _fd_rows(g)
+        self.gui = display_clients(g, socket_paths, self._fds)
+        self.scripts = script_readers(g)
 
     def interactive(self, g, utid):
         return utid in self.loops or int(g.threads.pid[utid]) in self.gui
@@ -162,9 +158,12 @@ def _mostly_sleeps(g, h):
     ev = h.classification.evidence
     if ev.get("yields") or B.flag_reads(g, h.utid, h.start_ns, h.end_ns):
         return False
-    counts = B.syscall_counts(g, h.utid, h.start_ns, h.end_ns)
-    total = sum(counts.values())
-    return total > 0 and sum(n for name, n in counts.items() if name in SLEEP_SYSCALLS) >= SLEEP_SHARE * total
+    idx = g.thread_rows_of(h.utid, h.start_ns, h.end_ns)
+    typ = g.rows["type"][idx]                 # two columns, not whole rows: busy threads have millions
+    nrs, counts = np.unique(g.rows["nr"][idx][typ == schema.SYSCALL_ENTER], return_counts=True)
+    total = int(counts.sum())
+    sleeps = sum(int(n) for nr, n in zip(nrs.tolist(), counts.tolist()) if g.syscall_name(nr) in SLEEP_SYSCALLS)
+    return total > 0 and sleeps >= SLEEP_SHARE * total
 
 
 def judge(g, h, traits):

@@ -286,25 +286,34 @@ def render_text(d):
     return "\n".join(out) + "\n"
 
 
-def hangs_to_json(g, hangs):
-    """`argus hangs --json`: {"schema": "argus.hangs/1", "hangs": [Hang.to_dict ...]}."""
-    return _clean({"schema": "argus.hangs/1", "hangs": [h.to_dict(g) for h in hangs],
-                   "trace": trace_json(g)})
+def hangs_to_json(g, hangs, ranks=None):
+    """`argus hangs --json`: {"schema": "argus.hangs/1", "hangs": [Hang.to_dict ...]}; ranks: {id(hang):
+    candidates.Candidate} adds "candidate": {"tier", "why"} (the ranking `argus debug` picks by)."""
+    def item(h):
+        d = h.to_dict(g)
+        c = (ranks or {}).get(id(h))
+        if c is not None:
+            d["candidate"] = {"tier": c.tier, "why": c.why}
+        return d
+    return _clean({"schema": "argus.hangs/1", "hangs": [item(h) for h in hangs], "trace": trace_json(g)})
 
 
-def render_hangs_text(g, hangs, with_process=False):
+def render_hangs_text(g, hangs, with_process=False, ranks=None):
     """`argus hangs`: one line per hang candidate (with_process: a process
-    column, for the list of every process's hangs)."""
+    column, for the list of every process's hangs; ranks as in hangs_to_json:
+    a "why" column, the thread's class in the ranking)."""
     from argus.diagnose.blocktype import wait_desc
     if not hangs:
         return "no hangs\n"
-    rows = [(("process",) if with_process else ()) + ("thread", "kind", "block type", "start", "duration", "what")]
+    rows = [(("process",) if with_process else ()) + ("thread", "kind", "block type", "start", "duration", "what")
+            + (("why listed",) if ranks else ())]
     for h in hangs:
         what = wait_desc(g, h.vertex) if h.kind == "wait" else \
             f"cpu {fmt_pct(h.classification.evidence['cpu_share'])}, {h.classification.evidence['yields']} yields"
         dur = fmt_dur(h.dur_ns) + (" (ongoing)" if h.ongoing else "")
         rows.append(((f"{g.process_name(h.pid)}/{h.pid}",) if with_process else ()) +
                     (f"{g.comm(h.utid)}/{h.tid}" + (" main" if h.tid == h.pid else ""), h.kind, h.block_type,
-                     fmt_trace_time(g, h.start_ns), dur, what))
+                     fmt_trace_time(g, h.start_ns), dur, what) +
+                    ((ranks[id(h)].why if id(h) in ranks else "-",) if ranks else ()))
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
     return "".join("  ".join(c.ljust(widths[k]) for k, c in enumerate(r)).rstrip() + "\n" for r in rows)

@@ -337,11 +337,12 @@ def test_not_causal_rule_applies_to_another_trace(demos, tmp_path):
 
 
 def test_default_process_and_hangs_of_every_process(demos):
-    """Without --pid: the process whose event-loop main thread hung most
-    recently (the trace is system-wide: other programs may have hung after
-    the demo app, so the check is against `argus hangs`), and `argus hangs`
-    lists the hangs of every process's main thread, the demo app's among
-    them."""
+    """Without --pid: the first hang of the ranking (diagnose/candidates.py:
+    event loops and windows first, then synchronous waits, each by latest
+    end; the trace is system-wide: other programs may have hung after the
+    demo app, so the check is against `argus hangs`, which says each hang's
+    rank), and `argus hangs` lists the hangs of every process's main thread,
+    the demo app's among them."""
     runner, info = demos["sleep"]
     p = runner.run("debug", "--buffer", runner.buffer, "--threshold", "1", "--json")
     assert "Traceback" not in p.stderr
@@ -349,7 +350,7 @@ def test_default_process_and_hangs_of_every_process(demos):
     hs = runner.json("hangs", "--buffer", runner.buffer, "--threshold", "1", "--top", "100000", "--json")["hangs"]
     assert any(h["pid"] == info["app_pid"] and h["block_type"] == "LongWait" for h in hs)
     assert all(h["main"] for h in hs)
-    latest = max(hs, key=lambda h: (h["end_ns"], h["dur_ns"]))
+    latest = max(hs, key=lambda h: (-h["candidate"]["tier"], h["end_ns"], h["dur_ns"]))
     assert (j["spinning"]["pid"], j["spinning"]["start_ns"], j["spinning"]["end_ns"]) == \
         (latest["pid"], latest["start_ns"], latest["end_ns"])
     # --at inside the demo app's hang picks it
