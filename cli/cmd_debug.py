@@ -263,8 +263,12 @@ def _notes(trace):
     return notes
 
 
-def _store():
-    from argus.cli.session import Store, SessionError
+def _store(create=True):
+    """The session store; with create=False None when there is none yet
+    (--auto reads rules only: no store, no rules, nothing created)."""
+    from argus.cli.session import Store, SessionError, default_path
+    if not create and not os.path.exists(default_path()):
+        return None
     try:
         return Store()
     except SessionError as e:
@@ -313,7 +317,7 @@ def run_debug(args):
                                                                 ranked))
             if ranked:
                 _say_choice(g, ranked)
-            store = _store()                  # its rules apply in every mode; --auto saves no session
+            store = _store(create=not args.auto)   # its rules apply in every mode; --auto saves no session
             if not args.auto:
                 sid = store.create(trace.path, hang, threshold_ns)
         ctx = ReplContext(g, hang, int(args.threshold * 1e9), store, sid, trace.path, notes=_notes(trace))

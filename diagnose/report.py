@@ -270,10 +270,10 @@ def render_text(d):
             line += f"; path length {m['path_len']} (automatic answers, as --auto)"
         else:
             line += f"; path length {m['path_len']} ({m['mode']}), {m['auto_path_len']} with --auto"
-        saved = m.get("saved_by_rules", 0) + m.get("saved_by_memory", 0)
-        if saved:
-            line += f"; {saved} question(s) saved ({m.get('saved_by_rules', 0)} by rules of earlier sessions, " \
-                    f"{m.get('saved_by_memory', 0)} by answers earlier in this one)"
+        if m.get("saved_by_rules"):
+            line += f"; {m['saved_by_rules']} decision(s) made by rules of earlier sessions"
+        if m.get("saved_by_memory"):
+            line += f"; {m['saved_by_memory']} question(s) saved by answers earlier in this one"
     out.append(line)
     fired = j.get("rules_fired") or []
     if fired:

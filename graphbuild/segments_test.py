@@ -166,3 +166,26 @@ def test_exiting_thread_runs_until_its_dead_switch_out():
     assert g.threads.end_ts[g.utid_of_tid(10)] == ms(2)
     wake = [g.edge(e) for e in range(g.num_edges) if g.edge(e)["type"] == "wakeup"]
     assert [(int(g.seg.tid[w["src"]]), int(g.seg.tid[w["dst"]])) for w in wake] == [(10, 11)]
+
+
+def test_tracer_stops_do_not_end_a_segment():
+    """A ptrace stop (state traced) is runnable time without a boundary, and
+    the tracer's wakeup of the stopped thread is no edge; the C core and the
+    Python reference agree."""
+    from argus.graphbuild.crafted import compare_with_oracle
+    t = two_threads()
+    t.run(10, ms(0)).run(11, ms(0))
+    for k in range(3):
+        t.row(ms(1 + k), 10, schema.SWITCH_OUT, state=schema.STATE_TRACED)
+        t.wake(11, 10, ms(1.5 + k))
+        t.row(ms(1.6 + k), 10, schema.SWITCH_IN)
+    t.block(10, ms(5), "read", "read", obj=3)
+    g = t.build(trace_end=ms(6))
+    (s10,) = seg_of(g, 10)
+    assert (s10["start"], s10["end"], s10["end_kind"], s10["cpu_ns"]) == (0, ms(5), "blocked", ms(5) - 3 * ms(0.6))
+    u = g.utid_of_tid(10)
+    sel = slice(g.rbl_lo[u], g.rbl_hi[u])
+    assert list(zip(g.runnable.start[sel].tolist(), g.runnable.end[sel].tolist())) == \
+        [(ms(1 + k), ms(1.6 + k)) for k in range(3)]
+    assert not [e for e in range(g.num_edges) if g.edge(e)["type"] == "wakeup"]
+    compare_with_oracle(t.rows(), trace_end=ms(6))

@@ -76,6 +76,7 @@ def test_auto_json_and_enter_everywhere_agree_with_the_same_rules(demos, tmp_pat
     r.answer_all()
     report = tmp_path / "interactive.json"
     r.cmd(f"export {report}")
+    path_out = r.cmd("path")
     text = r.text()
     assert r.finish() == 0
     inter = json.loads(report.read_text())
@@ -86,8 +87,9 @@ def test_auto_json_and_enter_everywhere_agree_with_the_same_rules(demos, tmp_pat
     for j in (auto, plain, inter):
         assert j["metrics"]["saved_by_rules"] == len(j["rules_fired"])
         assert j["metrics"]["auto_path_len"] == len(auto["path"])
-    # the REPL showed the rule firing, with how to undo it
+    # the REPL showed the rule firing, with how to undo it, and `path` lists it
     assert f"rule {rid} applies" in text and f"argus rules rm {rid}" in text
+    assert f"rule {rid} applied" in path_out
     assert f"argus rules rm {rid}" in debug(runner, db, *args, "--auto").stdout
     # without rules the walk goes on through the helper's wakeup
     free = json.loads(debug(runner, db, *args, "--auto", "--json", "--no-rules").stdout)

@@ -72,7 +72,8 @@ class ReplContext:
 
     def _rule_fired(self, entry):
         if self.show_rules:
-            self.out(f"rule {entry['id']} applies: {entry['rule']}: {entry['effect']}"
+            rid = entry["id"] if entry.get("id") is not None else "(made in this diagnosis)"
+            self.out(f"rule {rid} applies: {entry['rule']}: {entry['effect']}"
                      + (f" (undo: {entry['undo']}, or argus debug --no-rules)" if entry.get("undo") else ""))
 
     def _note_lldb_traces(self, d):

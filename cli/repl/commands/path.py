@@ -36,3 +36,6 @@ def run(ctx, args):
             ctx.out(f"    next step: {r['advice']}")
     m = j.get("metrics") or {}
     ctx.out(f"queries {j['queries']}, path length {m.get('path_len')} (auto: {m.get('auto_path_len')})")
+    for f in j.get("rules_fired") or ():
+        ctx.out(f"rule {f['id'] if f.get('id') is not None else '(new)'} applied: {f['rule']}: {f['effect']}"
+                + (f" (undo: {f['undo']})" if f.get("undo") else ""))
