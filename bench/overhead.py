@@ -155,17 +155,18 @@ class Untraced:
 class ArgusTracer:
     """`argus start` / `argus status --json` / `argus stop` in a private control dir."""
 
-    name = "argus"
-
-    def __init__(self, argus_cmd, tmp, procs, size):
+    def __init__(self, argus_cmd, tmp, procs, size, name="argus"):
+        self.name = name
         self.cmd = argus_cmd
         self.procs = procs
         self.size = size
-        self.tmp = tmp
-        self.buffer = os.path.join(tmp, "bench.argus")
+        # each argus configuration (argus, argus-base) has its own buffer and control dir
+        self.tmp = tmp if name == "argus" else os.path.join(tmp, name)
+        os.makedirs(self.tmp, exist_ok=True)
+        self.buffer = os.path.join(self.tmp, "bench.argus")
         self.env = dict(os.environ,
-                        ARGUS_RUN_DIR=os.path.join(tmp, "run"),
-                        ARGUS_STATE_DIR=os.path.join(tmp, "state"))
+                        ARGUS_RUN_DIR=os.path.join(self.tmp, "run"),
+                        ARGUS_STATE_DIR=os.path.join(self.tmp, "state"))
         self.live = False
         self.t_start = None
 
@@ -671,6 +672,10 @@ def run_bench(args, procs, tmp, report):
     tracers = {"untraced": Untraced()}
     if "argus" in configs:
         tracers["argus"] = ArgusTracer(argus_cmd, tmp, procs, args.argus_size)
+    if args.argus_base:
+        # a second build (e.g. main's, in its own venv), interleaved with the rest: before/after side by side
+        configs.insert(configs.index("argus") if "argus" in configs else len(configs), "argus-base")
+        tracers["argus-base"] = ArgusTracer(args.argus_base.split(), tmp, procs, args.argus_size, "argus-base")
     if "perf" in configs:
         tracers["perf"] = PerfTracer(perf, tmp, procs, args.perf_mmap)
     _TRACERS.extend(tracers.values())  # for _cleanup on error or Ctrl-C
@@ -695,6 +700,7 @@ def run_bench(args, procs, tmp, report):
         "perf": perf_version,
         "perf_events": PERF_EVENTS,
         "argus_cmd": argus_cmd,
+        "argus_base_cmd": args.argus_base.split() if args.argus_base else None,
         "argus_buffer_size": args.argus_size,
         "git_rev": git_rev(),
         "rounds": args.rounds,
@@ -742,13 +748,13 @@ def run_bench(args, procs, tmp, report):
                         log(f"bench:   (a foreign tracer ran during this run: {foreign[0]}"
                             + (f" and {len(foreign) - 1} more" if len(foreign) > 1 else "") + ")")
                     extra = ""
-                    if cname == "argus":
+                    if cname.startswith("argus"):
                         extra = (f"  events {_n(stats.get('events'))}, lost {_n(stats.get('lost'))}, "
                                  f"{_f(stats.get('bytes_per_event'), 1)} B/event")
                     elif cname == "perf":
                         extra = (f"  samples {_n(stats.get('samples'))}, lost {_n(stats.get('lost'))}, "
                                  f"{_mb(stats.get('data_bytes'))}")
-                    log(f"bench:   round {r + 1} {cname:<8} " + _fmt_vals(vals) + f" ({wall:.1f} s){extra}")
+                    log(f"bench:   round {r + 1} {cname:<10} " + _fmt_vals(vals) + f" ({wall:.1f} s){extra}")
         finally:
             wl.teardown()
         dirty = sorted({run["round"] for run in runs if run["foreign_tracers"]})
@@ -850,7 +856,7 @@ def render_table(report):
                             f"{_f(ms['ratio_min'])}-{_f(ms['ratio_max'])}"]
                     t = s["_tracer"].get(c, {})
                     if m == res["metrics"][0]:
-                        if c == "argus":
+                        if c.startswith("argus"):
                             row += [_n(t.get("events")), _n(t.get("events_per_window_s")),
                                     _f(t.get("bytes_per_event"), 1), _n(t.get("lost")),
                                     _mb(t.get("bytes"))]
@@ -889,7 +895,7 @@ def render_markdown(report):
                 rr = f"{_f(ms['ratio_median'])} ({_f(ms['ratio_min'])}–{_f(ms['ratio_max'])})"
                 if m != res["metrics"][0]:
                     tail = "″ | ″ | ″ | ″ | ″"
-                elif c == "argus":
+                elif c.startswith("argus"):
                     tail = (f"{_n(t.get('events'))} | {_n(t.get('events_per_window_s'))} | "
                             f"{_f(t.get('bytes_per_event'), 1)} | {_n(t.get('lost'))} | {_mb(t.get('bytes'))}")
                 else:
@@ -913,6 +919,9 @@ def main(argv=None):
     ap.add_argument("--json", metavar="FILE", help="write every run and the summary as JSON")
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     ap.add_argument("--argus", metavar="CMD", help="argus command (default: argus on PATH)")
+    ap.add_argument("--argus-base", metavar="CMD",
+                    help="a second argus command measured as config argus-base in the same interleaved rounds "
+                         "(e.g. the build before a change, from another venv)")
     ap.add_argument("--argus-size", default="1G", help="argus ring-buffer size (default 1G)")
     ap.add_argument("--perf", metavar="PATH", help="perf binary (default: perf, /usr/bin/perf_*)")
     ap.add_argument("--perf-mmap", metavar="PAGES", help="perf record -m (default: perf's own)")

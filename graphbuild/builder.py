@@ -136,8 +136,15 @@ def _build_python(rows, t0, t1, roles):
     stats.update(estats)
     stats["rows"] = int(len(rows))
     cols = res.seg.columns()
-    cols["split_kind"] = np.zeros(len(res.seg), np.uint8)
-    cols["gap"] = np.zeros(len(res.seg), bool)
+    n = len(res.seg)
+    cols["split_kind"] = np.zeros(n, np.uint8)
+    cols["gap"] = np.zeros(n, bool)
+    # the reference knows neither wait sites, actions nor ownership (core only)
+    cols.update(wait_site=np.zeros(n, np.uint64), wait_stack=np.zeros(n, np.uint64),
+                wait_timeout_ms=np.full(n, G.TIMEOUT_NA, np.int32), act_kind=np.zeros(n, np.uint8),
+                act_ts=np.full(n, -1, np.int64), act_obj=np.zeros(n, np.uint64), act_seg=np.full(n, -1, np.int64),
+                act_wakee=np.full(n, -1, np.int64))
+    edges = Table(**edges.columns(), owner_kind=np.zeros(len(edges), np.uint8))
     return EventGraph(
         rows=rows, trace_start=t0, trace_end=t1, threads=threads, processes=processes,
         seg=Table(**cols), thread_rows=res.thread_rows, thread_rows_ptr=res.thread_rows_ptr, edges=edges,

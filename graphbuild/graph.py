@@ -58,8 +58,26 @@ EDGE_SPAWN = 2
 EDGE_DATA_FLAG = 3
 EDGE_MESSAGE = 4       # send -> receive on one channel, matched without a wakeup
 EDGE_TIMER = 5         # timer arm -> fire
-EDGE_TYPE_NAMES = {0: "program_order", 1: "wakeup", 2: "spawn", 3: "data_flag", 4: "message", 5: "timer"}
+EDGE_OWNERSHIP = 6     # holder of a futex / file lock -> the vertex waiting for it or failing to take it
+EDGE_TYPE_NAMES = {0: "program_order", 1: "wakeup", 2: "spawn", 3: "data_flag", 4: "message", 5: "timer",
+                   6: "ownership"}
 EDGE_TYPE_BY_NAME = {v: k for k, v in EDGE_TYPE_NAMES.items()}
+
+# --- ownership edge kinds (edge.owner_kind; 0 on every other edge type) ---
+OWNER_NONE = 0
+OWNER_FUTEX_OWNER = 1    # the futex word names the holder (PI: strong; glibc __owner: weak)
+OWNER_FUTEX_CHANNEL = 2  # the thread(s) that woke waiters of the same futex before (weak)
+OWNER_FILE_LOCK = 3      # the lock table or the kernel's lock list names the holder (strong)
+OWNER_KIND_NAMES = {0: "none", 1: "futex_owner", 2: "futex_channel", 3: "file_lock"}
+
+# --- the thread's last action before a blocking wait (seg.act_kind) ---
+ACT_NONE = 0
+ACT_SEND = 1             # a message send / write on fd act_obj (act_wakee: whom it woke, or -1)
+ACT_WAKE = 2             # a wakeup of thread act_wakee (act_obj: futex uaddr / fd of the waking syscall)
+ACT_NAMES = {0: "none", 1: "send", 2: "wake"}
+
+# seg.wait_timeout_ms of a wait that is not an event-loop wait (-1 = infinite, -2 = unknown there too)
+TIMEOUT_NA = -2
 
 # Wakeup contexts that are culled (no edge): the kernel, not a task, woke.
 CULLED_CONTEXTS = (schema.WAKE_HARDIRQ, schema.WAKE_SOFTIRQ, schema.WAKE_KTHREAD, schema.WAKE_IDLE)
@@ -145,6 +163,12 @@ class EventGraph:
                     splits by criterion, ...)
     seg.split_kind names the criterion of a START_SPLIT segment (SPLIT_NAMES);
     seg.gap is True when the segment's start or end falls in a lost region.
+    Wait site of a blocking wait (native core; docs/event-graph.md): seg.wait_site
+    (hash of the poll/select fd set or the epoll fd, 0 none), seg.wait_timeout_ms
+    (event-loop waits; TIMEOUT_NA otherwise), seg.wait_stack (user stack id, 0
+    none); wait_fds(v) lists the fds.  The thread's last action before the wait:
+    seg.act_kind (ACT_*), act_ts, act_obj, act_seg (vertex of the action), act_wakee
+    (utid).  Ownership edges carry edge.owner_kind (OWNER_*).
     """
 
     def __init__(self, *, rows, trace_start, trace_end, threads, processes, seg, thread_rows,
@@ -292,6 +316,17 @@ class EventGraph:
         u, c = np.unique(nrs, return_counts=True)
         return {int(a): int(b) for a, b in zip(u, c)}
 
+    def wait_fds(self, v):
+        """[(fd, poll events)] of the wait site vertex v blocked at (poll / select:
+        the first fds of its set; epoll: the epoll fd), [] when none is known."""
+        site = int(self.seg.wait_site[v]) if "wait_site" in self.seg.names else 0
+        if not site:
+            return []
+        sites = self.__dict__.get("_wait_sites")
+        if sites is None:
+            sites = self.__dict__["_wait_sites"] = _wait_sites(self.rows, getattr(self, "frames", None))
+        return sites.get(site, [])
+
     def wait_duration(self, v):
         if self.seg.end_kind[v] != END_BLOCKED:
             return 0
@@ -335,6 +370,8 @@ class EventGraph:
         d["eid"] = int(e)
         d["type"] = EDGE_TYPE_NAMES[d["type"]]
         d["weak"] = bool(d["weak"])
+        if "owner_kind" in d:
+            d["owner_kind"] = OWNER_KIND_NAMES.get(d["owner_kind"], "none")
         return d
 
     def incoming_wakeup(self, v):
@@ -375,6 +412,21 @@ class EventGraph:
     def __repr__(self):
         return (f"EventGraph({len(self.threads)} threads, {len(self.seg)} vertices, "
                 f"{len(self.edges)} edges, [{self.trace_start}, {self.trace_end}] ns)")
+
+
+def _wait_sites(rows, frames):
+    """site id -> [(fd, events)] from the WAIT_SITE rows and the decoder's side
+    array (each entry (uint32)fd | events << 32)."""
+    out = {}
+    if frames is None or rows is None:
+        return out
+    sel = rows[rows["type"] == schema.WAIT_SITE]
+    for site, lo, n in zip(sel["obj2"].tolist(), sel["obj"].tolist(), sel["peer_tid"].tolist()):
+        if site in out or lo + n > len(frames):
+            continue
+        ent = frames[lo:lo + n].astype(np.uint64)
+        out[site] = [(int(np.int32(np.uint32(e & 0xFFFFFFFF))), int(e >> 32)) for e in ent.tolist()]
+    return out
 
 
 def _ranges(keys, n):

@@ -20,7 +20,7 @@ import argus
 from argus.tracer import schema
 
 LIBRARY_NAME = "libargus_graph.so"
-ABI = 1
+ABI = 2
 
 _P = ctypes.c_void_p
 c_u64, c_i64, c_u32 = ctypes.c_uint64, ctypes.c_int64, ctypes.c_uint32
@@ -39,7 +39,7 @@ STAT_FIELDS = ("rows", "ignored_wakeups", "lost_records", "lost_rows", "tid_reus
                "culled_wakeups", "loopback_edges", "weak_edges")
 STAT_TAIL = ("splits_blocking_wait", "splits_event_loop", "splits_peer_change", "splits_batch",
              "weak_program_order", "message_edges", "timer_edges", "learned_channels",
-             "gap_segments", "lost_regions")
+             "gap_segments", "lost_regions", "ownership_edges", "wait_sites")
 
 
 class Stats(ctypes.Structure):
@@ -61,9 +61,13 @@ SEG_COLS = (("utid", np.int64), ("tid", np.int64), ("pid", np.int64), ("start", 
             ("wait_timedout", bool), ("wait_done", bool),
             ("cpu_ns", np.int64), ("runnable_ns", np.int64), ("preempts", np.int64), ("yields", np.int64),
             ("nsyscalls", np.int64), ("row_lo", np.int64), ("row_hi", np.int64),
-            ("split_kind", np.uint8), ("gap", bool))
+            ("split_kind", np.uint8), ("gap", bool),
+            ("wait_site", np.uint64), ("wait_stack", np.uint64), ("wait_timeout_ms", np.int32),
+            ("act_kind", np.uint8), ("act_ts", np.int64), ("act_obj", np.uint64), ("act_seg", np.int64),
+            ("act_wakee", np.int64))
 EDGE_COLS = (("src", np.int64), ("dst", np.int64), ("type", np.uint8), ("weak", bool), ("ts", np.int64),
-             ("src_ts", np.int64), ("row", np.int64), ("ctx", np.int8), ("obj", np.uint64), ("wait_ns", np.int64))
+             ("src_ts", np.int64), ("row", np.int64), ("ctx", np.int8), ("obj", np.uint64), ("wait_ns", np.int64),
+             ("owner_kind", np.uint8))
 THREAD_COLS = (("tid", np.int64), ("pid", np.int64), ("comm", "S16"), ("first_ts", np.int64),
                ("start_ts", np.int64), ("end_ts", np.int64), ("created", bool), ("parent_utid", np.int64),
                ("snapshot_main", bool), ("thread_rows", np.int64), ("thread_rows_ptr", np.int64),

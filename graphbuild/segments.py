@@ -435,6 +435,12 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
             T = own(tid, c_pid[i], ts)
             T.rows.append(i)
             tracker.set_comm(T.utid, decode_comm(c_comm[i]))
+        elif typ == schema.WAIT_SITE or typ == schema.FUTEX_STATE or typ == schema.FILE_LOCK:
+            # what the next wait is on: owned rows (the core reads them; the oracle only owns them)
+            if tid == 0:
+                continue
+            T = own(tid, c_pid[i], ts)
+            T.rows.append(i)
         elif typ == schema.DATA_FLAG_WRITE or typ == schema.DATA_FLAG_READ:
             if tid == 0:
                 continue

@@ -49,7 +49,9 @@ _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_e
 	       sizeof(struct argus_ev_lost) == 32 && sizeof(struct argus_ev_fd_info) == 56 &&
 	       sizeof(struct argus_ev_timer) == 64 &&
 	       sizeof(struct argus_ev_user_stack) == ARGUS_EVENT_MAX_SIZE &&
-	       sizeof(struct argus_ev_mapping) == ARGUS_EVENT_MAX_SIZE, "schema v1 record sizes");
+	       sizeof(struct argus_ev_mapping) == ARGUS_EVENT_MAX_SIZE &&
+	       sizeof(struct argus_ev_wait_site) == 96 && sizeof(struct argus_ev_futex_state) == 48 &&
+	       sizeof(struct argus_ev_file_lock) == 64, "schema v1 record sizes");
 
 /* Fixed part of the variable-length records. */
 #define USER_STACK_BASE_SIZE offsetof(struct argus_ev_user_stack, frames)
@@ -75,6 +77,9 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_TIMER] = sizeof(struct argus_ev_timer),
 	[ARGUS_EV_USER_STACK] = USER_STACK_BASE_SIZE,
 	[ARGUS_EV_MAPPING] = MAPPING_BASE_SIZE + 8,
+	[ARGUS_EV_WAIT_SITE] = sizeof(struct argus_ev_wait_site),
+	[ARGUS_EV_FUTEX_STATE] = sizeof(struct argus_ev_futex_state),
+	[ARGUS_EV_FILE_LOCK] = sizeof(struct argus_ev_file_lock),
 };
 
 /* Row and sort arrays reach gigabytes: back them with transparent huge pages
@@ -193,6 +198,18 @@ static int widen_side(struct decode_ctx *d, struct argus_row *r, const void *rec
 		r->peer_tid = (uint32_t)res->strings_len;
 		r->peer_pid = (uint32_t)len;
 		res->strings_len += len + 1;
+	} else if (r->type == ARGUS_EV_WAIT_SITE) {
+		/* (uint32)fd | events << 32 per kept fd, in the frames array */
+		const struct argus_ev_wait_site *e = rec;
+		uint64_t n = e->nkept < ARGUS_WAIT_SITE_MAX_FDS ? e->nkept : ARGUS_WAIT_SITE_MAX_FDS, k;
+
+		if (reserve_side((void **)&res->frames, &d->frames_cap, res->nframes, n, sizeof(uint64_t)))
+			return -ENOMEM;
+		for (k = 0; k < n; k++)
+			res->frames[res->nframes + k] = (uint32_t)e->fds[k] | (uint64_t)e->events[k] << 32;
+		r->obj = res->nframes;
+		r->peer_tid = (uint32_t)n;
+		res->nframes += n;
 	}
 	return 0;
 }
@@ -304,6 +321,37 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		r->obj2 = e->arm_ts_ns;
 		r->peer_pid = e->arm_pid;
 		r->peer_tid = e->arm_tid;
+		break;
+	}
+	case ARGUS_EV_WAIT_SITE: {      /* obj, peer_tid: widen_side */
+		const struct argus_ev_wait_site *e = rec;
+		r->nr = e->syscall_nr;
+		r->aux = e->timeout_ms;
+		r->peer_pid = e->nfds;
+		r->obj2 = e->site_id;
+		break;
+	}
+	case ARGUS_EV_FUTEX_STATE: {
+		const struct argus_ev_futex_state *e = rec;
+		r->obj = e->uaddr;
+		r->val = e->word;
+		r->peer_tid = e->owner_field;
+		r->nr = e->op;
+		r->state = (uint8_t)e->flags;
+		break;
+	}
+	case ARGUS_EV_FILE_LOCK: {
+		const struct argus_ev_file_lock *e = rec;
+		r->aux = e->fd;
+		r->state = e->kind;
+		r->reason = e->type;
+		r->irq = e->holder_type;
+		r->peer_tid = e->wait;
+		r->nr = e->whence;
+		r->val = e->start;
+		r->obj2 = (uint64_t)e->len;
+		r->obj = e->inode;
+		r->peer_pid = e->holder_pid;
 		break;
 	}
 	}

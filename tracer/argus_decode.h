@@ -35,6 +35,12 @@
  *   MAPPING      obj=start, obj2=end, val=pgoff, aux=prot, nr=dev,
  *                peer_tid=offset of the NUL-terminated path in result->strings,
  *                peer_pid=path length
+ *   WAIT_SITE    nr=syscall_nr, aux=timeout_ms, peer_pid=nfds, obj2=site_id,
+ *                obj=index of the first kept fd in result->frames, peer_tid=nkept;
+ *                each entry is (uint32)fd | (uint64)events << 32
+ *   FUTEX_STATE  obj=uaddr, val=word, peer_tid=owner_field, nr=op, state=flags
+ *   FILE_LOCK    aux=fd, state=kind, reason=type, peer_tid=wait, irq=holder_type,
+ *                nr=whence, val=start, obj2=len, obj=inode, peer_pid=holder_pid
  *
  * Variable-length payloads (stack frames, paths) go to side arrays that rows
  * index, so rows stay fixed-width and Python views them without copying.

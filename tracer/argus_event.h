@@ -61,7 +61,10 @@ enum argus_event_type {
 	ARGUS_EV_TIMER = 16,          /* a user-visible hrtimer fired; names who armed it */
 	ARGUS_EV_USER_STACK = 17,     /* user stack frames, once per (pid, stack id) and second */
 	ARGUS_EV_MAPPING = 18,        /* an executable mapping of a process whose stack was recorded */
-	ARGUS_EV_TYPE_MAX = 19,
+	ARGUS_EV_WAIT_SITE = 19,      /* the fd set and timeout of a blocking poll/select/epoll wait */
+	ARGUS_EV_FUTEX_STATE = 20,    /* the futex word and its owner field at a blocking futex wait */
+	ARGUS_EV_FILE_LOCK = 21,      /* an fcntl / flock lock or unlock request */
+	ARGUS_EV_TYPE_MAX = 22,
 };
 
 /* switch_out.state */
@@ -137,7 +140,29 @@ enum argus_map_prot {
 	ARGUS_MAP_TRUNCATED = 8,    /* path did not fit: only its tail is kept */
 };
 
+/* file_lock.kind: which lock family (they do not conflict with each other). */
+enum argus_lock_kind {
+	ARGUS_LOCK_POSIX = 1,       /* fcntl F_SETLK / F_SETLKW: owned by the process */
+	ARGUS_LOCK_OFD = 2,         /* fcntl F_OFD_SETLK / F_OFD_SETLKW: owned by the open file */
+	ARGUS_LOCK_FLOCK = 3,       /* flock(2): whole file, owned by the open file */
+};
+
+/* file_lock.type: normalized from F_RDLCK/F_WRLCK/F_UNLCK and LOCK_SH/LOCK_EX/LOCK_UN. */
+enum argus_lock_type {
+	ARGUS_LOCK_READ = 1,
+	ARGUS_LOCK_WRITE = 2,
+	ARGUS_LOCK_UNLOCK = 3,
+};
+
+/* futex_state.flags */
+enum argus_futex_state_flags {
+	ARGUS_FUTEX_PI = 1,         /* a PI op: the word's low 30 bits are the owner tid (kernel ABI) */
+	ARGUS_FUTEX_OWNER_READ = 2, /* owner_field was readable (glibc mutex __owner guess) */
+};
+
 #define ARGUS_SYSCALL_NONE 0xffffffffu
+#define ARGUS_WAIT_SITE_MAX_FDS 8       /* fds kept per wait site (the hash covers only these) */
+#define ARGUS_FUTEX_TID_MASK 0x3fffffffu /* include/uapi/linux/futex.h FUTEX_TID_MASK */
 #define ARGUS_SWITCH_OUT_BASE_SIZE 40   /* switch_out without user_stack_id */
 #define ARGUS_USER_STACK_MAX_FRAMES 28  /* 32 + 28 * 8 = ARGUS_EVENT_MAX_SIZE */
 #define ARGUS_MAPPING_MAX_PATH 192      /* 64 + 192 = ARGUS_EVENT_MAX_SIZE, NUL included */
@@ -297,6 +322,71 @@ struct argus_ev_mapping {           /* 64 + path bytes, at most 256 */
 	__u32 prot;                  /* enum argus_map_prot bits */
 	__u32 dev;                   /* major << 20 | minor, as the kernel's dev_t */
 	char path[ARGUS_MAPPING_MAX_PATH];
+};
+
+/* The wait site of a thread blocking in poll / ppoll / select / pselect6 /
+ * epoll_wait / epoll_pwait(2), written just before its blocking switch_out
+ * (same thread, same ts) and only when (site_id, syscall_nr) differs from
+ * the thread's last one or that one is older than a second: a thread
+ * blocking again at the same site (an event loop) costs no record, and its
+ * switch_out means "the last WAIT_SITE of this thread" when the syscall
+ * numbers match.  timeout_ms is the one of the call that wrote the record;
+ * every call's own timeout is its syscall_enter.aux.
+ * fds: poll: the first pollfds with events (events = the requested poll
+ * bits); select: the first set bits of the read (POLLIN 1) and write
+ * (POLLOUT 4) sets, events ORed; epoll: the epoll fd alone, events 0.
+ * site_id hashes nfds and the kept fds with their events, never the
+ * timeout: a loop that computes its timeout from the next timer keeps its
+ * site. */
+struct argus_ev_wait_site {         /* 96 bytes */
+	struct argus_event_header h;
+	__u32 syscall_nr;
+	__s32 timeout_ms;            /* -1 infinite, -2 unreadable (ARGUS_TIMEOUT_*) */
+	__u32 nfds;                  /* poll: nfds; select: nfds (highest fd + 1); epoll: 1 */
+	__u32 nkept;                 /* entries of fds/events that are valid, <= ARGUS_WAIT_SITE_MAX_FDS */
+	__u64 site_id;               /* never 0 */
+	__s32 fds[ARGUS_WAIT_SITE_MAX_FDS];
+	__u16 events[ARGUS_WAIT_SITE_MAX_FDS];
+};
+
+/* A thread blocking in a futex wait (FUTEX_WAIT(_BITSET), FUTEX_LOCK_PI(2))
+ * on a word that names an owner, written just before its blocking
+ * switch_out: PI futexes carry the owner tid in the word (& FUTEX_TID_MASK,
+ * the kernel's own ABI); a glibc mutex (struct __pthread_mutex_s on every
+ * 64-bit ABI: int __lock; unsigned __count; int __owner) is locked with
+ * word 1 or 2 and has its owner tid 8 bytes after the word.  Written only
+ * for PI ops and for words of 1 or 2 whose owner field is another nonzero
+ * tid; the graph checks the tid is a live thread of the same process. */
+struct argus_ev_futex_state {       /* 48 bytes */
+	struct argus_event_header h;
+	__u64 uaddr;
+	__u32 word;                  /* *uaddr at the switch-out */
+	__u32 owner_field;           /* *(uaddr + 8), 0 when unreadable */
+	__u32 op;                    /* futex op & FUTEX_CMD_MASK */
+	__u32 flags;                 /* enum argus_futex_state_flags */
+};
+
+/* A lock or unlock request on a file: fcntl F_SETLK / F_SETLKW /
+ * F_OFD_SETLK / F_OFD_SETLKW (struct flock read at entry, start resolved
+ * against SEEK_CUR / SEEK_END) and flock(2) (whole file), written at the
+ * syscall entry right after its SYSCALL_ENTER; the result is that
+ * syscall's SYSCALL_EXIT (0, or -EAGAIN / -EACCES / -EWOULDBLOCK for a try
+ * that failed).  holder_pid: when the request conflicts with a lock already
+ * held by another process, the first such holder as the kernel's lock list
+ * of the inode says (0 when none or not readable). */
+struct argus_ev_file_lock {         /* 64 bytes */
+	struct argus_event_header h;
+	__s32 fd;
+	__u8 kind;                   /* enum argus_lock_kind */
+	__u8 type;                   /* enum argus_lock_type */
+	__u8 wait;                   /* 1: a blocking request (F_SETLKW, flock without LOCK_NB) */
+	__u8 whence;                 /* l_whence as given (start is already absolute) */
+	__s64 start;                 /* first byte */
+	__s64 len;                   /* 0 = to the end of the file */
+	__u64 inode;                 /* as fd_info.inode of the same fd */
+	__u32 holder_pid;
+	__u8 holder_type;            /* enum argus_lock_type of that holder's lock, 0 unknown */
+	__u8 pad[3];
 };
 
 #endif /* ARGUS_EVENT_H */

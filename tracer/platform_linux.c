@@ -118,7 +118,9 @@ static const struct syscall_entry syscall_table[] = {
 	SC(splice, SPLICE, OTHER_SYSCALL),
 	SC(semop, FD, OTHER_SYSCALL),
 	SC(semtimedop, FD, OTHER_SYSCALL),
-	SC(flock, FD_ONLY, OTHER_SYSCALL),
+	/* file locks: fcntl only for the lock-setting commands (filtered in BPF) */
+	SC(flock, FLOCK, OTHER_SYSCALL),
+	SC(fcntl, FCNTL, OTHER_SYSCALL),
 	SC(fsync, FD_ONLY, OTHER_SYSCALL),
 	SC(fdatasync, FD_ONLY, OTHER_SYSCALL),
 #ifdef __NR_pause

@@ -44,6 +44,13 @@
  *            end; pipes and eventfds are one shared object; the peer process
  *            is the one holding the other end.  Without them, a channel is
  *            learned from a wakeup (above).
+ *  owners    ownership edges from the holder of a futex or file lock to
+ *            the vertex that waits for it or failed to take it
+ *            (argus_graph_owners.c).
+ *  sites     a blocking event-loop wait names its wait site (the thread's
+ *            last WAIT_SITE row: fd set hash), timeout and user stack; every
+ *            blocking wait names the thread's last action since its previous
+ *            wait ended (a send on an fd, or a wakeup of another thread).
  *  gaps      a LOST row at ts marks [ts - lost_window, ts] as lost; with
  *            overwritten records [trace_start, head_gap_end] is lost too;
  *            segments whose start or end falls in a lost region get gap = 1.
@@ -88,6 +95,8 @@ static int64_t new_thread(struct argus_graph *g, uint32_t tid, uint32_t pid, int
 	t->pending_exit = t->exit_ts = -1;
 	t->msg_fd = t->msg_peer = -1;
 	t->msg_edge_src = t->msg_edge_dst = -1;
+	t->act_seg = t->act_wakee = -1;
+	t->fx_ts = -1;
 	s = map_upsert(&g->tid_map, tid, 0, 0, &ins);
 	if (!s)
 		return g->oom = 1, 0;
@@ -143,6 +152,8 @@ static int64_t open_seg(struct argus_graph *g, int64_t u, int64_t ts, int kind, 
 	s->wait_nr = NR_NONE;
 	s->wait_end = -1;
 	s->wake_src = -1;
+	s->act_seg = s->act_wakee = -1;
+	s->timeout_ms = ARGUS_GRAPH_TIMEOUT_NA;
 	s->flags = SF_KNOWN;
 	s->row_lo = s->row_hi = t->nrows;
 	t->seg = (int64_t)g->seg.len - 1;
@@ -247,6 +258,7 @@ static void end_wait(struct argus_graph *g, int64_t u, int64_t ts)
 
 	SG(g, t->seg)->wait_end = ts;
 	t->pending_exit = t->seg;
+	t->act_kind = ARGUS_ACT_NONE;   /* actions count from the end of the last wait */
 }
 
 /* The thread named by a row's header, as a running thread. */
@@ -358,6 +370,13 @@ static void on_syscall_enter(struct argus_graph *g, const struct argus_row *r, u
 	t->cur_obj = t->last_obj = r->obj;
 	t->cur_obj2 = r->obj2;
 	t->last_nr = nr;
+	if (ro & ARGUS_ROLE_MSG_SEND) {
+		t->act_kind = ARGUS_ACT_SEND;
+		t->act_obj = r->obj;
+		t->act_ts = ts;
+		t->act_seg = t->seg;
+		t->act_wakee = -1;
+	}
 	if (ro & ARGUS_ROLE_FUTEX) {
 		int op = r->aux & FUTEX_OP_MASK;
 
@@ -443,7 +462,8 @@ static void on_syscall_exit(struct argus_graph *g, const struct argus_row *r, ui
 	}
 	t->batch_armed = 0;
 	own_row(g, u, i);
-	t->cur_nr = NR_NONE;
+	file_lock_exit(g, u, r, i);
+	TH(g, u)->cur_nr = NR_NONE;
 }
 
 static void on_switch_out(struct argus_graph *g, const struct argus_row *r, uint64_t i)
@@ -497,8 +517,23 @@ static void on_switch_out(struct argus_graph *g, const struct argus_row *r, uint
 		s->wait_reason = r->reason;
 		s->wait_nr = nr;
 		s->wait_obj = obj;
+		s->stack = r->obj2;
+		if ((role(g, nr) & ARGUS_ROLE_LOOP_WAIT) && t->cur_nr == nr) {
+			s->timeout_ms = t->cur_aux;
+			if (t->site_nr == nr)
+				s->site = t->site_id;
+		}
+		s->act_kind = t->act_kind;
+		if (t->act_kind) {
+			s->act_obj = t->act_obj;
+			s->act_ts = t->act_ts;
+			s->act_seg = t->act_seg;
+			s->act_wakee = t->act_wakee;
+		}
 		if (r->reason == ARGUS_WAIT_FUTEX)
 			futex_used(g, t->pid, obj, u, FU_WAIT);
+		owner_edges_at_block(g, u, ts, i);
+		t = TH(g, u);
 		t->state = BLOCKED;
 		g->st.splits_blocking_wait++;
 	} else {
@@ -616,6 +651,22 @@ static void on_wakeup(struct argus_graph *g, const struct argus_row *r, uint64_t
 			w->waker_last_nr = k->last_nr;
 			w->waker_last_aux = k->last_aux;
 			w->waker_last_obj = k->last_obj;
+			if (ctx == ARGUS_WAKE_TASK && wk != e) {
+				/* the waker's last action: this wakeup, or the send that made it */
+				if ((role(g, k->cur_nr) & ARGUS_ROLE_MSG_SEND) && k->act_kind == ARGUS_ACT_SEND) {
+					k->act_wakee = e;
+				} else {
+					k->act_kind = ARGUS_ACT_WAKE;
+					k->act_obj = k->cur_nr != NR_NONE ? k->cur_obj : 0;
+					k->act_ts = ts;
+					k->act_seg = wk_seg;
+					k->act_wakee = e;
+				}
+				if ((role(g, k->cur_nr) & ARGUS_ROLE_FUTEX) && futex_wake_op(k->cur_aux) &&
+				    ps->wait_reason == ARGUS_WAIT_FUTEX &&
+				    (ps->wait_obj == k->cur_obj || ps->wait_obj == k->cur_obj2))
+					learn_futex_waker(g, wk, e, ps->wait_obj);
+			}
 			/* A task sending woke a task receiving: the wakeup edge stands for
 			 * that send (no message edge), and without channel identities the
 			 * pair (A, X) <-> (B, Y) is learned as one channel. */
@@ -736,6 +787,21 @@ static void on_row(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 		return on_timer(g, r);
 	if (!r->tid)
 		return;
+	if (r->type == ARGUS_EV_WAIT_SITE || r->type == ARGUS_EV_FUTEX_STATE || r->type == ARGUS_EV_FILE_LOCK) {
+		u = own(g, r->tid, r->pid, ts, 0);
+		own_row(g, u, i);
+		t = TH(g, u);
+		if (r->type == ARGUS_EV_WAIT_SITE) {
+			t->site_id = r->obj2;
+			t->site_nr = r->nr;
+			g->st.wait_sites++;
+		} else if (r->type == ARGUS_EV_FUTEX_STATE) {
+			on_futex_state(g, u, r);
+		} else {
+			on_file_lock(g, u, r, i);
+		}
+		return;
+	}
 	switch (r->type) {
 	case ARGUS_EV_SYSCALL_ENTER:
 		return on_syscall_enter(g, r, i);
@@ -758,6 +824,8 @@ static void on_row(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 		}
 		TH(g, u)->exit_ts = ts;
 		TH(g, u)->end_ts = ts;
+		if (r->state)    /* the group leader: the process's POSIX locks go with it */
+			file_locks_released(g, TH(g, u)->pid);
 		return;
 	case ARGUS_EV_PROC_SNAPSHOT:
 		u = lookup(g, r->tid, r->pid, ts);
@@ -880,7 +948,8 @@ static int reserve_row(struct argus_graph *g)
 {
 	struct vec *per_row[] = {
 		&g->thr, &g->seg, &g->wakes, &g->spawns, &g->running, &g->runnable, &g->yields, &g->flags,
-		&g->msg_edges, &g->lost, &g->sendv, &g->fdiv, &g->tfirev, &g->treqs,
+		&g->msg_edges, &g->lost, &g->sendv, &g->fdiv, &g->tfirev, &g->treqs, &g->lockv,
+		&g->oreqs,
 	};
 	size_t k;
 
@@ -923,10 +992,13 @@ struct argus_graph *argus_graph_build(const struct argus_row *rows, uint64_t nro
 	vec_init(&g->fdiv, sizeof(struct fdi));
 	vec_init(&g->tfirev, sizeof(struct tfire));
 	vec_init(&g->treqs, sizeof(struct treq));
+	vec_init(&g->lockv, sizeof(struct held));
+	vec_init(&g->oreqs, sizeof(struct oreq));
 	g->owner = big_alloc((nrows ? nrows : 1) * sizeof(int32_t), &g->owner_mapped);
 	if (!g->owner || map_init(&g->tid_map, 1024) || map_init(&g->ppid, 256) || map_init(&g->futex, 1024) ||
 	    map_init(&g->channel, 256) || map_init(&g->sends, 1024) || map_init(&g->timers, 64) ||
-	    map_init(&g->fdinfo, 1024) || map_init(&g->owners, 1024) || map_init(&g->tfires, 256))
+	    map_init(&g->fdinfo, 1024) || map_init(&g->owners, 1024) || map_init(&g->tfires, 256) ||
+	    map_init(&g->fchan, 256) || map_init(&g->locks, 64))
 		goto oom;
 	for (i = 0; i < nrows; i++) {
 		if (i && rows[i].ts_ns < rows[i - 1].ts_ns) {
@@ -954,6 +1026,9 @@ struct argus_graph *argus_graph_build(const struct argus_row *rows, uint64_t nro
 	map_free(&g->fdinfo);
 	map_free(&g->owners);
 	map_free(&g->tfires);
+	map_free(&g->fchan);
+	map_free(&g->locks);
+	vec_free(&g->lockv);
 	vec_free(&g->sendv);
 	vec_free(&g->fdiv);
 	vec_free(&g->tfirev);

@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define ARGUS_GRAPH_ABI 1
+#define ARGUS_GRAPH_ABI 2
 
 /* The library is built with hidden visibility: only these functions are
  * exported (the units' internal functions stay private). */
@@ -49,7 +49,13 @@ enum { ARGUS_START_TRACE, ARGUS_START_THREAD, ARGUS_START_WAKEUP, ARGUS_START_SW
 enum { ARGUS_END_BLOCKED, ARGUS_END_EXIT, ARGUS_END_TRACE, ARGUS_END_SPLIT };
 enum { ARGUS_SPLIT_NONE, ARGUS_SPLIT_EVENT_LOOP, ARGUS_SPLIT_PEER_CHANGE, ARGUS_SPLIT_BATCH };
 enum { ARGUS_EDGE_PROGRAM_ORDER, ARGUS_EDGE_WAKEUP, ARGUS_EDGE_SPAWN, ARGUS_EDGE_DATA_FLAG,
-       ARGUS_EDGE_MESSAGE, ARGUS_EDGE_TIMER };
+       ARGUS_EDGE_MESSAGE, ARGUS_EDGE_TIMER, ARGUS_EDGE_OWNERSHIP };
+/* edge.owner_kind of an ownership edge (0 on every other edge) */
+enum { ARGUS_OWNER_NONE, ARGUS_OWNER_FUTEX_OWNER, ARGUS_OWNER_FUTEX_CHANNEL, ARGUS_OWNER_FILE_LOCK };
+/* seg.act_kind: the thread's last action before its blocking wait */
+enum { ARGUS_ACT_NONE, ARGUS_ACT_SEND, ARGUS_ACT_WAKE };
+/* seg.wait_timeout_ms of a wait that is not an event-loop wait */
+#define ARGUS_GRAPH_TIMEOUT_NA (-2)
 
 struct argus_graph_config {
 	int64_t trace_start, trace_end;
@@ -73,6 +79,7 @@ struct argus_graph_stats {
 	uint64_t splits_blocking_wait, splits_event_loop, splits_peer_change, splits_batch;
 	uint64_t weak_program_order, message_edges, timer_edges, learned_channels;
 	uint64_t gap_segments, lost_regions;
+	uint64_t ownership_edges, wait_sites;
 };
 
 struct argus_graph_counts {
@@ -89,11 +96,14 @@ struct argus_graph_seg_cols {
 	uint8_t *wait_timedout, *wait_done;
 	int64_t *cpu_ns, *runnable_ns, *preempts, *yields, *nsyscalls, *row_lo, *row_hi;
 	uint8_t *split_kind, *gap;
+	uint64_t *wait_site, *wait_stack; int32_t *wait_timeout_ms;
+	uint8_t *act_kind; int64_t *act_ts; uint64_t *act_obj; int64_t *act_seg, *act_wakee;
 };
 
 struct argus_graph_edge_cols {
 	int64_t *src, *dst; uint8_t *type, *weak; int64_t *ts, *src_ts, *row;
 	int8_t *ctx; uint64_t *obj; int64_t *wait_ns;
+	uint8_t *owner_kind;
 };
 
 struct argus_graph_thread_cols {

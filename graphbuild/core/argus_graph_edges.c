@@ -25,6 +25,7 @@ void push_edge(struct argus_graph *g, struct vec *v, int64_t src, int64_t dst, i
 	e->ctx = (int8_t)ctx;
 	e->obj = obj;
 	e->wait_ns = wait_ns;
+	e->owner_kind = ARGUS_OWNER_NONE;
 }
 
 static int lock_like(const struct argus_graph *g, uint32_t pid, uint64_t uaddr, int64_t u)
@@ -183,46 +184,85 @@ int order_segments(struct argus_graph *g)
 	return 0;
 }
 
-/* Timer edges from TIMER fire records: the arming thread's segment at the
- * arm time (binary search over its segments in final order) -> the segment
- * the expiry's wakeup started.  An arm in the segment just before (a thread's
- * own sleep or timeout) is program order already and makes no edge. */
-static int resolve_timer_edges(struct argus_graph *g, const int64_t *inv)
+/* Per utid, the first final segment id: lo[u] .. lo[u + 1]. */
+static int64_t *thread_seg_lo(struct argus_graph *g)
 {
 	uint64_t n = g->seg.len, nt = g->thr.len, k;
-	int64_t *lo;
+	int64_t *lo = calloc(nt + 1, sizeof(int64_t));
 
-	if (!g->treqs.len)
-		return 0;
-	lo = calloc(nt + 1, sizeof(int64_t));
 	if (!lo)
-		return -1;
+		return NULL;
 	for (k = 0; k < n; k++)
 		lo[SG(g, k)->utid + 1]++;
 	for (k = 0; k < nt; k++)
 		lo[k + 1] += lo[k];
+	return lo;
+}
+
+/* The final id of utid's last segment starting at or before ts, or -1. */
+static int64_t seg_at(struct argus_graph *g, const int64_t *lo, const int64_t *inv, int64_t utid, int64_t ts)
+{
+	int64_t a = lo[utid], b = lo[utid + 1];
+
+	if (a == b || SG(g, inv[a])->start > ts)
+		return -1;
+	while (b - a > 1) {
+		int64_t m = a + (b - a) / 2;
+
+		if (SG(g, inv[m])->start <= ts)
+			a = m;
+		else
+			b = m;
+	}
+	return a;
+}
+
+/* Timer edges from TIMER fire records: the arming thread's segment at the
+ * arm time (binary search over its segments in final order) -> the segment
+ * the expiry's wakeup started.  An arm in the segment just before (a thread's
+ * own sleep or timeout) is program order already and makes no edge. */
+static int resolve_timer_edges(struct argus_graph *g, const int64_t *lo, const int64_t *inv)
+{
+	uint64_t k;
+
 	for (k = 0; k < g->treqs.len; k++) {
 		const struct treq *q = &VEC_AT(&g->treqs, struct treq, k);
-		int64_t a = lo[q->arm_utid], b = lo[q->arm_utid + 1], dst = g->remap[q->dst];
+		int64_t a = seg_at(g, lo, inv, q->arm_utid, q->arm_ts), dst = g->remap[q->dst];
 
-		if (a == b || SG(g, inv[a])->start > q->arm_ts)
+		if (a < 0)
 			continue;          /* armed before the thread's first segment */
-		while (b - a > 1) {        /* last segment starting at or before the arm */
-			int64_t m = a + (b - a) / 2;
-
-			if (SG(g, inv[m])->start <= q->arm_ts)
-				a = m;
-			else
-				b = m;
-		}
 		if (a == dst || (a + 1 == dst && SG(g, inv[a])->utid == SG(g, q->dst)->utid) ||
 		    (SG(g, q->dst)->flags & SF_TIMER_FD))
 			continue;          /* program order, or the timerfd read already linked it */
 		push_edge(g, &g->edges, inv[a], q->dst, ARGUS_EDGE_TIMER, 0, q->ts, q->arm_ts, q->row, -1, q->obj, 0);
 		g->st.timer_edges++;
 	}
-	free(lo);
 	vec_free(&g->treqs);
+	return g->oom ? -1 : 0;
+}
+
+/* Ownership edges (argus_graph_owners.c): the holder's segment running at,
+ * or last started before, the victim's wait -> the victim's vertex. */
+static int resolve_owner_edges(struct argus_graph *g, const int64_t *lo, const int64_t *inv)
+{
+	uint64_t k;
+
+	for (k = 0; k < g->oreqs.len; k++) {
+		const struct oreq *q = &VEC_AT(&g->oreqs, struct oreq, k);
+		int64_t a = seg_at(g, lo, inv, q->holder, q->ts);
+		struct edge *e;
+
+		if (a < 0 || inv[a] == q->dst)
+			continue;
+		push_edge(g, &g->edges, inv[a], q->dst, ARGUS_EDGE_OWNERSHIP, q->weak, q->ts, q->ts, q->row, -1,
+			  q->obj, 0);
+		if (g->oom)
+			break;
+		e = &VEC_AT(&g->edges, struct edge, g->edges.len - 1);
+		e->owner_kind = q->kind;
+		g->st.ownership_edges++;
+	}
+	vec_free(&g->oreqs);
 	return g->oom ? -1 : 0;
 }
 
@@ -230,7 +270,7 @@ static int resolve_timer_edges(struct argus_graph *g, const int64_t *inv)
 int finish_edges(struct argus_graph *g)
 {
 	uint64_t n = g->seg.len, k, ne;
-	int64_t *inv = malloc((n ? n : 1) * sizeof(int64_t));
+	int64_t *inv = malloc((n ? n : 1) * sizeof(int64_t)), *lo;
 	struct sort_pair *a, *b, *res;
 	struct edge *sorted;
 	int64_t tmin = INT64_MAX, tmax = INT64_MIN;
@@ -250,10 +290,13 @@ int finish_edges(struct argus_graph *g)
 			  w->start_kind == ARGUS_START_SPLIT, w->start, v->end, -1, -1, 0, 0);
 		g->st.weak_program_order += w->start_kind == ARGUS_START_SPLIT;
 	}
-	if (resolve_timer_edges(g, inv)) {
+	lo = thread_seg_lo(g);
+	if (!lo || resolve_timer_edges(g, lo, inv) || resolve_owner_edges(g, lo, inv)) {
+		free(lo);
 		free(inv);
 		return -1;
 	}
+	free(lo);
 	free(inv);
 	for (k = 0; k < g->msg_edges.len; k++) {
 		struct edge *e = vec_push(&g->edges);

@@ -75,6 +75,14 @@ int argus_graph_export_segments(struct argus_graph *g, const struct argus_graph_
 		c->row_hi[d] = s->row_hi + base[s->utid];
 		c->split_kind[d] = s->split_kind;
 		c->gap[d] = !!(s->flags & 0x80);
+		c->wait_site[d] = s->site;
+		c->wait_stack[d] = s->stack;
+		c->wait_timeout_ms[d] = s->timeout_ms;
+		c->act_kind[d] = s->act_kind;
+		c->act_ts[d] = s->act_kind ? s->act_ts : -1;
+		c->act_obj[d] = s->act_obj;
+		c->act_seg[d] = s->act_kind ? rm(g, s->act_seg) : -1;
+		c->act_wakee[d] = s->act_kind ? s->act_wakee : -1;
 	}
 	free(base);
 	vec_free(&g->seg);
@@ -98,6 +106,7 @@ int argus_graph_export_edges(struct argus_graph *g, const struct argus_graph_edg
 		c->ctx[k] = e->ctx;
 		c->obj[k] = e->obj;
 		c->wait_ns[k] = e->wait_ns;
+		c->owner_kind[k] = e->owner_kind;
 	}
 	vec_free(&g->edges);
 	return 0;
@@ -329,9 +338,13 @@ void argus_graph_free(struct argus_graph *g)
 	map_free(&g->fdinfo);
 	map_free(&g->owners);
 	map_free(&g->tfires);
+	map_free(&g->fchan);
+	map_free(&g->locks);
 	vec_free(&g->fdiv);
 	vec_free(&g->tfirev);
 	vec_free(&g->treqs);
+	vec_free(&g->lockv);
+	vec_free(&g->oreqs);
 	big_free(g->owner, g->owner_mapped);
 	free(g->remap);
 	free(g);

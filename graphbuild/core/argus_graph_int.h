@@ -3,6 +3,7 @@
  * Internal to the graph core: the build state shared by its units
  *   argus_graph.c           the pass: tracker, per-thread state machine, row handlers
  *   argus_graph_channels.c  channel identities, message matching, timer fires
+ *   argus_graph_owners.c    lock table, futex owners and channels, ownership edges
  *   argus_graph_edges.c     edges, vertex order, edge sort, gaps
  *   argus_graph_export.c    counts, exports to numpy columns, CSR, free
  * See argus_graph.c for the algorithm and its invariants.
@@ -37,6 +38,11 @@ struct seg {
 	uint32_t wait_nr, preempts, yields, nsyscalls;
 	uint8_t start_kind, start_irq, end_kind, wait_state, wait_reason, split_kind, flags;
 	int8_t start_ctx;
+	/* the wait site (loop waits) and the action before the wait */
+	uint64_t site, stack, act_obj;
+	int64_t act_ts, act_seg, act_wakee;
+	int32_t timeout_ms;
+	uint8_t act_kind;
 };
 
 struct thr {
@@ -57,6 +63,24 @@ struct thr {
 	int64_t pending_exit, exit_ts, nrows;
 	int64_t msg_fd, msg_peer;
 	int64_t msg_edge_src, msg_edge_dst;   /* the last message edge into this thread */
+	/* the last WAIT_SITE row of this thread (a switch_out with the same nr uses it) */
+	uint64_t site_id;
+	uint32_t site_nr;
+	/* the last action since the thread's last wait ended (ARGUS_ACT_*) */
+	uint8_t act_kind;
+	uint64_t act_obj;
+	int64_t act_ts, act_seg, act_wakee;
+	/* FUTEX_STATE row just before a blocking switch_out (same ts) */
+	uint64_t fx_uaddr;
+	int64_t fx_ts;
+	uint32_t fx_word, fx_owner;
+	uint8_t fx_flags;
+	/* FILE_LOCK request in progress (between its SYSCALL_ENTER and EXIT) */
+	uint8_t lk_active, lk_kind, lk_type, lk_wait, lk_edge;
+	uint32_t lk_nr, lk_holder_pid;
+	int32_t lk_fd;
+	int64_t lk_start, lk_end, lk_row;
+	uint64_t lk_inode;
 };
 
 struct wake {
@@ -76,8 +100,17 @@ struct flag { int64_t row, utid, pid, seg, ts; uint64_t addr; int64_t value; uin
 struct edge {
 	int64_t src, dst, ts, src_ts, row, wait_ns;
 	uint64_t obj;
-	uint8_t type, weak;
+	uint8_t type, weak, owner_kind;
 	int8_t ctx;
+};
+/* ownership edge, the holder's vertex resolved at the end */
+struct oreq { int64_t holder, dst, ts, row; uint64_t obj; uint8_t kind, weak; };
+/* one held file lock (the lock table); type 0 = free slot */
+struct held {
+	uint64_t inode, owner;      /* owner: pid (POSIX) or pid << 32 | fd (OFD, flock) */
+	int64_t start, end, utid, next;
+	uint32_t pid;
+	uint8_t kind, type;
 };
 struct send { int64_t seg, ts, row; uint8_t matched; };
 struct fdi { uint64_t local, peer; uint8_t kind; };                /* FD_INFO of one (pid, fd, inode) */
@@ -101,7 +134,9 @@ struct argus_graph {
 	struct map fdinfo;        /* (pid << 32 | fd, inode) -> index into fdiv */
 	struct map owners;        /* channel end (local) -> up to two pids holding it */
 	struct map tfires;        /* low 32 bits of a timer id -> index into tfirev */
-	struct vec sendv, fdiv, tfirev, treqs;
+	struct map fchan;         /* (pid, futex uaddr) -> the last two wakers (utid + 1 each, 32 bits) */
+	struct map locks;         /* inode -> first struct held of its chain in lockv */
+	struct vec sendv, fdiv, tfirev, treqs, lockv, oreqs;
 	int32_t *owner;           /* row -> utid, -1 */
 	size_t owner_mapped;
 
@@ -109,6 +144,14 @@ struct argus_graph {
 	int64_t *remap;           /* creation id -> final segment id */
 	uint64_t nowned;
 };
+
+/* FUTEX_WAKE, REQUEUE, CMP_REQUEUE, WAKE_OP, WAKE_BITSET: the ops that wake waiters */
+static inline int futex_wake_op(int32_t aux)
+{
+	int op = aux & FUTEX_OP_MASK;
+
+	return op == 1 || op == 3 || op == 4 || op == 5 || op == 10;
+}
 
 static inline uint8_t role(const struct argus_graph *g, uint32_t nr)
 {
@@ -142,5 +185,12 @@ void build_flag_edges(struct argus_graph *g);
 int order_segments(struct argus_graph *g);
 int finish_edges(struct argus_graph *g);
 void mark_gaps(struct argus_graph *g);
+/* argus_graph_owners.c */
+void on_futex_state(struct argus_graph *g, int64_t u, const struct argus_row *r);
+void on_file_lock(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i);
+void learn_futex_waker(struct argus_graph *g, int64_t waker, int64_t wakee, uint64_t uaddr);
+void owner_edges_at_block(struct argus_graph *g, int64_t u, int64_t ts, uint64_t i);
+void file_lock_exit(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i);
+void file_locks_released(struct argus_graph *g, uint32_t pid);
 
 #endif /* ARGUS_GRAPH_INT_H */

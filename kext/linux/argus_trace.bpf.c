@@ -125,6 +125,18 @@ struct syscall_state {
 	__u32 stack_nr;
 	__u32 pad2;
 	struct fd_cache_slot fd_cache[FD_CACHE_SLOTS];
+	/* What a blocking switch-out needs to describe the wait (wait_site.bpf.h,
+	 * ownership.bpf.h): the decoded aux (futex op, timeout) and, for the
+	 * poll family, the user pointers to the fd set, read only if it blocks. */
+	__s32 aux;
+	__u8 layout;             /* enum argus_syscall_layout */
+	__u8 pad3[3];
+	__u64 set_ptr;           /* poll: struct pollfd *; select: fd_set *readfds */
+	__u64 set_ptr2;          /* select: fd_set *writefds */
+	__u32 set_n;             /* poll: nfds; select: nfds */
+	__u32 site_nr;           /* the last WAIT_SITE written: (id, nr) and when */
+	__u64 site_id;
+	__u64 site_ns;
 };
 
 /* A thread blocking again in the same syscall on the same object this soon
@@ -334,6 +346,9 @@ static __always_inline __u8 task_state_of(bool preempt, unsigned int prev_state)
 	return ARGUS_STATE_BLOCKED;
 }
 
+#include "wait_site.bpf.h"
+#include "ownership.bpf.h"
+
 /* The user stack of prev, which in sched_switch is still current: its
  * stack id, or 0.  The frames are written once per (pid, stack id) and
  * refresh period; a hang's wait names the same id as the waits before it. */
@@ -405,6 +420,13 @@ static __always_inline void emit_switch_out(void *ctx, struct task_struct *prev,
 	if (capture_stacks && (state == ARGUS_STATE_BLOCKED || state == ARGUS_STATE_BLOCKED_IO) &&
 	    !(prev->flags & PF_KTHREAD) && prev->mm)
 		stack_id = capture_user_stack(ctx, prev, sc, ts, &stack, &stack_size);
+	/* What the wait is on, written just before the switch_out it describes. */
+	if (sc && (state == ARGUS_STATE_BLOCKED || state == ARGUS_STATE_BLOCKED_IO)) {
+		if (sc->wait_reason == ARGUS_WAIT_POLL)
+			emit_wait_site(prev, sc, ts);
+		else if (sc->wait_reason == ARGUS_WAIT_FUTEX)
+			emit_futex_state(prev, sc, ts);
+	}
 	/* Runnable switch-outs (most of them under load) stay 40 bytes. */
 	e = reserve(stack_id ? sizeof(*e) : ARGUS_SWITCH_OUT_BASE_SIZE);
 	if (!e)
@@ -857,6 +879,11 @@ static __always_inline void decode_args(__u8 layout, struct pt_regs *regs,
 	case ARGUS_SCL_FD_ONLY:
 		*obj = (__u32)a0;
 		break;
+	case ARGUS_SCL_FCNTL:
+	case ARGUS_SCL_FLOCK:
+		*obj = (__u32)a0;
+		*aux = (__s32)a1;
+		break;
 	case ARGUS_SCL_FUTEX:
 		*obj = a0;
 		*aux = (__s32)a1;
@@ -1161,6 +1188,13 @@ static __always_inline __u64 channel_of(struct syscall_state *sc, __u32 pid, __u
 	return key.inode;
 }
 
+#include "file_lock.bpf.h"
+
+static __always_inline bool lock_layout(__u8 layout)
+{
+	return layout == ARGUS_SCL_FCNTL || layout == ARGUS_SCL_FLOCK;
+}
+
 static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -1176,18 +1210,23 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	cls = syscall_class[id];
 	if (cls.layout == ARGUS_SCL_NONE || excluded(pid_tgid >> 32) || compat_syscall(regs))
 		return 0;
+	if (cls.layout == ARGUS_SCL_FCNTL && !fcntl_lock_cmd(PT_REGS_PARM2_SYSCALL(regs)))
+		return 0;
 	decode_args(cls.layout, regs, &aux, &obj, &obj2);
 	/* The wait reason must not depend on room in the ring buffer. */
 	sc = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), NULL,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	ts = bpf_ktime_get_ns();
-	if (cls.layout == ARGUS_SCL_FD_CHAN)
+	if (cls.layout == ARGUS_SCL_FD_CHAN || lock_layout(cls.layout))
 		obj2 = channel_of(sc, pid_tgid >> 32, tid, (int)obj, ts);
 	if (sc) {
 		sc->nr = id;
 		sc->wait_reason = cls.wait_reason;
 		sc->obj = obj;
 		sc->active = 1;
+		sc->aux = aux;
+		sc->layout = cls.layout;
+		wait_site_args(sc, cls.layout, regs);
 	}
 	e = reserve(sizeof(*e));
 	if (!e)
@@ -1198,6 +1237,8 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	e->obj2 = obj2;
 	fill_header(&e->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*e), pid_tgid >> 32, tid, ts);
 	submit(e);
+	if (lock_layout(cls.layout))
+		emit_file_lock(regs, cls.layout, obj2, pid_tgid >> 32, tid, ts);
 	return 0;
 }
 
@@ -1213,6 +1254,8 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 	/* Every syscall on the machine passes here: reject untraced ones by
 	 * number before looking at the task. */
 	if ((unsigned long)nr >= ARGUS_MAX_SYSCALLS || syscall_class[nr].layout == ARGUS_SCL_NONE)
+		return 0;
+	if (syscall_class[nr].layout == ARGUS_SCL_FCNTL && !fcntl_lock_cmd(PT_REGS_PARM2_SYSCALL(regs)))
 		return 0;
 	sc = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), NULL, 0);
 	if (!sc || !sc->active)

@@ -40,7 +40,7 @@
 enum argus_syscall_layout {
 	ARGUS_SCL_NONE = 0,          /* not traced */
 	ARGUS_SCL_FD,                /* obj=a0 (fd), aux=a2 clipped (count, len, iovcnt, vlen, flags) */
-	ARGUS_SCL_FD_ONLY,           /* obj=a0 (fd), aux=0: accept, accept4, flock, fsync */
+	ARGUS_SCL_FD_ONLY,           /* obj=a0 (fd), aux=0: accept, accept4, fsync */
 	ARGUS_SCL_FUTEX,             /* obj=uaddr, aux=op, obj2=uaddr2 for requeue/wake_op else val */
 	ARGUS_SCL_FUTEX_WAITV,       /* obj=waiters[0].uaddr, aux=nr_futexes, obj2=waiters */
 	ARGUS_SCL_EPOLL,             /* obj=epfd, aux=timeout ms (a3 int), obj2=maxevents */
@@ -58,6 +58,8 @@ enum argus_syscall_layout {
 	ARGUS_SCL_TIMERFD,           /* obj=fd, aux=flags, obj2=it_value in ns */
 	ARGUS_SCL_SPLICE,            /* obj=fd_in, obj2=fd_out, aux=len */
 	ARGUS_SCL_FD_CHAN,           /* as FD, obj2=inode of the fd; FD_INFO on first use (read/write/send/recv family) */
+	ARGUS_SCL_FCNTL,             /* only the lock-setting cmds are traced: obj=fd, aux=cmd, obj2=inode; FILE_LOCK */
+	ARGUS_SCL_FLOCK,             /* obj=fd, aux=operation, obj2=inode; FILE_LOCK */
 	ARGUS_SCL_MAX,
 };
 

@@ -32,6 +32,9 @@ FD_INFO = 15
 TIMER = 16
 USER_STACK = 17
 MAPPING = 18
+WAIT_SITE = 19
+FUTEX_STATE = 20
+FILE_LOCK = 21
 
 TYPE_NAMES = {
     SWITCH_OUT: "switch_out",
@@ -52,6 +55,9 @@ TYPE_NAMES = {
     TIMER: "timer",
     USER_STACK: "user_stack",
     MAPPING: "mapping",
+    WAIT_SITE: "wait_site",
+    FUTEX_STATE: "futex_state",
+    FILE_LOCK: "file_lock",
 }
 TYPE_BY_NAME = {v: k for k, v in TYPE_NAMES.items()}
 
@@ -124,7 +130,25 @@ MAP_WRITE = 2
 MAP_EXEC = 4
 MAP_TRUNCATED = 8
 
+# enum argus_lock_kind (file_lock rows: state)
+LOCK_POSIX = 1
+LOCK_OFD = 2
+LOCK_FLOCK = 3
+LOCK_KIND_NAMES = {1: "posix", 2: "ofd", 3: "flock"}
+
+# enum argus_lock_type (file_lock rows: reason; holder type in irq)
+LOCK_READ = 1
+LOCK_WRITE = 2
+LOCK_UNLOCK = 3
+LOCK_TYPE_NAMES = {1: "read", 2: "write", 3: "unlock"}
+
+# enum argus_futex_state_flags (futex_state rows: state)
+FUTEX_PI = 1
+FUTEX_OWNER_READ = 2
+
 SYSCALL_NONE = 0xFFFFFFFF
+WAIT_SITE_MAX_FDS = 8
+FUTEX_TID_MASK = 0x3FFFFFFF
 SWITCH_OUT_BASE_SIZE = 40
 USER_STACK_MAX_FRAMES = 28
 MAPPING_MAX_PATH = 192

@@ -90,6 +90,9 @@ EVENT_H = header_text("argus_event.h")
     ("argus_fd_kind", "ARGUS_FD_", "FD_"),
     ("argus_timer_kind", "ARGUS_TIMER_", "TIMER_"),
     ("argus_map_prot", "ARGUS_MAP_", "MAP_"),
+    ("argus_lock_kind", "ARGUS_LOCK_", "LOCK_"),
+    ("argus_lock_type", "ARGUS_LOCK_", "LOCK_"),
+    ("argus_futex_state_flags", "ARGUS_FUTEX_", "FUTEX_"),
 ])
 def test_enum_values_match_the_header(enum_name, prefix, py_prefix):
     values = parse_enum(EVENT_H, enum_name)
@@ -109,6 +112,8 @@ def test_name_tables_cover_every_enum_value():
     assert set(schema.IRQ_NAMES) == set(parse_enum(EVENT_H, "argus_irq_kind").values())
     assert set(schema.FD_KIND_NAMES) == set(parse_enum(EVENT_H, "argus_fd_kind").values())
     assert set(schema.TIMER_KIND_NAMES) == set(parse_enum(EVENT_H, "argus_timer_kind").values())
+    assert set(schema.LOCK_KIND_NAMES) == set(parse_enum(EVENT_H, "argus_lock_kind").values())
+    assert set(schema.LOCK_TYPE_NAMES) == set(parse_enum(EVENT_H, "argus_lock_type").values())
     assert schema.TYPE_BY_NAME == {v: k for k, v in schema.TYPE_NAMES.items()}
 
 
@@ -119,16 +124,20 @@ def test_defines_match_the_header():
     assert schema.SWITCH_OUT_BASE_SIZE == int(defines["ARGUS_SWITCH_OUT_BASE_SIZE"])
     assert schema.USER_STACK_MAX_FRAMES == int(defines["ARGUS_USER_STACK_MAX_FRAMES"])
     assert schema.MAPPING_MAX_PATH == int(defines["ARGUS_MAPPING_MAX_PATH"])
+    assert schema.WAIT_SITE_MAX_FDS == int(defines["ARGUS_WAIT_SITE_MAX_FDS"])
+    assert schema.FUTEX_TID_MASK == int(defines["ARGUS_FUTEX_TID_MASK"].rstrip("uU"), 0)
 
 
 @pytest.mark.parametrize("struct_name, size", [
     ("argus_ev_switch_out", 48), ("argus_ev_fd_info", 56), ("argus_ev_timer", 64),
     ("argus_ev_user_stack", 256), ("argus_ev_mapping", 256),
+    ("argus_ev_wait_site", 96), ("argus_ev_futex_state", 48), ("argus_ev_file_lock", 64),
 ])
 def test_new_record_layouts(struct_name, size):
     """Sizes the BPF side, the decoder and docs/event-schema.md rely on."""
     text = EVENT_H.replace("ARGUS_USER_STACK_MAX_FRAMES", str(schema.USER_STACK_MAX_FRAMES)).replace(
-        "ARGUS_MAPPING_MAX_PATH", str(schema.MAPPING_MAX_PATH))
+        "ARGUS_MAPPING_MAX_PATH", str(schema.MAPPING_MAX_PATH)).replace(
+        "ARGUS_WAIT_SITE_MAX_FDS", str(schema.WAIT_SITE_MAX_FDS))
     # The 24-byte header, as three words (its own layout is checked by the ring buffer tests).
     text = text.replace("struct argus_event_header h;", "__u64 h_ts, h_ids, h_rest;")
     fields = parse_struct(text, struct_name)

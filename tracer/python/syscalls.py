@@ -11,7 +11,7 @@ X86_64 = {
     0: "read", 1: "write", 3: "close", 7: "poll", 16: "ioctl", 17: "pread64", 18: "pwrite64",
     19: "readv", 20: "writev", 23: "select", 24: "sched_yield", 34: "pause", 35: "nanosleep",
     42: "connect", 43: "accept", 44: "sendto", 45: "recvfrom", 46: "sendmsg", 47: "recvmsg",
-    60: "exit", 61: "wait4", 65: "semop", 69: "msgsnd", 70: "msgrcv", 73: "flock", 74: "fsync",
+    60: "exit", 61: "wait4", 65: "semop", 69: "msgsnd", 70: "msgrcv", 72: "fcntl", 73: "flock", 74: "fsync",
     75: "fdatasync", 128: "rt_sigtimedwait", 130: "rt_sigsuspend", 202: "futex",
     208: "io_getevents", 220: "semtimedop", 230: "clock_nanosleep", 231: "exit_group",
     232: "epoll_wait", 242: "mq_timedsend", 243: "mq_timedreceive", 247: "waitid",
