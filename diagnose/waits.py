@@ -16,8 +16,9 @@ that ended blocked):
             site is (syscall nr, fd set): the graph's wait_site hash of the
             set when the tracer recorded it (WAIT_SITE records), else
             wait_obj, the epoll fd or the first fd of a poll() set.  The loop site is
-            the thread's most frequent POLL site; a site used strictly less
-            often is a nested loop or a one-off wait (GLib's call_sync polls
+            the thread's most frequent POLL site (ties: the one seen first);
+            a site used strictly less often is a nested loop or a one-off
+            wait (GLib's call_sync polls
             a private context, PostgreSQL waits for a lock on its latch's
             own epoll set).
   sync      the wait ended with a wakeup that is causally downstream of
@@ -119,7 +120,9 @@ class Sites:
         c = self.counts.get(int(utid))
         if not c:
             return None
-        return max(c.items(), key=lambda kv: (kv[1], -kv[0][0], -kv[0][1]))[0]
+        # ties go to the site seen first: a server waits in its loop before
+        # any request makes it wait anywhere else (Counter keeps first-seen order)
+        return max(enumerate(c.items()), key=lambda ikv: (ikv[1][1], -ikv[0]))[1][0]
 
     def is_nested(self, g, v):
         c = self.counts.get(int(g.seg.utid[v]))

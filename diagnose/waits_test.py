@@ -263,3 +263,16 @@ def test_relay_is_followed_after_its_upstream_answers():
     assert kind_of(g, CLI, T + ms(1)) == W.SYNC
     # the proxy itself waited for its upstream: synchronous too
     assert kind_of(g, SRV, T + ms(1)) == W.SYNC
+
+
+def test_loop_site_ties_go_to_the_first_seen():
+    """A backend seen once in its client loop (epoll fd 9) and once in a lock
+    wait (epoll fd 4, a smaller fd): the loop is the one seen first."""
+    t = Trace()
+    t.thread(SRV, SRV, "postgres")
+    t.run(SRV, 0).block(SRV, ms(1), "poll", "epoll_wait", obj=9)
+    t.timer_wake(SRV, ms(10))
+    t.block(SRV, ms(11), "poll", "epoll_wait", obj=4)
+    g = t.build(trace_end=s(5))
+    assert W.sites(g).loop_site(g.utid_of_tid(SRV)) == (W.site(g, g.segment_at(g.utid_of_tid(SRV), ms(5))))
+    assert W.site(g, g.segment_at(g.utid_of_tid(SRV), ms(5)))[1] == 9
