@@ -283,6 +283,11 @@ class _Run:
                 if e.type == "ownership":
                     return self.owner_relation(e)
                 where = "on the baseline path" if role == "baseline" else "on the wake-up path"
+                if e is None or e.type == "program_order":
+                    continue
+                if e.type == "message":
+                    return f"{where} it sent a message {self.who(int(g.seg.utid[prev]))} read at " \
+                           f"{fmt_rel(e.ts - self.t0)}"
                 return f"{where} it woke {self.who(int(g.seg.utid[prev]))} at {fmt_rel(e.ts - self.t0)}" \
                     if e.type in ("wakeup", "spawn") else \
                     f"{where} it wrote the data flag {self.who(int(g.seg.utid[prev]))} read at {fmt_rel(e.ts - self.t0)}"

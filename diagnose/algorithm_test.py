@@ -409,3 +409,41 @@ def test_repeated_yield_on_a_gil_like_lock_names_the_thread_that_released_it():
     j = to_json(diagnose(C.gil_like(release=False), 10))
     assert [(c["tid"], c["block_type"]) for c in j["root_causes"]] == [(10, "RepeatedYield")]
     assert j["root_causes"][0]["advice"] == "bp_watch 10 IMAGE SYMBOL"
+
+
+# --- synchronous waits made with event-loop syscalls (waits.py) ---
+
+def _client_server(**kw):
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(__file__))
+    from waits_test import client_server
+    return client_server(**kw)
+
+
+def test_pending_poll_slices_into_the_callee_without_a_wakeup_edge():
+    """The client's poll() is still waiting at trace end while the server
+    computes: no wakeup edge ended it, the closure's path names the server."""
+    t, tm = _client_server()
+    g = t.build(until=tm["req"] + s(2.5))
+    j = to_json(diagnose(g, 100))
+    assert j["spinning"]["block_type"] == "LongWait" and j["spinning"]["ongoing"]
+    assert j["spinning"]["wait_model"]["kind"] == "pending"
+    assert [(p["tid"], p["role"]) for p in j["path"]][:3] == [(100, "spinning"), (200, "slice"), (200, "culprit")]
+    assert j["spinning"]["origin"]["kind"] == "pending"
+    (rc,) = [c for c in j["root_causes"] if c["primary"]]
+    assert (rc["tid"], rc["block_type"], rc["depth"]) == (200, "LongRunning", 1)
+
+
+def test_sync_poll_behind_a_nested_wait_names_who_released_it():
+    """The server waits for a lock in a nested epoll set until pid 300 wakes
+    it: the client's LongWait slices from the answer back into the server
+    and on to 300 (sleeping); the server's nested wait is not idle."""
+    t, tm = _client_server(server_lock=True)
+    g = t.build(trace_end=s(6))
+    j = to_json(diagnose(g, 100))
+    assert j["spinning"]["wait_model"]["kind"] == "sync"
+    tids = [c["tid"] for c in j["root_causes"]]
+    assert 200 in tids and 300 in tids
+    (rc,) = [c for c in j["root_causes"] if c["primary"]]
+    assert (rc["tid"], rc["block_type"]) == (300, "LongWait")

@@ -1,23 +1,35 @@
 """Hang detection: finding the spinning vertex of a thread.
 
 Algorithm, for one thread (default: the process's main thread, tid == pid):
-  Waits with wait reason POLL (epoll / poll / select) are the event loop's
-  idle waits.  Placeholder waits that began before the trace (reason unknown)
-  are treated as idle too: nothing says the thread was hung rather than idle.
+  Idle waits are decided by the wait model (waits.wait_kind): a POLL wait
+  (epoll / poll / select) at the thread's loop site with nothing the thread
+  started pending is idle; a nested POLL wait (another site), a synchronous
+  one (ended by an answer downstream of the thread's own request) and a
+  pending one (still unanswered at trace end) are not.  Placeholder waits
+  that began before the trace (reason unknown) are treated as idle:
+  nothing says the thread was hung rather than idle.  Waits that are not
+  POLL waits are never idle.
   (a) every other blocking wait lasting >= threshold (default 2 s) is a hang
       candidate: kind "wait", block type LongWait, spinning vertex = the
       segment that owns the wait, hang window = [wait_start, wait_end].  A wait
       still in progress at trace end lasts until trace end (ongoing: true).
       Waits split by spurious wakeups inside one syscall (the syscall did not
-      return and the thread slept again in it, see _continues) count as one
-      wait from the first piece's start; the spinning vertex is the last
-      piece (evidence longest_wait.pieces > 1).
+      return and the thread slept again in it, see _continues), and a poll
+      that timed out followed by nothing but re-polls at the same site
+      (waits.repoll_continues), count as one wait from the first piece's
+      start; the spinning vertex is the last piece (evidence
+      longest_wait.pieces > 1).
   (b) the thread's timeline is cut at idle waits and at the (a) waits into
       stretches (from the end of one cut wait to the start of the next, or to
       the thread's end / trace end).  A stretch lasting >= threshold that
       classifies (blocktype.classify over the stretch) as LongRunning or
       RepeatedYield is a candidate: kind "stretch", spinning vertex = its first
-      segment, hang window = the stretch.
+      segment, hang window = the stretch.  A RepeatedYield stretch that holds
+      a run of >= threshold without any blocking wait (segments joined only
+      by splits) is cut around that run: the run is its own candidate, the
+      parts before and after are classified on their own.  That keeps a
+      condition-variable loop's idle timed waits (Tcl's notifier) out of a
+      callback's LongRunning window.
   Choice: with `at`, the candidate whose window contains it (with --tid and
   --at and no candidate there: the vertex at that time, as the user named
   it, user_named_hang); else a candidate
@@ -128,6 +140,25 @@ def _wait_class(g, utid, first, last, ws, we):
     return B.Classification(B.LONG_WAIT, int(utid), ws, we, int(last), ev)
 
 
+def _seg_end(g, v):
+    return int(g.seg.wait_start[v]) if g.seg.end_kind[v] == G.END_BLOCKED else int(g.seg.end[v])
+
+
+def _long_run(g, first, last, end, threshold_ns):
+    """The longest run of segments first..last joined only by splits (the
+    thread never blocked) lasting >= threshold_ns, as (a, b), or None."""
+    seg = g.seg
+    best, a = None, first
+    for v in range(first, last + 1):
+        if v == last or seg.end_kind[v] != G.END_SPLIT:
+            t_end = min(_seg_end(g, v), end) if seg.end_kind[v] == G.END_BLOCKED else min(int(seg.end[v]), end)
+            d = t_end - int(seg.start[a])
+            if d >= threshold_ns and (best is None or d > best[0]):
+                best = (d, a, v)
+            a = v + 1
+    return None if best is None else best[1:]
+
+
 def thread_hangs(g, utid, threshold_ns=DEFAULT_THRESHOLD_NS):
     """All hang candidates of one thread, in time order."""
     seg = g.seg
@@ -137,11 +168,22 @@ def thread_hangs(g, utid, threshold_ns=DEFAULT_THRESHOLD_NS):
         return out
     tid, pid = int(g.threads.tid[utid]), int(g.threads.pid[utid])
 
-    def stretch(first, last, end):
+    def stretch(first, last, end, carve=True):
         start = int(seg.start[first])
         if end - start < threshold_ns:
             return
         c = B.classify(g, utid, start, end)
+        run = _long_run(g, first, last, end, threshold_ns) if carve and c.block_type == B.REPEATED_YIELD else None
+        if run is not None:
+            # a run that never blocked for >= threshold inside a yielding stretch: the
+            # thread was out of its loop there, whatever its idle waits around it were
+            a, b = run
+            if a > first:
+                stretch(first, a - 1, int(seg.wait_start[a - 1]), carve=False)
+            stretch(a, b, _seg_end(g, b), carve=False)
+            if b < last:
+                stretch(b + 1, last, end, carve=False)
+            return
         if c.block_type in (B.LONG_RUNNING, B.REPEATED_YIELD):
             ongoing = end >= g.trace_end and seg.end_kind[last] != G.END_EXIT
             out.append(Hang(pid, tid, utid, "stretch", first, last, start, int(end), bool(ongoing), c))
@@ -159,7 +201,9 @@ def thread_hangs(g, utid, threshold_ns=DEFAULT_THRESHOLD_NS):
         while cont[last - lo]:
             last += 1
         ws, we = int(seg.wait_start[k]), int(seg.wait_end[last])
-        kind, detail = W.wait_kind(g, k, last)
+        # the model only matters for a wait long enough to be a hang (and its
+        # closure costs); a shorter POLL wait cuts the stretch as before
+        kind, detail = W.wait_kind(g, k, last) if we - ws >= threshold_ns else (W.quick_kind(g, k), {})
         idle = kind not in W.NOT_IDLE
         long = not idle and we - ws >= threshold_ns
         if idle or long:

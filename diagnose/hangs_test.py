@@ -1,7 +1,7 @@
 """Hang detection: the spinning vertex of a thread."""
 import pytest
 
-from argus.graphbuild.crafted import Trace, ms, s
+from argus.graphbuild.crafted import Trace, ms, s, us
 from argus.diagnose import hangs as H
 from argus.diagnose import blocktype as B
 
@@ -207,3 +207,29 @@ def test_tid_and_at_name_the_vertex_even_when_idle():
     # in the running part of a vertex: its span
     h = H.find_hang(g, M, tid=M, at=s(12.25))
     assert (h.kind, h.start_ns, h.end_ns, h.user_named) == ("stretch", s(12.2), s(12.3), True)
+
+
+def test_long_run_is_carved_out_of_a_yielding_stretch():
+    """A Tcl-like loop idles in 50 ms timed futex waits (not POLL) and runs a
+    3 s callback without blocking: the hang is the callback (LongRunning),
+    not a RepeatedYield stretch over the idle waits around it."""
+    t = Trace()
+    t.thread(M, M, "wish")
+    t.run(M, 0)
+    now = ms(10)
+
+    def idle(now, n):
+        for _ in range(n):
+            t.block(M, now, "futex", "futex", obj=0x9000)
+            now += ms(50)
+            t.timer_wake(M, now, ret=-110)
+            now += ms(1)
+        return now
+    now = idle(now, 40)
+    cb = now
+    t.busy(M, cb, cb + s(3), slice_ns=ms(10), gap_ns=us(50))
+    now = idle(cb + s(3), 30)           # 1.5 s: below the threshold
+    g = t.build(trace_end=now + ms(10))
+    hs = H.list_hangs(g, M)
+    assert [(h.kind, h.block_type, h.start_ns) for h in hs] == [("stretch", B.LONG_RUNNING, cb - ms(1))]
+    assert hs[0].end_ns == cb + s(3)

@@ -13,10 +13,12 @@ that ended blocked):
   unknown   it began before the trace (placeholder): treated as idle,
             nothing says the thread was hung rather than idle.
   nested    a POLL wait at a site other than the thread's loop site.  A
-            site is (syscall nr, wait_obj): the epoll fd, or the first fd
-            of a poll() set (the tracer records that fd).  The loop site is
-            the thread's most frequent POLL site; a site used strictly less
-            often is a nested loop or a one-off wait (GLib's call_sync polls
+            site is (syscall nr, fd set): the graph's wait_site hash of the
+            set when the tracer recorded it (WAIT_SITE records), else
+            wait_obj, the epoll fd or the first fd of a poll() set.  The loop site is
+            the thread's most frequent POLL site (ties: the one seen first);
+            a site used strictly less often is a nested loop or a one-off
+            wait (GLib's call_sync polls
             a private context, PostgreSQL waits for a lock on its latch's
             own epoll set).
   sync      the wait ended with a wakeup that is causally downstream of
@@ -88,9 +90,18 @@ def is_poll(g, v):
     return bool(g.seg.wait_known[v]) and int(g.seg.wait_reason[v]) == schema.WAIT_POLL
 
 
+def _site_col(g):
+    """The per-vertex fd-set hash when the graph has it (WAIT_SITE records),
+    else wait_obj (the epoll fd; the first fd of a poll set)."""
+    if "wait_site" in g.seg.names:
+        ws = g.seg.wait_site
+        return np.where(ws != 0, ws.astype(np.uint64), g.seg.wait_obj.astype(np.uint64))
+    return g.seg.wait_obj
+
+
 def site(g, v):
-    """The wait site of a blocked vertex: (syscall nr, wait_obj)."""
-    return int(g.seg.wait_nr[v]), int(g.seg.wait_obj[v])
+    """The wait site of a blocked vertex: (syscall nr, fd set)."""
+    return int(g.seg.wait_nr[v]), int(sites(g).col[v])
 
 
 class Sites:
@@ -100,15 +111,18 @@ class Sites:
         seg = g.seg
         sel = np.flatnonzero((seg.end_kind == G.END_BLOCKED) & seg.wait_known
                              & (seg.wait_reason == schema.WAIT_POLL))
+        self.col = _site_col(g)
         self.counts = {}
-        for u, nr, obj in zip(seg.utid[sel].tolist(), seg.wait_nr[sel].tolist(), seg.wait_obj[sel].tolist()):
+        for u, nr, obj in zip(seg.utid[sel].tolist(), seg.wait_nr[sel].tolist(), self.col[sel].tolist()):
             self.counts.setdefault(u, Counter())[(int(nr), int(obj))] += 1
 
     def loop_site(self, utid):
         c = self.counts.get(int(utid))
         if not c:
             return None
-        return max(c.items(), key=lambda kv: (kv[1], -kv[0][0], -kv[0][1]))[0]
+        # ties go to the site seen first: a server waits in its loop before
+        # any request makes it wait anywhere else (Counter keeps first-seen order)
+        return max(enumerate(c.items()), key=lambda ikv: (ikv[1][1], -ikv[0]))[1][0]
 
     def is_nested(self, g, v):
         c = self.counts.get(int(g.seg.utid[v]))
@@ -369,6 +383,14 @@ def first_piece(g, v):
     while v > lo and cont[v - 1 - lo]:
         v -= 1
     return v
+
+
+def quick_kind(g, v):
+    """For waits shorter than a hang (hangs.py): blocking, unknown or idle,
+    without sites or closure (a short POLL wait cuts a stretch)."""
+    if not g.seg.wait_known[v]:
+        return UNKNOWN
+    return BLOCKING if int(g.seg.wait_reason[v]) != schema.WAIT_POLL else IDLE
 
 
 def wait_kind(g, v, last=None):

@@ -131,33 +131,27 @@ def test_one_way_message_to_an_event_loop_does_not_connect():
 
 def test_worker_back_on_its_queue_is_not_pending():
     """The loop hands work to a worker (futex wake), the worker finishes and
-    waits on its queue again: the loop's next wait is idle."""
+    waits on its queue again: the loop's next wait is idle; while the worker
+    still computes at trace end, it is pending."""
     REQ = 0x7000
-    t = Trace()
-    t.thread(CLI, CLI, "ui")
-    t.thread(CLI, CLI + 1, "worker")
-    t.run(CLI, 0).block(CLI, ms(1), "poll", "epoll_wait", obj=3)
-    t.run(CLI + 1, 0).futex_wait(CLI + 1, ms(1), REQ)
-    t.timer_wake(CLI, s(1))
-    t.futex_wake(CLI, s(1) + us(5), REQ)
-    t.wake(CLI, CLI + 1, s(1) + us(10))
-    t.block(CLI, s(1) + us(20), "poll", "epoll_wait", obj=3)
-    t.run(CLI + 1, s(1) + us(20))
-    t.futex_wait(CLI + 1, s(1) + ms(5), REQ)
-    g = t.build(trace_end=s(5))
-    assert kind_of(g, CLI, s(2)) == W.IDLE
-    # while the worker still computes at trace end, the loop's wait is pending
-    t2 = Trace()
-    t2.thread(CLI, CLI, "ui")
-    t2.thread(CLI, CLI + 1, "worker")
-    t2.run(CLI, 0).block(CLI, ms(1), "poll", "epoll_wait", obj=3)
-    t2.run(CLI + 1, 0).futex_wait(CLI + 1, ms(1), REQ)
-    t2.timer_wake(CLI, s(1))
-    t2.futex_wake(CLI, s(1) + us(5), REQ)
-    t2.wake(CLI, CLI + 1, s(1) + us(10))
-    t2.block(CLI, s(1) + us(20), "poll", "epoll_wait", obj=3)
-    t2.run(CLI + 1, s(1) + us(20))
-    assert kind_of(t2.build(trace_end=s(5)), CLI, s(2)) == W.PENDING
+
+    def handoff(worker_done):
+        t = Trace()
+        t.thread(CLI, CLI, "ui")
+        t.thread(CLI, CLI + 1, "worker")
+        t.run(CLI, 0).block(CLI, ms(1), "poll", "epoll_wait", obj=3)
+        t.run(CLI + 1, 0).futex_wait(CLI + 1, ms(1), REQ)
+        t.timer_wake(CLI, s(1))
+        t.futex_wake(CLI, s(1) + us(5), REQ)
+        t.wake(CLI, CLI + 1, s(1) + us(10))
+        t.block(CLI, s(1) + us(20), "poll", "epoll_wait", obj=3)
+        t.run(CLI + 1, s(1) + us(20))
+        if worker_done:
+            t.futex_wait(CLI + 1, s(1) + ms(5), REQ)
+        return t.build(trace_end=s(5))
+
+    assert kind_of(handoff(True), CLI, s(2)) == W.IDLE
+    assert kind_of(handoff(False), CLI, s(2)) == W.PENDING
 
 
 def test_nested_wait_site():
@@ -194,3 +188,91 @@ def test_forked_child_is_not_a_request():
     t.run(150, s(1) + us(30)).block(150, s(1) + us(40), "sleep", "clock_nanosleep")
     g = t.build(trace_end=s(5))
     assert kind_of(g, CLI, s(2)) == W.IDLE
+
+
+def test_repolls_after_timeouts_are_one_pending_wait():
+    """curl's multi loop: after its request it polls with a 1 s timeout,
+    re-polls without blocking (returns 0) and polls again until the answer:
+    one wait from the request to the answer, synchronous."""
+    t = Trace()
+    t.thread(CLI, CLI, "curl")
+    t.thread(SRV, SRV, "server")
+    t.run(CLI, 0).block(CLI, ms(1), "poll", "poll", obj=CFD)
+    t.run(SRV, 0).block(SRV, ms(1), "poll", "epoll_wait", obj=9)
+    T = s(1)
+    t.timer_wake(CLI, T)
+    t.syscall(CLI, T + us(10), "sendto", obj=CFD, ret=40)
+    t.wake(CLI, SRV, T + us(20))
+    t.block(CLI, T + us(30), "poll", "poll", obj=CFD)
+    t.run(SRV, T + us(30), ret=1)
+    for k in range(1, 4):                 # three 1 s timeouts, each followed by a non-blocking re-poll
+        t.timer_wake(CLI, T + s(k), ret=0)
+        t.syscall(CLI, T + s(k) + us(5), "poll", obj=CFD, ret=0)
+        t.block(CLI, T + s(k) + us(10), "poll", "poll", obj=CFD)
+    X = T + s(3.5)
+    t.busy(SRV, T + us(30), X, slice_ns=ms(10), gap_ns=us(50))
+    t.syscall(SRV, X, "write", obj=SFD, ret=100)
+    t.wake(SRV, CLI, X + us(10))
+    t.block(SRV, X + us(20), "poll", "epoll_wait", obj=9)
+    t.run(CLI, X + us(20), ret=1)
+    t.block(CLI, X + ms(1), "poll", "poll", obj=CFD)
+    g = t.build(trace_end=s(6))
+    hs = H.list_hangs(g, CLI)
+    assert [(h.kind, h.block_type, h.start_ns, h.end_ns) for h in hs] == \
+        [("wait", "LongWait", T + us(30), X + us(10))]
+    assert hs[0].classification.evidence["wait_model"]["kind"] == W.SYNC
+    assert W.first_piece(g, hs[0].vertex) == g.segment_at(g.utid_of_tid(CLI), T + ms(1))
+
+
+def test_relay_is_followed_after_its_upstream_answers():
+    """client -> proxy -> upstream: the proxy forwards the request and goes
+    back to its loop; the upstream answers; the proxy reads part of it,
+    waits in its loop again, and a culled net wakeup (the rest of the
+    answer, held back by Nagle) makes it reply.  The client's wait is sync."""
+    UP = 400
+    t = Trace()
+    t.thread(CLI, CLI, "client")
+    t.thread(SRV, SRV, "proxy")
+    t.thread(UP, UP, "upstream")
+    for tid in (CLI, SRV, UP):
+        t.run(tid, 0).block(tid, ms(1), "poll", "epoll_wait" if tid != CLI else "poll", obj=3)
+    T = s(1)
+    t.timer_wake(CLI, T)
+    t.syscall(CLI, T + us(10), "sendto", obj=3, ret=40)
+    t.wake(CLI, SRV, T + us(20))
+    t.block(CLI, T + us(30), "poll", "poll", obj=3)
+    t.run(SRV, T + us(30), ret=1)
+    t.syscall(SRV, T + us(40), "sendto", obj=8, ret=40)
+    t.wake(SRV, UP, T + us(50))
+    t.block(SRV, T + us(60), "poll", "epoll_wait", obj=3)
+    t.run(UP, T + us(60), ret=1)
+    X = T + s(3)
+    t.busy(UP, T + us(60), X, slice_ns=ms(10), gap_ns=us(50))
+    t.syscall(UP, X, "sendto", obj=4, ret=100)
+    t.wake(UP, SRV, X + us(10))
+    t.block(UP, X + us(20), "poll", "epoll_wait", obj=3)
+    t.run(SRV, X + us(20), ret=1)
+    t.block(SRV, X + us(40), "poll", "epoll_wait", obj=3)
+    t.wake(0, SRV, X + ms(40), "softirq", "net").run(SRV, X + ms(40), ret=1)
+    t.syscall(SRV, X + ms(40) + us(10), "sendto", obj=7, ret=100)
+    t.wake(SRV, CLI, X + ms(40) + us(20))
+    t.block(SRV, X + ms(40) + us(30), "poll", "epoll_wait", obj=3)
+    t.run(CLI, X + ms(40) + us(30), ret=1)
+    t.block(CLI, X + ms(41), "poll", "poll", obj=3)
+    g = t.build(trace_end=s(6))
+    assert kind_of(g, CLI, T + ms(1)) == W.SYNC
+    # the proxy itself waited for its upstream: synchronous too
+    assert kind_of(g, SRV, T + ms(1)) == W.SYNC
+
+
+def test_loop_site_ties_go_to_the_first_seen():
+    """A backend seen once in its client loop (epoll fd 9) and once in a lock
+    wait (epoll fd 4, a smaller fd): the loop is the one seen first."""
+    t = Trace()
+    t.thread(SRV, SRV, "postgres")
+    t.run(SRV, 0).block(SRV, ms(1), "poll", "epoll_wait", obj=9)
+    t.timer_wake(SRV, ms(10))
+    t.block(SRV, ms(11), "poll", "epoll_wait", obj=4)
+    g = t.build(trace_end=s(5))
+    assert W.sites(g).loop_site(g.utid_of_tid(SRV)) == (W.site(g, g.segment_at(g.utid_of_tid(SRV), ms(5))))
+    assert W.site(g, g.segment_at(g.utid_of_tid(SRV), ms(5)))[1] == 9

@@ -3,8 +3,8 @@ waits (in poll(), curl's multi interface) while nginx's worker waits (in
 epoll_wait) for the upstream, Python's http.server computing the response
 for 3.5 s. Two synchronous waits made with event-loop syscalls, one inside
 an event-loop server."""
-from harness import LONG_RUNNING, LONG_WAIT, Scenario, Truth, children_of, free_port, wait_port
-import servers
+from harness import LONG_RUNNING, LONG_WAIT, Scenario, Truth, children_of
+from cases.nginx_slow_upstream import setup  # noqa: F401  (the same upstream and nginx)
 
 SCENARIO = Scenario(
     name="curl_nginx_slow_upstream",
@@ -16,13 +16,6 @@ SCENARIO = Scenario(
     apt=(("nginx-light", "nginx"), ("curl", "curl")),
     cross_process=True,
 )
-
-
-def setup(ctx):
-    up_port = free_port()
-    ctx.state["upstream"], ctx.state["up_ids"] = ctx.driver("http_upstream.py", up_port, 3.5)
-    wait_port(up_port)
-    ctx.state["nginx"], ctx.state["port"] = servers.nginx(ctx, up_port)
 
 
 def reproduce(ctx):

@@ -29,10 +29,13 @@ def reproduce(ctx):
     import time
     # Calibrate the CPU-bound join (as pg_client.py's query mode) here.
     query = "SELECT count(*) FROM t a, t b, t c, (SELECT generate_series(1, {})) g;"
-    t0 = time.monotonic()
-    subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(ctx.state["port"]), "-U", "postgres", "-Atqc",
-                    "SET jit = off; " + query.format(4)], check=True, capture_output=True)
-    per_k = max(time.monotonic() - t0, 1e-3) / 4
+    def timed(k):
+        t0 = time.monotonic()
+        subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(ctx.state["port"]), "-U", "postgres", "-Atqc",
+                        "SET jit = off; " + query.format(k)], check=True, capture_output=True)
+        return time.monotonic() - t0
+    # the difference of two sizes leaves psql's start and connection out of the per-unit cost
+    per_k = max(timed(8) - timed(2), 1e-3) / 6
     script = "".join(f"SELECT count(*) FROM t WHERE v >= {i};\n\\! sleep 0.02\n" for i in range(20))
     script = "SELECT pg_backend_pid();\nSET jit = off;\n" + script + \
         query.format(max(1, round(3.5 / per_k))) + "\n"

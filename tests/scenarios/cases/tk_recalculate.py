@@ -13,12 +13,6 @@ SCENARIO = Scenario(
     root_type=LONG_RUNNING,
     apt=(("xvfb", "Xvfb"), ("tk8.6", "/usr/share/tcltk/tk8.6")),
     gui=True,
-    known_failure=("tkinter's mainloop on a threaded Tcl busy-waits: Tcl_DoOneEvent(TCL_DONT_WAIT) then a "
-                   "20 ms sleep when idle, and Tcl's notifier waits on a condition variable, not poll; "
-                   "Argus sees no event-loop wait on the main thread, so the hang window includes idle "
-                   "polling and the sleeps / timed-out condition waits make it RepeatedYield instead of "
-                   "LongRunning. Needs run-loop boundaries beyond poll/epoll (issue 3). Timing-dependent: "
-                   "under load fewer idle sleeps fall in the window and it can pass (XPASS)"),
 )
 
 

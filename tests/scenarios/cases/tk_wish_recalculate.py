@@ -18,12 +18,6 @@ SCENARIO = Scenario(
     root_type=LONG_RUNNING,
     apt=(("xvfb", "Xvfb"), ("tk8.6", "wish8.6")),
     gui=True,
-    known_failure=("Tcl's threaded notifier: the main thread idles in a condition wait (futex, timed to "
-                   "the next after() timer) while a notifier thread select()s on the X socket; Argus takes "
-                   "only poll/epoll/select waits as event-loop waits, so the hang window stretches into "
-                   "idle time and the 50 ms timer wakeups count as timed-out short waits: RepeatedYield "
-                   "instead of LongRunning. Needs run-loop boundaries for condition-variable event loops "
-                   "(callback entry/exit events, issue 3)"),
 )
 
 
