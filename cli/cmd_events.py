@@ -90,7 +90,36 @@ def describe(row, threads, trace):
         return f"addr={int(row['obj']):#x} value={int(row['val'])} pc={int(row['obj2']):#x}"
     if t == schema.LOST:
         return f"count={int(row['val'])}"
+    if t == schema.WAIT_SITE:
+        fds = " ".join(f"{fd}:{ev:#x}" for fd, ev in _wait_fds(row, trace))
+        return (f"{syscalls.name(row['nr'])} timeout_ms={int(row['aux'])} nfds={int(row['peer_pid'])} "
+                f"fds=[{fds}] site={int(row['obj2']):#x}")
+    if t == schema.FUTEX_STATE:
+        pi = bool(int(row["state"]) & schema.FUTEX_PI)
+        owner = int(row["val"]) & schema.FUTEX_TID_MASK if pi else int(row["peer_tid"])
+        return (f"uaddr={int(row['obj']):#x} op={syscalls.futex_op_name(row['nr'])} word={int(row['val']):#x} "
+                f"owner={owner}{' (pi)' if pi else ' (owner field)'}")
+    if t == schema.FILE_LOCK:
+        d = _file_lock(row)
+        holder = f" holder={d['holder_pid']} ({d['holder_type']})" if d["holder_pid"] else ""
+        return (f"{d['kind']} {d['lock_type']}{' wait' if d['wait'] else ''} fd={d['fd']} inode={d['inode']} "
+                f"start={d['start']} len={d['len']}{holder}")
     return ""
+
+
+def _wait_fds(row, trace):
+    """[(fd, events)] of a WAIT_SITE row (decoder side array: fd | events << 32)."""
+    lo, n = int(row["obj"]), int(row["peer_tid"])
+    ent = trace.frames[lo:lo + n] if lo + n <= len(trace.frames) else []
+    return [(int(np.int32(np.uint32(int(e) & 0xFFFFFFFF))), int(e) >> 32) for e in ent]
+
+
+def _file_lock(row):
+    return {"fd": int(row["aux"]), "kind": schema.LOCK_KIND_NAMES.get(int(row["state"]), str(int(row["state"]))),
+            "lock_type": schema.LOCK_TYPE_NAMES.get(int(row["reason"]), str(int(row["reason"]))),
+            "wait": bool(row["peer_tid"]), "whence": int(row["nr"]), "start": int(row["val"]), "len": int(row["obj2"]),
+            "inode": int(row["obj"]), "holder_pid": int(row["peer_pid"]),
+            "holder_type": schema.LOCK_TYPE_NAMES.get(int(row["irq"]), "unknown")}
 
 
 def _comm(row):
@@ -143,6 +172,15 @@ def row_to_json(row, threads, trace):
     elif t == schema.MAPPING:
         out.update(start=int(row["obj"]), end=int(row["obj2"]), pgoff=int(row["val"]), prot=int(row["aux"]),
                    path=trace.mapping_path(row))
+    elif t == schema.WAIT_SITE:
+        out.update(syscall=syscalls.name(row["nr"]), nr=int(row["nr"]), timeout_ms=int(row["aux"]),
+                   nfds=int(row["peer_pid"]), site_id=int(row["obj2"]),
+                   fds=[{"fd": fd, "events": ev} for fd, ev in _wait_fds(row, trace)])
+    elif t == schema.FUTEX_STATE:
+        out.update(uaddr=int(row["obj"]), op=int(row["nr"]), word=int(row["val"]), owner_field=int(row["peer_tid"]),
+                   pi=bool(int(row["state"]) & schema.FUTEX_PI))
+    elif t == schema.FILE_LOCK:
+        out.update(_file_lock(row))
     return out
 
 

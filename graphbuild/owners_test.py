@@ -15,7 +15,7 @@ EAGAIN = -11
 def file_lock(t, tid, at, type_, ret, kind=schema.LOCK_POSIX, holder_pid=0, wait=0, start=0, length=0):
     """fcntl(F_SETLK) entry + FILE_LOCK row + exit with ret."""
     t.syscall(tid, at, "fcntl", aux=6, obj=3, obj2=INODE)
-    t.row(at, tid, schema.FILE_LOCK, aux=3, state=kind, reason=type_, pad=wait, val=start, obj2=length,
+    t.row(at, tid, schema.FILE_LOCK, aux=3, state=kind, reason=type_, peer_tid=wait, val=start, obj2=length,
           obj=INODE, peer_pid=holder_pid)
     t.row(at + 1000, tid, schema.SYSCALL_EXIT, nr=72, val=ret)
 
@@ -76,7 +76,7 @@ def test_blocking_request_gets_the_edge_at_its_wait():
     t = two_processes()
     file_lock(t, HOLDER, ms(2), schema.LOCK_WRITE, 0)
     t.syscall(POLLER, ms(5), "fcntl", aux=7, obj=3, obj2=INODE)
-    t.row(ms(5), POLLER, schema.FILE_LOCK, aux=3, state=schema.LOCK_POSIX, reason=schema.LOCK_WRITE, pad=1,
+    t.row(ms(5), POLLER, schema.FILE_LOCK, aux=3, state=schema.LOCK_POSIX, reason=schema.LOCK_WRITE, peer_tid=1,
           obj=INODE)
     t.block(POLLER, ms(5), "syscall", "fcntl", enter=False)
     g = t.build(trace_end=ms(20))

@@ -346,7 +346,7 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		r->state = e->kind;
 		r->reason = e->type;
 		r->irq = e->holder_type;
-		r->pad = e->wait;
+		r->peer_tid = e->wait;
 		r->nr = e->whence;
 		r->val = e->start;
 		r->obj2 = (uint64_t)e->len;

@@ -39,7 +39,7 @@
  *                obj=index of the first kept fd in result->frames, peer_tid=nkept;
  *                each entry is (uint32)fd | (uint64)events << 32
  *   FUTEX_STATE  obj=uaddr, val=word, peer_tid=owner_field, nr=op, state=flags
- *   FILE_LOCK    aux=fd, state=kind, reason=type, pad=wait, irq=holder_type,
+ *   FILE_LOCK    aux=fd, state=kind, reason=type, peer_tid=wait, irq=holder_type,
  *                nr=whence, val=start, obj2=len, obj=inode, peer_pid=holder_pid
  *
  * Variable-length payloads (stack frames, paths) go to side arrays that rows

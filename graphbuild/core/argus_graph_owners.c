@@ -185,7 +185,7 @@ void on_file_lock(struct argus_graph *g, int64_t u, const struct argus_row *r, u
 	t->lk_nr = t->cur_nr;
 	t->lk_kind = r->state;
 	t->lk_type = r->reason;
-	t->lk_wait = r->pad;
+	t->lk_wait = r->peer_tid != 0;
 	t->lk_fd = r->aux;
 	t->lk_start = r->val;
 	t->lk_end = len ? r->val + (int64_t)len - 1 : INT64_MAX;
