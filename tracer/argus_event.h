@@ -326,10 +326,12 @@ struct argus_ev_mapping {           /* 64 + path bytes, at most 256 */
 
 /* The wait site of a thread blocking in poll / ppoll / select / pselect6 /
  * epoll_wait / epoll_pwait(2), written just before its blocking switch_out
- * (same thread, same ts) and only when it differs from the thread's last
- * one or that one is older than a second: a thread blocking again at the
- * same site (an event loop) costs no record, and its switch_out means "the
- * last WAIT_SITE of this thread" when the syscall numbers match.
+ * (same thread, same ts) and only when (site_id, syscall_nr) differs from
+ * the thread's last one or that one is older than a second: a thread
+ * blocking again at the same site (an event loop) costs no record, and its
+ * switch_out means "the last WAIT_SITE of this thread" when the syscall
+ * numbers match.  timeout_ms is the one of the call that wrote the record;
+ * every call's own timeout is its syscall_enter.aux.
  * fds: poll: the first pollfds with events (events = the requested poll
  * bits); select: the first set bits of the read (POLLIN 1) and write
  * (POLLOUT 4) sets, events ORed; epoll: the epoll fd alone, events 0.

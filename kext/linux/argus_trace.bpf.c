@@ -134,11 +134,9 @@ struct syscall_state {
 	__u64 set_ptr;           /* poll: struct pollfd *; select: fd_set *readfds */
 	__u64 set_ptr2;          /* select: fd_set *writefds */
 	__u32 set_n;             /* poll: nfds; select: nfds */
-	__s32 site_timeout;      /* the last WAIT_SITE written: (id, nr, timeout) and when */
+	__u32 site_nr;           /* the last WAIT_SITE written: (id, nr) and when */
 	__u64 site_id;
 	__u64 site_ns;
-	__u32 site_nr;
-	__u32 pad4;
 };
 
 /* A thread blocking again in the same syscall on the same object this soon

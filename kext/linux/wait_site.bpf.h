@@ -7,9 +7,9 @@
  * Cost: sys_enter only keeps the user pointers (wait_site_args); the fd set
  * is read at the blocking switch-out, when the kernel has just copied it in
  * (so the pages are resident and the input sets not yet overwritten by the
- * results), and a record is written only when the (site, syscall, timeout)
- * differs from the thread's last one or that one is older than
- * ARGUS_REFRESH_NS: a loop blocking at the same site costs one hash.
+ * results), and a record is written only when the (site, syscall) differs
+ * from the thread's last one or that one is older than ARGUS_REFRESH_NS: a
+ * loop blocking at the same site costs one hash.
  *
  * Included by argus_trace.bpf.c after the record helpers.
  */
@@ -166,12 +166,13 @@ static __always_inline void emit_wait_site(struct task_struct *prev, struct sysc
 		h = (h ^ ((__u64)(__u32)e->fds[i] | (__u64)e->events[i] << 32)) * 0x100000001b3ull;
 	}
 	h |= 1;   /* 0 means "no site" */
-	if (sc->site_id == h && sc->site_nr == sc->nr && sc->site_timeout == sc->aux &&
-	    ts - sc->site_ns <= ARGUS_REFRESH_NS)
+	/* Not keyed on the timeout: loops compute it from their next timer
+	 * (redis, GLib), so it changes at nearly every call, and the graph takes
+	 * it from syscall_enter.aux anyway. */
+	if (sc->site_id == h && sc->site_nr == sc->nr && ts - sc->site_ns <= ARGUS_REFRESH_NS)
 		return;
 	sc->site_id = h;
 	sc->site_nr = sc->nr;
-	sc->site_timeout = sc->aux;
 	sc->site_ns = ts;
 	e->syscall_nr = sc->nr;
 	e->timeout_ms = sc->aux;
