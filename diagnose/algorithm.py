@@ -348,7 +348,7 @@ class _Run:
 
     # --- Algorithm 1 ---
     def diagnose_vertex(self, utid, v, c, a, b, depth):
-        """Returns info: {"origin", "baseline", "advice", "slice", "flags"}."""
+        """Returns info: {"origin", "baseline", "advice", "slice", "flags", "owner"}."""
         g = self.g
         info = {"origin": None, "baseline": None, "advice": None, "slice": None, "flags": None, "owner": None}
         bt = c.block_type

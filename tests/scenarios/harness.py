@@ -55,7 +55,7 @@ class Scenario:
     npm: tuple = ()
     cross_process: bool = False
     gui: bool = False
-    features: tuple = ()           # "batching_split", "weak_mutex_edge", "data_flag"
+    features: tuple = ()           # "batching_split", "weak_mutex_edge", "data_flag", "ownership"
     fast: bool = False             # part of the CI subset
     threshold_s: float = 2.0
     known_failure: Optional[str] = None   # why Argus gets it wrong (a missing capability)

@@ -66,6 +66,9 @@ def check_feature(feature, report, argus, truth):
         return any(p["pid"] == truth.extra["trigger_pid"] for p in path)
     if feature == "weak_mutex_edge":
         return any((p.get("edge_in") or {}).get("weak") for p in path)
+    if feature == "ownership":
+        # the walk reached a lock's holder through an ownership edge (futex owner / channel, file lock)
+        return any((p.get("edge_in") or {}).get("type") == "ownership" for p in path)
     if feature == "data_flag":
         return bool(report["spinning"].get("data_flags")) or any(
             (p.get("edge_in") or {}).get("type") == "data_flag" for p in path)

@@ -13,6 +13,7 @@ SCENARIO = Scenario(
     spinning_type=REPEATED_YIELD,
     root="the thread-pool worker in int(str), on the CPU holding the GIL (LongRunning)",
     root_type=LONG_RUNNING,
+    features=("ownership",),
 )
 
 

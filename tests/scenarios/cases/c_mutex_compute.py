@@ -11,6 +11,7 @@ SCENARIO = Scenario(
     spinning_type=LONG_WAIT,
     root="the worker thread holding the mutex, on the CPU (reached by the mutex's owner field)",
     root_type=LONG_RUNNING,
+    features=("ownership",),
 )
 
 

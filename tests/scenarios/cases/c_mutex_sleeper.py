@@ -20,6 +20,7 @@ SCENARIO = Scenario(
     spinning_type=LONG_WAIT,
     root="the worker thread holding the mutex, sleeping in nanosleep (reached by the mutex's owner field)",
     root_type=LONG_WAIT,
+    features=("ownership",),
 )
 
 

@@ -16,6 +16,7 @@ SCENARIO = Scenario(
     spinning_type=REPEATED_YIELD,
     root="the `flock` command holding the lock, waiting for its `sleep` child (LongWait)",
     root_type=LONG_WAIT,
+    features=("ownership",),
     apt=(("util-linux", "flock"),),
     pip=(("filelock", "filelock"),),
     cross_process=True,

@@ -14,6 +14,7 @@ SCENARIO = Scenario(
     spinning_type=REPEATED_YIELD,
     root="the regex worker thread, on the CPU holding the GIL",
     root_type=LONG_RUNNING,
+    features=("ownership",),
     fast=True,
 )
 

@@ -15,6 +15,7 @@ SCENARIO = Scenario(
     root="the server's indexer thread running the regex with the GIL (LongRunning), reached through the "
          "serving thread starving in take_gil() (RepeatedYield)",
     root_type=LONG_RUNNING,
+    features=("ownership",),
     cross_process=True,
 )
 

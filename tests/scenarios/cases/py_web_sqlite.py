@@ -18,6 +18,7 @@ SCENARIO = Scenario(
     root="the sqlite3 shell holding the write lock, waiting on its input (LongWait), reached through the "
          "server's serving thread polling the lock in SQLite's busy handler (RepeatedYield)",
     root_type=LONG_WAIT,
+    features=("ownership",),
     apt=(("sqlite3", "sqlite3"),),
     cross_process=True,
 )

@@ -17,6 +17,7 @@ SCENARIO = Scenario(
     spinning_type=REPEATED_YIELD,
     root="the sqlite3 shell holding the write lock (waiting on its input with the transaction open)",
     root_type=LONG_WAIT,
+    features=("ownership",),
     apt=(("sqlite3", "sqlite3"),),
     cross_process=True,
 )
