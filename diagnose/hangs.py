@@ -246,7 +246,7 @@ def user_named_hang(g, utid, at):
     so)."""
     v = g.segment_at(utid, at)
     if v < 0:
-        raise NoHangError(f"thread {int(g.threads.tid[utid])} has no vertex at {fmt_s(at)}")
+        raise NoHangError(f"thread {int(g.threads.tid[utid])} has no vertex at {_at(g, at)}")
     seg = g.seg
     if seg.end_kind[v] == G.END_BLOCKED and at >= seg.wait_start[v]:
         last = v
