@@ -49,6 +49,10 @@ def test_last_buffer_remembered_0600_and_never_through_a_symlink(tmp_path, monke
     target.write_text('{"buffer": "/elsewhere"}')
     (state / "last-buffer.json").symlink_to(target)
     common.remember_buffer(str(tmp_path / "b.argus"))
-    assert target.read_text() == '{"buffer": "/elsewhere"}'
-    assert common.last_buffer() is None
+    assert target.read_text() == '{"buffer": "/elsewhere"}'      # written as a new file renamed over the link
+    assert not (state / "last-buffer.json").is_symlink()
+    assert common.last_buffer() == str(tmp_path / "b.argus")
+    (state / "last-buffer.json").unlink()
+    (state / "last-buffer.json").symlink_to(target)
+    assert common.last_buffer() is None                           # never read through a link
     assert common.resolve_buffer(None, announce=False) == common.DEFAULT_BUFFER

@@ -427,10 +427,19 @@ static int decode_record(const void *rec, uint32_t size, uint64_t chunk_seq, voi
 	return 0;
 }
 
+/* The tracer writes a USER_STACK record at most once per (pid, stack id) and
+ * second, and later waits name the stack by id only: a window keeps the stack
+ * records of the seconds just before it, so a wait early in the window still
+ * has its frames (older ones are rewritten in that span if still in use). */
+#define STACK_LOOKBACK_NS (2ull * 1000000000ull)
+
 /* Records that describe state rather than events: what a window needs from
- * before its start (thread and process names, fd identities, mappings). */
-static bool kept_from_before_window(uint16_t type)
+ * before its start (thread and process names, fd identities, mappings, and
+ * the stacks recent waits refer to). */
+static bool kept_from_before_window(uint16_t type, uint64_t ts_ns, uint64_t since_ns)
 {
+	if (type == ARGUS_EV_USER_STACK)
+		return ts_ns + STACK_LOOKBACK_NS >= since_ns;
 	return type == ARGUS_EV_PROC_SNAPSHOT || type == ARGUS_EV_THREAD_NAME ||
 	       type == ARGUS_EV_FD_INFO || type == ARGUS_EV_MAPPING;
 }
@@ -448,7 +457,7 @@ static int decode_outside_record(const void *rec, uint32_t size, uint64_t chunk_
 
 	if (size >= sizeof h) {
 		memcpy(&h, rec, sizeof h);
-		if (h.size == size && kept_from_before_window(h.type) && h.ts_ns < d->since_ns) {
+		if (h.size == size && h.ts_ns < d->since_ns && kept_from_before_window(h.type, h.ts_ns, d->since_ns)) {
 			rc = decode_record(rec, size, chunk_seq, arg);
 			d->res->first_window_ts = first_window_ts;  /* not a window row */
 			return rc;

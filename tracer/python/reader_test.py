@@ -20,6 +20,7 @@ GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "t
 CHUNK_DTYPE = np.dtype([("seq", "<u8"), ("state", "<u4"), ("owner_pid", "<u4"), ("committed_bytes", "<u4"),
                         ("nrecords", "<u4"), ("first_ts", "<u8"), ("last_ts", "<u8")])
 STATE_TYPES = [schema.PROC_SNAPSHOT, schema.THREAD_NAME, schema.FD_INFO, schema.MAPPING]
+STACK_LOOKBACK_NS = 2_000_000_000     # argus_decode.c: stacks of the 2 s before a window are kept
 OPEN = 1
 
 
@@ -88,7 +89,9 @@ def _expected(full, seqs, chunks, since, until):
     inside = {s: bool(c["state"] == OPEN or (c["first_ts"] <= until and c["last_ts"] >= since))
               for s, c in chunks.items()}
     in_window = np.array([inside[int(s)] for s in seqs], dtype=bool)
-    before = np.isin(full.rows["type"], STATE_TYPES) & (full.rows["ts_ns"] < since) & ~in_window
+    ts = full.rows["ts_ns"]
+    recent_stack = (full.rows["type"] == schema.USER_STACK) & (ts + STACK_LOOKBACK_NS >= since)
+    before = (np.isin(full.rows["type"], STATE_TYPES) | recent_stack) & (ts < since) & ~in_window
     return in_window, in_window | before
 
 
@@ -112,7 +115,7 @@ def test_window_keeps_state_records_from_before_it(golden):
     since = full.last_ts - (full.last_ts - full.first_ts) // 20
     win = reader.decode_file(GOLDEN, since_ns=since)
     early = win.rows[win.rows["ts_ns"] < win.first_window_ts]
-    assert len(early) and set(np.unique(early["type"]).tolist()) <= set(STATE_TYPES)
+    assert len(early) and set(np.unique(early["type"]).tolist()) <= set(STATE_TYPES) | {schema.USER_STACK}
     in_window, keep = _expected(full, seqs, chunks, since, (1 << 64) - 1)
     assert _same_rows(win, full, keep)
 
@@ -121,4 +124,4 @@ def test_window_after_the_trace_holds_only_state_records(golden):
     full, _, _ = golden
     win = reader.decode_file(GOLDEN, since_ns=full.last_ts + 1, until_ns=full.last_ts + 10)
     assert win.first_window_ts == 0
-    assert set(np.unique(win.rows["type"]).tolist()) <= set(STATE_TYPES)
+    assert set(np.unique(win.rows["type"]).tolist()) <= set(STATE_TYPES) | {schema.USER_STACK}
