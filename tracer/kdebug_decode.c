@@ -8,7 +8,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
+#ifdef __APPLE__
+#include <stdlib.h>        /* arc4random_buf */
+#else
+#include <sys/random.h>    /* getrandom */
+#endif
 
 #include "argus_event.h"
 #include "kdebug_decode.h"
@@ -173,10 +177,15 @@ static uint64_t random_seed(void)
 {
 	uint64_t seed = 0;
 
+#ifdef __APPLE__
+	/* macOS has no getrandom(2); arc4random_buf never fails or blocks. */
+	arc4random_buf(&seed, sizeof seed);
+#else
 	/* getrandom(2) never blocks once the pool is initialised at boot; a
 	 * failure leaves a fixed seed, which only costs the hardening. */
 	if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != sizeof seed)
 		seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)&seed;
+#endif
 	return seed;
 }
 
