@@ -6,7 +6,7 @@ from rich.text import Text
 from argus.diagnose import blocktype as B
 from argus.diagnose.report import fmt_dur, fmt_rel, render_text, evidence_text
 from argus.graphbuild import graph as G
-from argus.diagnose.slice import CAUSAL_TYPES, program_order_step
+from argus.diagnose.slice import CAUSAL_TYPES, candidates, program_order_step
 
 
 def who(g, v):
@@ -16,18 +16,22 @@ def who(g, v):
 
 
 def causal_in_edges(g, v):
-    """The edges a walk back from v can take, most recent first: its
-    incoming causal edges, else the program-order edge Algorithm 1's slice
-    follows (slice.program_order_step), so `follow` goes wherever the
-    diagnosis went."""
+    """The edges a walk back from v can take: first those Algorithm 1's
+    slice weighs when it enters v at its start (slice.candidates: causal
+    edges up to then, ranked as the walk ranks them, with a split's
+    program-order edge when the walk prefers it), else the program-order
+    edge it falls back to (slice.program_order_step); then v's later causal
+    in-edges (e.g. a message read inside it), most recent first.  So
+    `follow` goes wherever the diagnosis went."""
     ed = g.edges
-    es = [e for e in g.in_edges(v).tolist() if ed.type[e] in CAUSAL_TYPES]
-    es.sort(key=lambda e: (-int(ed.ts[e]), -e))
+    es = [r.eid for r in candidates(g, v, int(g.seg.start[v]))]
     if not es:
         po = program_order_step(g, v)
         if po is not None:
             es = [po.eid]
-    return es
+    later = [e for e in g.in_edges(v).tolist() if ed.type[e] in CAUSAL_TYPES and e not in es]
+    later.sort(key=lambda e: (-int(ed.ts[e]), -e))
+    return es + later
 
 
 def edge_table(ctx, edges, incoming=True):
