@@ -357,7 +357,8 @@ struct argus_ev_wait_site {         /* 96 bytes */
  * 64-bit ABI: int __lock; unsigned __count; int __owner) is locked with
  * word 1 or 2 and has its owner tid 8 bytes after the word.  Written only
  * for PI ops and for words of 1 or 2 whose owner field is another nonzero
- * tid; the graph checks the tid is a live thread of the same process. */
+ * tid, or (robust mutexes) whose word's low 30 bits equal that field; the
+ * graph checks the tid is a live thread of the same process. */
 struct argus_ev_futex_state {       /* 48 bytes */
 	struct argus_event_header h;
 	__u64 uaddr;

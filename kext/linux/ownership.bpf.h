@@ -43,10 +43,13 @@ static __always_inline void emit_futex_state(struct task_struct *prev, struct sy
 		flags = ARGUS_FUTEX_PI;
 		m.owner = 0;
 	} else if (op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET) {
-		/* struct __pthread_mutex_s: int __lock; unsigned __count; int __owner */
+		/* struct __pthread_mutex_s: int __lock; unsigned __count; int __owner.
+		 * A locked default mutex has __lock 1 or 2; a robust one has the
+		 * owner's tid in __lock too (| FUTEX_WAITERS). */
 		if (bpf_probe_read_user(&m, sizeof(m), (void *)sc->obj))
 			return;
-		if ((m.lock != 1 && m.lock != 2) || !m.owner || m.owner == prev->pid)
+		if (!m.owner || m.owner == prev->pid ||
+		    (m.lock != 1 && m.lock != 2 && (m.lock & ARGUS_FUTEX_TID_MASK) != m.owner))
 			return;
 		flags = ARGUS_FUTEX_OWNER_READ;
 	} else {

@@ -7,6 +7,8 @@
  *              main thread blocks on it (glibc owner field beside the word)
  *   pi-mutex   the same with a PTHREAD_PRIO_INHERIT mutex (FUTEX_LOCK_PI:
  *              the word itself holds the owner tid)
+ *   robust-mutex  the same with a PTHREAD_MUTEX_ROBUST mutex (owner tid in
+ *              the word and in __owner)
  *   condvar    a GIL-like handoff: a "holder" thread signals a condition the
  *              main thread waits on a few times, then computes for a while
  *              without signalling, while the main thread keeps waiting with
@@ -81,7 +83,7 @@ static void *mutex_holder(void *arg)
 	return NULL;
 }
 
-static int run_mutex(int pi)
+static int run_mutex(int pi, int robust)
 {
 	pthread_mutexattr_t attr;
 	pthread_t th;
@@ -89,6 +91,8 @@ static int run_mutex(int pi)
 	pthread_mutexattr_init(&attr);
 	if (pi)
 		pthread_mutexattr_setprotocol(&attr, PTHREAD_PRIO_INHERIT);
+	if (robust)
+		pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
 	pthread_mutex_init(&lock, &attr);
 	pthread_create(&th, NULL, mutex_holder, NULL);
 	while (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
@@ -219,15 +223,17 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "";
 
 	if (!strcmp(mode, "mutex"))
-		return run_mutex(0);
+		return run_mutex(0, 0);
 	if (!strcmp(mode, "pi-mutex"))
-		return run_mutex(1);
+		return run_mutex(1, 0);
+	if (!strcmp(mode, "robust-mutex"))
+		return run_mutex(0, 1);
 	if (!strcmp(mode, "condvar"))
 		return run_condvar();
 	if (!strcmp(mode, "file-lock"))
 		return run_file_lock(0);
 	if (!strcmp(mode, "flock"))
 		return run_file_lock(1);
-	fprintf(stderr, "usage: argus-lock-owners mutex|pi-mutex|condvar|file-lock|flock\n");
+	fprintf(stderr, "usage: argus-lock-owners mutex|pi-mutex|robust-mutex|condvar|file-lock|flock\n");
 	return 2;
 }
