@@ -83,7 +83,8 @@ MAX_CLOSURE = 512
 MAX_CONVERSATION = 16       # turns answers() walks back
 MAX_RELAYS = 2
 MAX_RELAY_ITERATIONS = 2    # loop iterations of a relay (a proxy) followed after its upstream answered
-NET_SLACK_NS = 10_000_000    # a loopback answer's send to its culled "net" wakeup
+NET_SLACK_NS = 10_000_000
+IRQ_TIMER = {v: k for k, v in schema.IRQ_NAMES.items()}["timer"]    # a loopback answer's send to its culled "net" wakeup
 
 
 def is_poll(g, v):
@@ -357,9 +358,15 @@ def repoll_continues(g, lo, hi):
     blocking piece, like hangs._continues for spurious wakeups."""
     seg = g.seg
     out = [False] * (hi - lo)
-    for a in range(lo, hi - 1):
-        if seg.end_kind[a] != G.END_BLOCKED or not is_poll(g, a):
-            continue
+    if hi - lo < 2:
+        return out
+    # only a POLL wait ended by a timer (the timeout) can be re-polled: a
+    # vectorized filter, so busy loops cost one numpy pass
+    a_, b_ = slice(lo, hi - 1), slice(lo + 1, hi)
+    cand = np.flatnonzero((seg.end_kind[a_] == G.END_BLOCKED) & seg.wait_known[a_]
+                          & (seg.wait_reason[a_] == schema.WAIT_POLL) & (g.in_wake[b_] < 0)
+                          & (seg.start_irq[b_] == IRQ_TIMER)) + lo
+    for a in cand.tolist():
         nr = int(seg.wait_nr[a])
         b = a + 1
         while b < hi and g.in_wake[b] < 0 and _only_repoll(g, b, nr):
