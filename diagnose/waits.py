@@ -24,11 +24,15 @@ that ended blocked):
   sync      the wait ended with a wakeup that is causally downstream of
             what the thread itself did in the same iteration just before
             the wait (a message, a write, a wakeup of a helper thread):
-            downstream(g, v) reaches the waker's vertex.
+            downstream(g, v) reaches the waker's vertex.  At the loop site
+            the waker must be another process: a loop that hands work to
+            its own worker threads and waits in its loop stays responsive
+            (a synchronous helper call waits at a nested site instead).
   pending   the wait is still going on at trace end and something the
             thread started is still being worked on: downstream(g, v)
             reaches a thread that is running at trace end, or still
-            serving (below) and has sent nothing since it was reached.
+            serving (below) and has sent nothing since it was reached (at
+            the loop site: of another process, as for sync).
   idle      everything else.
 
 downstream(g, v): the forward closure of v's actions, inside the wait
@@ -84,6 +88,7 @@ MAX_CONVERSATION = 16       # turns answers() walks back
 MAX_RELAYS = 2
 MAX_RELAY_ITERATIONS = 2    # loop iterations of a relay (a proxy) followed after its upstream answered
 NET_SLACK_NS = 10_000_000
+FUTEX_NEIGHBOURHOOD = 8      # bytes: a condition variable's two futex words
 IRQ_TIMER = {v: k for k, v in schema.IRQ_NAMES.items()}["timer"]    # a loopback answer's send to its culled "net" wakeup
 
 
@@ -168,10 +173,17 @@ def _idle_at_loop(g, x, s):
 
 def _returned_home(g, x):
     """x waits where its thread waited before this run (the wait it was woken
-    from): a worker back on its queue, a server back in its loop: done."""
+    from): a worker back on its queue, a server back in its loop: done.  A
+    futex counts as the same within FUTEX_NEIGHBOURHOOD bytes: a glibc
+    condition variable alternates between two adjacent words
+    (__g_signals[0] / [1])."""
     p = g.prev_segment(iteration_start(g, x))
-    return p >= 0 and g.seg.end_kind[p] == G.END_BLOCKED and bool(g.seg.wait_known[p]) \
-        and int(g.seg.wait_reason[p]) == int(g.seg.wait_reason[x]) and site(g, p) == site(g, x)
+    if p < 0 or g.seg.end_kind[p] != G.END_BLOCKED or not g.seg.wait_known[p] \
+            or int(g.seg.wait_reason[p]) != int(g.seg.wait_reason[x]):
+        return False
+    if int(g.seg.wait_reason[x]) == schema.WAIT_FUTEX:
+        return abs(int(g.seg.wait_obj[p]) - int(g.seg.wait_obj[x])) <= FUTEX_NEIGHBOURHOOD
+    return site(g, p) == site(g, x)
 
 
 def _serving(g, x, s):
@@ -422,13 +434,21 @@ def wait_kind(g, v, last=None):
     we = int(seg.wait_end[last])
     closure = downstream(g, v, until=we)
     detail["closure"] = len(closure)
+    # At the loop site, work handed to a thread of the same process (a worker
+    # pool, GDBus's worker delivering an async reply) is the loop staying
+    # responsive, not a synchronous call: only another process counts there.
+    own_pid = int(seg.pid[v])
+
+    def counts(x):
+        return kind != IDLE or int(seg.pid[x]) != own_pid
+
     e = ending_edge(g, last)
     answer = int(g.edges.src[e]) if e >= 0 else _net_answer(g, last, closure)
-    if answer in closure:
+    if answer in closure and counts(answer):
         detail["callee"] = answer
         return (SYNC if kind == IDLE else kind), detail
     if seg.wait_ongoing[last]:
-        busy = [x for x in closure if _still_busy(g, x, s, closure)]
+        busy = [x for x in closure if _still_busy(g, x, s, closure) and counts(x)]
         if busy:
             detail["callee"] = min(busy, key=lambda x: (int(seg.start[x]), x))
             return (PENDING if kind == IDLE else kind), detail
