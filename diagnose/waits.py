@@ -15,12 +15,12 @@ that ended blocked):
   nested    a POLL wait at a site other than the thread's loop site.  A
             site is (syscall nr, fd set): the graph's wait_site hash of the
             set when the tracer recorded it (WAIT_SITE records), else
-            wait_obj, the epoll fd or the first fd of a poll() set.  The loop site is
-            the thread's most frequent POLL site (ties: the one seen first);
-            a site used strictly less often is a nested loop or a one-off
-            wait (GLib's call_sync polls
-            a private context, PostgreSQL waits for a lock on its latch's
-            own epoll set).
+            wait_obj, the epoll fd or the first fd of a poll() set.  The
+            loop site is the thread's most frequent POLL site (ties: the
+            one seen first); a site used strictly less often is a nested
+            loop or a one-off wait (GLib's call_sync polls a private
+            context, PostgreSQL waits for a lock on its latch's own epoll
+            set).
   sync      the wait ended with a wakeup that is causally downstream of
             what the thread itself did in the same iteration just before
             the wait (a message, a write, a wakeup of a helper thread):
@@ -49,26 +49,31 @@ reached vertex x (entered at ts):
     waits, reads the body, then replies);
   - x's program-order successor is reached when x ended by a split (the
     same run), or when x is *serving*: it sent nothing after it was reached
-    (no out edge, the request is neither answered nor forwarded) and its
-    wait is not an idle wait at its own loop site (a service sleeping or
-    computing before it replies, a backend waiting for a lock in a nested
-    epoll).  An event-loop thread is never crossed at its own loop site by
-    program order: its next iteration is reached only through the edge that
-    woke it (no over-connection through an X server's or a bus daemon's
-    loop).
+    (the request is neither answered nor forwarded), it was not reached by
+    an answer (answers(): only who spoke first in a conversation tells a
+    request from a reply), its wait is not at its thread's loop site, and
+    it is not back at the site of the wait its run was woken from (a
+    worker back on its queue is done; a service sleeping or computing
+    before it replies, a backend waiting for a lock in a nested epoll set
+    is serving).  An event-loop thread is never crossed at its own loop
+    site by program order: its next iteration is reached only through the
+    edge that woke it (no over-connection through an X server's or a bus
+    daemon's loop).
 Bounded by MAX_CLOSURE vertices.
 
-Cases the model gets wrong (documented in docs/event-graph.md):
-  - a server that replies and then waits for a client that computes for a
-    long time in the same run before its next request: the server's wait
-    is downstream of its reply, so it is "sync" (the client is the real
-    hang, and it is found too);
-  - a request answered through a path with a culled kernel wakeup in it
-    (a timer-driven retry, a device) is not reached: the wait stays idle;
-  - a nested wait site used as often as the loop site is taken as the loop
-    (ties go to idle);
-  - a one-way message (an X11 request with no reply) consumed by a thread
-    that then blocks outside its loop looks like a request being served.
+A wait ended by a culled "net" wakeup (loopback TCP delivered in a softirq
+the tracer cannot pin on the sender) is answered by the closure vertex that
+sent within NET_SLACK_NS before it.  Pieces of one wait re-polled after
+timeouts (curl) are joined by repoll_continues.
+
+Cases the model gets wrong (docs/event-graph.md lists them all): an event
+loop's asynchronous request to another process answered >= 2 s later with
+nothing else waking the loop is "sync"; a server that replied and waits
+for a client computing in the same run before its next request is "sync";
+an answer through a culled wakeup other than loopback "net" is not
+reached; a conversation whose first visible message is a reply flips
+request and reply; a one-way message consumed by a thread that then
+blocks outside its loop looks like a request being served.
 
 Invariant: wait_kind is a pure function of the graph; every vertex in a
 closure is at or after the wait's iteration start.
