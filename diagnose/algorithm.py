@@ -310,7 +310,8 @@ class _Run:
         closure vertex that sent the answer.  None for other waits
         (blocking syscalls keep the baseline)."""
         g = self.g
-        kind, detail = W.wait_kind(g, W.first_piece(g, v), v)
+        first = W.first_piece(g, v)
+        kind, detail = W.wait_kind(g, first, v)
         if kind not in (W.SYNC, W.PENDING, W.NESTED):
             return None
         nxt = g.next_segment(v)
@@ -325,7 +326,9 @@ class _Run:
             res = interactive_slice(g, detail["callee"], self.chooser, cursor=int(g.seg.wait_end[v]))
             self.extend(res, depth, a, b, _pseudo("message"))
             return res
-        chain = W.callee_path(g, v, detail["callee"])[1:]
+        chain = W.callee_path(g, first, detail["callee"])[1:]
+        if not chain:
+            return None
         steps = [SliceStep(chain[-1], None)]
         for x, y in zip(chain[-2::-1], chain[:0:-1]):
             steps.append(SliceStep(x, self.edge_between(x, y)))

@@ -15,20 +15,24 @@ that ended blocked):
   nested    a POLL wait at a site other than the thread's loop site.  A
             site is (syscall nr, fd set): the graph's wait_site hash of the
             set when the tracer recorded it (WAIT_SITE records), else
-            wait_obj, the epoll fd or the first fd of a poll() set.  The loop site is
-            the thread's most frequent POLL site (ties: the one seen first);
-            a site used strictly less often is a nested loop or a one-off
-            wait (GLib's call_sync polls
-            a private context, PostgreSQL waits for a lock on its latch's
-            own epoll set).
+            wait_obj, the epoll fd or the first fd of a poll() set.  The
+            loop site is the thread's most frequent POLL site (ties: the
+            one seen first); a site used strictly less often is a nested
+            loop or a one-off wait (GLib's call_sync polls a private
+            context, PostgreSQL waits for a lock on its latch's own epoll
+            set).
   sync      the wait ended with a wakeup that is causally downstream of
             what the thread itself did in the same iteration just before
             the wait (a message, a write, a wakeup of a helper thread):
-            downstream(g, v) reaches the waker's vertex.
+            downstream(g, v) reaches the waker's vertex.  At the loop site
+            the waker must be another process: a loop that hands work to
+            its own worker threads and waits in its loop stays responsive
+            (a synchronous helper call waits at a nested site instead).
   pending   the wait is still going on at trace end and something the
             thread started is still being worked on: downstream(g, v)
             reaches a thread that is running at trace end, or still
-            serving (below) and has sent nothing since it was reached.
+            serving (below) and has sent nothing since it was reached (at
+            the loop site: of another process, as for sync).
   idle      everything else.
 
 downstream(g, v): the forward closure of v's actions, inside the wait
@@ -45,26 +49,31 @@ reached vertex x (entered at ts):
     waits, reads the body, then replies);
   - x's program-order successor is reached when x ended by a split (the
     same run), or when x is *serving*: it sent nothing after it was reached
-    (no out edge, the request is neither answered nor forwarded) and its
-    wait is not an idle wait at its own loop site (a service sleeping or
-    computing before it replies, a backend waiting for a lock in a nested
-    epoll).  An event-loop thread is never crossed at its own loop site by
-    program order: its next iteration is reached only through the edge that
-    woke it (no over-connection through an X server's or a bus daemon's
-    loop).
+    (the request is neither answered nor forwarded), it was not reached by
+    an answer (answers(): only who spoke first in a conversation tells a
+    request from a reply), its wait is not at its thread's loop site, and
+    it is not back at the site of the wait its run was woken from (a
+    worker back on its queue is done; a service sleeping or computing
+    before it replies, a backend waiting for a lock in a nested epoll set
+    is serving).  An event-loop thread is never crossed at its own loop
+    site by program order: its next iteration is reached only through the
+    edge that woke it (no over-connection through an X server's or a bus
+    daemon's loop).
 Bounded by MAX_CLOSURE vertices.
 
-Cases the model gets wrong (documented in docs/event-graph.md):
-  - a server that replies and then waits for a client that computes for a
-    long time in the same run before its next request: the server's wait
-    is downstream of its reply, so it is "sync" (the client is the real
-    hang, and it is found too);
-  - a request answered through a path with a culled kernel wakeup in it
-    (a timer-driven retry, a device) is not reached: the wait stays idle;
-  - a nested wait site used as often as the loop site is taken as the loop
-    (ties go to idle);
-  - a one-way message (an X11 request with no reply) consumed by a thread
-    that then blocks outside its loop looks like a request being served.
+A wait ended by a culled "net" wakeup (loopback TCP delivered in a softirq
+the tracer cannot pin on the sender) is answered by the closure vertex that
+sent within NET_SLACK_NS before it.  Pieces of one wait re-polled after
+timeouts (curl) are joined by repoll_continues.
+
+Cases the model gets wrong (docs/event-graph.md lists them all): an event
+loop's asynchronous request to another process answered >= 2 s later with
+nothing else waking the loop is "sync"; a server that replied and waits
+for a client computing in the same run before its next request is "sync";
+an answer through a culled wakeup other than loopback "net" is not
+reached; a conversation whose first visible message is a reply flips
+request and reply; a one-way message consumed by a thread that then
+blocks outside its loop looks like a request being served.
 
 Invariant: wait_kind is a pure function of the graph; every vertex in a
 closure is at or after the wait's iteration start.
@@ -83,7 +92,9 @@ MAX_CLOSURE = 512
 MAX_CONVERSATION = 16       # turns answers() walks back
 MAX_RELAYS = 2
 MAX_RELAY_ITERATIONS = 2    # loop iterations of a relay (a proxy) followed after its upstream answered
-NET_SLACK_NS = 10_000_000    # a loopback answer's send to its culled "net" wakeup
+NET_SLACK_NS = 10_000_000
+FUTEX_NEIGHBOURHOOD = 8      # bytes: a condition variable's two futex words
+IRQ_TIMER = {v: k for k, v in schema.IRQ_NAMES.items()}["timer"]    # a loopback answer's send to its culled "net" wakeup
 
 
 def is_poll(g, v):
@@ -167,10 +178,17 @@ def _idle_at_loop(g, x, s):
 
 def _returned_home(g, x):
     """x waits where its thread waited before this run (the wait it was woken
-    from): a worker back on its queue, a server back in its loop: done."""
+    from): a worker back on its queue, a server back in its loop: done.  A
+    futex counts as the same within FUTEX_NEIGHBOURHOOD bytes: a glibc
+    condition variable alternates between two adjacent words
+    (__g_signals[0] / [1])."""
     p = g.prev_segment(iteration_start(g, x))
-    return p >= 0 and g.seg.end_kind[p] == G.END_BLOCKED and bool(g.seg.wait_known[p]) \
-        and int(g.seg.wait_reason[p]) == int(g.seg.wait_reason[x]) and site(g, p) == site(g, x)
+    if p < 0 or g.seg.end_kind[p] != G.END_BLOCKED or not g.seg.wait_known[p] \
+            or int(g.seg.wait_reason[p]) != int(g.seg.wait_reason[x]):
+        return False
+    if int(g.seg.wait_reason[x]) == schema.WAIT_FUTEX:
+        return abs(int(g.seg.wait_obj[p]) - int(g.seg.wait_obj[x])) <= FUTEX_NEIGHBOURHOOD
+    return site(g, p) == site(g, x)
 
 
 def _serving(g, x, s):
@@ -357,9 +375,15 @@ def repoll_continues(g, lo, hi):
     blocking piece, like hangs._continues for spurious wakeups."""
     seg = g.seg
     out = [False] * (hi - lo)
-    for a in range(lo, hi - 1):
-        if seg.end_kind[a] != G.END_BLOCKED or not is_poll(g, a):
-            continue
+    if hi - lo < 2:
+        return out
+    # only a POLL wait ended by a timer (the timeout) can be re-polled: a
+    # vectorized filter, so busy loops cost one numpy pass
+    a_, b_ = slice(lo, hi - 1), slice(lo + 1, hi)
+    cand = np.flatnonzero((seg.end_kind[a_] == G.END_BLOCKED) & seg.wait_known[a_]
+                          & (seg.wait_reason[a_] == schema.WAIT_POLL) & (g.in_wake[b_] < 0)
+                          & (seg.start_irq[b_] == IRQ_TIMER)) + lo
+    for a in cand.tolist():
         nr = int(seg.wait_nr[a])
         b = a + 1
         while b < hi and g.in_wake[b] < 0 and _only_repoll(g, b, nr):
@@ -415,13 +439,21 @@ def wait_kind(g, v, last=None):
     we = int(seg.wait_end[last])
     closure = downstream(g, v, until=we)
     detail["closure"] = len(closure)
+    # At the loop site, work handed to a thread of the same process (a worker
+    # pool, GDBus's worker delivering an async reply) is the loop staying
+    # responsive, not a synchronous call: only another process counts there.
+    own_pid = int(seg.pid[v])
+
+    def counts(x):
+        return kind != IDLE or int(seg.pid[x]) != own_pid
+
     e = ending_edge(g, last)
     answer = int(g.edges.src[e]) if e >= 0 else _net_answer(g, last, closure)
-    if answer in closure:
+    if answer in closure and counts(answer):
         detail["callee"] = answer
         return (SYNC if kind == IDLE else kind), detail
     if seg.wait_ongoing[last]:
-        busy = [x for x in closure if _still_busy(g, x, s, closure)]
+        busy = [x for x in closure if _still_busy(g, x, s, closure) and counts(x)]
         if busy:
             detail["callee"] = min(busy, key=lambda x: (int(seg.start[x]), x))
             return (PENDING if kind == IDLE else kind), detail

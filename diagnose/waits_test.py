@@ -129,25 +129,26 @@ def test_one_way_message_to_an_event_loop_does_not_connect():
     assert kind_of(t.build(until=s(3)), CLI, s(2)) == W.IDLE
 
 
-def test_worker_back_on_its_queue_is_not_pending():
-    """The loop hands work to a worker (futex wake), the worker finishes and
-    waits on its queue again: the loop's next wait is idle; while the worker
+def test_daemon_back_on_its_queue_is_not_pending():
+    """The loop hands a job to a daemon process (it wakes the daemon blocked
+    on a futex in shared memory); the daemon finishes and waits on its queue
+    again, without answering: the loop's next wait is idle; while the daemon
     still computes at trace end, it is pending."""
     REQ = 0x7000
 
-    def handoff(worker_done):
+    def handoff(daemon_done):
         t = Trace()
         t.thread(CLI, CLI, "ui")
-        t.thread(CLI, CLI + 1, "worker")
+        t.thread(SRV, SRV, "daemon")
         t.run(CLI, 0).block(CLI, ms(1), "poll", "epoll_wait", obj=3)
-        t.run(CLI + 1, 0).futex_wait(CLI + 1, ms(1), REQ)
+        t.run(SRV, 0).futex_wait(SRV, ms(1), REQ)
         t.timer_wake(CLI, s(1))
         t.futex_wake(CLI, s(1) + us(5), REQ)
-        t.wake(CLI, CLI + 1, s(1) + us(10))
+        t.wake(CLI, SRV, s(1) + us(10))
         t.block(CLI, s(1) + us(20), "poll", "epoll_wait", obj=3)
-        t.run(CLI + 1, s(1) + us(20))
-        if worker_done:
-            t.futex_wait(CLI + 1, s(1) + ms(5), REQ)
+        t.run(SRV, s(1) + us(20))
+        if daemon_done:
+            t.futex_wait(SRV, s(1) + ms(5), REQ)
         return t.build(trace_end=s(5))
 
     assert kind_of(handoff(True), CLI, s(2)) == W.IDLE
@@ -276,3 +277,31 @@ def test_loop_site_ties_go_to_the_first_seen():
     g = t.build(trace_end=s(5))
     assert W.sites(g).loop_site(g.utid_of_tid(SRV)) == (W.site(g, g.segment_at(g.utid_of_tid(SRV), ms(5))))
     assert W.site(g, g.segment_at(g.utid_of_tid(SRV), ms(5)))[1] == 9
+
+
+def test_loop_waiting_for_its_own_worker_pool_is_idle():
+    """node / libuv: the loop hands a job to a pool thread and waits in its
+    loop; the pool thread computes (or answers through the loop's eventfd):
+    the loop stays responsive, its wait is idle.  The worker woke from one
+    word of a glibc condition variable and waits on the adjacent one: home."""
+    REQ = 0x7000
+    t = Trace()
+    t.thread(CLI, CLI, "node")
+    t.thread(CLI, CLI + 1, "libuv-worker")
+    t.run(CLI, 0).block(CLI, ms(1), "poll", "epoll_wait", obj=3)
+    t.run(CLI + 1, 0).futex_wait(CLI + 1, ms(1), REQ)
+    t.timer_wake(CLI, s(1))
+    t.futex_wake(CLI, s(1) + us(5), REQ)
+    t.wake(CLI, CLI + 1, s(1) + us(10))
+    t.block(CLI, s(1) + us(20), "poll", "epoll_wait", obj=3)
+    t.run(CLI + 1, s(1) + us(20))
+    t.busy(CLI + 1, s(1) + us(20), s(4), slice_ns=ms(10), gap_ns=us(50))
+    t.syscall(CLI + 1, s(4), "write", obj=9, ret=8)
+    t.wake(CLI + 1, CLI, s(4) + us(10))
+    t.futex_wait(CLI + 1, s(4) + us(20), REQ + 4)
+    t.run(CLI, s(4) + us(20), ret=1)
+    t.block(CLI, s(4) + ms(1), "poll", "epoll_wait", obj=3)
+    g = t.build(trace_end=s(6))
+    assert kind_of(g, CLI, s(2)) == W.IDLE
+    assert kind_of(t.build(until=s(3)), CLI, s(2)) == W.IDLE
+    assert H.list_hangs(g, CLI, tid=CLI) == []

@@ -5,7 +5,7 @@ backend waits for the lock (in epoll_wait on its latch's own wait set)."""
 import subprocess
 
 from harness import LONG_WAIT, Scenario, Truth
-import servers
+from cases.pg_row_lock_cold import setup  # noqa: F401  (the same cluster and table)
 
 SCENARIO = Scenario(
     name="pg_psql_row_lock",
@@ -19,11 +19,6 @@ SCENARIO = Scenario(
     pip=(("pg8000", "pg8000"),),
     cross_process=True,
 )
-
-
-def setup(ctx):
-    ctx.state["server"], ctx.state["port"], _ = servers.postgres(ctx)
-    ctx.finish(ctx.driver("pg_client.py", ctx.state["port"], "setup")[0])
 
 
 def reproduce(ctx):
