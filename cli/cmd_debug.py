@@ -178,6 +178,7 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
             progress.finished("decoded", trace.nrows)
             if trace.nrows == 0 or (not whole and trace.first_window_ts == 0):
                 if last:
+                    warn_dropped(trace)          # every chunk damaged says why
                     raise ArgusError(f"{trace.path} holds no events")
                 continue
             rows = window_rows(trace)
