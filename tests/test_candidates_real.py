@@ -43,7 +43,8 @@ def test_debug_without_pid_skips_sleep_loops_and_shells(tracing, tmp_path):
 
     # The machine is shared (other tests' programs run too): the list must hold
     # the demo app and neither sleep loop, and debug must never pick a sleep loop.
-    listed = tracing.run("hangs", "--buffer", tracing.buffer, "--threshold", "2.5").stdout
+    listed = tracing.run("hangs", "--buffer", tracing.buffer, "--threshold", "2.5", "--top", "100000",
+                         "--window", "0").stdout
     assert f"/{ticker.pid} " not in listed and f"/{shell.pid} " not in listed, listed
     assert f"/{info['app_pid']} main" in listed, listed
     proc = tracing.run("debug", "--buffer", tracing.buffer, "--auto", "--json", "--threshold", "2.5")
