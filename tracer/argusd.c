@@ -686,7 +686,8 @@ static void observe(void *ctx, const void *rec, uint32_t size)
 
 	if (h->type == ARGUS_EV_USER_STACK && d->maps_seen[h->pid % MAPS_SEEN_SLOTS].pid == h->pid)
 		d->maps_seen[h->pid % MAPS_SEEN_SLOTS].stack_seq = seq;
-	if (d->refreshing || argus_rb_faulted(d->rb, NULL))
+	/* The common case, per record: nobody due and no new chunk. */
+	if ((!due && seq == d->refresh_seq) || d->refreshing || argus_rb_faulted(d->rb, NULL))
 		return;
 	d->refreshing = true;
 	if (due)
