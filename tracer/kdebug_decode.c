@@ -8,10 +8,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __APPLE__
-#include <stdlib.h>        /* arc4random_buf */
-#else
-#include <sys/random.h>    /* getrandom */
+#ifndef __APPLE__
+#include <sys/random.h>    /* getrandom; macOS has arc4random_buf in <stdlib.h> */
 #endif
 
 #include "argus_event.h"
