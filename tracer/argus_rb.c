@@ -390,6 +390,15 @@ int argus_rb_open(const char *path, int writable, struct argus_rb **out)
 	return 0;
 }
 
+/* A failed create: the temporary file goes, with the directory handle; rc passes through. */
+static int drop_tmp(struct argus_rb *rb, int rc)
+{
+	unlinkat(rb->create_dfd, rb->create_tmp, 0);
+	close(rb->create_dfd);
+	rb->create_dfd = -1;
+	return rc;
+}
+
 /*
  * A new buffer is never an existing file truncated (its owner, and whoever
  * opened it earlier, would keep access to the trace): it is a new 0600 file
@@ -447,13 +456,9 @@ static int create_file(struct argus_rb *rb, const char *path)
 	}
 	/* The umask may have cleared bits we want, never added: still, owner
 	 * only whatever it is (traces hold names and addresses of everyone). */
-	if (fchmod(rb->fd, 0600) < 0) {
-		rc = fail(rb, errno, "fchmod 0600: %s", strerror(errno));
-		unlinkat(rb->create_dfd, rb->create_tmp, 0);
-		close(rb->create_dfd);
-		rb->create_dfd = -1;
-	}
-	return rc;
+	if (fchmod(rb->fd, 0600) < 0)
+		return drop_tmp(rb, fail(rb, errno, "fchmod 0600: %s", strerror(errno)));
+	return 0;
 }
 
 int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct argus_rb **out)
@@ -479,13 +484,12 @@ int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct
 		return rc;
 	/* Sparse: only touched chunks take disk space.  ftruncate zero-fills, so
 	 * every chunk starts FREE with nothing committed. */
-	if (ftruncate(rb->fd, (off_t)size) < 0) {
-		rc = fail(rb, errno, "ftruncate to %llu bytes: %s", (unsigned long long)size, strerror(errno));
-		goto drop_tmp;
-	}
+	if (ftruncate(rb->fd, (off_t)size) < 0)
+		return drop_tmp(rb, fail(rb, errno, "ftruncate to %llu bytes: %s", (unsigned long long)size,
+					 strerror(errno)));
 	rc = map_file(rb, size);
 	if (rc)
-		goto drop_tmp;
+		return drop_tmp(rb, rc);
 
 	memset(&h, 0, sizeof h);
 	h.version = ARGUS_RB_VERSION;
@@ -507,19 +511,11 @@ int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct
 	adopt_geometry(rb, &h);
 	/* Publish: the complete buffer replaces whatever is at the path (a link
 	 * planted there is replaced, not followed). */
-	if (renameat(rb->create_dfd, rb->create_tmp, rb->create_dfd, rb->create_name) < 0) {
-		rc = fail(rb, errno, "rename into place: %s", strerror(errno));
-		goto drop_tmp;
-	}
+	if (renameat(rb->create_dfd, rb->create_tmp, rb->create_dfd, rb->create_name) < 0)
+		return drop_tmp(rb, fail(rb, errno, "rename into place: %s", strerror(errno)));
 	close(rb->create_dfd);
 	rb->create_dfd = -1;
 	return 0;
-
-drop_tmp:
-	unlinkat(rb->create_dfd, rb->create_tmp, 0);
-	close(rb->create_dfd);
-	rb->create_dfd = -1;
-	return rc;
 }
 
 /* ---- SIGBUS on the mapping ------------------------------------------------ */
