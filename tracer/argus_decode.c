@@ -601,7 +601,7 @@ int argus_decode_file(const char *path, struct argus_decode_result *res)
 int argus_decode_file_window(const char *path, uint64_t since_ns, uint64_t until_ns,
 			     struct argus_decode_result *res)
 {
-	struct argus_decode_opts o = { since_ns, until_ns, 0, 0, 1 };
+	struct argus_decode_opts o = { .since_ns = since_ns, .until_ns = until_ns, .keep_state = 1 };
 
 	return argus_decode_file_opts(path, &o, res);
 }
