@@ -94,7 +94,7 @@ def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, engine="n
         yields=Table(utid=m["yld_utid"], ts=m["yld_ts"], seg=m["yld_seg"]),
         flags=Table(row=m["flg_row"], utid=m["flg_utid"], pid=m["flg_pid"], seg=m["flg_seg"], ts=m["flg_ts"],
                     addr=m["flg_addr"], value=m["flg_value"], write=m["flg_write"]),
-        stats=stats, roles=roles, syscall_name=roles.name, csr=_native_csr,
+        stats=stats, roles=roles, csr=_native_csr,
     )
 
 
@@ -149,7 +149,7 @@ def _build_python(rows, t0, t1, roles):
         rows=rows, trace_start=t0, trace_end=t1, threads=threads, processes=processes,
         seg=Table(**cols), thread_rows=res.thread_rows, thread_rows_ptr=res.thread_rows_ptr, edges=edges,
         running=res.running, runnable=res.runnable, yields=res.yields, flags=res.flags, stats=stats,
-        roles=roles, syscall_name=roles.name,
+        roles=roles,
     )
 
 

@@ -250,8 +250,7 @@ def with_ownership(g, owns):
     return G.EventGraph(rows=g.rows, trace_start=g.trace_start, trace_end=g.trace_end, threads=g.threads,
                         processes=g.processes, seg=g.seg, thread_rows=g.thread_rows,
                         thread_rows_ptr=g.thread_rows_ptr, edges=edges, running=g.running, runnable=g.runnable,
-                        yields=g.yields, flags=g.flags, stats=g.stats, roles=g.roles,
-                        syscall_name=g.roles.name)
+                        yields=g.yields, flags=g.flags, stats=g.stats, roles=g.roles)
 
 
 # --- scenarios shared by the graphbuild and diagnose tests ---
