@@ -462,7 +462,8 @@ static void on_syscall_exit(struct argus_graph *g, const struct argus_row *r, ui
 	}
 	t->batch_armed = 0;
 	own_row(g, u, i);
-	file_lock_exit(g, u, r, i);
+	if (t->lk_active)      /* a FILE_LOCK request in progress: most exits have none */
+		file_lock_exit(g, u, r, i);
 	TH(g, u)->cur_nr = NR_NONE;
 }
 
