@@ -194,8 +194,8 @@ void on_file_lock(struct argus_graph *g, int64_t u, const struct argus_row *r, u
 	t->lk_row = (int64_t)i;
 }
 
-/* Removes the entries of owner overlapping [start, end] (all of them when
- * start > end is never the case: callers pass the request's range). */
+/* Frees the entries of owner on inode overlapping [start, end] (the
+ * request's range; an entry partly inside goes whole, see Known gaps). */
 static void release(struct argus_graph *g, uint64_t inode, uint64_t owner, int64_t start, int64_t end)
 {
 	const struct map_slot *s = map_find(&g->locks, inode, 0);
