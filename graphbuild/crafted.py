@@ -428,16 +428,12 @@ def split_loop():
     return t.build(trace_end=ms(10))
 
 
-CORE_ONLY_SEG = ("wait_site", "wait_stack", "wait_timeout_ms", "act_kind", "act_ts", "act_obj", "act_seg",
-                 "act_wakee")
-
-
 def compare_with_oracle(rows, **kw):
     """Builds rows with the Python reference loop and with the C core
     (splits=False) and asserts identical tables (the oracle test; the
     reference knows neither gaps, splits, nor message / timer edges).
     Returns (python graph, core graph)."""
-    from argus.graphbuild.builder import build_graph
+    from argus.graphbuild.builder import CORE_ONLY_SEG, build_graph
     py = build_graph(rows, engine="python", **kw)
     nat = build_graph(rows, splits=False, **kw)
     for name in py.seg.names:
