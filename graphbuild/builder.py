@@ -94,7 +94,7 @@ def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, engine="n
         yields=Table(utid=m["yld_utid"], ts=m["yld_ts"], seg=m["yld_seg"]),
         flags=Table(row=m["flg_row"], utid=m["flg_utid"], pid=m["flg_pid"], seg=m["flg_seg"], ts=m["flg_ts"],
                     addr=m["flg_addr"], value=m["flg_value"], write=m["flg_write"]),
-        stats=stats, roles=roles, syscall_name=roles.name, csr=_native_csr,
+        stats=stats, roles=roles, csr=_native_csr,
     )
 
 
@@ -123,6 +123,13 @@ def _processes(th, comm, ppid):
     return processes
 
 
+# seg columns the reference knows nothing of (wait sites, actions; core only):
+# name -> (dtype, the value of a vertex without one)
+CORE_ONLY_SEG = {"wait_site": (np.uint64, 0), "wait_stack": (np.uint64, 0), "wait_timeout_ms": (np.int32, G.TIMEOUT_NA),
+                 "act_kind": (np.uint8, 0), "act_ts": (np.int64, -1), "act_obj": (np.uint64, 0),
+                 "act_seg": (np.int64, -1), "act_wakee": (np.int64, -1)}
+
+
 def _build_python(rows, t0, t1, roles):
     from argus.graphbuild.threads import ThreadTracker
     from argus.graphbuild.segments import build_segments
@@ -139,17 +146,13 @@ def _build_python(rows, t0, t1, roles):
     n = len(res.seg)
     cols["split_kind"] = np.zeros(n, np.uint8)
     cols["gap"] = np.zeros(n, bool)
-    # the reference knows neither wait sites, actions nor ownership (core only)
-    cols.update(wait_site=np.zeros(n, np.uint64), wait_stack=np.zeros(n, np.uint64),
-                wait_timeout_ms=np.full(n, G.TIMEOUT_NA, np.int32), act_kind=np.zeros(n, np.uint8),
-                act_ts=np.full(n, -1, np.int64), act_obj=np.zeros(n, np.uint64), act_seg=np.full(n, -1, np.int64),
-                act_wakee=np.full(n, -1, np.int64))
+    cols.update({name: np.full(n, empty, dtype) for name, (dtype, empty) in CORE_ONLY_SEG.items()})
     edges = Table(**edges.columns(), owner_kind=np.zeros(len(edges), np.uint8))
     return EventGraph(
         rows=rows, trace_start=t0, trace_end=t1, threads=threads, processes=processes,
         seg=Table(**cols), thread_rows=res.thread_rows, thread_rows_ptr=res.thread_rows_ptr, edges=edges,
         running=res.running, runnable=res.runnable, yields=res.yields, flags=res.flags, stats=stats,
-        roles=roles, syscall_name=roles.name,
+        roles=roles,
     )
 
 

@@ -235,23 +235,19 @@ def with_ownership(g, owns):
     appended to its edge table (a new EventGraph: the CSR indexes are rebuilt)."""
     from argus.graphbuild import graph as G
     kind_by_name = {v: k for k, v in G.OWNER_KIND_NAMES.items()}
-    cols = {name: list(col) for name, col in g.edges.columns().items()}
-    cols.setdefault("owner_kind", [0] * len(g.edges))
-    dtypes = {name: col.dtype for name, col in g.edges.columns().items()}
-    dtypes.setdefault("owner_kind", np.dtype(np.uint8))
+    new = []
     for at, holder, victim, kind, weak, obj in owns:
         src = g.segment_at(g.utid_of_tid(holder, at), at)
         dst = g.segment_at(g.utid_of_tid(victim, at), at)
-        new = dict(src=src, dst=dst, type=G.EDGE_OWNERSHIP, weak=weak, ts=at, src_ts=at, row=-1, ctx=0, obj=obj,
-                   wait_ns=0, owner_kind=kind_by_name[kind])
-        for name in cols:
-            cols[name].append(new[name])
-    edges = G.Table(**{name: np.asarray(col, dtype=dtypes[name]) for name, col in cols.items()})
+        new.append(dict(src=src, dst=dst, type=G.EDGE_OWNERSHIP, weak=weak, ts=at, src_ts=at, row=-1, ctx=0,
+                        obj=obj, wait_ns=0, owner_kind=kind_by_name[kind]))
+    # both engines give edges.owner_kind: every column keeps its dtype
+    edges = G.Table(**{name: np.concatenate([col, np.asarray([e[name] for e in new], dtype=col.dtype)])
+                       for name, col in g.edges.columns().items()})
     return G.EventGraph(rows=g.rows, trace_start=g.trace_start, trace_end=g.trace_end, threads=g.threads,
                         processes=g.processes, seg=g.seg, thread_rows=g.thread_rows,
                         thread_rows_ptr=g.thread_rows_ptr, edges=edges, running=g.running, runnable=g.runnable,
-                        yields=g.yields, flags=g.flags, stats=g.stats, roles=g.roles,
-                        syscall_name=g.roles.name)
+                        yields=g.yields, flags=g.flags, stats=g.stats, roles=g.roles)
 
 
 # --- scenarios shared by the graphbuild and diagnose tests ---
@@ -432,16 +428,12 @@ def split_loop():
     return t.build(trace_end=ms(10))
 
 
-CORE_ONLY_SEG = ("wait_site", "wait_stack", "wait_timeout_ms", "act_kind", "act_ts", "act_obj", "act_seg",
-                 "act_wakee")
-
-
 def compare_with_oracle(rows, **kw):
     """Builds rows with the Python reference loop and with the C core
     (splits=False) and asserts identical tables (the oracle test; the
     reference knows neither gaps, splits, nor message / timer edges).
     Returns (python graph, core graph)."""
-    from argus.graphbuild.builder import build_graph
+    from argus.graphbuild.builder import CORE_ONLY_SEG, build_graph
     py = build_graph(rows, engine="python", **kw)
     nat = build_graph(rows, splits=False, **kw)
     for name in py.seg.names:

@@ -174,8 +174,7 @@ class EventGraph:
     """
 
     def __init__(self, *, rows, trace_start, trace_end, threads, processes, seg, thread_rows,
-                 thread_rows_ptr, edges, running, runnable, yields, flags, stats, roles, syscall_name=None,
-                 csr=None):
+                 thread_rows_ptr, edges, running, runnable, yields, flags, stats, roles, csr=None):
         self.rows = rows
         self.trace_start = int(trace_start)
         self.trace_end = int(trace_end)
@@ -191,7 +190,6 @@ class EventGraph:
         self.flags = flags
         self.stats = stats
         self.roles = roles
-        self._syscall_name = syscall_name
         nthreads = len(threads)
         self.thread_seg_lo, self.thread_seg_hi = _ranges(seg.utid, nthreads)
         self.run_lo, self.run_hi = _ranges(running.utid, nthreads)
@@ -269,8 +267,8 @@ class EventGraph:
         nr = int(nr)
         if nr == schema.SYSCALL_NONE:
             return "-"
-        if self._syscall_name is not None:
-            return self._syscall_name(nr)
+        if self.roles is not None:
+            return self.roles.name(nr)
         return f"syscall_{nr}"
 
     # --- segments ---

@@ -462,7 +462,8 @@ static void on_syscall_exit(struct argus_graph *g, const struct argus_row *r, ui
 	}
 	t->batch_armed = 0;
 	own_row(g, u, i);
-	file_lock_exit(g, u, r, i);
+	if (t->lk_active)      /* a FILE_LOCK request in progress: most exits have none */
+		file_lock_exit(g, u, r, i);
 	TH(g, u)->cur_nr = NR_NONE;
 }
 
@@ -792,21 +793,6 @@ static void on_row(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 		return on_timer(g, r);
 	if (!r->tid)
 		return;
-	if (r->type == ARGUS_EV_WAIT_SITE || r->type == ARGUS_EV_FUTEX_STATE || r->type == ARGUS_EV_FILE_LOCK) {
-		u = own(g, r->tid, r->pid, ts, 0);
-		own_row(g, u, i);
-		t = TH(g, u);
-		if (r->type == ARGUS_EV_WAIT_SITE) {
-			t->site_id = r->obj2;
-			t->site_nr = r->nr;
-			g->st.wait_sites++;
-		} else if (r->type == ARGUS_EV_FUTEX_STATE) {
-			on_futex_state(g, u, r);
-		} else {
-			on_file_lock(g, u, r, i);
-		}
-		return;
-	}
 	switch (r->type) {
 	case ARGUS_EV_SYSCALL_ENTER:
 		return on_syscall_enter(g, r, i);
@@ -840,6 +826,22 @@ static void on_row(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 			t->snapshot_main = 1;
 		if (r->peer_pid)
 			set_ppid(g, t->pid, r->peer_pid);
+		return;
+	case ARGUS_EV_WAIT_SITE:
+	case ARGUS_EV_FUTEX_STATE:
+	case ARGUS_EV_FILE_LOCK:
+		u = own(g, r->tid, r->pid, ts, 0);
+		own_row(g, u, i);
+		t = TH(g, u);
+		if (r->type == ARGUS_EV_WAIT_SITE) {
+			t->site_id = r->obj2;
+			t->site_nr = r->nr;
+			g->st.wait_sites++;
+		} else if (r->type == ARGUS_EV_FUTEX_STATE) {
+			on_futex_state(g, u, r);
+		} else {
+			on_file_lock(g, u, r, i);
+		}
 		return;
 	case ARGUS_EV_EXEC:
 	case ARGUS_EV_THREAD_NAME:

@@ -290,13 +290,15 @@ int finish_edges(struct argus_graph *g)
 			  w->start_kind == ARGUS_START_SPLIT, w->start, v->end, -1, -1, 0, 0);
 		g->st.weak_program_order += w->start_kind == ARGUS_START_SPLIT;
 	}
-	lo = thread_seg_lo(g);
-	if (!lo || resolve_timer_edges(g, lo, inv) || resolve_owner_edges(g, lo, inv)) {
+	if (g->treqs.len || g->oreqs.len) {    /* the per-thread index only serves these */
+		lo = thread_seg_lo(g);
+		if (!lo || resolve_timer_edges(g, lo, inv) || resolve_owner_edges(g, lo, inv)) {
+			free(lo);
+			free(inv);
+			return -1;
+		}
 		free(lo);
-		free(inv);
-		return -1;
 	}
-	free(lo);
 	free(inv);
 	for (k = 0; k < g->msg_edges.len; k++) {
 		struct edge *e = vec_push(&g->edges);

@@ -55,6 +55,12 @@ static void owner_edge(struct argus_graph *g, int64_t holder, int64_t dst, int k
 	q->weak = (uint8_t)weak;
 }
 
+/* Not dead and not exited. */
+static int alive(const struct thr *t)
+{
+	return t->state != DEAD && t->end_ts < 0;
+}
+
 /* utid of a live thread tid of process pid other than self, else -1. */
 static int64_t live_thread(struct argus_graph *g, uint32_t tid, uint32_t pid, int64_t self)
 {
@@ -64,7 +70,7 @@ static int64_t live_thread(struct argus_graph *g, uint32_t tid, uint32_t pid, in
 	if (!s || s->val == self)
 		return -1;
 	t = TH(g, s->val);
-	if (t->pid != pid || t->state == DEAD || t->end_ts >= 0)
+	if (t->pid != pid || !alive(t))
 		return -1;
 	return s->val;
 }
@@ -124,7 +130,7 @@ static void futex_edges(struct argus_graph *g, int64_t u, int64_t dst, int64_t t
 	for (k = 0; k < 2; k++) {
 		int64_t h = (int64_t)(((uint64_t)s->val >> (32 * k)) & 0xffffffffu) - 1;
 
-		if (h >= 0 && h != u && TH(g, h)->state != DEAD && TH(g, h)->end_ts < 0)
+		if (h >= 0 && h != u && alive(TH(g, h)))
 			owner_edge(g, h, dst, ARGUS_OWNER_FUTEX_CHANNEL, 1, ts, i, uaddr);
 	}
 }
@@ -194,8 +200,8 @@ void on_file_lock(struct argus_graph *g, int64_t u, const struct argus_row *r, u
 	t->lk_row = (int64_t)i;
 }
 
-/* Removes the entries of owner overlapping [start, end] (all of them when
- * start > end is never the case: callers pass the request's range). */
+/* Frees the entries of owner on inode overlapping [start, end] (the
+ * request's range; an entry partly inside goes whole, see Known gaps). */
 static void release(struct argus_graph *g, uint64_t inode, uint64_t owner, int64_t start, int64_t end)
 {
 	const struct map_slot *s = map_find(&g->locks, inode, 0);
