@@ -314,8 +314,8 @@ class _Run:
         kind, detail = W.wait_kind(g, first, v)
         if kind not in (W.SYNC, W.PENDING, W.NESTED):
             return None
-        nxt = g.next_segment(v)
-        if nxt >= 0 and g.in_wake[nxt] >= 0 and g.edges.type[g.in_wake[nxt]] == G.EDGE_WAKEUP:
+        nxt = _woken_successor(g, v)
+        if nxt >= 0:
             res = interactive_slice(g, nxt, self.chooser)
             self.extend(res, depth, a, b, _pseudo("program_order"))
             return res
@@ -401,8 +401,8 @@ class _Run:
                     self.extend(res, depth, a, b, _pseudo("baseline"))
                     role = "baseline"
                 else:
-                    nxt = g.next_segment(v)
-                    if nxt >= 0 and g.in_wake[nxt] >= 0 and g.edges.type[g.in_wake[nxt]] == G.EDGE_WAKEUP:
+                    nxt = _woken_successor(g, v)
+                    if nxt >= 0:
                         res = interactive_slice(g, nxt, self.chooser)
                         self.extend(res, depth, a, b, _pseudo("program_order"))
             if res is None:
@@ -492,6 +492,14 @@ class _Run:
         tries = "1 try points" if o.tries == 1 else f"{o.tries} tries point"
         return (f"holds what {self.who(victim)} waits for: {what}; {tries} at it, "
                 f"last at {fmt_rel(e.ts - self.t0)}{'' if o.weak else ', strong'}")
+
+
+def _woken_successor(g, v):
+    """v's successor when a task's wakeup edge ended v's wait, else -1."""
+    nxt = g.next_segment(v)
+    if nxt >= 0 and g.in_wake[nxt] >= 0 and g.edges.type[g.in_wake[nxt]] == G.EDGE_WAKEUP:
+        return nxt
+    return -1
 
 
 def _kernel_wakers(g, v):
