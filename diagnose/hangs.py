@@ -151,8 +151,7 @@ def _long_run(g, first, last, end, threshold_ns):
     best, a = None, first
     for v in range(first, last + 1):
         if v == last or seg.end_kind[v] != G.END_SPLIT:
-            t_end = min(_seg_end(g, v), end) if seg.end_kind[v] == G.END_BLOCKED else min(int(seg.end[v]), end)
-            d = t_end - int(seg.start[a])
+            d = min(_seg_end(g, v), end) - int(seg.start[a])
             if d >= threshold_ns and (best is None or d > best[0]):
                 best = (d, a, v)
             a = v + 1
