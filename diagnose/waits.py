@@ -331,9 +331,7 @@ def ending_edge(g, v):
 
 
 def _send_nrs(g):
-    from argus.graphbuild.sysroles import SyscallRoles
-    roles = getattr(g, "roles", None) or SyscallRoles()
-    return np.array(sorted(roles.send_nrs), dtype=np.uint32)
+    return np.array(sorted(g.roles.send_nrs), dtype=np.uint32)
 
 
 def _net_answer(g, v, closure):
