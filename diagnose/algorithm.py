@@ -257,7 +257,7 @@ class _Run:
         loop's call stack (when stacks are recorded)."""
         g = self.g
         pid = int(g.threads.pid[utid])
-        rules = getattr(self.chooser, "rules", None)
+        rules = self.chooser.rules
         known = rules.data_flag(g, utid) if rules is not None else None     # counted in rules.fired
         if known:
             self.advice_candidates[utid] = {"remembered": True}
@@ -576,7 +576,7 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
         notes.append(f"{lost} records were lost while tracing; edges may be missing")
     d = Diagnosis(g, hang, int(threshold_ns), run.path, run.root_causes, int(chooser.queries),
                   extra, notes)
-    d.rules_fired = list(getattr(getattr(chooser, "rules", None), "fired", ()))   # rules.RuleSet.fired
+    d.rules_fired = list(chooser.rules.fired) if chooser.rules is not None else []
     d.metrics = _metrics(g, hang, threshold_ns, chooser, d)
     return d
 
@@ -585,19 +585,18 @@ def _metrics(g, hang, threshold_ns, chooser, d):
     """Table 2 of the paper: queries asked, path length of this run and of
     the automatic heuristic on the same hang (run again when this run was
     steered: with the chooser's auto_twin - the same rules - if it has one)."""
-    mode = "auto" if isinstance(chooser, AutoChooser) else getattr(chooser, "mode", "interactive")
+    mode = chooser.mode
     if mode == "auto":
         auto_len = len(d.path)
     else:
         twin = chooser.auto_twin() if hasattr(chooser, "auto_twin") else AutoChooser()
         auto_len = len(diagnose_hang(g, hang, threshold_ns, twin).path)
-    saved_memory = int(getattr(chooser, "saved", 0)) - int(getattr(chooser, "saved_by_rules", 0))
     return {
         "queries": int(chooser.queries),
         "path_len": len(d.path),
         "auto_path_len": auto_len,
-        "saved_by_rules": int(getattr(chooser, "saved_by_rules", 0)),
-        "saved_by_memory": 0 if mode == "auto" else saved_memory,
+        "saved_by_rules": int(chooser.saved_by_rules),
+        "saved_by_memory": 0 if mode == "auto" else int(chooser.saved_by_memory),
         "mode": mode,
     }
 
