@@ -448,9 +448,7 @@ class _Run:
     def unexplained_wait_owners(self, utid, v, a, b):
         """Holders of what v waits for (ownership.owners) when no wakeup
         edge explains the wait: it is ongoing, or the kernel ended it."""
-        g = self.g
-        nxt = g.next_segment(v)
-        if nxt >= 0 and g.in_wake[nxt] >= 0:
+        if W.ending_edge(self.g, v) >= 0:
             return []
         return OW.owners(self.g, utid, a, b, vertex=v)
 
@@ -496,10 +494,8 @@ class _Run:
 
 def _woken_successor(g, v):
     """v's successor when a task's wakeup edge ended v's wait, else -1."""
-    nxt = g.next_segment(v)
-    if nxt >= 0 and g.in_wake[nxt] >= 0 and g.edges.type[g.in_wake[nxt]] == G.EDGE_WAKEUP:
-        return nxt
-    return -1
+    e = W.ending_edge(g, v)
+    return g.next_segment(v) if e >= 0 and g.edges.type[e] == G.EDGE_WAKEUP else -1
 
 
 def _kernel_wakers(g, v):
