@@ -487,8 +487,7 @@ class _Run:
         what = {"futex_owner": f"the futex 0x{o.obj:x} names it as owner",
                 "futex_channel": f"it woke waiters of futex 0x{o.obj:x} before (inferred)",
                 "file_lock": f"it holds a file lock on inode {o.obj} that was tried"}.get(o.kind, o.kind)
-        tries = "1 try points" if o.tries == 1 else f"{o.tries} tries point"
-        return (f"holds what {self.who(victim)} waits for: {what}; {tries} at it, "
+        return (f"holds what {self.who(victim)} waits for: {what}; {o.tries_text} at it, "
                 f"last at {fmt_rel(e.ts - self.t0)}{'' if o.weak else ', strong'}")
 
 

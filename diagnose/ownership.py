@@ -59,6 +59,11 @@ class Owner:
     obj: int             # what is held (futex address, inode)
     ts: int              # when the most recent edge (or release) happened
 
+    @property
+    def tries_text(self):
+        """"1 try points" / "N tries point" (at it), for the report and the question."""
+        return "1 try points" if self.tries == 1 else f"{self.tries} tries point"
+
     def edge_ref(self, g, victim_vertex):
         """The EdgeRef of the hop holder -> victim (a pseudo one, eid -1,
         for a release waker)."""
