@@ -363,7 +363,8 @@ class _Run:
             info["origin"] = res.origin
             info["slice"] = res
             return info
-        if bt == B.REPEATED_YIELD and not B.flag_reads(g, utid, a, b):
+        addrs = B.flag_reads(g, utid, a, b) if bt == B.REPEATED_YIELD else None
+        if bt == B.REPEATED_YIELD and not addrs:
             res = self.follow_owner(v, OW.owners(g, utid, a, b) or OW.release_owners(g, utid, a, b), depth, a, b,
                                     info)
             if res is None:
@@ -371,7 +372,6 @@ class _Run:
                 return info
             role = "owner"
         elif bt == B.REPEATED_YIELD:
-            addrs = B.flag_reads(g, utid, a, b)
             info["flags"] = addrs
             cands = BL.find_flag_baselines(g, utid, addrs, a, b, self.threshold_ns)
             chosen = self.chooser.pick_baseline(cands) if cands else None
