@@ -105,6 +105,7 @@ class Diagnosis:
     spinning_extra: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     metrics: dict = field(default_factory=dict)
+    rules_fired: list = field(default_factory=list)     # rules.RuleSet.fired
 
     def to_json(self):
         from argus.diagnose.report import to_json
