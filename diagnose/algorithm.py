@@ -105,6 +105,7 @@ class Diagnosis:
     spinning_extra: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     metrics: dict = field(default_factory=dict)
+    rules_fired: list = field(default_factory=list)     # rules.RuleSet.fired
 
     def to_json(self):
         from argus.diagnose.report import to_json
@@ -257,7 +258,7 @@ class _Run:
         loop's call stack (when stacks are recorded)."""
         g = self.g
         pid = int(g.threads.pid[utid])
-        rules = getattr(self.chooser, "rules", None)
+        rules = self.chooser.rules
         known = rules.data_flag(g, utid) if rules is not None else None     # counted in rules.fired
         if known:
             self.advice_candidates[utid] = {"remembered": True}
@@ -314,8 +315,8 @@ class _Run:
         kind, detail = W.wait_kind(g, first, v)
         if kind not in (W.SYNC, W.PENDING, W.NESTED):
             return None
-        nxt = g.next_segment(v)
-        if nxt >= 0 and g.in_wake[nxt] >= 0 and g.edges.type[g.in_wake[nxt]] == G.EDGE_WAKEUP:
+        nxt = _woken_successor(g, v)
+        if nxt >= 0:
             res = interactive_slice(g, nxt, self.chooser)
             self.extend(res, depth, a, b, _pseudo("program_order"))
             return res
@@ -363,7 +364,8 @@ class _Run:
             info["origin"] = res.origin
             info["slice"] = res
             return info
-        if bt == B.REPEATED_YIELD and not B.flag_reads(g, utid, a, b):
+        addrs = B.flag_reads(g, utid, a, b) if bt == B.REPEATED_YIELD else None
+        if bt == B.REPEATED_YIELD and not addrs:
             res = self.follow_owner(v, OW.owners(g, utid, a, b) or OW.release_owners(g, utid, a, b), depth, a, b,
                                     info)
             if res is None:
@@ -371,7 +373,6 @@ class _Run:
                 return info
             role = "owner"
         elif bt == B.REPEATED_YIELD:
-            addrs = B.flag_reads(g, utid, a, b)
             info["flags"] = addrs
             cands = BL.find_flag_baselines(g, utid, addrs, a, b, self.threshold_ns)
             chosen = self.chooser.pick_baseline(cands) if cands else None
@@ -401,8 +402,8 @@ class _Run:
                     self.extend(res, depth, a, b, _pseudo("baseline"))
                     role = "baseline"
                 else:
-                    nxt = g.next_segment(v)
-                    if nxt >= 0 and g.in_wake[nxt] >= 0 and g.edges.type[g.in_wake[nxt]] == G.EDGE_WAKEUP:
+                    nxt = _woken_successor(g, v)
+                    if nxt >= 0:
                         res = interactive_slice(g, nxt, self.chooser)
                         self.extend(res, depth, a, b, _pseudo("program_order"))
             if res is None:
@@ -448,9 +449,7 @@ class _Run:
     def unexplained_wait_owners(self, utid, v, a, b):
         """Holders of what v waits for (ownership.owners) when no wakeup
         edge explains the wait: it is ongoing, or the kernel ended it."""
-        g = self.g
-        nxt = g.next_segment(v)
-        if nxt >= 0 and g.in_wake[nxt] >= 0:
+        if W.ending_edge(self.g, v) >= 0:
             return []
         return OW.owners(self.g, utid, a, b, vertex=v)
 
@@ -489,9 +488,14 @@ class _Run:
         what = {"futex_owner": f"the futex 0x{o.obj:x} names it as owner",
                 "futex_channel": f"it woke waiters of futex 0x{o.obj:x} before (inferred)",
                 "file_lock": f"it holds a file lock on inode {o.obj} that was tried"}.get(o.kind, o.kind)
-        tries = "1 try points" if o.tries == 1 else f"{o.tries} tries point"
-        return (f"holds what {self.who(victim)} waits for: {what}; {tries} at it, "
+        return (f"holds what {self.who(victim)} waits for: {what}; {o.tries_text} at it, "
                 f"last at {fmt_rel(e.ts - self.t0)}{'' if o.weak else ', strong'}")
+
+
+def _woken_successor(g, v):
+    """v's successor when a task's wakeup edge ended v's wait, else -1."""
+    e = W.ending_edge(g, v)
+    return g.next_segment(v) if e >= 0 and g.edges.type[e] == G.EDGE_WAKEUP else -1
 
 
 def _kernel_wakers(g, v):
@@ -568,7 +572,7 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
         notes.append(f"{lost} records were lost while tracing; edges may be missing")
     d = Diagnosis(g, hang, int(threshold_ns), run.path, run.root_causes, int(chooser.queries),
                   extra, notes)
-    d.rules_fired = list(getattr(getattr(chooser, "rules", None), "fired", ()))   # rules.RuleSet.fired
+    d.rules_fired = list(chooser.rules.fired) if chooser.rules is not None else []
     d.metrics = _metrics(g, hang, threshold_ns, chooser, d)
     return d
 
@@ -577,19 +581,18 @@ def _metrics(g, hang, threshold_ns, chooser, d):
     """Table 2 of the paper: queries asked, path length of this run and of
     the automatic heuristic on the same hang (run again when this run was
     steered: with the chooser's auto_twin - the same rules - if it has one)."""
-    mode = "auto" if isinstance(chooser, AutoChooser) else getattr(chooser, "mode", "interactive")
+    mode = chooser.mode
     if mode == "auto":
         auto_len = len(d.path)
     else:
         twin = chooser.auto_twin() if hasattr(chooser, "auto_twin") else AutoChooser()
         auto_len = len(diagnose_hang(g, hang, threshold_ns, twin).path)
-    saved_memory = int(getattr(chooser, "saved", 0)) - int(getattr(chooser, "saved_by_rules", 0))
     return {
         "queries": int(chooser.queries),
         "path_len": len(d.path),
         "auto_path_len": auto_len,
-        "saved_by_rules": int(getattr(chooser, "saved_by_rules", 0)),
-        "saved_by_memory": 0 if mode == "auto" else saved_memory,
+        "saved_by_rules": int(chooser.saved_by_rules),
+        "saved_by_memory": 0 if mode == "auto" else int(chooser.saved_by_memory),
         "mode": mode,
     }
 

@@ -82,6 +82,12 @@ def _clipped(starts, ends, a, b):
     return int(np.sum(np.clip(np.minimum(ends, b) - np.maximum(starts, a), 0, None)))
 
 
+def cpu_ns(g, utid, a, b):
+    """utid's time on CPU inside [a, b] (ns)."""
+    rl, rh = g.run_lo[utid], g.run_hi[utid]
+    return _clipped(g.running.start[rl:rh], g.running.end[rl:rh], a, b)
+
+
 def wait_desc(g, v):
     """Human description of segment v's wait: "read(fd 5)", "futex 0x7f..."."""
     reason = int(g.seg.wait_reason[v])
@@ -135,8 +141,7 @@ def classify(g, utid, a, b):
     seg = g.seg
     lo, hi = int(g.thread_seg_lo[utid]), int(g.thread_seg_hi[utid])
 
-    rl, rh = g.run_lo[utid], g.run_hi[utid]
-    cpu = _clipped(g.running.start[rl:rh], g.running.end[rl:rh], a, b)
+    cpu = cpu_ns(g, utid, a, b)
     ql, qh = g.rbl_lo[utid], g.rbl_hi[utid]
     rbl = _clipped(g.runnable.start[ql:qh], g.runnable.end[ql:qh], a, b)
 

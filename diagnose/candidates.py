@@ -107,7 +107,9 @@ def script_readers(g):
     """pids that read fd BASH_SCRIPT_FD (bash running a script)."""
     r = g.rows
     sel = (r["type"] == schema.SYSCALL_ENTER) & (r["obj"] == BASH_SCRIPT_FD)
-    return {int(p) for p, nr in zip(r["pid"][sel].tolist(), r["nr"][sel].tolist()) if g.syscall_name(nr) == "read"}
+    reads = [nr for nr in np.unique(r["nr"][sel]).tolist() if g.syscall_name(nr) == "read"]
+    sel &= np.isin(r["nr"], reads)
+    return {int(p) for p in np.unique(r["pid"][sel]).tolist()}
 
 
 class Traits:

@@ -272,9 +272,8 @@ class AskingChooser(Chooser):
         return None if key == "n" else keep[int(key) - 1]
 
     def owner_line(self, o):
-        tries = "1 try points" if o.tries == 1 else f"{o.tries} tries point"
         how = "released what it polls" if o.edge < 0 else o.kind
-        return (f"{self.who(o.vertex)}  {how}{' (weak)' if o.weak else ''}, {tries} at it, last at "
+        return (f"{self.who(o.vertex)}  {how}{' (weak)' if o.weak else ''}, {o.tries_text} at it, last at "
                 f"{fmt_rel(o.ts - self.t0)}, on CPU {fmt_dur(o.cpu_ns)} in the hang")
 
     def go_on(self, root_cause):

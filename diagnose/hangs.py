@@ -49,6 +49,7 @@ from argus.tracer import schema
 from argus.graphbuild import graph as G
 from argus.diagnose import blocktype as B
 from argus.diagnose import waits as W
+from argus.diagnose.report import fmt_trace_time
 
 DEFAULT_THRESHOLD_NS = 2_000_000_000
 
@@ -101,12 +102,6 @@ class Hang:
         }
 
 
-def _at(g, ns):
-    """ns on the trace's one time origin, with the wall clock (report.fmt_trace_time)."""
-    from argus.diagnose.report import fmt_trace_time
-    return fmt_trace_time(g, ns)
-
-
 def fmt_threshold(ns):
     return f"{ns / 1e9:g} s"
 
@@ -151,8 +146,7 @@ def _long_run(g, first, last, end, threshold_ns):
     best, a = None, first
     for v in range(first, last + 1):
         if v == last or seg.end_kind[v] != G.END_SPLIT:
-            t_end = min(_seg_end(g, v), end) if seg.end_kind[v] == G.END_BLOCKED else min(int(seg.end[v]), end)
-            d = t_end - int(seg.start[a])
+            d = min(_seg_end(g, v), end) - int(seg.start[a])
             if d >= threshold_ns and (best is None or d > best[0]):
                 best = (d, a, v)
             a = v + 1
@@ -246,7 +240,7 @@ def user_named_hang(g, utid, at):
     so)."""
     v = g.segment_at(utid, at)
     if v < 0:
-        raise NoHangError(f"thread {int(g.threads.tid[utid])} has no vertex at {_at(g, at)}")
+        raise NoHangError(f"thread {int(g.threads.tid[utid])} has no vertex at {fmt_trace_time(g, at)}")
     seg = g.seg
     if seg.end_kind[v] == G.END_BLOCKED and at >= seg.wait_start[v]:
         last = v
@@ -272,7 +266,7 @@ def _process_utids(g, pid):
     utids = g.utids_of_pid(pid)
     if not utids:
         raise UnknownProcessError(f"pid {pid} not found in the trace "
-                                  f"[{_at(g, g.trace_start)}, {_at(g, g.trace_end)}]")
+                                  f"[{fmt_trace_time(g, g.trace_start)}, {fmt_trace_time(g, g.trace_end)}]")
     return utids
 
 
@@ -355,11 +349,12 @@ def find_hang(g, pid, tid=None, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
     if tid is not None and at is not None and tid_given:
         return user_named_hang(g, scope[0], at)
     msg = f"no hang >= {fmt_threshold(threshold_ns)} found for {who} in the trace window " \
-          f"[{_at(g, g.trace_start)}, {_at(g, g.trace_end)}]"
+          f"[{fmt_trace_time(g, g.trace_start)}, {fmt_trace_time(g, g.trace_end)}]"
     if at is not None:
-        msg += f" at {_at(g, at)}"
+        msg += f" at {fmt_trace_time(g, at)}"
         if cands:
-            msg += " (hangs at: " + ", ".join(f"{_at(g, c.start_ns)}..{_at(g, c.end_ns)}" for c in cands[:5]) + ")"
+            msg += " (hangs at: " + ", ".join(f"{fmt_trace_time(g, c.start_ns)}..{fmt_trace_time(g, c.end_ns)}"
+                                              for c in cands[:5]) + ")"
     else:
         silent = [u for u in scope if g.thread_seg_hi[u] - g.thread_seg_lo[u] == 1
                   and not g.seg.wait_known[g.thread_seg_lo[u]]]
@@ -412,7 +407,8 @@ def most_recent_hang(g, at=None, threshold_ns=DEFAULT_THRESHOLD_NS, ranked=None)
         ranked.extend(order)
     if order:
         return order[0].hang
-    where = f" at {_at(g, at)}" if at is not None else ""
+    where = f" at {fmt_trace_time(g, at)}" if at is not None else ""
     raise NoHangError(f"no main thread with an event loop, a window or a synchronous wait hung "
                       f">= {fmt_threshold(threshold_ns)}{where} in the trace window "
-                      f"[{_at(g, g.trace_start)}, {_at(g, g.trace_end)}]; pass --pid to look at other threads")
+                      f"[{fmt_trace_time(g, g.trace_start)}, {fmt_trace_time(g, g.trace_end)}]; "
+                      "pass --pid to look at other threads")

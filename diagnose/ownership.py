@@ -42,6 +42,7 @@ import numpy as np
 
 from argus.tracer import schema
 from argus.graphbuild import graph as G
+from argus.diagnose import blocktype as B
 
 RELEASE_SLACK_NS = 20_000_000     # the release comes with the poller's last try, within one short wait
 
@@ -57,6 +58,11 @@ class Owner:
     cpu_ns: int          # on CPU inside [a, b]
     obj: int             # what is held (futex address, inode)
     ts: int              # when the most recent edge (or release) happened
+
+    @property
+    def tries_text(self):
+        """"1 try points" / "N tries point" (at it), for the report and the question."""
+        return "1 try points" if self.tries == 1 else f"{self.tries} tries point"
 
     def edge_ref(self, g, victim_vertex):
         """The EdgeRef of the hop holder -> victim (a pseudo one, eid -1,
@@ -97,12 +103,6 @@ def ownership_edges(g, utid, a, b, vertex=None):
     return eids[g.seg.utid[ed.src[eids]] != utid]
 
 
-def _cpu_ns(g, utid, a, b):
-    rl, rh = g.run_lo[utid], g.run_hi[utid]
-    st, en = g.running.start[rl:rh], g.running.end[rl:rh]
-    return int(np.sum(np.clip(np.minimum(en, b) - np.maximum(st, a), 0, None))) if len(st) else 0
-
-
 def owners(g, utid, a, b, vertex=None):
     """The ranked candidate holders (Owner list, best first; see the top)."""
     eids = ownership_edges(g, utid, a, b, vertex)
@@ -116,7 +116,7 @@ def owners(g, utid, a, b, vertex=None):
     for h, es in by_holder.items():
         last = max(es, key=lambda e: (int(ed.ts[e]), e))
         out.append(Owner(h, int(ed.src[last]), int(last), G.OWNER_KIND_NAMES.get(int(ed.owner_kind[last]), "?"),
-                         bool(all(ed.weak[e] for e in es)), len(es), _cpu_ns(g, h, a, b), int(ed.obj[last]),
+                         bool(all(ed.weak[e] for e in es)), len(es), B.cpu_ns(g, h, a, b), int(ed.obj[last]),
                          int(ed.ts[last])))
     return _rank(out)
 
@@ -153,5 +153,5 @@ def release_owners(g, utid, a, b):
         last = idx[-1]
         at = int(ts[last])
         out.append(Owner(h, int(g.segment_at(h, at)), -1, G.OWNER_KIND_NAMES[G.OWNER_FUTEX_CHANNEL], True,
-                         len(idx), _cpu_ns(g, h, a, b), int(r["obj"][last]), at))
+                         len(idx), B.cpu_ns(g, h, a, b), int(r["obj"][last]), at))
     return _rank(out)

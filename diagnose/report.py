@@ -149,8 +149,8 @@ def to_json(d):
         "path": path,
         "root_causes": causes,
         "queries": int(d.queries),
-        "metrics": dict(getattr(d, "metrics", None) or {}),
-        "rules_fired": list(getattr(d, "rules_fired", None) or []),
+        "metrics": dict(d.metrics),
+        "rules_fired": list(d.rules_fired),
         "notes": list(d.notes),
         "trace": trace_json(g),
     })

@@ -105,6 +105,10 @@ class Chooser:
     """
 
     queries = 0
+    mode = "interactive"     # AutoChooser: "auto"; chooser.AskingChooser: interactive | replay | auto
+    rules = None             # a rules.RuleSet when the chooser applies rules (chooser.AskingChooser)
+    saved_by_rules = 0
+    saved_by_memory = 0
 
     def pick_predecessor(self, vertex, candidates):
         raise NotImplementedError
@@ -126,6 +130,8 @@ class AutoChooser(Chooser):
     """Automatic mode: most recent edge, follow weak edges, best-ranked (most
     recent) baseline, always go on, best-ranked holder (strong, most tries,
     most CPU).  Asks nothing: queries stays 0."""
+
+    mode = "auto"
 
     def __init__(self):
         self.queries = 0

@@ -331,9 +331,7 @@ def ending_edge(g, v):
 
 
 def _send_nrs(g):
-    from argus.graphbuild.sysroles import SyscallRoles
-    roles = getattr(g, "roles", None) or SyscallRoles()
-    return np.array(sorted(roles.send_nrs), dtype=np.uint32)
+    return np.array(sorted(g.roles.send_nrs), dtype=np.uint32)
 
 
 def _net_answer(g, v, closure):
@@ -425,16 +423,13 @@ def wait_kind(g, v, last=None):
     "closure": how many vertices were reached."""
     seg = g.seg
     v = int(v)
-    if not seg.wait_known[v]:
-        return UNKNOWN, {}
-    if int(seg.wait_reason[v]) != schema.WAIT_POLL:
-        return BLOCKING, {}
+    kind = quick_kind(g, v)
+    if kind != IDLE:
+        return kind, {}
     s = sites(g)
     detail = {"site": list(site(g, v)), "loop_site": list(s.loop_site(int(seg.utid[v])) or ())}
     if s.is_nested(g, v):
         kind = NESTED
-    else:
-        kind = IDLE
     last = v if last is None else int(last)
     we = int(seg.wait_end[last])
     closure = downstream(g, v, until=we)
