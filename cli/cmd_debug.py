@@ -47,7 +47,7 @@ from argus.cli.common import ArgusError, resolve_buffer
 from argus.cli.memcheck import check_load
 from argus.cli.progress import Progress, fmt_count
 from argus.cli.textsafe import safe_lines
-from argus.cli.tracefile import load_trace, wall_offset, warn_dropped, window_rows
+from argus.cli.tracefile import load_trace, warn_dropped, window_rows
 
 DEFAULT_WINDOW_S = 10.0   # ~7M events of a busy machine: a first answer in seconds
 # Decoding + building runs at ~1-3M events/s on one core: a buffer of this many
@@ -168,8 +168,7 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
     at_s = None if at_ns is not None else getattr(args, "at", None)
     pid = getattr(args, "pid", None)
     windows = _windows(path, args.window, at_s, at_ns, birth=lambda: _process_birth(path, pid))
-    progress = Progress()
-    try:
+    with Progress() as progress:
         for n, (since, until, origin, last) in enumerate(windows):
             whole = since is None
             check_load(path, since, until, widening=n > 0)      # one line instead of the OOM killer
@@ -188,7 +187,7 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
             progress.finished("built a graph of", trace.nrows)
             attach_side_arrays(g, trace)        # the user stacks (REPL `stack`, questions, advice)
             g.time_origin = origin
-            g.wall_offset_ns = wall_offset(trace)
+            g.wall_offset_ns = trace.wall_offset_ns
             _note_dropped(g, trace)
             g.loaded_window = None if whole else (start, trace.last_ts)
             try:
@@ -203,11 +202,6 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
                 return trace, g, accepted
             del trace, g, rows
             gc.collect()            # the graph's cycles hold the rows: free them before the next window
-    except BaseException:
-        progress.close(summary=False)       # a failure is one line on stderr, no rate before it
-        raise
-    finally:
-        progress.close()
     raise AssertionError("_windows ends with the whole buffer")
 
 

@@ -217,9 +217,8 @@ def run(args, chunks_per_window=None):
     out = sys.stdout
     # stderr only: the summary with the rate when it took > 1 s; no live status
     # line, since the records stream to the same terminal as it runs
-    progress = Progress()
-    decoded = 0
-    try:
+    with Progress() as progress:
+        decoded = 0
         for trace in stream_windows(path, chunks_per_window or stream.CHUNKS_PER_WINDOW):
             decoded += trace.nrows
             rows = select_rows(trace.rows, args.pid, args.tid, args.type)
@@ -230,9 +229,5 @@ def run(args, chunks_per_window=None):
             if left == 0:
                 break
         out.flush()
-    except BaseException:
-        progress.close(summary=False)       # a failure is one line on stderr, no rate before it
-        raise
-    progress.finished("decoded", decoded)
-    progress.close()
+        progress.finished("decoded", decoded)
     return 0

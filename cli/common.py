@@ -80,30 +80,42 @@ def open_run_dir(create=False, directory=None):
         raise ArgusError(f"cannot open {directory}: {e.strerror}") from None
 
 
-def read_state():
-    """The running daemon's state (buffer path, pid), or None."""
+def _read_json(path):
+    """The JSON object in `path`, read through its verified directory (never
+    a link, never from a directory others can write), or None."""
     from argus.cli import safe_files
 
-    fd = open_run_dir(directory=os.path.dirname(STATE_FILE))
+    fd = open_run_dir(directory=os.path.dirname(path))
     if fd is None:
         return None
     try:
-        return json.loads(safe_files.read_text(fd, os.path.basename(STATE_FILE), shown=STATE_FILE))
+        return json.loads(safe_files.read_text(fd, os.path.basename(path), shown=path))
     except (OSError, ValueError):
         return None
     finally:
         os.close(fd)
 
 
-def write_state(state):
-    """Writes state.json in RUN_DIR (a new 0600 file renamed into place)."""
+def _write_json(path, obj):
+    """Writes `obj` to `path` as a new 0600 file renamed into place, through
+    its verified directory (created 0700 when missing)."""
     from argus.cli import safe_files
 
-    fd = open_run_dir(create=True, directory=os.path.dirname(STATE_FILE))
+    fd = open_run_dir(create=True, directory=os.path.dirname(path))
     try:
-        safe_files.write_file(fd, os.path.basename(STATE_FILE), json.dumps(state))
+        safe_files.write_file(fd, os.path.basename(path), json.dumps(obj))
     finally:
         os.close(fd)
+
+
+def read_state():
+    """The running daemon's state (buffer path, pid), or None."""
+    return _read_json(STATE_FILE)
+
+
+def write_state(state):
+    """Writes state.json in RUN_DIR."""
+    _write_json(STATE_FILE, state)
 
 
 def remove_state():
@@ -119,17 +131,10 @@ def remove_state():
 
 
 def remember_buffer(path):
-    """Record `path` as the last buffer traced into (LAST_BUFFER_FILE, 0600,
-    written through the verified STATE_DIR fd: safe_files refuses a directory
-    another user can write and a link planted at the name)."""
-    from argus.cli import safe_files
-
+    """Record `path` as the last buffer traced into (LAST_BUFFER_FILE in
+    STATE_DIR, 0600; a link planted at the name is replaced, never followed)."""
     try:
-        fd = open_run_dir(create=True, directory=os.path.dirname(LAST_BUFFER_FILE))
-        try:
-            safe_files.write_file(fd, os.path.basename(LAST_BUFFER_FILE), json.dumps({"buffer": os.path.abspath(path)}))
-        finally:
-            os.close(fd)
+        _write_json(LAST_BUFFER_FILE, {"buffer": os.path.abspath(path)})
     except (OSError, ArgusError) as e:
         print(f"argus: warning: cannot remember the buffer in {LAST_BUFFER_FILE}: {getattr(e, 'strerror', None) or e}",
               file=sys.stderr)
@@ -137,19 +142,11 @@ def remember_buffer(path):
 
 def last_buffer():
     """The buffer remember_buffer recorded, or None."""
-    from argus.cli import safe_files
-
     try:
-        fd = open_run_dir(directory=os.path.dirname(LAST_BUFFER_FILE))
-        if fd is None:
-            return None
-        try:
-            path = json.loads(safe_files.read_text(fd, os.path.basename(LAST_BUFFER_FILE), shown=LAST_BUFFER_FILE))
-        finally:
-            os.close(fd)
-        path = path.get("buffer")
-    except (OSError, ValueError, AttributeError, ArgusError):
+        state = _read_json(LAST_BUFFER_FILE)
+    except ArgusError:
         return None
+    path = state.get("buffer") if isinstance(state, dict) else None
     return path if isinstance(path, str) and path else None
 
 

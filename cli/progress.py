@@ -52,6 +52,14 @@ class Progress:
                  for verb, n, secs in self.done]
         return "argus: " + ", ".join(parts) if parts else ""
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        # a failure is one line on stderr: no rate before it
+        self.close(summary=exc_type is None)
+        return False
+
     def close(self, summary=True):
         """Ends the status line; the summary when asked (not after a failure)
         and the work took over QUIET_S.  Idempotent."""

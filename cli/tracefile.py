@@ -92,15 +92,6 @@ def warn_dropped(trace):
         print(safe_lines(f"argus: warning: {line}"), file=sys.stderr)
 
 
-def wall_offset(trace):
-    """CLOCK_REALTIME - CLOCK_MONOTONIC for the trace's timestamps, from the
-    file header's creation stamps (docs/ring-buffer.md); None when the header
-    has none (a realtime stamp of 0)."""
-    if not trace.created_realtime_ns:
-        return None
-    return int(trace.created_realtime_ns) - int(trace.created_ns)
-
-
 def window_rows(trace):
     """The rows of a windowed Trace, ready for the graph builder: the state
     records kept from before the window (PROC_SNAPSHOT, THREAD_NAME, FD_INFO,

@@ -52,7 +52,7 @@ def fmt_pct(x):
 def trace_clock(g):
     """(origin_ns, wall_offset_ns or None) of a graph: cli/cmd_debug.py sets
     g.time_origin (a windowed load keeps the buffer's start) and g.wall_offset_ns."""
-    return int(getattr(g, "time_origin", None) or g.trace_start), getattr(g, "wall_offset_ns", None)
+    return int(g.time_origin or g.trace_start), g.wall_offset_ns
 
 
 def fmt_wall(ts, wall_offset):
@@ -162,7 +162,7 @@ def trace_json(g):
     chunks, corrupt records)."""
     origin, wall = trace_clock(g)
     return {"start_ns": g.trace_start, "end_ns": g.trace_end, "origin_ns": origin, "wall_offset_ns": wall,
-            "torn_chunks": int(getattr(g, "torn_chunks", 0)), "bad_records": int(getattr(g, "bad_records", 0))}
+            "torn_chunks": int(g.torn_chunks), "bad_records": int(g.bad_records)}
 
 
 def render_json(d, indent=2):

@@ -23,8 +23,8 @@ RUNTIME_PREFIXES = ("libc.so", "libc-", "libpthread", "ld-linux", "ld-musl", "li
 
 
 def top_frames(g, v, n=5):
-    st = getattr(g, "stacks", None)
-    if st is None or len(st) == 0:
+    st = g.stacks
+    if len(st) == 0:
         return []
     sel = st.seg == int(v)
     syms = st.symbol[sel][:n]
@@ -32,8 +32,7 @@ def top_frames(g, v, n=5):
 
 
 def has_stacks(g):
-    st = getattr(g, "stacks", None)
-    return st is not None and len(st) > 0
+    return len(g.stacks) > 0
 
 
 def loop_vertex(g, utid, a, b):

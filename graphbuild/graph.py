@@ -171,6 +171,11 @@ class EventGraph:
     none); wait_fds(v) lists the fds.  The thread's last action before the wait:
     seg.act_kind (ACT_*), act_ts, act_obj, act_seg (vertex of the action), act_wakee
     (utid).  Ownership edges carry edge.owner_kind (OWNER_*).
+    What the loader knows beside the rows (cli/cmd_debug sets them after the
+    build; reports read them): time_origin (the ns every printed time counts
+    from; None: trace_start), wall_offset_ns (CLOCK_REALTIME - trace clock, None
+    unknown), loaded_window ((start, end) of a windowed load, None: the whole
+    buffer), torn_chunks and bad_records (what the decode dropped).
     """
 
     def __init__(self, *, rows, trace_start, trace_end, threads, processes, seg, thread_rows,
@@ -190,6 +195,11 @@ class EventGraph:
         self.flags = flags
         self.stats = stats
         self.roles = roles
+        self.time_origin = None
+        self.wall_offset_ns = None
+        self.loaded_window = None
+        self.torn_chunks = 0
+        self.bad_records = 0
         nthreads = len(threads)
         self.thread_seg_lo, self.thread_seg_hi = _ranges(seg.utid, nthreads)
         self.run_lo, self.run_hi = _ranges(running.utid, nthreads)

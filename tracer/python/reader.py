@@ -58,6 +58,15 @@ class Trace:
         start = int(row["peer_tid"])
         return self.strings[start:start + int(row["peer_pid"])].decode(errors="replace")
 
+    @property
+    def wall_offset_ns(self):
+        """CLOCK_REALTIME - CLOCK_MONOTONIC for the trace's timestamps, from the
+        file header's creation stamps (docs/ring-buffer.md); None when the
+        header has none (a realtime stamp of 0: a kdebug V1 import)."""
+        if not self.created_realtime_ns:
+            return None
+        return int(self.created_realtime_ns) - int(self.created_ns)
+
     def wall_ns(self, ts_ns):
         """CLOCK_MONOTONIC ts -> CLOCK_REALTIME ns, using the buffer's creation stamps."""
         return ts_ns - self.created_ns + self.created_realtime_ns
