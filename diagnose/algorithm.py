@@ -281,11 +281,11 @@ class _Run:
             if int(g.seg.utid[step.vertex]) == t and i > 0:
                 prev = res.steps[i - 1].vertex
                 e = step.edge
+                if e is None or e.type == "program_order":     # a pending callee chain may have no edge
+                    continue
                 if e.type == "ownership":
                     return self.owner_relation(e)
                 where = "on the baseline path" if role == "baseline" else "on the wake-up path"
-                if e is None or e.type == "program_order":
-                    continue
                 if e.type == "message":
                     return f"{where} it sent a message {self.who(int(g.seg.utid[prev]))} read at " \
                            f"{fmt_rel(e.ts - self.t0)}"

@@ -319,15 +319,10 @@ def _still_busy(g, x, s, closure):
 
 
 def ending_edge(g, v):
-    """The edge that ended v's wait: the wakeup / spawn edge into v's successor,
-    else a strong message edge into it at its start; -1 when none."""
+    """The edge that ended v's wait: the wakeup / spawn edge into v's
+    successor (g.in_wake), -1 when none."""
     n = g.next_segment(v)
-    if n < 0:
-        return -1
-    e = int(g.in_wake[n])
-    if e >= 0:
-        return e
-    return -1
+    return int(g.in_wake[n]) if n >= 0 else -1
 
 
 def _send_nrs(g):
