@@ -20,6 +20,7 @@ if ! $PY -c "import ziglang" 2>/dev/null; then
 fi
 
 CORE="tracer/argus_rb.c tracer/argus_decode.c tracer/kdebug_decode.c tracer/kdebug_file.c"
+DAEMON="tracer/argusd.c tracer/argusd_options.c tracer/argusd_control.c tracer/proc_snapshot.c tracer/mappings_writer.c"
 CFLAGS=(-std=gnu11 -O2 -Wall -Itracer)
 
 for arch in aarch64 x86_64; do
@@ -31,6 +32,6 @@ for arch in aarch64 x86_64; do
       -Wl,-install_name,@rpath/libargus_core.dylib -o "$dir/libargus_core.dylib" $CORE
   # shellcheck disable=SC2086
   $PY -m ziglang cc -target "$target" "${CFLAGS[@]}" \
-      -o "$dir/argusd" tracer/argusd.c tracer/thread_names.c tracer/platform_macos.c $CORE
+      -o "$dir/argusd" $DAEMON tracer/thread_names.c tracer/platform_macos.c $CORE
   echo "build-macos: $dir/argusd $dir/libargus_core.dylib"
 done

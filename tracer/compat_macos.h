@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The few Linux interfaces argusd.c uses, for the macOS build only (included
- * by argusd.c under #ifndef __linux__, so the Linux daemon is untouched):
+ * The few Linux interfaces argusd uses, for the macOS build only (included
+ * by argusd.c and argusd_control.c under #ifndef __linux__, so the Linux
+ * daemon is untouched):
  *
  *   signalfd     a self-pipe: handlers for the masked signals write a
  *                signalfd_siginfo record; the signals are unblocked again,

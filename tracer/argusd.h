@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internal to argusd: the daemon's state and the few helpers its pieces share.
+ *
+ *   argusd.c           main, start-up order, the drain loop, record writing and
+ *                      the after-wrap refresh, shutdown
+ *   argusd_options.c   command line -> env
+ *   argusd_control.c   the control socket: status / stop
+ *   proc_snapshot.c    /proc -> PROC_SNAPSHOT records (start-up and re-naming)
+ *   mappings_writer.c  /proc/PID/maps -> MAPPING records
+ */
+#ifndef ARGUSD_H
+#define ARGUSD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "argus_event.h"
+#include "argus_rb.h"
+#include "argusd_control.h"
+#include "mappings_writer.h"
+#include "platform.h"
+#include "thread_names.h"
+
+#define TICK_NS 1000000000ull
+
+/* The command line (argusd_options.c). */
+struct env {
+	char *buffer;
+	uint64_t size;
+	char *socket;
+	char *log;
+	int ready_fd;
+	bool foreground;
+	bool fresh;
+	uint64_t kernel_buffer;
+	bool no_syscalls;
+	bool no_stacks;
+	bool verbose;
+};
+extern struct env env;
+/* Fills env from argv: 0, or a negative errno once the reason is out. */
+int parse_args(int argc, char **argv);
+
+struct daemon {
+	const struct argus_platform_ops *ops;
+	void *src;
+	struct argus_rb *rb;
+	struct argus_rb_producer prod;
+	bool prod_live;
+	int listen_fd;
+	bool socket_bound;
+	int signal_fd;
+	struct client clients[MAX_CLIENTS];
+	uint64_t start_ns;
+	uint64_t lost_reported;
+	struct rate_sample samples[RATE_SAMPLES];
+	unsigned nsamples, sample_head;
+	bool stopping;
+	struct maps_seen maps_seen[MAPS_SEEN_SLOTS];
+	uint64_t mapping_records;
+	struct thread_names *names;  /* names re-emitted after a wrap (thread_names.c) */
+	uint64_t refresh_seq;        /* producer chunk seq at the last refresh */
+	bool refreshing;
+	uint64_t names_emitted;
+};
+
+uint64_t now_ns(void);
+void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The one line a failed start reports, both to the log and to `argus start`. */
+void report_failure(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A uid that may own the files the daemon keeps: root or whoever runs it. */
+bool trusted_uid(uid_t uid);
+void fill_header(struct argus_event_header *h, uint16_t type, uint16_t size, uint32_t pid, uint32_t tid);
+/* Every record the daemon writes itself goes through here (and observe()). */
+int daemon_write(struct daemon *d, const void *rec, uint32_t size);
+
+#endif /* ARGUSD_H */

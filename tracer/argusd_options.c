@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * argusd's command line -> env.  Paths are made absolute here, before the
+ * daemon changes to /; a bad option is one line (report_failure) and exit 2.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "argusd.h"
+
+struct env env = {
+	.size = ARGUS_RB_DEFAULT_SIZE,
+	.ready_fd = -1,
+};
+
+static const char usage[] =
+	"usage: argusd --buffer FILE --size BYTES --socket PATH [--ready-fd N] [--foreground]\n"
+	"              [--log FILE] [--fresh] [--kernel-buffer BYTES] [--no-syscalls]\n"
+	"              [--stacks | --no-stacks] [--verbose]\n"
+	"\n"
+	"System-wide tracing daemon: records scheduler, wakeup, syscall and process events\n"
+	"into the ring buffer FILE and answers `status` and `stop` on the Unix socket PATH.\n"
+	"\n"
+	"  --buffer FILE         ring buffer file; an existing buffer of the same size is\n"
+	"                        continued, anything else is created (mode 0600)\n"
+	"  --size BYTES          buffer size, sparse (suffixes K, M, G); default 2G\n"
+	"  --socket PATH         control socket, root-only (mode 0600)\n"
+	"  --ready-fd N          write \"ready\" (or \"error: ...\") to fd N once tracing is live\n"
+	"  --foreground          do not daemonize\n"
+	"  --log FILE            daemon output (default: argusd.log next to the socket)\n"
+	"  --fresh               truncate an existing buffer instead of continuing it\n"
+	"  --kernel-buffer BYTES kernel staging buffer (default 64M)\n"
+	"  --no-syscalls         leave out syscall enter/exit records\n"
+	"  --stacks, --no-stacks user stacks at blocking waits and the mappings to\n"
+	"                        symbolize them (default: on)\n"
+	"  --verbose             loader diagnostics\n";
+
+static int parse_bytes(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -EINVAL;
+	switch (toupper((unsigned char)*end)) {
+	case 0:
+		break;
+	case 'K':
+		v <<= 10, end++;
+		break;
+	case 'M':
+		v <<= 20, end++;
+		break;
+	case 'G':
+		v <<= 30, end++;
+		break;
+	case 'T':
+		v <<= 40, end++;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end == 'i' || *end == 'I')
+		end++;
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static char *absolute_path(const char *p)
+{
+	char cwd[PATH_MAX], *out;
+
+	if (p[0] == '/')
+		return strdup(p);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return NULL;
+	if (asprintf(&out, "%s/%s", cwd, p) < 0)
+		return NULL;
+	return out;
+}
+
+static char *default_log_path(const char *socket_path)
+{
+	const char *slash = strrchr(socket_path, '/');
+	char *out;
+
+	if (asprintf(&out, "%.*s/argusd.log", (int)(slash - socket_path), socket_path) < 0)
+		return NULL;
+	return out;
+}
+
+enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS };
+
+int parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "buffer", required_argument, NULL, 'b' },
+		{ "size", required_argument, NULL, 's' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "ready-fd", required_argument, NULL, 'r' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "log", required_argument, NULL, OPT_LOG },
+		{ "fresh", no_argument, NULL, OPT_FRESH },
+		{ "kernel-buffer", required_argument, NULL, OPT_KBUF },
+		{ "no-syscalls", no_argument, NULL, OPT_NO_SYSCALLS },
+		{ "stacks", no_argument, NULL, OPT_STACKS },
+		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	const char *buffer = NULL, *socket_path = NULL, *log = NULL;
+	long fd;
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "b:s:S:r:fvh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			buffer = optarg;
+			break;
+		case 's':
+			if (parse_bytes(optarg, &env.size) || env.size == 0) {
+				report_failure("bad --size '%s': give bytes, optionally with K, M or G", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'S':
+			socket_path = optarg;
+			break;
+		case 'r':
+			errno = 0;
+			fd = strtol(optarg, &end, 10);
+			if (errno || *end || fd < 0 || fd > INT_MAX || fcntl((int)fd, F_GETFD) < 0) {
+				report_failure("bad --ready-fd '%s': not an open file descriptor", optarg);
+				return -EINVAL;
+			}
+			env.ready_fd = (int)fd;
+			fcntl(env.ready_fd, F_SETFD, FD_CLOEXEC);
+			break;
+		case 'f':
+			env.foreground = true;
+			break;
+		case OPT_LOG:
+			log = optarg;
+			break;
+		case OPT_FRESH:
+			env.fresh = true;
+			break;
+		case OPT_KBUF:
+			if (parse_bytes(optarg, &env.kernel_buffer)) {
+				report_failure("bad --kernel-buffer '%s': give bytes, optionally with K, M or G", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_NO_SYSCALLS:
+			env.no_syscalls = true;
+			break;
+		case OPT_STACKS:
+			env.no_stacks = false;
+			break;
+		case OPT_NO_STACKS:
+			env.no_stacks = true;
+			break;
+		case 'v':
+			env.verbose = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			fputs(usage, stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		report_failure("unexpected argument '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	if (!buffer || !socket_path) {
+		report_failure("--buffer and --socket are required (see --help)");
+		return -EINVAL;
+	}
+	/* Daemonizing changes to /: resolve relative paths first. */
+	env.buffer = absolute_path(buffer);
+	env.socket = absolute_path(socket_path);
+	env.log = log ? absolute_path(log) : (env.socket ? default_log_path(env.socket) : NULL);
+	if (!env.buffer || !env.socket || !env.log) {
+		report_failure("failed to resolve paths: %s", strerror(errno ? errno : ENOMEM));
+		return -ENOMEM;
+	}
+	return 0;
+}

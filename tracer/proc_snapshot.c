@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * PROC_SNAPSHOT records from /proc: at start-up (after attach) one per thread,
+ * so that every thread is named either here or by a FORK/EXEC/THREAD_NAME
+ * record; after a wrap, one per thread whose last name record is about to be
+ * overwritten (thread_names.c decides which, emit_name writes it).
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "argusd.h"
+#include "proc_snapshot.h"
+
+static uint32_t parse_id(const char *s)
+{
+	unsigned long v;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return 0;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v == 0 || v > UINT32_MAX)
+		return 0;
+	return (uint32_t)v;
+}
+
+static uint32_t read_ppid(uint32_t pid)
+{
+	char path[64], buf[512], *p;
+	unsigned ppid = 0;
+	char state;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* comm may hold spaces and parentheses: the last ')' ends it. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %u", &state, &ppid) != 2)
+		return 0;
+	return ppid;
+}
+
+static void read_comm(uint32_t pid, uint32_t tid, char comm[ARGUS_COMM_LEN])
+{
+	char path[80], buf[64];
+	ssize_t n;
+	int fd;
+
+	memset(comm, 0, ARGUS_COMM_LEN);
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	n = (ssize_t)strcspn(buf, "\n");
+	memcpy(comm, buf, n < ARGUS_COMM_LEN - 1 ? (size_t)n : ARGUS_COMM_LEN - 1);
+}
+
+/* Threads that vanish while we walk are simply not in the snapshot. */
+uint64_t write_snapshot(struct daemon *d)
+{
+	struct argus_ev_proc_snapshot rec;
+	struct dirent *pe, *te;
+	DIR *proc, *tasks;
+	char path[64];
+	uint32_t pid, tid, ppid;
+	uint64_t n = 0;
+
+	proc = opendir("/proc");
+	if (!proc) {
+		log_msg("failed to open /proc: %s (no process snapshot)", strerror(errno));
+		return 0;
+	}
+	while ((pe = readdir(proc))) {
+		pid = parse_id(pe->d_name);
+		if (!pid)
+			continue;
+		ppid = read_ppid(pid);
+		snprintf(path, sizeof(path), "/proc/%u/task", pid);
+		tasks = opendir(path);
+		if (!tasks)
+			continue;
+		while ((te = readdir(tasks))) {
+			tid = parse_id(te->d_name);
+			if (!tid)
+				continue;
+			memset(&rec, 0, sizeof(rec));
+			rec.ppid = ppid;
+			rec.is_main_thread = tid == pid;
+			read_comm(pid, tid, rec.comm);
+			fill_header(&rec.h, ARGUS_EV_PROC_SNAPSHOT, sizeof(rec), pid, tid);
+			if (daemon_write(d, &rec, sizeof(rec)) == 0)
+				n++;
+		}
+		closedir(tasks);
+	}
+	closedir(proc);
+	return n;
+}
+
+int emit_name(void *ctx, struct argus_ev_proc_snapshot *rec)
+{
+	struct daemon *d = ctx;
+	uint32_t pid = rec->h.pid, tid = rec->h.tid;
+
+	if (!rec->comm[0])
+		read_comm(pid, tid, rec->comm);
+	if (!rec->comm[0])
+		return -ENOENT;             /* gone, and never named: nothing to say */
+	if (!rec->ppid && rec->is_main_thread)
+		rec->ppid = read_ppid(pid);
+	fill_header(&rec->h, ARGUS_EV_PROC_SNAPSHOT, sizeof(*rec), pid, tid);
+	return daemon_write(d, rec, sizeof(*rec));
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * PROC_SNAPSHOT records from /proc (proc_snapshot.c): every thread at start-up,
+ * and one thread at a time when its name must be written again after a wrap.
+ */
+#ifndef PROC_SNAPSHOT_H
+#define PROC_SNAPSHOT_H
+
+#include <stdint.h>
+
+#include "argus_event.h"
+
+struct daemon;
+
+/* Returns the threads written. */
+uint64_t write_snapshot(struct daemon *d);
+/* thread_names_emit_fn: ctx is the daemon; fills comm / ppid from /proc when unknown. */
+int emit_name(void *ctx, struct argus_ev_proc_snapshot *rec);
+
+#endif /* PROC_SNAPSHOT_H */
