@@ -56,8 +56,8 @@
  *            segments whose start or end falls in a lost region get gap = 1.
  *
  * Units: this file is the pass (tracker, state machine, row handlers,
- * argus_graph_build); argus_graph_channels.c channel identities, message
- * matching and timer fires; argus_graph_edges.c edges, vertex order, edge
+ * argus_graph_build); argus_graph_channels.c channel identities, channels
+ * learned from wakeups, message matching, timer fires and their wakeups; argus_graph_edges.c edges, vertex order, edge
  * sort and gaps; argus_graph_export.c the exports, CSR and free;
  * argus_graph_util.c growable arrays, hash map, radix sort.
  *
@@ -580,12 +580,76 @@ static void on_switch_in(struct argus_graph *g, const struct argus_row *r, uint6
 	set_running(TH(g, u), ts);
 }
 
+/* A WAKEUP_NEW: the first wakeup of a new task (e), whose thread and first
+ * segment start here; a task waker (wk) is its parent and spawns it. */
+static void on_wakeup_new(struct argus_graph *g, const struct argus_row *r, uint64_t i, int64_t e, int64_t wk,
+			  int64_t wk_seg, int ctx)
+{
+	int64_t ts = (int64_t)r->ts_ns;
+	struct thr *t = TH(g, e);
+
+	if (t->state == UNKNOWN || t->state == DEAD) {
+		if (t->state == DEAD) {
+			g->st.tid_reuse++;
+			e = new_thread(g, r->peer_tid, r->peer_pid, ts);
+		}
+		open_seg(g, e, ts, ARGUS_START_THREAD, ctx, r->irq, (int64_t)i);
+		t = TH(g, e);
+		if (!t->created) {    /* mark_created */
+			t->created = 1;
+			t->start_ts = ts;
+			if (wk >= 0)
+				t->parent_utid = (int32_t)wk;
+		}
+	}
+	t = TH(g, e);
+	if (t->state == UNKNOWN || t->state == NEW)
+		set_runnable(t, ts);
+	if (wk_seg >= 0 && ctx == ARGUS_WAKE_TASK) {
+		struct spawn *sp = vec_push(&g->spawns);
+
+		if (!sp)
+			return (void)(g->oom = 1);
+		sp->src = wk_seg;
+		sp->dst = TH(g, e)->first_seg;
+		sp->ts = ts;
+		sp->row = (int64_t)i;
+	}
+}
+
+/* The task waker wk's last action before its next wait is this wakeup of e
+ * (or the send that made it); a futex wake of e's futex wait teaches who
+ * wakes that futex (argus_graph_owners.c).  ps: e's segment the wakeup ended. */
+static void note_waker_action(struct argus_graph *g, int64_t wk, int64_t e, int64_t wk_seg,
+			      const struct seg *ps, int64_t ts)
+{
+	struct thr *k = TH(g, wk);
+
+	if ((role(g, k->cur_nr) & ARGUS_ROLE_MSG_SEND) && k->act_kind == ARGUS_ACT_SEND) {
+		k->act_wakee = e;
+	} else {
+		k->act_kind = ARGUS_ACT_WAKE;
+		k->act_obj = k->cur_nr != NR_NONE ? k->cur_obj : 0;
+		k->act_ts = ts;
+		k->act_seg = wk_seg;
+		k->act_wakee = e;
+	}
+	if ((role(g, k->cur_nr) & ARGUS_ROLE_FUTEX) && futex_wake_op(k->cur_aux) &&
+	    ps->wait_reason == ARGUS_WAIT_FUTEX && (ps->wait_obj == k->cur_obj || ps->wait_obj == k->cur_obj2))
+		learn_futex_waker(g, wk, e, ps->wait_obj);
+}
+
+/* A wakeup of e: a blocked wakee's wait ends and a segment starts at the
+ * wakeup (a wake record, the wakeup edge's source resolved at the end); the
+ * waker's action, a learned channel (argus_graph_channels.c) and a timer
+ * fire's arm -> fire request come from it. */
 static void on_wakeup(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 {
 	int64_t ts = (int64_t)r->ts_ns;
 	int ctx = r->tid ? r->reason : ARGUS_WAKE_IDLE;
-	int64_t wk = -1, wk_seg = -1, e;
+	int64_t wk = -1, wk_seg = -1, e, prev, dst;
 	struct thr *t;
+	struct wake *w;
 
 	if (r->tid) {
 		wk = own(g, r->tid, r->pid, ts, 0);
@@ -595,135 +659,49 @@ static void on_wakeup(struct argus_graph *g, const struct argus_row *r, uint64_t
 	if (!r->peer_tid)
 		return;
 	e = lookup(g, r->peer_tid, r->peer_pid, ts);
-	if (r->type == ARGUS_EV_WAKEUP_NEW) {
-		t = TH(g, e);
-		if (t->state == UNKNOWN || t->state == DEAD) {
-			if (t->state == DEAD) {
-				g->st.tid_reuse++;
-				e = new_thread(g, r->peer_tid, r->peer_pid, ts);
-			}
-			open_seg(g, e, ts, ARGUS_START_THREAD, ctx, r->irq, (int64_t)i);
-			t = TH(g, e);
-			if (!t->created) {    /* mark_created */
-				t->created = 1;
-				t->start_ts = ts;
-				if (wk >= 0)
-					t->parent_utid = (int32_t)wk;
-			}
-		}
-		t = TH(g, e);
-		if (t->state == UNKNOWN || t->state == NEW)
-			set_runnable(t, ts);
-		if (wk_seg >= 0 && ctx == ARGUS_WAKE_TASK) {
-			struct spawn *sp = vec_push(&g->spawns);
-
-			if (!sp)
-				return (void)(g->oom = 1);
-			sp->src = wk_seg;
-			sp->dst = TH(g, e)->first_seg;
-			sp->ts = ts;
-			sp->row = (int64_t)i;
-		}
-		return;
-	}
+	if (r->type == ARGUS_EV_WAKEUP_NEW)
+		return on_wakeup_new(g, r, i, e, wk, wk_seg, ctx);
 	if (TH(g, e)->state == UNKNOWN)
 		pre_trace(g, e);
 	t = TH(g, e);
-	if (t->state == BLOCKED) {
-		int64_t prev = t->seg, dst;
-		struct wake *w;
-
-		end_wait(g, e, ts);
-		dst = open_seg(g, e, ts, ARGUS_START_WAKEUP, ctx, r->irq, (int64_t)i);
-		SG(g, dst)->wake_src = wk_seg;
-		set_runnable(TH(g, e), ts);
-		w = vec_push(&g->wakes);
-		if (!w)
-			return (void)(g->oom = 1);
-		w->row = (int64_t)i;
-		w->ts = ts;
-		w->waker_utid = wk;
-		w->waker_seg = wk_seg;
-		w->wakee_utid = e;
-		w->dst = dst;
-		w->prev = prev;
-		w->ctx = (int8_t)ctx;
-		w->irq = r->irq;
-		if (wk >= 0) {
-			struct thr *k = TH(g, wk);
-			const struct seg *ps = SG(g, prev);
-
-			w->waker_cur_nr = k->cur_nr;
-			w->waker_last_nr = k->last_nr;
-			w->waker_last_aux = k->last_aux;
-			w->waker_last_obj = k->last_obj;
-			if (ctx == ARGUS_WAKE_TASK && wk != e) {
-				/* the waker's last action: this wakeup, or the send that made it */
-				if ((role(g, k->cur_nr) & ARGUS_ROLE_MSG_SEND) && k->act_kind == ARGUS_ACT_SEND) {
-					k->act_wakee = e;
-				} else {
-					k->act_kind = ARGUS_ACT_WAKE;
-					k->act_obj = k->cur_nr != NR_NONE ? k->cur_obj : 0;
-					k->act_ts = ts;
-					k->act_seg = wk_seg;
-					k->act_wakee = e;
-				}
-				if ((role(g, k->cur_nr) & ARGUS_ROLE_FUTEX) && futex_wake_op(k->cur_aux) &&
-				    ps->wait_reason == ARGUS_WAIT_FUTEX &&
-				    (ps->wait_obj == k->cur_obj || ps->wait_obj == k->cur_obj2))
-					learn_futex_waker(g, wk, e, ps->wait_obj);
-			}
-			/* A task sending woke a task receiving: the wakeup edge stands for
-			 * that send (no message edge), and without channel identities the
-			 * pair (A, X) <-> (B, Y) is learned as one channel. */
-			if (ctx == ARGUS_WAKE_TASK && (role(g, k->cur_nr) & ARGUS_ROLE_MSG_SEND) &&
-			    (role(g, ps->wait_nr) & ARGUS_ROLE_MSG_RECV) && (ps->flags & SF_KNOWN)) {
-				uint64_t a = chan_key(k->pid, k->cur_obj), b = chan_key(TH(g, e)->pid, ps->wait_obj);
-				uint64_t k1, k2;
-				int64_t peer;
-				int ins1, ins2;
-				struct map_slot *s1 = map_upsert(&g->channel, b, 0, (int64_t)a, &ins1);
-				struct map_slot *s2 = map_upsert(&g->channel, a, 0, (int64_t)b, &ins2);
-
-				if (!s1 || !s2)
-					return (void)(g->oom = 1);
-				s1->val = (int64_t)a;
-				s2->val = (int64_t)b;
-				g->st.learned_channels += ins1;
-				if (msg_channel(g, k->pid, k->cur_obj, k->cur_obj2, MSG_SEND, &k1, &k2, &peer) &&
-				    k1 != UINT64_MAX) {
-					struct map_slot *sd = map_find(&g->sends, k1, k2);
-
-					if (sd)
-						VEC_AT(&g->sendv, struct send, sd->val).matched = 1;
-				}
-			}
-		} else {
-			w->waker_cur_nr = w->waker_last_nr = NR_NONE;
-		}
-		if (ctx != ARGUS_WAKE_TASK && r->irq == ARGUS_IRQ_TIMER) {
-			/* the expiry of a timer some task armed: arm -> fire edge */
-			const struct map_slot *fs = map_find(&g->tfires, (uint32_t)r->aux, 0);
-			const struct tfire *f = fs ? &VEC_AT(&g->tfirev, struct tfire, fs->val) : NULL;
-
-			if (f && f->fire_ts <= ts && ts - f->fire_ts < TIMER_WAKE_WINDOW_NS) {
-				struct treq *q = vec_push(&g->treqs);
-
-				if (!q)
-					return (void)(g->oom = 1);
-				q->arm_utid = f->arm_utid;
-				q->arm_ts = f->arm_ts;
-				q->dst = dst;
-				q->ts = ts;
-				q->row = (int64_t)i;
-				q->obj = (uint32_t)r->aux;
-			}
-		}
-	} else if (t->state == NEW) {
-		set_runnable(t, ts);
-	} else {
+	if (t->state == NEW)
+		return set_runnable(t, ts);
+	if (t->state != BLOCKED) {
 		g->st.ignored_wakeups++;
+		return;
 	}
+	prev = t->seg;
+	end_wait(g, e, ts);
+	dst = open_seg(g, e, ts, ARGUS_START_WAKEUP, ctx, r->irq, (int64_t)i);
+	SG(g, dst)->wake_src = wk_seg;
+	set_runnable(TH(g, e), ts);
+	w = vec_push(&g->wakes);
+	if (!w)
+		return (void)(g->oom = 1);
+	w->row = (int64_t)i;
+	w->ts = ts;
+	w->waker_utid = wk;
+	w->waker_seg = wk_seg;
+	w->wakee_utid = e;
+	w->dst = dst;
+	w->prev = prev;
+	w->ctx = (int8_t)ctx;
+	w->irq = r->irq;
+	w->waker_cur_nr = w->waker_last_nr = NR_NONE;
+	if (wk >= 0) {
+		const struct thr *k = TH(g, wk);
+
+		w->waker_cur_nr = k->cur_nr;
+		w->waker_last_nr = k->last_nr;
+		w->waker_last_aux = k->last_aux;
+		w->waker_last_obj = k->last_obj;
+		if (ctx == ARGUS_WAKE_TASK && wk != e)
+			note_waker_action(g, wk, e, wk_seg, SG(g, prev), ts);
+		if (ctx == ARGUS_WAKE_TASK && learn_channel(g, TH(g, wk), TH(g, e)->pid, SG(g, prev)))
+			return;
+	}
+	if (ctx != ARGUS_WAKE_TASK && r->irq == ARGUS_IRQ_TIMER)
+		match_timer_wakeup(g, r, i, dst);
 }
 
 static void on_fork(struct argus_graph *g, const struct argus_row *r, uint64_t i)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Graph core: channel identities, message matching, timer fires (see argus_graph.c for the algorithm). */
+/* Graph core: channel identities, channels learned from wakeups, message matching, timer fires
+ * (see argus_graph.c for the algorithm). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,62 @@ void on_timer(struct argus_graph *g, const struct argus_row *r)
 	f->arm_utid = a->val;
 	f->arm_ts = (int64_t)r->obj2;
 	f->fire_ts = (int64_t)r->ts_ns;
+}
+
+/* A task sending woke a task receiving: the wakeup edge stands for that send
+ * (no message edge: its send is marked matched), and without channel
+ * identities the pair (A, X) <-> (B, Y) is learned as one channel.  k: the
+ * waker; ps: the wakee's segment the wakeup ended.  Returns -1 when out of
+ * memory (g->oom set), else 0. */
+int learn_channel(struct argus_graph *g, const struct thr *k, uint32_t wakee_pid, const struct seg *ps)
+{
+	uint64_t a, b, k1, k2;
+	int64_t peer;
+	int ins1, ins2;
+	struct map_slot *s1, *s2;
+
+	if (!(role(g, k->cur_nr) & ARGUS_ROLE_MSG_SEND) || !(role(g, ps->wait_nr) & ARGUS_ROLE_MSG_RECV) ||
+	    !(ps->flags & SF_KNOWN))
+		return 0;
+	a = chan_key(k->pid, k->cur_obj);
+	b = chan_key(wakee_pid, ps->wait_obj);
+	s1 = map_upsert(&g->channel, b, 0, (int64_t)a, &ins1);
+	s2 = map_upsert(&g->channel, a, 0, (int64_t)b, &ins2);
+	if (!s1 || !s2)
+		return g->oom = 1, -1;
+	s1->val = (int64_t)a;
+	s2->val = (int64_t)b;
+	g->st.learned_channels += ins1;
+	if (msg_channel(g, k->pid, k->cur_obj, k->cur_obj2, MSG_SEND, &k1, &k2, &peer) && k1 != UINT64_MAX) {
+		struct map_slot *sd = map_find(&g->sends, k1, k2);
+
+		if (sd)
+			VEC_AT(&g->sendv, struct send, sd->val).matched = 1;
+	}
+	return 0;
+}
+
+/* A hardirq timer wakeup that started segment dst: the expiry of a timer
+ * some task armed (the TIMER fire record just before it, matched by the timer
+ * id in the wakeup's aux) -> an arm -> fire edge request. */
+void match_timer_wakeup(struct argus_graph *g, const struct argus_row *r, uint64_t i, int64_t dst)
+{
+	int64_t ts = (int64_t)r->ts_ns;
+	const struct map_slot *fs = map_find(&g->tfires, (uint32_t)r->aux, 0);
+	const struct tfire *f = fs ? &VEC_AT(&g->tfirev, struct tfire, fs->val) : NULL;
+	struct treq *q;
+
+	if (!f || f->fire_ts > ts || ts - f->fire_ts >= TIMER_WAKE_WINDOW_NS)
+		return;
+	q = vec_push(&g->treqs);
+	if (!q)
+		return (void)(g->oom = 1);
+	q->arm_utid = f->arm_utid;
+	q->arm_ts = f->arm_ts;
+	q->dst = dst;
+	q->ts = ts;
+	q->row = (int64_t)i;
+	q->obj = (uint32_t)r->aux;
 }
 
 /* A receive that returned data without blocking: match it to its channel's send. */

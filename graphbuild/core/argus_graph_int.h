@@ -2,7 +2,7 @@
 /*
  * Internal to the graph core: the build state shared by its units
  *   argus_graph.c           the pass: tracker, per-thread state machine, row handlers
- *   argus_graph_channels.c  channel identities, message matching, timer fires
+ *   argus_graph_channels.c  channel identities and learning, message matching, timer fires
  *   argus_graph_owners.c    lock table, futex owners and channels, ownership edges
  *   argus_graph_edges.c     edges, vertex order, edge sort, gaps
  *   argus_graph_export.c    counts, exports to numpy columns, CSR, free
@@ -179,6 +179,8 @@ int msg_channel(const struct argus_graph *g, uint32_t pid, uint64_t fd, uint64_t
 void on_fd_info(struct argus_graph *g, const struct argus_row *r);
 void on_timer(struct argus_graph *g, const struct argus_row *r);
 void match_message(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i);
+int learn_channel(struct argus_graph *g, const struct thr *k, uint32_t wakee_pid, const struct seg *ps);
+void match_timer_wakeup(struct argus_graph *g, const struct argus_row *r, uint64_t i, int64_t dst);
 void build_wake_edges(struct argus_graph *g);
 void build_spawn_edges(struct argus_graph *g);
 void build_flag_edges(struct argus_graph *g);
