@@ -28,6 +28,7 @@
  */
 #include "argus_decode.h"
 #include "argus_event.h"
+#include "argus_radix_sort.h"
 #include "argus_rb.h"
 
 #include <errno.h>
@@ -469,49 +470,6 @@ static int decode_outside_record(const void *rec, uint32_t size, uint64_t chunk_
 
 /* ---- sorting ------------------------------------------------------------- */
 
-#define RADIX_BITS 11
-#define RADIX_BUCKETS (1u << RADIX_BITS)
-
-/* Stable LSD radix sort of keys[]/idx[] (n entries) on the low `bits` bits;
- * tmp_* are scratch of the same size.  Returns the arrays holding the result. */
-static uint32_t *radix_sort(uint64_t *keys, uint32_t *idx, uint64_t *tmp_keys, uint32_t *tmp_idx,
-			    uint64_t n, unsigned bits)
-{
-	_Static_assert(RADIX_BITS * 6 >= 64, "six passes cover 64 bits");
-	uint64_t *count = calloc((size_t)6 * RADIX_BUCKETS, sizeof *count);
-	unsigned passes = (bits + RADIX_BITS - 1) / RADIX_BITS;
-
-	if (!count)
-		return NULL;
-	/* One histogram pass for every digit. */
-	for (uint64_t i = 0; i < n; i++)
-		for (unsigned p = 0; p < passes; p++)
-			count[p * RADIX_BUCKETS + ((keys[i] >> (p * RADIX_BITS)) & (RADIX_BUCKETS - 1))]++;
-	for (unsigned p = 0; p < passes; p++) {
-		uint64_t *c = count + p * RADIX_BUCKETS, sum = 0;
-		unsigned shift = p * RADIX_BITS;
-		bool trivial = false;
-
-		for (unsigned b = 0; b < RADIX_BUCKETS; b++) {
-			uint64_t k = c[b];
-			trivial |= k == n;      /* every key has the same digit */
-			c[b] = sum;
-			sum += k;
-		}
-		if (trivial)
-			continue;
-		for (uint64_t i = 0; i < n; i++) {
-			uint64_t pos = c[(keys[i] >> shift) & (RADIX_BUCKETS - 1)]++;
-			tmp_keys[pos] = keys[i];
-			tmp_idx[pos] = idx[i];
-		}
-		uint64_t *sk = keys; keys = tmp_keys; tmp_keys = sk;
-		uint32_t *si = idx; idx = tmp_idx; tmp_idx = si;
-	}
-	free(count);
-	return idx;
-}
-
 /* rows[i] = old rows[perm[i]] for all i, in place; perm is consumed.  Used
  * only when a second row array cannot be allocated: cycles jump across the
  * whole array, several times slower than gather_rows. */
@@ -566,12 +524,12 @@ static int sort_rows(struct argus_row **rowsp, uint64_t n)
 		keys[i] = rows[i].ts_ns - min_ts;
 		idx[i] = (uint32_t)i;
 	}
-	unsigned bits = 64 - (unsigned)__builtin_clzll(max_ts - min_ts);  /* range > 0: unsorted */
-	uint32_t *perm = radix_sort(keys, idx, keys + n, idx + n, n, bits);
-	if (!perm) {
+	struct argus_radix_sort sort = { keys, keys + n, idx, idx + n };
+	if (argus_radix_sort(&sort, n, max_ts - min_ts)) {
 		rc = -ENOMEM;
 		goto out;
 	}
+	uint32_t *perm = sort.idx;
 	free(keys);
 	keys = NULL;
 	/* Gather: sequential writes, reads from as many streams as there were

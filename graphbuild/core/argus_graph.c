@@ -59,7 +59,8 @@
  * argus_graph_build); argus_graph_channels.c channel identities, channels
  * learned from wakeups, message matching, timer fires and their wakeups; argus_graph_edges.c edges, vertex order, edge
  * sort and gaps; argus_graph_export.c the exports, CSR and free;
- * argus_graph_util.c growable arrays, hash map, radix sort.
+ * argus_graph_util.c growable arrays, hash map; tracer/argus_radix_sort.h the
+ * radix sort (shared with the decoder).
  *
  * Invariants: see graphbuild/graph.py.  Segments are exported sorted by
  * (utid, creation order) = (utid, start); edges sorted by (ts, type, src);
@@ -1004,19 +1005,7 @@ struct argus_graph *argus_graph_build(const struct argus_row *rows, uint64_t nro
 	build_spawn_edges(g);
 	build_flag_edges(g);
 	mark_gaps(g);
-	map_free(&g->futex);
-	map_free(&g->channel);
-	map_free(&g->sends);
-	map_free(&g->timers);
-	map_free(&g->fdinfo);
-	map_free(&g->owners);
-	map_free(&g->tfires);
-	map_free(&g->fchan);
-	map_free(&g->locks);
-	vec_free(&g->lockv);
-	vec_free(&g->sendv);
-	vec_free(&g->fdiv);
-	vec_free(&g->tfirev);
+	free_pass_tables(g);
 	if (g->oom || order_segments(g) || finish_edges(g))
 		goto oom;
 	return g;

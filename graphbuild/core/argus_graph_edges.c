@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "argus_graph_int.h"
+#include "argus_radix_sort.h"
 
 void push_edge(struct argus_graph *g, struct vec *v, int64_t src, int64_t dst, int type, int weak,
 		      int64_t ts, int64_t src_ts, int64_t row, int ctx, uint64_t obj, int64_t wait_ns)
@@ -271,7 +272,9 @@ int finish_edges(struct argus_graph *g)
 {
 	uint64_t n = g->seg.len, k, ne;
 	int64_t *inv = malloc((n ? n : 1) * sizeof(int64_t)), *lo;
-	struct sort_pair *a, *b, *res;
+	struct argus_radix_sort sort;
+	uint64_t *keys;
+	uint32_t *idx;
 	struct edge *sorted;
 	int64_t tmin = INT64_MAX, tmax = INT64_MIN;
 	uint64_t maxsrc = 0;
@@ -325,33 +328,41 @@ int finish_edges(struct argus_graph *g)
 	}
 	if (!ne)
 		return 0;
-	a = malloc(ne * sizeof(*a));
-	b = malloc(ne * sizeof(*b));
-	sorted = big_alloc(ne * sizeof(*sorted), &sorted_mapped);
-	if (!a || !b || !sorted) {
-		free(a), free(b), big_free(sorted, sorted_mapped);
+	if (ne > UINT32_MAX)    /* the sort's 32-bit indexes: ~200 GiB of edges */
 		return -1;
-	}
+	keys = malloc(2 * ne * sizeof(*keys));
+	idx = malloc(2 * ne * sizeof(*idx));
+	sorted = big_alloc(ne * sizeof(*sorted), &sorted_mapped);
+	if (!keys || !idx || !sorted)
+		goto fail;
 	for (k = 0; k < ne; k++) {
-		a[k].key = (uint64_t)VEC_AT(&g->edges, struct edge, k).src;
-		a[k].idx = k;
+		keys[k] = (uint64_t)VEC_AT(&g->edges, struct edge, k).src;
+		idx[k] = (uint32_t)k;
 	}
-	res = radix_sort(a, b, ne, maxsrc);
+	sort = (struct argus_radix_sort){ keys, keys + ne, idx, idx + ne };
+	if (argus_radix_sort(&sort, ne, maxsrc))
+		goto fail;
 	for (k = 0; k < ne; k++) {
-		const struct edge *e = &VEC_AT(&g->edges, struct edge, res[k].idx);
+		const struct edge *e = &VEC_AT(&g->edges, struct edge, sort.idx[k]);
 
-		res[k].key = ((uint64_t)(e->ts - tmin) << 3) | e->type;
+		sort.keys[k] = ((uint64_t)(e->ts - tmin) << 3) | e->type;
 	}
-	res = radix_sort(res, res == a ? b : a, ne, ((uint64_t)(tmax - tmin) << 3) | 7);
+	if (argus_radix_sort(&sort, ne, ((uint64_t)(tmax - tmin) << 3) | 7))
+		goto fail;
 	for (k = 0; k < ne; k++)
-		sorted[k] = VEC_AT(&g->edges, struct edge, res[k].idx);
-	free(a);
-	free(b);
+		sorted[k] = VEC_AT(&g->edges, struct edge, sort.idx[k]);
+	free(keys);
+	free(idx);
 	vec_free(&g->edges);
 	g->edges.data = sorted;
 	g->edges.len = g->edges.cap = ne;
 	g->edges.mapped = sorted_mapped;
 	return 0;
+fail:
+	free(keys);
+	free(idx);
+	big_free(sorted, sorted_mapped);
+	return -1;
 }
 
 /* Gap flag: the segment's start or end falls in a lost region. */

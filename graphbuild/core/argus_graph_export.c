@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "argus_graph_int.h"
+#include "argus_radix_sort.h"
 
 void argus_graph_counts(const struct argus_graph *g, struct argus_graph_counts *out)
 {
@@ -118,8 +119,9 @@ int argus_graph_export_edges(struct argus_graph *g, const struct argus_graph_edg
 int argus_graph_csr(const int64_t *key, const int64_t *order_ts, uint64_t n, uint64_t nseg,
 		    int64_t *ptr, int64_t *ids)
 {
-	struct sort_pair *a = NULL, *b = NULL, *res;
-	uint64_t k;
+	struct argus_radix_sort sort;
+	uint64_t *keys, k;
+	uint32_t *idx;
 	int64_t tmin = INT64_MAX, tmax = INT64_MIN;
 
 	memset(ptr, 0, (nseg + 1) * sizeof(int64_t));
@@ -130,10 +132,12 @@ int argus_graph_csr(const int64_t *key, const int64_t *order_ts, uint64_t n, uin
 	if (!n)
 		return 0;
 	if (order_ts) {
-		a = malloc(n * sizeof(*a));
-		b = malloc(n * sizeof(*b));
-		if (!a || !b) {
-			free(a), free(b);
+		if (n > UINT32_MAX)    /* the sort's 32-bit indexes */
+			return -1;
+		keys = malloc(2 * n * sizeof(*keys));
+		idx = malloc(2 * n * sizeof(*idx));
+		if (!keys || !idx) {
+			free(keys), free(idx);
 			return -1;
 		}
 		for (k = 0; k < n; k++) {
@@ -143,24 +147,28 @@ int argus_graph_csr(const int64_t *key, const int64_t *order_ts, uint64_t n, uin
 				tmax = order_ts[k];
 		}
 		for (k = 0; k < n; k++) {
-			a[k].key = (uint64_t)(order_ts[k] - tmin);
-			a[k].idx = k;
+			keys[k] = (uint64_t)(order_ts[k] - tmin);
+			idx[k] = (uint32_t)k;
 		}
-		res = radix_sort(a, b, n, (uint64_t)(tmax - tmin));
+		sort = (struct argus_radix_sort){ keys, keys + n, idx, idx + n };
+		if (argus_radix_sort(&sort, n, (uint64_t)(tmax - tmin))) {
+			free(keys), free(idx);
+			return -1;
+		}
 		{
 			int64_t *next = malloc(nseg * sizeof(int64_t) + 1);
 
 			if (!next) {
-				free(a), free(b);
+				free(keys), free(idx);
 				return -1;
 			}
 			memcpy(next, ptr, nseg * sizeof(int64_t));
 			for (k = 0; k < n; k++)
-				ids[next[key[res[k].idx]]++] = (int64_t)res[k].idx;
+				ids[next[key[sort.idx[k]]]++] = (int64_t)sort.idx[k];
 			free(next);
 		}
-		free(a);
-		free(b);
+		free(keys);
+		free(idx);
 	} else {
 		int64_t *next = malloc(nseg * sizeof(int64_t) + 1);
 
@@ -313,10 +321,30 @@ int argus_graph_export_misc(struct argus_graph *g, const struct argus_graph_misc
 	return 0;
 }
 
+/* The tables only the row pass reads: freed once the edges are built, and by
+ * argus_graph_free after a failed build (map_free and vec_free are idempotent). */
+void free_pass_tables(struct argus_graph *g)
+{
+	map_free(&g->futex);
+	map_free(&g->channel);
+	map_free(&g->sends);
+	map_free(&g->timers);
+	map_free(&g->fdinfo);
+	map_free(&g->owners);
+	map_free(&g->tfires);
+	map_free(&g->fchan);
+	map_free(&g->locks);
+	vec_free(&g->lockv);
+	vec_free(&g->sendv);
+	vec_free(&g->fdiv);
+	vec_free(&g->tfirev);
+}
+
 void argus_graph_free(struct argus_graph *g)
 {
 	if (!g)
 		return;
+	free_pass_tables(g);
 	vec_free(&g->thr);
 	vec_free(&g->seg);
 	vec_free(&g->wakes);
@@ -328,22 +356,9 @@ void argus_graph_free(struct argus_graph *g)
 	vec_free(&g->edges);
 	vec_free(&g->msg_edges);
 	vec_free(&g->lost);
-	vec_free(&g->sendv);
 	map_free(&g->tid_map);
 	map_free(&g->ppid);
-	map_free(&g->futex);
-	map_free(&g->channel);
-	map_free(&g->sends);
-	map_free(&g->timers);
-	map_free(&g->fdinfo);
-	map_free(&g->owners);
-	map_free(&g->tfires);
-	map_free(&g->fchan);
-	map_free(&g->locks);
-	vec_free(&g->fdiv);
-	vec_free(&g->tfirev);
 	vec_free(&g->treqs);
-	vec_free(&g->lockv);
 	vec_free(&g->oreqs);
 	big_free(g->owner, g->owner_mapped);
 	free(g->remap);

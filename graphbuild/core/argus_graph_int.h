@@ -187,6 +187,7 @@ void build_flag_edges(struct argus_graph *g);
 int order_segments(struct argus_graph *g);
 int finish_edges(struct argus_graph *g);
 void mark_gaps(struct argus_graph *g);
+void free_pass_tables(struct argus_graph *g);
 /* argus_graph_owners.c */
 void on_futex_state(struct argus_graph *g, int64_t u, const struct argus_row *r);
 void on_file_lock(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i);

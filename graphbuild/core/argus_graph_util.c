@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Growable arrays, hash map, radix sort: see argus_graph_util.h. */
+/* Growable arrays, hash map: see argus_graph_util.h. */
 #include <sys/mman.h>
 
 #include "argus_graph_util.h"
@@ -159,34 +159,4 @@ struct map_slot *map_upsert(struct map *m, uint64_t k1, uint64_t k2, int64_t ini
 		}
 		i = (i + 1) & m->mask;
 	}
-}
-
-#define RADIX_BITS 11
-#define RADIX_SIZE (1u << RADIX_BITS)
-
-struct sort_pair *radix_sort(struct sort_pair *a, struct sort_pair *tmp, uint64_t n, uint64_t max_key)
-{
-	static __thread uint64_t count[RADIX_SIZE];
-	unsigned shift;
-
-	for (shift = 0; shift < 64 && (max_key >> shift); shift += RADIX_BITS) {
-		uint64_t i, sum = 0;
-		struct sort_pair *t;
-
-		memset(count, 0, sizeof(count));
-		for (i = 0; i < n; i++)
-			count[(a[i].key >> shift) & (RADIX_SIZE - 1)]++;
-		for (i = 0; i < RADIX_SIZE; i++) {
-			uint64_t c = count[i];
-
-			count[i] = sum;
-			sum += c;
-		}
-		for (i = 0; i < n; i++)
-			tmp[count[(a[i].key >> shift) & (RADIX_SIZE - 1)]++] = a[i];
-		t = a;
-		a = tmp;
-		tmp = t;
-	}
-	return a;
 }

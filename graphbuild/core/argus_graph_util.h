@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Building blocks of the graph core: growable arrays, an open-addressing hash
- * map with 128-bit keys, and a stable LSD radix sort of (key, index) pairs.
+ * Building blocks of the graph core: growable arrays and an open-addressing
+ * hash map with 128-bit keys (the radix sort is shared with the decoder:
+ * tracer/argus_radix_sort.h).
  *
  * Written by hand because the core is plain C with no dependencies beyond libc
  * (it is loaded with ctypes next to libargus_core.so) and each piece is a few
@@ -11,7 +12,7 @@
  * Invariants: a vec's elements are contiguous and its pointer changes only on
  * growth (callers never keep element pointers across a push); map keys with
  * k1 == UINT64_MAX are reserved as the empty marker (callers build k1 from a
- * pid or a utid, which never fills 64 bits); radix_sort is stable.
+ * pid or a utid, which never fills 64 bits).
  */
 #ifndef ARGUS_GRAPH_UTIL_H
 #define ARGUS_GRAPH_UTIL_H
@@ -85,14 +86,5 @@ void map_free(struct map *m);
 /* Slot for (k1, k2), inserted with val = init when missing; NULL when out of memory. */
 struct map_slot *map_upsert(struct map *m, uint64_t k1, uint64_t k2, int64_t init, int *inserted);
 struct map_slot *map_find(const struct map *m, uint64_t k1, uint64_t k2);
-
-struct sort_pair {
-	uint64_t key;
-	uint64_t idx;
-};
-
-/* Stable sort of pairs by key; tmp has n entries.  Sorts only the bits below
- * max_key's highest set bit.  Returns the array holding the result (a or tmp). */
-struct sort_pair *radix_sort(struct sort_pair *a, struct sort_pair *tmp, uint64_t n, uint64_t max_key);
 
 #endif /* ARGUS_GRAPH_UTIL_H */
