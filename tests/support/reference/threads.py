@@ -1,4 +1,5 @@
-"""Thread / process table tracker (Perfetto's process_tracker, in small).
+"""Thread / process table tracker of the Python reference engine (Perfetto's
+process_tracker, in small; the C core keeps its own table).
 
 Algorithm: fed rows in time order by the builder, it maps every tid it sees
 to a utid (unique thread id) and remembers pid, comm, lifetime and parent.
@@ -23,12 +24,6 @@ tid to its current (latest) utid; start_ts <= end_ts when both are known
 import numpy as np
 
 from argus.graphbuild.graph import Table
-
-
-def decode_comm(raw):
-    if isinstance(raw, bytes):
-        return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
-    return str(raw)
 
 
 class ThreadTracker:
