@@ -17,7 +17,7 @@ Measurement, --repeat times, each in a fresh child process:
   decode   argus.tracer.reader.decode_file (the C decoder): wall and CPU time,
            peak RSS of the phase (VmHWM, reset through /proc/self/clear_refs)
   build    argus.graphbuild.build_graph (the C graph core + numpy), same figures
-The Python loop (engine="python") and the C core run side by side on the same
+The Python loop (tests/support/reference) and the C core run side by side on the same
 slice of rows (--slice, default 400k) in one process, best of 3 each; the
 report gives their ratio.  This is a benchmark, not a test: nothing is
 asserted about timings.
@@ -32,6 +32,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+# tests/support (the Python reference engine) is not installed: the repo copy
+TESTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -158,15 +161,18 @@ def compare_child(trace_path, nslice):
     """The Python loop and the C core on the same slice, best of 3 each."""
     from argus.tracer import reader
     from argus.graphbuild import build_graph
+    sys.path.insert(0, TESTS_DIR)
+    from support import reference        # the Python loop: test scaffolding, not shipped
 
     tr = reader.decode_file(trace_path, strict=False)
     rows = tr.rows[:nslice].copy()
     del tr
     best = {"python": float("inf"), "native": float("inf")}
+    engines = {"python": reference.build_graph, "native": lambda r: build_graph(r, splits=False)}
     for _ in range(3):
         for engine in ("python", "native"):
             t0 = time.perf_counter()
-            g = build_graph(rows, engine=engine, **({} if engine == "python" else {"splits": False}))
+            g = engines[engine](rows)
             best[engine] = min(best[engine], time.perf_counter() - t0)
             del g
     t0 = time.perf_counter()

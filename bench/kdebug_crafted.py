@@ -4,7 +4,7 @@
     python3 bench/kdebug_crafted.py                      # this build
     python3 bench/kdebug_crafted.py --native OLD_DIR     # ... and a baseline libargus_core.so, side by side
 
-The file (written with tracer/python/kdebug_gen.py, V3 layout) is what an
+The file (written with tests/support/kdebug_gen.py, V3 layout) is what an
 attacker would craft against the two costs issue 16 measured: a thread map of
 --threads entries with distinct pids (the main-thread check was pairwise:
 quadratic in the map) and --lost lost-events markers after each of which
@@ -25,7 +25,9 @@ import time
 
 
 def craft(path, threads, lost):
-    from argus.tracer import kdebug_gen as g
+    # the generator is test scaffolding (tests/support), not installed
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    from support import kdebug_gen as g
 
     t = g.KdTrace()
     for i in range(threads):

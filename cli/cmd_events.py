@@ -202,7 +202,7 @@ def _write_rows(out, rows, threads, trace, base, as_json):
 
 def run(args, chunks_per_window=None):
     """Streams: one pass for the thread names (the records that carry one),
-    then the buffer window by window (tracer/python/stream.py), filtering each
+    then the buffer window by window (tracer/stream.py), filtering each
     window's rows before any per-record work; memory stays that of one window
     whatever the buffer's size, and the output is the whole-buffer decode's."""
     from argus.tracer import stream

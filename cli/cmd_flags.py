@@ -42,13 +42,13 @@ def register(sub):
 
 
 def _label_path(buffer, pid, tid, label):
-    from argus.lldb import generate as gen
+    from argus.scripts.lldb import generate as gen
     return os.path.join(gen.results_dir(buffer), f"{int(pid)}-{int(tid)}.{label}.json")
 
 
 def _record(args, buffer):
     from argus.cli.cmd_lldb_script import script_dir, run_script
-    from argus.lldb import generate as gen
+    from argus.scripts.lldb import generate as gen
     if args.pid is None:
         raise ArgusError("--record needs --pid")
     tid = args.tid or args.pid
@@ -77,7 +77,7 @@ def _record(args, buffer):
 def _load(path, label, ours):
     """A trace the user named is read as given (it is data, never run); one
     of ours (in <buffer>.lldb/) only through its verified directory."""
-    from argus.lldb.generate import read_result
+    from argus.scripts.lldb.generate import read_result
     try:
         if ours:
             return read_result(path)

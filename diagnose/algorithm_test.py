@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from argus.graphbuild import crafted as C
-from argus.graphbuild.crafted import Trace, ms, us, s
+from support import crafted as C
+from support.crafted import Trace, ms, us, s
 from argus.diagnose import diagnose, NoHangError, to_json, render_json
 from argus.diagnose.slice import AutoChooser
 

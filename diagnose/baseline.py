@@ -32,7 +32,7 @@ syscall nr N, wait obj O):
 For a RepeatedYield spinning stretch that read data flags (DATA_FLAG_READ)
 in its window: candidates are data_flag edges into T (or a same-comm thread)
 on one of those addresses, outside the hang window, whose polling episode
-(wait_ns, see graphbuild/edges.py) was shorter than threshold / 10; ranked the
+(wait_ns, docs/event-graph.md) was shorter than threshold / 10; ranked the
 same way.  The slice starts at the reader segment with the data_flag edge.
 
 Invariant: the spinning vertex itself is never a candidate; the returned list

@@ -1,5 +1,5 @@
 """Baseline search: similar waits that ended quickly after a task's wakeup."""
-from argus.graphbuild.crafted import Trace, ms, s
+from support.crafted import Trace, ms, s
 from argus.diagnose.baseline import find_wait_baselines
 
 T, T2, T3, WK = 10, 11, 12, 20
@@ -62,7 +62,7 @@ def test_spurious_wakeup_inside_the_same_syscall_is_no_baseline():
     SYSCALL_EXIT between the two waits.  The earlier, complete request is the
     baseline."""
     from argus.tracer import schema
-    from argus.graphbuild.crafted import nr_of
+    from support.crafted import nr_of
     t = Trace()
     t.thread(10, T, "app")
     t.thread(20, WK, "server")

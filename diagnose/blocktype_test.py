@@ -1,5 +1,5 @@
 """Block type classification over a window, with its evidence."""
-from argus.graphbuild.crafted import Trace, ms, ETIMEDOUT
+from support.crafted import Trace, ms, ETIMEDOUT
 from argus.diagnose import blocktype as B
 
 T = 10
@@ -157,7 +157,7 @@ def test_backoff_sleeps_are_repeated_yield():
     """A thread polling with growing sleeps (1..100 ms, like SQLite's busy
     handler) over a 3 s window is RepeatedYield, though most sleeps last
     longer than 20 ms; the same thread sleeping 1 s at a time is not."""
-    from argus.graphbuild.crafted import Trace, ms, s as sec
+    from support.crafted import Trace, ms, s as sec
 
     def poller(step_ms):
         t = Trace()

@@ -1,5 +1,5 @@
 """Ranking the hangs `argus debug` picks from without --pid (candidates.py)."""
-from argus.graphbuild.crafted import Trace, ms, s
+from support.crafted import Trace, ms, s
 from argus.tracer import schema
 from argus.diagnose import candidates as C
 from argus.diagnose import hangs as H

@@ -4,9 +4,9 @@ questions (baseline, go on, RepeatedYield advice), rules across traces,
 replay of recorded answers, and the Table 2 metrics."""
 import pytest
 
-from argus.graphbuild import crafted as C
+from support import crafted as C
 from argus.graphbuild import graph as G
-from argus.graphbuild.crafted import Trace, ms, us, s
+from support.crafted import Trace, ms, us, s
 from argus.diagnose import diagnose, diagnose_hang, find_hang, to_json
 from argus.diagnose.chooser import AskingChooser, Abort
 from argus.diagnose.slice import AutoChooser, interactive_slice

@@ -1,7 +1,7 @@
 """Hang detection: the spinning vertex of a thread."""
 import pytest
 
-from argus.graphbuild.crafted import Trace, ms, s, us
+from support.crafted import Trace, ms, s, us
 from argus.diagnose import hangs as H
 from argus.diagnose import blocktype as B
 
@@ -149,7 +149,7 @@ def test_wait_split_by_spurious_wakeups_is_one_hang():
     """read() woken every 1.5 s without data (the kernel sleeps again inside
     the syscall): three pieces, none >= 2 s, one 4.5 s hang."""
     from argus.tracer import schema
-    from argus.graphbuild.crafted import nr_of
+    from support.crafted import nr_of
     t = Trace()
     t.thread(M, M, "main")
     t.thread(20, W, "other")

@@ -1,8 +1,8 @@
 """ownership.owners on crafted graphs: which edges count (the victim's, in
 the window, or into one waiting vertex), grouping by holder thread, and the
 ranking strong > weak, most tries, most CPU."""
-from argus.graphbuild import crafted as C
-from argus.graphbuild.crafted import Trace, ms, us, s
+from support import crafted as C
+from support.crafted import Trace, ms, us, s
 from argus.diagnose import ownership as OW
 
 

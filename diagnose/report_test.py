@@ -1,7 +1,7 @@
 """Reports: the JSON schema and the plain-text rendering."""
 import json
 
-from argus.graphbuild import crafted as C
+from support import crafted as C
 from argus.diagnose import (diagnose, list_hangs, to_json, render_json, render_text, render_hangs_text,
                             hangs_to_json)
 from argus.diagnose.report import fmt_dur, fmt_rel

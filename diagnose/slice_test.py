@@ -1,5 +1,5 @@
 """InteractiveSlice and the Chooser interface."""
-from argus.graphbuild.crafted import Trace, ms, us
+from support.crafted import Trace, ms, us
 from argus.diagnose.slice import AutoChooser, Chooser, interactive_slice, MAX_HOPS
 
 R, A, B_, X = 10, 20, 30, 40

@@ -1,5 +1,5 @@
 """The wait model on crafted graphs: idle loop waits vs synchronous, pending and nested ones."""
-from argus.graphbuild.crafted import Trace, ms, s, us
+from support.crafted import Trace, ms, s, us
 from argus.diagnose import waits as W
 from argus.diagnose import hangs as H
 

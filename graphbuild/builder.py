@@ -13,11 +13,11 @@ Algorithm (Perfetto trace_processor style, one stage per module):
      heuristic, spawn, data_flag, message, timer), sorted, with CSR indexes;
   4. EventGraph: columnar storage plus CSR indexes (graph.py).
 
-engine="python" runs the reference implementation instead (threads.py,
-segments.py, edges.py): the per-row Python loop this core replaced, kept as
-the test oracle.  It knows only the blocking-wait criterion and the
-program-order / wakeup / spawn / data_flag edges, so it matches the core run
-with splits=False (edges of those four types).
+The per-row Python loop this core replaced is kept as the test oracle in
+tests/support/reference/ (it imports prepare_rows and EventGraph from here;
+the product never imports it).  It knows only the blocking-wait criterion and
+the program-order / wakeup / spawn / data_flag edges, so it matches the core
+run with splits=False (edges of those four types).
 
 Invariants: see graph.py; trace_start / trace_end default to the first /
 last row's ts and may be widened by the caller (the decoder knows when
@@ -26,7 +26,6 @@ recording started and stopped).
 import numpy as np
 
 from argus.tracer import schema
-from argus.graphbuild import graph as G
 from argus.graphbuild.graph import EventGraph, Table
 from argus.graphbuild.sysroles import SyscallRoles
 from argus.graphbuild.threads import decode_comm
@@ -36,40 +35,20 @@ from argus.graphbuild.threads import decode_comm
 LOST_WINDOW_NS = 200_000_000
 
 
-def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, engine="native", splits=True,
-                head_gap_end=None):
+def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, splits=True, head_gap_end=None):
     """Builds the event graph of a trace.
 
     rows: numpy array of schema.ROW_DTYPE (the decoder's output).
     trace_start / trace_end: ns; default the first / last row's timestamp.
     roles: SyscallRoles to override the syscall numbers used for yields,
     futexes and sends (default: host table + learned from the trace).
-    engine: "native" (the C core) or "python" (the reference loop, for tests).
     splits: False keeps only the blocking-wait criterion (no heuristic splits).
     head_gap_end: records were overwritten before the trace's first row: the
     region up to this ts is lost (segments touching it get seg.gap).
     """
     from argus.graphbuild import native_core
 
-    rows = np.asarray(rows)
-    if rows.dtype != schema.ROW_DTYPE:
-        raise TypeError(f"rows must have dtype schema.ROW_DTYPE, got {rows.dtype}")
-    if not rows.flags.c_contiguous:
-        rows = np.ascontiguousarray(rows)
-    is_sorted, learned = native_core.scan_rows(rows)
-    if not is_sorted:
-        rows = rows[np.argsort(rows["ts_ns"], kind="stable")]
-    if len(rows):
-        first, last = int(rows["ts_ns"][0]), int(rows["ts_ns"][-1])
-    else:
-        first = last = 0
-    t0 = first if trace_start is None else min(int(trace_start), first) if len(rows) else int(trace_start)
-    t1 = last if trace_end is None else max(int(trace_end), last) if len(rows) else int(trace_end)
-    roles = (roles or SyscallRoles()).learn_table(learned)
-    if engine == "python":
-        return _build_python(rows, t0, t1, roles)
-    if engine != "native":
-        raise ValueError(f"unknown engine {engine!r}")
+    rows, t0, t1, roles = prepare_rows(rows, trace_start, trace_end, roles)
     out = native_core.build(rows, t0, t1, roles.table(), splits=splits, lost_window_ns=LOST_WINDOW_NS,
                             head_gap_end=-1 if head_gap_end is None else int(head_gap_end))
     th = out["threads"]
@@ -98,6 +77,30 @@ def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, engine="n
     )
 
 
+def prepare_rows(rows, trace_start=None, trace_end=None, roles=None):
+    """Stage 1-2 of build_graph, shared with the test oracle: checked,
+    contiguous, time-sorted rows, the trace's [t0, t1] and the SyscallRoles
+    with what the rows reveal learned.  Returns (rows, t0, t1, roles)."""
+    from argus.graphbuild import native_core
+
+    rows = np.asarray(rows)
+    if rows.dtype != schema.ROW_DTYPE:
+        raise TypeError(f"rows must have dtype schema.ROW_DTYPE, got {rows.dtype}")
+    if not rows.flags.c_contiguous:
+        rows = np.ascontiguousarray(rows)
+    is_sorted, learned = native_core.scan_rows(rows)
+    if not is_sorted:
+        rows = rows[np.argsort(rows["ts_ns"], kind="stable")]
+    if len(rows):
+        first, last = int(rows["ts_ns"][0]), int(rows["ts_ns"][-1])
+    else:
+        first = last = 0
+    t0 = first if trace_start is None else min(int(trace_start), first) if len(rows) else int(trace_start)
+    t1 = last if trace_end is None else max(int(trace_end), last) if len(rows) else int(trace_end)
+    roles = (roles or SyscallRoles()).learn_table(learned)
+    return rows, t0, t1, roles
+
+
 def _native_csr(keys, order_keys, n):
     from argus.graphbuild import native_core
     # in-index: edges are sorted by ts already, so (dst, ts, eid) == (dst, eid)
@@ -121,40 +124,6 @@ def _processes(th, comm, ppid):
     for entry in processes.values():
         del entry["_rank"]
     return processes
-
-
-# seg columns the reference knows nothing of (wait sites, actions; core only):
-# name -> (dtype, the value of a vertex without one)
-CORE_ONLY_SEG = {"wait_site": (np.uint64, 0), "wait_stack": (np.uint64, 0), "wait_timeout_ms": (np.int32, G.TIMEOUT_NA),
-                 "act_kind": (np.uint8, 0), "act_ts": (np.int64, -1), "act_obj": (np.uint64, 0),
-                 "act_seg": (np.int64, -1), "act_wakee": (np.int64, -1)}
-
-
-def _build_python(rows, t0, t1, roles):
-    from argus.graphbuild.threads import ThreadTracker
-    from argus.graphbuild.segments import build_segments
-    from argus.graphbuild.edges import build_edges
-
-    tracker = ThreadTracker()
-    res = build_segments(rows, tracker, roles, t0, t1)
-    edges, estats = build_edges(res.seg, res, roles)
-    threads, processes = tracker.finish()
-    stats = dict(res.stats)
-    stats.update(estats)
-    stats["rows"] = int(len(rows))
-    cols = res.seg.columns()
-    n = len(res.seg)
-    cols["split_kind"] = np.zeros(n, np.uint8)
-    cols["gap"] = np.zeros(n, bool)
-    cols.update({name: np.full(n, empty, dtype) for name, (dtype, empty) in CORE_ONLY_SEG.items()})
-    edges = Table(**edges.columns(), owner_kind=np.zeros(len(edges), np.uint8))
-    return EventGraph(
-        rows=rows, trace_start=t0, trace_end=t1, threads=threads, processes=processes,
-        seg=Table(**cols), thread_rows=res.thread_rows, thread_rows_ptr=res.thread_rows_ptr, edges=edges,
-        running=res.running, runnable=res.runnable, yields=res.yields, flags=res.flags, stats=stats,
-        roles=roles,
-    )
-
 
 
 def build_graph_from_trace(trace, **kw):

@@ -4,7 +4,7 @@ import pytest
 
 from argus.tracer import schema
 from argus.graphbuild import build_graph, SyscallRoles
-from argus.graphbuild.crafted import Trace, ms
+from support.crafted import Trace, ms
 
 
 def small():

@@ -1,7 +1,7 @@
 """Edges: program order, wakeups (culling, loopback, weak mutex heuristic),
 spawns, data flags."""
-from argus.graphbuild import crafted as C
-from argus.graphbuild.crafted import Trace, ms, us
+from support import crafted as C
+from support.crafted import Trace, ms, us
 
 
 def edges(g, typ=None):

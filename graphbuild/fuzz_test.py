@@ -61,7 +61,7 @@ def test_random_rows_core_matches_the_python_oracle(seed):
     too.  Each tid keeps one pid here: on a tid whose pid changes mid-trace
     the two differ by design (the core updates the pid on every row naming
     it, the reference loop only on some)."""
-    from argus.graphbuild.crafted import compare_with_oracle
+    from support.crafted import compare_with_oracle
     rows = random_rows(seed)
     rows["pid"] = np.where(rows["tid"] > 0, rows["tid"] // 3 + 100, 0)
     rows["peer_pid"] = np.where(rows["peer_tid"] > 0, rows["peer_tid"] // 3 + 100, 0)

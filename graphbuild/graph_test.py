@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from argus.graphbuild import graph as G
-from argus.graphbuild import crafted as C
+from support import crafted as C
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import numpy as np
 
 from argus.tracer import schema
 from argus.graphbuild import graph as G
-from argus.graphbuild.crafted import Trace, ms, nr_of
+from support.crafted import Trace, ms, nr_of
 
 
 def vertices(g, tid):

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from argus.tracer import schema
-from argus.graphbuild import build_graph, crafted as C
-from argus.graphbuild.crafted import Trace, ms, us, compare_with_oracle
+from argus.graphbuild import build_graph
+from support import crafted as C
+from support.crafted import Trace, ms, us, compare_with_oracle
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "golden.argus")
 

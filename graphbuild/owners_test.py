@@ -5,7 +5,7 @@ import numpy as np
 
 from argus.tracer import schema
 from argus.graphbuild import graph as G
-from argus.graphbuild.crafted import Trace, ms
+from support.crafted import Trace, ms
 
 HOLDER, POLLER = 100, 200
 INODE = 4242

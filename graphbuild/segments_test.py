@@ -3,7 +3,7 @@ import numpy as np
 
 from argus.tracer import schema
 from argus.graphbuild import graph as G
-from argus.graphbuild.crafted import Trace, ms, us, nr_of, ETIMEDOUT
+from support.crafted import Trace, ms, us, nr_of, ETIMEDOUT
 
 
 def seg_of(g, tid):
@@ -172,7 +172,7 @@ def test_tracer_stops_do_not_end_a_segment():
     """A ptrace stop (state traced) is runnable time without a boundary, and
     the tracer's wakeup of the stopped thread is no edge; the C core and the
     Python reference agree."""
-    from argus.graphbuild.crafted import compare_with_oracle
+    from support.crafted import compare_with_oracle
     t = two_threads()
     t.run(10, ms(0)).run(11, ms(0))
     for k in range(3):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from argus.tracer import schema
-from argus.graphbuild.crafted import Trace, ms
+from support.crafted import Trace, ms
 
 LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
 

@@ -5,7 +5,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from argus.graphbuild import crafted as C
+from support import crafted as C
 from argus.graphbuild.storage import save_graph, load_graph, StorageError
 from argus.graphbuild.summary import graph_summary
 

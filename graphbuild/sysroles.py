@@ -1,5 +1,5 @@
 """Roles of syscall numbers that the graph builder needs: which numbers are
-sched_yield, futex, and "sending" calls (for the loopback rule in edges.py),
+sched_yield, futex, and "sending" calls (for the loopback rule of the graph core's wakeup edges),
 and for the splitting heuristics and message edges of the C core: message
 sends / receives on an fd, event-loop waits, io_uring_enter, timerfd_settime.
 

@@ -1,6 +1,6 @@
 """Thread / process table: names, pids, lifetimes, tid reuse."""
 from argus.tracer import schema
-from argus.graphbuild.crafted import Trace, ms
+from support.crafted import Trace, ms
 
 
 def test_names_from_snapshot_fork_exec_and_rename():

@@ -3,8 +3,19 @@
 # build (clang, bpftool, libbpf), the test programs (redis, perf), then builds
 # and installs the Python package `argus` (CMake via scikit-build-core).
 # Idempotent; run as root (or with sudo).
+#
+#   ./scripts/setup.sh              installs the wheel (`pip install .`): users, CI
+#   ./scripts/setup.sh --editable   developers: `pip install -e .`, Python edits
+#                                   are live; rerun after C / BPF / CMake changes
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+EDITABLE=()
+case "${1:-}" in
+  "") ;;
+  -e|--editable) EDITABLE=(--no-build-isolation -e) ;;   # the build reuses build/ and this env's scikit-build-core
+  *) echo "usage: $0 [--editable]" >&2; exit 2 ;;
+esac
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -31,6 +42,9 @@ fi
 PY=${PYTHON:-python3}
 echo "setup: building and installing argus"
 $PY -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-$PY -m pip install -q ".[test,lldb]" ziglang   # lldb: lldb-for-pwndbg (docs/lldb.md); ziglang: zig cc for scripts/build-macos.sh
+# the build backend in this env too: --editable builds without isolation, and
+# tests/test_packaging.py builds fresh clones the same way
+$PY -m pip install -q "scikit-build-core>=0.10"
+$PY -m pip install -q "${EDITABLE[@]}" ".[test,lldb]" ziglang   # lldb: lldb-for-pwndbg (docs/lldb.md); ziglang: zig cc for scripts/build-macos.sh
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
 echo "setup: done ($(command -v argus || echo 'argus not on PATH'))"

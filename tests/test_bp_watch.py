@@ -220,7 +220,7 @@ def _check_flags_graph_diagnosis(tracing, info, summary, tmp_path):
     diag = tmp_path / "diagnosis.json"
     diag.write_text(json.dumps(d))
     tracing.run("lldb-script", "--diagnosis", str(diag), "--max-steps", "40", "--run")
-    from argus.lldb.generate import results_for
+    from argus.scripts.lldb.generate import results_for
     [res] = results_for(tracing.buffer, pid, worker_tid)
     assert res["error"] is None and res["vertex"] == primary[0]["vertex"]
     assert len(res["instructions"]) == 40

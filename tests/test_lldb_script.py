@@ -27,13 +27,13 @@ NASTY = "f'o\"o\\\n__import__('os').system('touch /tmp/pwned')#"
 
 
 def _template():
-    import argus.lldb.generate as gen
+    import argus.scripts.lldb.generate as gen
     with open(gen.TEMPLATE) as f:
         return f.read()
 
 
 def test_generated_script_quotes_safely(tmp_path):
-    import argus.lldb.generate as gen
+    import argus.scripts.lldb.generate as gen
     params = {"pid": 1, "tid": 2, "function": NASTY, "image": "/tmp/a'b\"c/lib x.so", "app_modules": [NASTY],
               "vertex": 7, "max_steps": 5, "timeout_s": 1.0, "result": str(tmp_path / "r'\"\n.json")}
     text = gen.generate(params)
@@ -52,7 +52,7 @@ def test_generated_script_quotes_safely(tmp_path):
 
 
 def _result(buffer, pid, tid):
-    import argus.lldb.generate as gen
+    import argus.scripts.lldb.generate as gen
     docs = gen.results_for(buffer, pid, tid)
     assert len(docs) == 1, docs
     return docs[0]
@@ -172,7 +172,7 @@ def _tracer(pid):
 
 
 def test_render_text_of_a_result():
-    import argus.lldb.generate as gen
+    import argus.scripts.lldb.generate as gen
     doc = {"schema": gen.SCHEMA, "pid": 5, "tid": 6, "function": "f", "stop_reason": "max_steps", "error": None,
            "instructions": [{"pc": 0x10, "function": "f", "asm": "mov eax, dword ptr [rip + 8]",
                              "mem": [{"addr": 0x20, "value": 3}]}],

@@ -27,7 +27,7 @@ COMMANDS = {
 
 def _kdebug_file(tmp):
     """A valid kdebug trace, so only the FIFO --out is wrong."""
-    from argus.tracer import kdebug_gen
+    from support import kdebug_gen
     path = tmp / "small.trace"
     if not path.exists():
         trace, _ = kdebug_gen.cross_process_hang(n_baseline=1, hang_s=0.1)

@@ -120,7 +120,7 @@ def test_lldb_script_under_an_attackers_dir_prints_no_path(argus_cli, shared_dir
 def test_results_are_not_read_from_a_planted_dir(shared_dir, tmp_path):
     require_root()
     from argus.cli.safe_files import UnsafePath
-    from argus.lldb import generate as gen
+    from argus.scripts.lldb import generate as gen
     buffer = os.path.join(shared_dir, "trace.argus")
     doc = json.dumps({"schema": gen.SCHEMA, "pid": 5, "tid": 5, "instructions": []})
 
@@ -143,7 +143,7 @@ def test_results_are_not_read_from_a_planted_dir(shared_dir, tmp_path):
 def test_the_script_refuses_to_write_its_result_into_an_attackers_dir(tmp_path, shared_dir):
     require_root()
     pytest.importorskip("lldb")
-    from argus.lldb import step_trace
+    from argus.scripts.lldb import step_trace
     theirs = os.path.join(shared_dir, "theirs")
     as_attacker(os.mkdir, theirs, 0o755)
     with pytest.raises(RuntimeError, match="refusing to write"):

@@ -8,7 +8,7 @@
  * and finally sort the rows by (ts_ns, chunk seq, position) so that records of
  * one producer keep their order when timestamps tie.
  *
- * Rows are what Python sees (numpy structured dtype in tracer/python/schema.py
+ * Rows are what Python sees (numpy structured dtype in tracer/schema.py
  * mirrors this struct; a test checks the layout), so the graph builder never
  * creates one Python object per event.
  *

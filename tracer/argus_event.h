@@ -18,7 +18,7 @@
  *     longer than they know (forward compatibility) and reject shorter ones.
  *
  * docs/event-schema.md documents each type; the Python reader
- * (tracer/python/schema.py) is checked against this file by a test that
+ * (tracer/schema.py) is checked against this file by a test that
  * parses it, so the two cannot drift.
  */
 #ifndef ARGUS_EVENT_H

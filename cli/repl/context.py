@@ -82,7 +82,7 @@ class ReplContext:
         if not self.buffer:
             return
         from argus.cli.safe_files import UnsafePath
-        from argus.lldb.generate import results_for
+        from argus.scripts.lldb.generate import results_for
 
         for rc in d.root_causes:
             pid, tid = int(self.g.threads.pid[rc.utid]), int(self.g.threads.tid[rc.utid])

@@ -9,7 +9,7 @@ from rich.console import Console
 from argus.cli.repl.app import execute
 from argus.cli.repl.context import ReplContext
 from argus.diagnose.slice import AutoChooser, interactive_slice
-from argus.graphbuild.crafted import ms, split_loop
+from support.crafted import ms, split_loop
 
 
 def test_follow_takes_the_walks_program_order_edge():

@@ -2,8 +2,8 @@
 /*
  * Graph core: one pass over time-sorted rows -> segments (vertices) and edges.
  *
- * Algorithm (the reference is docs/event-graph.md; graphbuild/segments.py and
- * edges.py hold the same state machine in Python as the test oracle):
+ * Algorithm (the reference is docs/event-graph.md; tests/support/reference/
+ * holds the same state machine in Python as the test oracle):
  *
  *  tracker   tid -> utid (hash map); a tid seen again after its thread died
  *            gets a new utid.  Per utid: pid, comm, lifetime, parent.

@@ -5,7 +5,7 @@ Ring buffer seeds are small real buffers (1 KiB chunks) holding records of
 the golden trace (tests/data/golden.argus, recorded by argusd): sealed,
 wrapped (overwritten chunks) and with an OPEN chunk; the window seeds add a
 24-byte (since, until, type mask) prefix.  kdebug seeds are files that
-tracer/python/kdebug_gen.py lays out as xnu does (V1 and V3), from its
+tests/support/kdebug_gen.py lays out as xnu does (V1 and V3), from its
 scenarios and a small crafted one (many pids, lost-events markers).  Each
 file is a few KB.  Run after `pip install .`; the output is checked in.
 """
@@ -14,11 +14,14 @@ import os
 import pathlib
 import shutil
 import struct
+import sys
 import tempfile
 
-from argus.tracer import kdebug_gen as g, native, producer, reader
-
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))        # tests/support: the generators, not installed
+
+from argus.tracer import native, producer, reader   # noqa: E402
+from support import kdebug_gen as g                  # noqa: E402
 GOLDEN = HERE.parent / "data" / "golden.argus"
 CHUNK = 1024
 

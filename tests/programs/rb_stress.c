@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * argus-rb-stress: drives the ring buffer through its public C API for the
- * tests in tracer/python/ringbuf_test.py (threads, processes, kill -9, readers
+ * tests in tracer/ringbuf_test.py (threads, processes, kill -9, readers
  * racing writers) and for quick benchmarks.
  *
  *   create PATH SIZE CHUNK                      new buffer (sizes take k/m/g)

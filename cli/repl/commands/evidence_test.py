@@ -7,7 +7,7 @@ from rich.console import Console
 from argus.cli.repl import app
 from argus.cli.repl.context import ReplContext
 from argus.diagnose import find_hang
-from argus.graphbuild.crafted import yield_app
+from support.crafted import yield_app
 
 
 def _ctx(tmp_path, flags=True):

@@ -10,7 +10,7 @@ parser.add_argument("--instructions", type=int, default=20, help="instructions t
 @command(parser)
 def run(ctx, args):
     from argus.cli.safe_files import UnsafePath
-    from argus.lldb.generate import render_text, results_for   # render_text: a list of lines
+    from argus.scripts.lldb.generate import render_text, results_for   # render_text: a list of lines
 
     v = ctx.check_vertex(args.id)
     u = int(ctx.g.seg.utid[v])

@@ -9,7 +9,8 @@ import struct
 
 import pytest
 
-from argus.tracer import kdebug, kdebug_gen as g, reader, schema
+from argus.tracer import kdebug, reader, schema
+from support import kdebug_gen as g
 
 HDR = struct.Struct("<QIIHHHH")
 PAYLOAD = {
@@ -453,7 +454,7 @@ def test_random_events_decode_to_well_formed_records():
 def test_xnu_syscall_names_match_the_decoder_table():
     """Every syscall the decoder's tables know (tracer/kdebug_decode.c) has
     the same name in kdebug.XNU_SYSCALL_NAMES, and the generator agrees."""
-    src = (pathlib.Path(__file__).resolve().parent.parent / "kdebug_decode.c").read_text()
+    src = (pathlib.Path(__file__).resolve().parent / "kdebug_decode.c").read_text()
     tables = {}
     for table, ns in (("bsd_table", NR_BSD), ("mach_table", NR_MACH)):
         body = src[src.index(f"sc_info {table}[]"):]

@@ -4,7 +4,7 @@ the raw records edges are made from.
 Algorithm: one pass over the rows in time order, a small state machine per
 thread (UNKNOWN -> RUNNING / RUNNABLE / BLOCKED / NEW -> DEAD).  This is the
 per-event Python loop the C core (graphbuild/core/) replaced; it is kept as
-the test oracle (build_graph(engine="python"); native_core_test.py checks
+the test oracle (support.reference.build_graph; native_core_test.py checks
 that the core with splits=False produces the same tables).  Interface:
 `build_segments(rows, tracker, nrs, trace_start, trace_end) -> SegmentResult`.
 
@@ -57,7 +57,7 @@ from argus.graphbuild.threads import decode_comm
 
 UNKNOWN, RUNNING, RUNNABLE, BLOCKED, NEW, DEAD = range(6)
 
-FUTEX_OP_MASK = 0x7F
+FUTEX_OP_MASK = schema.FUTEX_CMD_MASK
 FUTEX_WAIT, FUTEX_WAKE, FUTEX_WAIT_BITSET, FUTEX_WAKE_BITSET = 0, 1, 9, 10
 FUTEX_WAIT_OPS = (FUTEX_WAIT, FUTEX_WAIT_BITSET)
 FUTEX_WAKE_OPS = (FUTEX_WAKE, FUTEX_WAKE_BITSET)

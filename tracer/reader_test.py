@@ -16,7 +16,7 @@ import pytest
 
 from argus.tracer import native, reader, schema
 
-GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data", "golden.argus")
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "golden.argus")
 CHUNK_DTYPE = np.dtype([("seq", "<u8"), ("state", "<u4"), ("owner_pid", "<u4"), ("committed_bytes", "<u4"),
                         ("nrecords", "<u4"), ("first_ts", "<u8"), ("last_ts", "<u8")])
 STATE_TYPES = [schema.PROC_SNAPSHOT, schema.THREAD_NAME, schema.FD_INFO, schema.MAPPING]

@@ -433,8 +433,9 @@ def compare_with_oracle(rows, **kw):
     (splits=False) and asserts identical tables (the oracle test; the
     reference knows neither gaps, splits, nor message / timer edges).
     Returns (python graph, core graph)."""
-    from argus.graphbuild.builder import CORE_ONLY_SEG, build_graph
-    py = build_graph(rows, engine="python", **kw)
+    from argus.graphbuild.builder import build_graph
+    from support.reference import CORE_ONLY_SEG, build_graph as reference_build_graph
+    py = reference_build_graph(rows, **kw)
     nat = build_graph(rows, splits=False, **kw)
     for name in py.seg.names:
         if name in ("gap", "split_kind") or name in CORE_ONLY_SEG:      # the oracle knows none of these

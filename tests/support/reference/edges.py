@@ -47,7 +47,7 @@ import numpy as np
 
 from argus.tracer import schema
 from argus.graphbuild import graph as G
-from argus.graphbuild.segments import FUTEX_OP_MASK, FUTEX_WAKE
+from support.reference.segments import FUTEX_OP_MASK, FUTEX_WAKE
 
 
 def build_edges(seg, res, roles):

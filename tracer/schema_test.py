@@ -13,7 +13,7 @@ import re
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
-TRACER = HERE.parent
+TRACER = HERE
 
 
 def load_source_module(name):

@@ -7,7 +7,7 @@ import pytest
 
 from argus.tracer import reader, schema, stream
 
-GOLDEN = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "golden.argus"
+GOLDEN = pathlib.Path(__file__).resolve().parents[1] / "tests" / "data" / "golden.argus"
 
 
 @pytest.mark.parametrize("per_window", [1, 3, 1000])

@@ -6,7 +6,7 @@ paths); see tracer/argus_decode.h for the per-type field mapping.
 
 Mirrors tracer/argus_event.h (record types and enums) and tracer/argus_decode.h
 (struct argus_row, the fixed-width row the decoder produces).  The C headers are
-the source of truth; tracer/python/schema_test.py parses them and fails when
+the source of truth; tracer/schema_test.py parses them and fails when
 this module drifts.
 """
 import numpy as np
