@@ -244,12 +244,21 @@ class Field(NamedTuple):
     column; ctype: the member's C type ("u8".."s64", "comm" for a comm[16]),
     which row_values() restores (a __u64 kept in the signed `val` column is
     read back unsigned); key: its name in `argus events --json` when that is
-    not `name`; names: the enum's value -> name table."""
+    not `name`; names: the enum's value -> name table, or bool for a yes/no."""
     name: str
     column: str
     ctype: str
     key: str = None
-    names: dict = None
+    names: object = None
+
+    def display(self, value):
+        """The value as `argus events` shows it: an enum's name (the number,
+        as a string, when the table lacks it), a bool, else the value."""
+        if self.names is bool:
+            return bool(value)
+        if self.names is not None:
+            return self.names.get(value, str(value))
+        return value
 
 
 F = Field
@@ -265,7 +274,7 @@ _COMM_FIELDS = (F("comm", "comm", "comm", key="new_comm"),)
 ROW_FIELDS = {
     SWITCH_OUT: (F("state", "state", "u8", names=STATE_NAMES),
                  F("wait_reason", "reason", "u8", names=WAIT_NAMES), F("prio", "aux", "u16"),
-                 F("syscall_nr", "nr", "u32"), F("wait_obj", "obj", "u64"),
+                 F("syscall_nr", "nr", "u32", key="nr"), F("wait_obj", "obj", "u64"),
                  F("user_stack_id", "obj2", "u64")),          # 0: none recorded
     SWITCH_IN: (F("prev_tid", "peer_tid", "u32"), F("prev_pid", "peer_pid", "u32")),
     WAKEUP: _WAKEUP_FIELDS,
@@ -277,8 +286,9 @@ ROW_FIELDS = {
            F("comm", "comm", "comm", key="child_comm")),
     EXEC: _COMM_FIELDS,
     THREAD_NAME: _COMM_FIELDS,
-    EXIT: (F("exit_code", "val", "s32"), F("is_group_leader", "state", "u32", key="group_leader")),
-    PROC_SNAPSHOT: (F("ppid", "peer_pid", "u32"), F("is_main_thread", "state", "u32", key="main_thread"),
+    EXIT: (F("exit_code", "val", "s32"), F("is_group_leader", "state", "u32", key="group_leader", names=bool)),
+    PROC_SNAPSHOT: (F("ppid", "peer_pid", "u32"),
+                    F("is_main_thread", "state", "u32", key="main_thread", names=bool),
                     F("comm", "comm", "comm", key="snapshot_comm")),
     DATA_FLAG_WRITE: _DATA_FLAG_FIELDS,
     DATA_FLAG_READ: _DATA_FLAG_FIELDS,
@@ -295,16 +305,16 @@ ROW_FIELDS = {
     MAPPING: (F("start", "obj", "u64"), F("end", "obj2", "u64"), F("pgoff", "val", "u64"),
               F("prot", "aux", "u32"), F("dev", "nr", "u32"),
               F("path", "peer_tid", "side"), F("path_len", "peer_pid", "side")),   # strings[peer_tid:][:peer_pid]
-    WAIT_SITE: (F("syscall_nr", "nr", "u32"), F("timeout_ms", "aux", "s32"), F("nfds", "peer_pid", "u32"),
+    WAIT_SITE: (F("syscall_nr", "nr", "u32", key="nr"), F("timeout_ms", "aux", "s32"), F("nfds", "peer_pid", "u32"),
                 F("site_id", "obj2", "u64"),
                 F("fds", "obj", "side"), F("nkept", "peer_tid", "side")),    # frames[obj : obj + peer_tid]
     FUTEX_STATE: (F("uaddr", "obj", "u64"), F("word", "val", "u32"), F("owner_field", "peer_tid", "u32"),
                   F("op", "nr", "u32"), F("flags", "state", "u32")),
     FILE_LOCK: (F("fd", "aux", "s32"), F("kind", "state", "u8", names=LOCK_KIND_NAMES),
                 F("type", "reason", "u8", key="lock_type", names=LOCK_TYPE_NAMES),
-                F("wait", "peer_tid", "u8"), F("whence", "nr", "u8"), F("start", "val", "s64"),
+                F("wait", "peer_tid", "u8", names=bool), F("whence", "nr", "u8"), F("start", "val", "s64"),
                 F("len", "obj2", "s64"), F("inode", "obj", "u64"), F("holder_pid", "peer_pid", "u32"),
-                F("holder_type", "irq", "u8", names=LOCK_TYPE_NAMES)),
+                F("holder_type", "irq", "u8", names={0: "unknown", **LOCK_TYPE_NAMES})),
 }
 del F
 
