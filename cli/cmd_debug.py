@@ -148,7 +148,8 @@ def _process_birth(path, pid):
         forks = reader.decode_file(path, strict=False, types=(schema.FORK,), rows_hint=4096).rows
     except (reader.TraceError, MemoryError):
         return None
-    born = forks["ts_ns"][(forks["peer_pid"] == pid) & (forks["peer_tid"] == pid)]
+    born = forks["ts_ns"][(forks[schema.column(schema.FORK, "child_pid")] == pid)
+                          & (forks[schema.column(schema.FORK, "child_tid")] == pid)]
     return int(born.min()) if len(born) else None
 
 
