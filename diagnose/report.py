@@ -17,6 +17,8 @@ Invariant: render_text(d) == render_text(json.loads(render_json(d))).
 import json
 import time
 
+import numpy as np
+
 SCHEMA = "argus.diagnosis/1"
 
 
@@ -82,7 +84,7 @@ def _clean(x):
         return {str(k): _clean(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_clean(v) for v in x]
-    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+    if isinstance(x, np.generic):
         return x.item()
     return x
 
