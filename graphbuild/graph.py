@@ -171,8 +171,8 @@ class EventGraph:
     none); wait_fds(v) lists the fds.  The thread's last action before the wait:
     seg.act_kind (ACT_*), act_ts, act_obj, act_seg (vertex of the action), act_wakee
     (utid).  Ownership edges carry edge.owner_kind (OWNER_*).
-    What the loader knows beside the rows (cli/cmd_debug sets them after the
-    build; reports read them): time_origin (the ns every printed time counts
+    What the loader knows beside the rows (diagnose/windowed.search_trace sets them
+    after the build; reports read them): time_origin (the ns every printed time counts
     from; None: trace_start), wall_offset_ns (CLOCK_REALTIME - trace clock, None
     unknown), loaded_window ((start, end) of a windowed load, None: the whole
     buffer), torn_chunks and bad_records (what the decode dropped).  The
