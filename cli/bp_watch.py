@@ -170,8 +170,8 @@ def run(args):
         producer.close()
         for sig, h in old_handlers.items():
             signal.signal(sig, h)
-    lost = getattr(watcher, "lost", 0)
-    threads = sorted(getattr(watcher, "threads_seen", ()))
+    lost = watcher.lost
+    threads = sorted(watcher.threads_seen)
     print(f"bp_watch: {reason}; {written['write']} writes, {written['read']} reads recorded into {buffer}"
           + (f"; {lost} accesses lost (ring full)" if lost else "") + "; watchpoints removed",
           file=sys.stderr)

@@ -16,30 +16,17 @@ answers, marks and the report, and the rules that later sessions apply.
 Rules apply in every mode, --auto included (--no-rules: none); the report
 lists those that fired (rules_fired).
 
-Windowed load (--window SECONDS, default 10; 0 loads the whole buffer): a full
-default buffer holds tens of millions of events, and decoding and building
-all of them takes a minute, while the hang to explain is nearly always
-recent.  Both commands first decode only the last W seconds (around --at:
-[at - W, at + W]).  argus_decode_file_window widens only the records of the
-chunks overlapping the window; of the other chunks it keeps just the state
-records from before the window (process snapshot, thread names, fd
-identities, mappings), which tracefile.window_rows stamps with the window's
-start.  W doubles until the answer does not depend on what lies outside the
-window: a hang is found, it does not start at the window's first timestamp
-(nor is it ongoing at the window's end when --at cuts the window before the
-buffer's end), and a baseline exists for it; `hangs`: the same for every hang
-listed.  A window reaching back to the buffer's start is the whole buffer;
-with --pid, one reaching back to the fork that created the process is the
-last (the hang cannot lie before it).  Each load is first checked against
-the available memory (cli/memcheck.py): one line rather than the OOM killer.
-Without --window, a buffer of at most WHOLE_BUFFER_EVENTS events is loaded
-whole at once (cheap: about as long as a first window of a busy buffer).
-`hangs` says on stderr which window it searched when that is not the whole
-buffer, and how to widen it.  Times printed are seconds since the buffer's
-start, with the wall clock (report.trace_clock: the one time origin).
+Which part of the buffer is loaded and which hang is explained is
+diagnose/windowed.py's search_trace (--window: the last W seconds first,
+around --at, doubled until the answer does not depend on what lies outside);
+this module loads each window it asks for: the memory check first
+(cli/memcheck.py: one line rather than the OOM killer), the decode
+(tracefile.window_rows stamps the state records from before the window with
+its start), the graph build, progress and warnings.  `hangs` says on stderr
+which window it searched when that is not the whole buffer, and how to widen
+it.  Times printed are seconds since the buffer's start, with the wall clock
+(report.trace_clock: the one time origin).
 """
-import gc
-import itertools
 import os
 import sys
 
@@ -49,11 +36,7 @@ from argus.cli.progress import Progress, fmt_count
 from argus.cli.textsafe import safe_lines
 from argus.cli.tracefile import load_trace, warn_dropped, window_rows
 
-DEFAULT_WINDOW_S = 10.0   # ~7M events of a busy machine: a first answer in seconds
-# Decoding + building runs at ~1-3M events/s on one core: a buffer of this many
-# events is read whole in about the time of a first window, so nothing is
-# left unsearched (the count is the chunk headers' records_present: no decoding).
-WHOLE_BUFFER_EVENTS = 2_000_000
+from argus.diagnose.windowed import DEFAULT_WINDOW_S, WHOLE_BUFFER_EVENTS
 
 
 def _add_common(p, pid_help):
@@ -95,68 +78,11 @@ def register(sub):
     p.set_defaults(func=run_hangs)
 
 
-class _Widen(Exception):
-    """The answer found in a window may depend on what lies before it."""
-
-
-def _windows(path, window_s, at_s=None, at_ns=None, birth=lambda: None):
-    """(since_ns, until_ns, origin_ns, last) to load, smallest first; (None,
-    None, origin, True) is the whole buffer.  origin: the buffer's first
-    timestamp; the windows end at the buffer's end, or are centred on at_s
-    seconds after the origin (at_ns: an absolute ts).  birth(): the ts before
-    which the answer cannot lie (the process's creation) or None, asked once
-    the first window did not do; a window reaching back to it is the last,
-    so a young process never costs a whole-buffer load."""
-    from argus.tracer import reader
-
-    if window_s is not None and window_s < 0:
-        raise ArgusError("--window must be >= 0")
-    try:
-        st = reader.buffer_stats(path)
-    except reader.TraceError as e:
-        raise ArgusError(str(e))
-    if window_s is None:
-        window_s = 0 if st["records_present"] <= WHOLE_BUFFER_EVENTS else DEFAULT_WINDOW_S
-    lo, hi = int(st["first_ts"]), int(st["last_ts"])
-    width = int(window_s * 1e9)
-    center = at_ns if at_s is None else lo + int(at_s * 1e9)
-    floor = None
-    for n in itertools.count():
-        if width <= 0:
-            break
-        since = (hi if center is None else center) - width
-        until = None if center is None else center + width
-        floor = birth() if n == 1 else floor
-        if floor is not None and until is None and lo < floor and since <= floor:
-            yield floor, None, lo, True
-            return
-        if since <= lo and (until is None or until >= hi):
-            break
-        yield max(since, 0), until, lo, False
-        width *= 2
-    yield None, None, lo, True
-
-
-def _process_birth(path, pid):
-    """The ts of the fork that created process pid (its first thread: child
-    tid = child pid), or None: a validation pass keeping only FORK rows."""
-    from argus.tracer import reader, schema
-
-    if pid is None:
-        return None
-    try:
-        forks = reader.decode_file(path, strict=False, types=(schema.FORK,), rows_hint=4096).rows
-    except (reader.TraceError, MemoryError):
-        return None
-    born = forks["ts_ns"][(forks["peer_pid"] == pid) & (forks["peer_tid"] == pid)]
-    return int(born.min()) if len(born) else None
-
-
-def _graph(args, buffer=None, accept=None, at_ns=None):
-    """(trace, g, accepted): the smallest window (see the module doc) whose
-    graph accept(g, window_start, cut_end) takes (window_start None: the whole
-    buffer; cut_end: the window ends before the buffer does); it raises _Widen
-    for a bigger window, or ArgusError, which only the whole buffer reports."""
+def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None):
+    """(trace, g, accepted): diagnose.windowed.search_trace over the buffer,
+    each window loaded here (module doc)."""
+    from argus.diagnose import DiagnoseError
+    from argus.diagnose.windowed import search_trace
     from argus.graphbuild import build_graph
     from argus.graphbuild.builder import attach_side_arrays
 
@@ -165,85 +91,28 @@ def _graph(args, buffer=None, accept=None, at_ns=None):
     path = buffer or resolve_buffer(args.buffer)
     if not os.path.exists(path):
         load_trace(path, names=False)        # its one-line error
-    at_s = None if at_ns is not None else getattr(args, "at", None)
-    pid = getattr(args, "pid", None)
-    windows = _windows(path, args.window, at_s, at_ns, birth=lambda: _process_birth(path, pid))
+
+    def load(since, until, widening):
+        whole = since is None
+        check_load(path, since, until, widening=widening)      # one line instead of the OOM killer
+        progress.stage(f"decoding {path}" + ("" if whole else " (a window of it)"))
+        trace, _ = load_trace(path, since, until, names=False, warn=False)
+        progress.finished("decoded", trace.nrows)
+        if trace.nrows == 0 or (not whole and trace.first_window_ts == 0):
+            return trace, None, None
+        rows = window_rows(trace)
+        start = trace.first_ts if whole else int(trace.first_window_ts)
+        progress.stage(f"building the event graph of {fmt_count(trace.nrows)} events")
+        g = build_graph(rows, trace_start=start, trace_end=trace.last_ts)
+        progress.finished("built a graph of", trace.nrows)
+        attach_side_arrays(g, trace)        # the user stacks (REPL `stack`, questions, advice)
+        return trace, g, start
+
     with Progress() as progress:
-        for n, (since, until, origin, last) in enumerate(windows):
-            whole = since is None
-            check_load(path, since, until, widening=n > 0)      # one line instead of the OOM killer
-            progress.stage(f"decoding {path}" + ("" if whole else " (a window of it)"))
-            trace, _ = load_trace(path, since, until, names=False, warn=False)
-            progress.finished("decoded", trace.nrows)
-            if trace.nrows == 0 or (not whole and trace.first_window_ts == 0):
-                if last:
-                    warn_dropped(trace)          # every chunk damaged says why
-                    raise ArgusError(f"{trace.path} holds no events")
-                continue
-            rows = window_rows(trace)
-            start = trace.first_ts if whole else int(trace.first_window_ts)
-            progress.stage(f"building the event graph of {fmt_count(trace.nrows)} events")
-            g = build_graph(rows, trace_start=start, trace_end=trace.last_ts)
-            progress.finished("built a graph of", trace.nrows)
-            attach_side_arrays(g, trace)        # the user stacks (REPL `stack`, questions, advice)
-            g.time_origin = origin
-            g.wall_offset_ns = trace.wall_offset_ns
-            _note_dropped(g, trace)
-            g.loaded_window = None if whole else (start, trace.last_ts)
-            try:
-                accepted = None if accept is None else accept(g, None if last else start,
-                                                              not last and until is not None)
-            except (_Widen, ArgusError):
-                if last:
-                    warn_dropped(trace)
-                    raise
-            else:
-                warn_dropped(trace)      # of the window kept: one warning, not one per window
-                return trace, g, accepted
-            del trace, g, rows
-            gc.collect()            # the graph's cycles hold the rows: free them before the next window
-    raise AssertionError("_windows ends with the whole buffer")
-
-
-def _starts_before(g, hang, window_start):
-    """The hang may have begun before the window: it starts at the window's
-    first timestamp, or its thread was already running / blocked then."""
-    from argus.graphbuild import graph as G
-    return hang.start_ns <= window_start or \
-        int(g.seg.start_kind[hang.vertex]) in (G.START_TRACE, G.START_PRE_TRACE)
-
-
-def _lacks_baseline(g, hang, threshold_ns):
-    """Algorithm 1 would find no baseline for the hang in this graph (one may
-    lie before the window)."""
-    from argus.diagnose import baseline as BL, blocktype as B
-    if hang.block_type == B.LONG_WAIT:
-        return not BL.find_wait_baselines(g, hang.vertex, threshold_ns, hang_start=hang.start_ns)
-    if hang.block_type == B.REPEATED_YIELD:
-        addrs = B.flag_reads(g, hang.utid, hang.start_ns, hang.end_ns)
-        return bool(addrs) and not BL.find_flag_baselines(g, hang.utid, addrs, hang.start_ns, hang.end_ns,
-                                                          threshold_ns)
-    return False
-
-
-def _hang_in_window(pid, tid, at_s, at_ns, threshold_ns, ranked=None):
-    """accept() for _graph: the hang to diagnose, or _Widen.  ranked (without
-    pid): a list that receives the candidates.rank of the accepted graph."""
-    def accept(g, window_start, cut_end):
-        at = at_ns if at_s is None else g.time_origin + int(at_s * 1e9)
-        if ranked is not None:
-            ranked.clear()
-        hang = _find_hang(g, pid, tid, at, threshold_ns, ranked)
-        if window_start is not None and (_starts_before(g, hang, window_start) or (cut_end and hang.ongoing) or
-                                         _lacks_baseline(g, hang, threshold_ns)):
-            raise _Widen()
-        return hang
-    return accept
-
-
-def _note_dropped(g, trace):
-    """What the decode dropped, for the reports' "trace" object (JSON too)."""
-    g.torn_chunks, g.bad_records = int(trace.torn_chunks), int(trace.bad_records)
+        try:
+            return search_trace(path, load, accept, args.window, at_s, at_ns, pid, report_dropped=warn_dropped)
+        except DiagnoseError as e:
+            raise ArgusError(str(e))
 
 
 def _notes(trace):
@@ -270,22 +139,11 @@ def _store(create=True):
         raise ArgusError(str(e))
 
 
-def _find_hang(g, pid, tid, at, threshold_ns, ranked=None):
-    from argus.diagnose import DiagnoseError, find_hang, most_recent_hang
-    try:
-        if pid is None:
-            if tid is not None:
-                raise ArgusError("--tid needs --pid")
-            return most_recent_hang(g, at=at, threshold_ns=threshold_ns, ranked=ranked)
-        return find_hang(g, pid, tid=tid, at=at, threshold_ns=threshold_ns)
-    except DiagnoseError as e:
-        raise ArgusError(str(e))
-
-
 def run_debug(args):
     from argus.cli.session import SessionError, read_answers_file
     from argus.cli.repl.context import ReplContext
     from argus.diagnose import render_json, render_text
+    from argus.diagnose.windowed import hang_acceptor
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not (args.auto or args.json or args.answers)
     store, sid, presets = None, None, []
@@ -299,8 +157,8 @@ def run_debug(args):
             presets = store.answers(sid)
             args.threshold = s["threshold_ns"] / 1e9
             at = s["hang_start_ns"]
-            trace, g, hang = _graph(args, s["buffer"], _hang_in_window(s["pid"], s["tid"], None, at,
-                                                                        s["threshold_ns"]), at_ns=at)
+            trace, g, hang = _graph(args, hang_acceptor(s["pid"], s["tid"], None, at, s["threshold_ns"]),
+                                    s["buffer"], at_ns=at, pid=args.pid)
         else:
             if args.pid is None and args.tid is not None:
                 raise ArgusError("--tid needs --pid")
@@ -308,8 +166,8 @@ def run_debug(args):
                 presets = read_answers_file(args.answers)
             threshold_ns = int(args.threshold * 1e9)
             ranked = [] if args.pid is None else None
-            trace, g, hang = _graph(args, None, _hang_in_window(args.pid, args.tid, args.at, None, threshold_ns,
-                                                                ranked))
+            trace, g, hang = _graph(args, hang_acceptor(args.pid, args.tid, args.at, None, threshold_ns, ranked),
+                                    at_s=args.at, pid=args.pid)
             if ranked:
                 _say_choice(g, ranked)
             store = _store(create=not args.auto)   # its rules apply in every mode; --auto saves no session
@@ -388,28 +246,16 @@ def _header(ctx):
 def run_hangs(args):
     import json
 
-    from argus.diagnose import DiagnoseError, hangs_to_json, list_hangs, main_thread_hangs, render_hangs_text
+    from argus.diagnose import hangs_to_json, render_hangs_text
+    from argus.diagnose.windowed import hangs_acceptor
 
     if args.top <= 0:
         raise ArgusError("--top must be positive")
     if args.pid is None and args.tid is not None:
         raise ArgusError("--tid needs --pid")
 
-    def accept(g, window_start, cut_end):
-        try:
-            if args.pid is None:
-                hangs = main_thread_hangs(g, threshold_ns=int(args.threshold * 1e9), event_loops_only=not args.all)
-                hangs = sorted(hangs, key=lambda h: (-h.dur_ns, h.start_ns))[:args.top]
-            else:
-                hangs = list_hangs(g, args.pid, tid=args.tid, threshold_ns=int(args.threshold * 1e9))
-        except DiagnoseError as e:
-            raise ArgusError(str(e))
-        if window_start is not None and (not hangs or any(_starts_before(g, h, window_start) or (cut_end and h.ongoing)
-                                                          for h in hangs)):
-            raise _Widen()
-        return hangs
-
-    trace, g, hangs = _graph(args, None, accept)
+    accept = hangs_acceptor(args.pid, args.tid, int(args.threshold * 1e9), args.top, not args.all)
+    trace, g, hangs = _graph(args, accept, pid=args.pid)
     if g.loaded_window is not None:
         _say_window(g, trace)
     ranks = None

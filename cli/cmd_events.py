@@ -2,6 +2,8 @@
 
 Text: one line per record, `comm tid/pid [cpu] time: type details`; --json:
 one JSON object per line with every field of the row that the type uses.
+Both read rows through the schema's per-type field map (schema.ROW_FIELDS),
+never by column.
 Filtering happens on the numpy rows before any per-record Python work, and
 the buffer is streamed window by window (constant memory: a full 2 GiB
 buffer decoded at once would take ~9 GB).
@@ -50,141 +52,101 @@ def select_rows(rows, pids=None, tids=None, types=None):
     return rows[mask]
 
 
+def shown(row):
+    """{field name: value as shown} of one row, from the schema's per-type
+    field map (schema.ROW_FIELDS): enum names, bools, decoded comms; ints as
+    the record's C type has them.  Side-array indexes are left out."""
+    values = schema.row_values(row)
+    out = {}
+    for f in schema.ROW_FIELDS.get(int(row["type"]), ()):
+        if f.ctype == "comm":
+            out[f.name] = decode_comm(values[f.name])
+        elif f.ctype != "side":
+            out[f.name] = f.display(values[f.name])
+    return out
+
+
 def describe(row, threads, trace):
     """Type-specific details of one row, for the text format."""
     t = int(row["type"])
+    d = shown(row)
     if t == schema.FD_INFO:
-        return (f"fd={int(row['aux'])} kind={schema.FD_KIND_NAMES.get(int(row['state']), row['state'])} "
-                f"inode={int(row['obj'])} local={int(row['obj2']):#x} peer={int(row['val']) & (2**64 - 1):#x}")
+        return f"fd={d['fd']} kind={d['kind']} inode={d['inode']} local={d['local']:#x} peer={d['peer']:#x}"
     if t == schema.TIMER:
-        return (f"{schema.TIMER_KIND_NAMES.get(int(row['state']), row['state'])} timer={int(row['obj']):#x} "
-                f"armed_by={threads.label(int(row['peer_tid']))} armed_at={int(row['obj2'])}")
+        return (f"{d['kind']} timer={d['timer_id']:#x} armed_by={threads.label(d['arm_tid'])} "
+                f"armed_at={d['arm_ts_ns']}")
     if t == schema.USER_STACK:
         frames = " ".join(f"{int(f):#x}" for f in trace.stack_frames(row))
-        return f"stack={int(row['obj2']):#x} frames=[{frames}]"
+        return f"stack={d['stack_id']:#x} frames=[{frames}]"
     if t == schema.MAPPING:
-        return f"{int(row['obj']):#x}-{int(row['obj2']):#x} pgoff={int(row['val']):#x} {trace.mapping_path(row)}"
+        return f"{d['start']:#x}-{d['end']:#x} pgoff={d['pgoff']:#x} {trace.mapping_path(row)}"
     if t == schema.SWITCH_OUT:
-        return (f"state={schema.STATE_NAMES.get(int(row['state']), row['state'])} "
-                f"wait={schema.WAIT_NAMES.get(int(row['reason']), row['reason'])} "
-                f"syscall={syscalls.name(row['nr'])} obj={int(row['obj']):#x}")
+        return (f"state={d['state']} wait={d['wait_reason']} syscall={syscalls.name(d['syscall_nr'])} "
+                f"obj={d['wait_obj']:#x}")
     if t == schema.SWITCH_IN:
-        return f"prev={threads.label(int(row['peer_tid']))}"
+        return f"prev={threads.label(d['prev_tid'])}"
     if t in (schema.WAKEUP, schema.WAKEUP_NEW):
-        ctx = schema.WAKE_CONTEXT_NAMES.get(int(row["reason"]), row["reason"])
-        irq = schema.IRQ_NAMES.get(int(row["irq"]), row["irq"])
-        extra = f" irq={irq}" if int(row["irq"]) else ""
-        return f"wakee={threads.label(int(row['peer_tid']))} ctx={ctx}{extra} target_cpu={int(row['obj'])}"
+        extra = f" irq={d['irq_kind']}" if d["irq_kind"] != schema.IRQ_NAMES[schema.IRQ_NONE] else ""
+        return f"wakee={threads.label(d['wakee_tid'])} ctx={d['context']}{extra} target_cpu={d['target_cpu']}"
     if t == schema.SYSCALL_ENTER:
-        name = syscalls.name(row["nr"])
+        name = syscalls.name(d["nr"])
         if name == "futex":
-            return f"futex uaddr={int(row['obj']):#x} op={syscalls.futex_op_name(row['aux'])}"
-        return f"{name} obj={int(row['obj'])} aux={int(row['aux'])}"
+            return f"futex uaddr={d['obj']:#x} op={schema.futex_op_name(d['aux'])}"
+        return f"{name} obj={d['obj']} aux={d['aux']}"
     if t == schema.SYSCALL_EXIT:
-        return f"{syscalls.name(row['nr'])} = {int(row['val'])}"
+        return f"{syscalls.name(d['nr'])} = {d['ret']}"
     if t == schema.FORK:
-        return f"child={int(row['peer_tid'])}/{int(row['peer_pid'])} comm={_comm(row)}"
+        return f"child={d['child_tid']}/{d['child_pid']} comm={d['comm']}"
     if t in (schema.EXEC, schema.THREAD_NAME):
-        return f"comm={_comm(row)}"
+        return f"comm={d['comm']}"
     if t == schema.EXIT:
-        return f"code={int(row['val'])}{' (process)' if row['state'] else ''}"
+        return f"code={d['exit_code']}{' (process)' if d['is_group_leader'] else ''}"
     if t == schema.PROC_SNAPSHOT:
-        return f"ppid={int(row['peer_pid'])} comm={_comm(row)}{' main' if row['state'] else ''}"
+        return f"ppid={d['ppid']} comm={d['comm']}{' main' if d['is_main_thread'] else ''}"
     if t in (schema.DATA_FLAG_WRITE, schema.DATA_FLAG_READ):
-        return f"addr={int(row['obj']):#x} value={int(row['val'])} pc={int(row['obj2']):#x}"
+        return f"addr={d['addr']:#x} value={d['value']} pc={d['pc']:#x}"
     if t == schema.LOST:
-        return f"count={int(row['val'])}"
+        return f"count={d['count']}"
     if t == schema.WAIT_SITE:
-        fds = " ".join(f"{fd}:{ev:#x}" for fd, ev in _wait_fds(row, trace))
-        return (f"{syscalls.name(row['nr'])} timeout_ms={int(row['aux'])} nfds={int(row['peer_pid'])} "
-                f"fds=[{fds}] site={int(row['obj2']):#x}")
+        fds = " ".join(f"{fd}:{ev:#x}" for fd, ev in schema.wait_site_fds(row, trace.frames))
+        return (f"{syscalls.name(d['syscall_nr'])} timeout_ms={d['timeout_ms']} nfds={d['nfds']} "
+                f"fds=[{fds}] site={d['site_id']:#x}")
     if t == schema.FUTEX_STATE:
-        pi = bool(int(row["state"]) & schema.FUTEX_PI)
-        owner = int(row["val"]) & schema.FUTEX_TID_MASK if pi else int(row["peer_tid"])
-        return (f"uaddr={int(row['obj']):#x} op={syscalls.futex_op_name(row['nr'])} word={int(row['val']):#x} "
+        pi = bool(d["flags"] & schema.FUTEX_PI)
+        owner = d["word"] & schema.FUTEX_TID_MASK if pi else d["owner_field"]
+        return (f"uaddr={d['uaddr']:#x} op={schema.futex_op_name(d['op'])} word={d['word']:#x} "
                 f"owner={owner}{' (pi)' if pi else ' (owner field)'}")
     if t == schema.FILE_LOCK:
-        d = _file_lock(row)
         holder = f" holder={d['holder_pid']} ({d['holder_type']})" if d["holder_pid"] else ""
-        return (f"{d['kind']} {d['lock_type']}{' wait' if d['wait'] else ''} fd={d['fd']} inode={d['inode']} "
+        return (f"{d['kind']} {d['type']}{' wait' if d['wait'] else ''} fd={d['fd']} inode={d['inode']} "
                 f"start={d['start']} len={d['len']}{holder}")
     return ""
 
 
-def _wait_fds(row, trace):
-    """[(fd, events)] of a WAIT_SITE row (decoder side array: fd | events << 32)."""
-    lo, n = int(row["obj"]), int(row["peer_tid"])
-    ent = trace.frames[lo:lo + n] if lo + n <= len(trace.frames) else []
-    return [(int(np.int32(np.uint32(int(e) & 0xFFFFFFFF))), int(e) >> 32) for e in ent]
-
-
-def _file_lock(row):
-    return {"fd": int(row["aux"]), "kind": schema.LOCK_KIND_NAMES.get(int(row["state"]), str(int(row["state"]))),
-            "lock_type": schema.LOCK_TYPE_NAMES.get(int(row["reason"]), str(int(row["reason"]))),
-            "wait": bool(row["peer_tid"]), "whence": int(row["nr"]), "start": int(row["val"]), "len": int(row["obj2"]),
-            "inode": int(row["obj"]), "holder_pid": int(row["peer_pid"]),
-            "holder_type": schema.LOCK_TYPE_NAMES.get(int(row["irq"]), "unknown")}
-
-
-def _comm(row):
-    return decode_comm(bytes(row["comm"]))
-
-
 def row_to_json(row, threads, trace):
+    """The header, every field of the type's map under its JSON key (a
+    syscall number also by name), and the side arrays' contents."""
     t = int(row["type"])
     out = {
         "ts_ns": int(row["ts_ns"]), "cpu": int(row["cpu"]), "pid": int(row["pid"]),
         "tid": int(row["tid"]), "comm": threads.comm(int(row["tid"])),
         "type": schema.TYPE_NAMES.get(t, str(t)),
     }
-    if t == schema.SWITCH_OUT:
-        out.update(state=schema.STATE_NAMES.get(int(row["state"])), wait_reason=schema.WAIT_NAMES.get(int(row["reason"])),
-                   syscall=syscalls.name(row["nr"]), wait_obj=int(row["obj"]))
-    elif t == schema.SWITCH_IN:
-        out.update(prev_pid=int(row["peer_pid"]), prev_tid=int(row["peer_tid"]))
-    elif t in (schema.WAKEUP, schema.WAKEUP_NEW):
-        out.update(wakee_pid=int(row["peer_pid"]), wakee_tid=int(row["peer_tid"]),
-                   context=schema.WAKE_CONTEXT_NAMES.get(int(row["reason"])),
-                   irq_kind=schema.IRQ_NAMES.get(int(row["irq"])), irq_vec=int(row["aux"]), target_cpu=int(row["obj"]))
-    elif t == schema.SYSCALL_ENTER:
-        out.update(syscall=syscalls.name(row["nr"]), nr=int(row["nr"]), aux=int(row["aux"]),
-                   obj=int(row["obj"]), obj2=int(row["obj2"]))
-    elif t == schema.SYSCALL_EXIT:
-        out.update(syscall=syscalls.name(row["nr"]), nr=int(row["nr"]), ret=int(row["val"]))
-    elif t == schema.FORK:
-        out.update(child_pid=int(row["peer_pid"]), child_tid=int(row["peer_tid"]), child_comm=_comm(row))
-    elif t in (schema.EXEC, schema.THREAD_NAME):
-        out.update(new_comm=_comm(row))
-    elif t == schema.EXIT:
-        out.update(exit_code=int(row["val"]), group_leader=bool(row["state"]))
-    elif t == schema.PROC_SNAPSHOT:
-        out.update(ppid=int(row["peer_pid"]), main_thread=bool(row["state"]), snapshot_comm=_comm(row))
-    elif t in (schema.DATA_FLAG_WRITE, schema.DATA_FLAG_READ):
-        out.update(addr=int(row["obj"]), value=int(row["val"]), pc=int(row["obj2"]))
-    elif t == schema.LOST:
-        out.update(count=int(row["val"]))
-    elif t == schema.FD_INFO:
-        out.update(fd=int(row["aux"]), kind=schema.FD_KIND_NAMES.get(int(row["state"])), family=int(row["reason"]),
-                   sock_type=int(row["nr"]), inode=int(row["obj"]), local=int(row["obj2"]),
-                   peer=int(row["val"]) & (2**64 - 1))
-    elif t == schema.TIMER:
-        out.update(kind=schema.TIMER_KIND_NAMES.get(int(row["state"])), timer_id=int(row["obj"]),
-                   expires_ns=int(row["val"]), arm_ts_ns=int(row["obj2"]),
-                   arm_pid=int(row["peer_pid"]), arm_tid=int(row["peer_tid"]))
-    elif t == schema.USER_STACK:
-        out.update(stack_id=int(row["obj2"]), frames=[int(f) for f in trace.stack_frames(row)])
+    d = shown(row)
+    for f in schema.ROW_FIELDS.get(t, ()):
+        if f.ctype == "side":
+            continue
+        if (f.key or f.name) == "nr":
+            out["syscall"] = syscalls.name(d[f.name])
+        out[f.key or f.name] = d[f.name]
+    if t == schema.USER_STACK:
+        out["frames"] = [int(f) for f in trace.stack_frames(row)]
     elif t == schema.MAPPING:
-        out.update(start=int(row["obj"]), end=int(row["obj2"]), pgoff=int(row["val"]), prot=int(row["aux"]),
-                   path=trace.mapping_path(row))
+        out["path"] = trace.mapping_path(row)
     elif t == schema.WAIT_SITE:
-        out.update(syscall=syscalls.name(row["nr"]), nr=int(row["nr"]), timeout_ms=int(row["aux"]),
-                   nfds=int(row["peer_pid"]), site_id=int(row["obj2"]),
-                   fds=[{"fd": fd, "events": ev} for fd, ev in _wait_fds(row, trace)])
+        out["fds"] = [{"fd": fd, "events": ev} for fd, ev in schema.wait_site_fds(row, trace.frames)]
     elif t == schema.FUTEX_STATE:
-        out.update(uaddr=int(row["obj"]), op=int(row["nr"]), word=int(row["val"]), owner_field=int(row["peer_tid"]),
-                   pi=bool(int(row["state"]) & schema.FUTEX_PI))
-    elif t == schema.FILE_LOCK:
-        out.update(_file_lock(row))
+        out["pi"] = bool(d["flags"] & schema.FUTEX_PI)
     return out
 
 

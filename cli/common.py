@@ -136,7 +136,7 @@ def remember_buffer(path):
     try:
         _write_json(LAST_BUFFER_FILE, {"buffer": os.path.abspath(path)})
     except (OSError, ArgusError) as e:
-        print(f"argus: warning: cannot remember the buffer in {LAST_BUFFER_FILE}: {getattr(e, 'strerror', None) or e}",
+        print(f"argus: warning: cannot remember the buffer in {LAST_BUFFER_FILE}: {(e.strerror if isinstance(e, OSError) else None) or e}",
               file=sys.stderr)
 
 

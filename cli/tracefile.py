@@ -113,8 +113,8 @@ def window_rows(trace):
         head["ts_ns"] = start
         named = head["type"] == schema.THREAD_NAME
         head["type"][named] = schema.PROC_SNAPSHOT
-        head["state"][named] = 0
-        head["peer_pid"][named] = 0
+        head[schema.column(schema.PROC_SNAPSHOT, "is_main_thread")][named] = 0
+        head[schema.column(schema.PROC_SNAPSHOT, "ppid")][named] = 0
     return rows
 
 
@@ -126,7 +126,8 @@ class ThreadNames:
         named = rows[np.isin(rows["type"], NAME_TYPES)]
         self._comm = {}
         for row in named:
-            tid = int(row["peer_tid"]) if int(row["type"]) == schema.FORK else int(row["tid"])
+            tid = int(row[schema.column(schema.FORK, "child_tid")]) if int(row["type"]) == schema.FORK \
+                else int(row["tid"])
             name = decode_comm(bytes(row["comm"]))
             if name:
                 self._comm[tid] = name

@@ -50,6 +50,8 @@ class Watcher:
         self.pid = pid
         self.specs = list(specs)
         self.closed = False
+        self.lost = 0                 # accesses the mechanism dropped (a full perf ring)
+        self.threads_seen = set()     # tids an access was seen from
 
     def accesses(self, timeout_s=0.1):
         """The accesses seen since the last call, waiting up to timeout_s for one."""

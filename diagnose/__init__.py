@@ -14,6 +14,11 @@ with find_hang / most_recent_hang / hang_for_vertex +
 diagnose_hang(g, hang, threshold_ns, chooser).  d.metrics holds Table 2's
 numbers (queries, path length vs --auto).
 
+From a buffer: windowed.search_trace(path, load, accept, ...) with
+windowed.hang_acceptor (argus debug) or hangs_acceptor (argus hangs) loads
+the smallest window whose graph holds the answer (cli/cmd_debug.py gives
+it the loading).
+
 Errors with nothing to diagnose are DiagnoseError subclasses (NoHangError,
 UnknownProcessError) whose str() is one clear line.
 """
@@ -32,3 +37,4 @@ from argus.diagnose.rules import RuleSet  # noqa: F401
 from argus.diagnose.report import (  # noqa: F401
     SCHEMA, to_json, render_json, render_text, render_hangs_text, hangs_to_json,
 )
+from argus.diagnose.windowed import search_trace, hang_acceptor, hangs_acceptor  # noqa: F401

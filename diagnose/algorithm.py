@@ -585,7 +585,7 @@ def _metrics(g, hang, threshold_ns, chooser, d):
     if mode == "auto":
         auto_len = len(d.path)
     else:
-        twin = chooser.auto_twin() if hasattr(chooser, "auto_twin") else AutoChooser()
+        twin = chooser.auto_twin()
         auto_len = len(diagnose_hang(g, hang, threshold_ns, twin).path)
     return {
         "queries": int(chooser.queries),

@@ -87,13 +87,14 @@ def unix_socket_paths():
 def display_clients(g, socket_paths=None, fds=None):
     """pids with a unix socket connected to an X server / Wayland compositor."""
     fds = _fd_rows(g) if fds is None else fds
-    fds = fds[(fds["state"] == schema.FD_SOCKET) & (fds["reason"] == AF_UNIX)]
+    col = {f: schema.column(schema.FD_INFO, f) for f in ("kind", "family", "local", "peer")}
+    fds = fds[(fds[col["kind"]] == schema.FD_SOCKET) & (fds[col["family"]] == AF_UNIX)]
     if not len(fds):
         return set()
-    owner = {int(l): int(p) for l, p in zip(fds["obj2"].tolist(), fds["pid"].tolist())}
+    owner = {int(l): int(p) for l, p in zip(fds[col["local"]].tolist(), fds["pid"].tolist())}
     paths = unix_socket_paths() if socket_paths is None else socket_paths
     out = set()
-    for pid, peer in zip(fds["pid"].tolist(), (fds["val"].astype(np.uint64)).tolist()):
+    for pid, peer in zip(fds["pid"].tolist(), (fds[col["peer"]].astype(np.uint64)).tolist()):
         if not peer:
             continue
         server = owner.get(int(peer))
@@ -132,8 +133,8 @@ class Traits:
     def fd_kind(self, pid, fd, ts):
         """The kind of (pid, fd) from the latest FD_INFO at or before ts, or None."""
         f = self._fds
-        sel = (f["pid"] == pid) & (f["aux"] == fd) & (f["ts_ns"] <= ts)
-        kinds = f["state"][sel]
+        sel = (f["pid"] == pid) & (f[schema.column(schema.FD_INFO, "fd")] == fd) & (f["ts_ns"] <= ts)
+        kinds = f[schema.column(schema.FD_INFO, "kind")][sel]
         return int(kinds[-1]) if len(kinds) else None
 
 

@@ -222,7 +222,7 @@ class AskingChooser(Chooser):
         if edge.type == "program_order":
             from argus.graphbuild.graph import SPLIT_NAMES
             kind = SPLIT_NAMES.get(int(self.g.seg.split_kind[edge.dst]), "?") \
-                if hasattr(self.g.seg, "split_kind") else "?"
+                if "split_kind" in self.g.seg.names else "?"
             return f"weak program-order edge (the {kind} heuristic split the thread's run here: the " \
                    f"earlier vertex may be other work)"
         return "weak edge (maybe only a lock handed over)"
@@ -249,7 +249,7 @@ class AskingChooser(Chooser):
         rel = ["same thread" if b.same_thread else f"thread {g.comm(b.utid)}/{int(g.threads.tid[b.utid])}"]
         if b.same_obj:
             rel.append("same object")
-        sim = f"similarity {b.similarity:.2f}" if getattr(b, "similarity", None) is not None else ""
+        sim = f"similarity {b.similarity:.2f}" if b.similarity is not None else ""
         return (f"{fmt_dur(b.wait_ns)} wait at {fmt_rel(b.wait_start_ns - self.t0)}, woken by {self.who(waker)} "
                 f"({', '.join(rel)}{', ' + sim if sim else ''})" + self.frames(b.vertex))
 

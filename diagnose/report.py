@@ -17,6 +17,8 @@ Invariant: render_text(d) == render_text(json.loads(render_json(d))).
 import json
 import time
 
+import numpy as np
+
 SCHEMA = "argus.diagnosis/1"
 
 
@@ -50,7 +52,7 @@ def fmt_pct(x):
 # created_ns is the CLOCK_REALTIME - CLOCK_MONOTONIC offset at creation
 # (docs/ring-buffer.md).  Relative times ("+1.5 s") are relative to the hang.
 def trace_clock(g):
-    """(origin_ns, wall_offset_ns or None) of a graph: cli/cmd_debug.py sets
+    """(origin_ns, wall_offset_ns or None) of a graph: diagnose/windowed.py sets
     g.time_origin (a windowed load keeps the buffer's start) and g.wall_offset_ns."""
     return int(g.time_origin or g.trace_start), g.wall_offset_ns
 
@@ -82,7 +84,7 @@ def _clean(x):
         return {str(k): _clean(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_clean(v) for v in x]
-    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+    if isinstance(x, np.generic):
         return x.item()
     return x
 

@@ -109,6 +109,15 @@ class Chooser:
     rules = None             # a rules.RuleSet when the chooser applies rules (chooser.AskingChooser)
     saved_by_rules = 0
     saved_by_memory = 0
+    stop_origin = None       # why pick_predecessor last returned None, when it knows (an origin dict)
+    diverged = False         # recorded answers stopped fitting the walk (chooser.AskingChooser)
+    aborted = False          # the user interrupted: the rest was answered "stop"
+    new_rules = ()           # rules made by this run's answers
+
+    def auto_twin(self):
+        """The chooser of the automatic run of the same hang (Table 2's
+        auto_path_len): the same rules, nobody asked."""
+        return AutoChooser()
 
     def pick_predecessor(self, vertex, candidates):
         raise NotImplementedError
@@ -226,8 +235,7 @@ def interactive_slice(g, v, chooser, cursor=None, first_edge=None, max_hops=MAX_
                 e = chooser.pick_predecessor(cur, cands)
                 if e is None:
                     # a chooser may say why (e.g. every candidate matched a not-causal rule)
-                    origin = getattr(chooser, "stop_origin", None) or {"kind": "stopped",
-                                                                      "label": "stopped by the user"}
+                    origin = chooser.stop_origin or {"kind": "stopped", "label": "stopped by the user"}
                     chooser.stop_origin = None
                     break
                 if e.weak and not chooser.follow_weak(e):

@@ -60,9 +60,9 @@ def loop_vertex(g, utid, a, b):
 def symbolizer(g):
     """The graph's Symbolizer (its MAPPING records), built once."""
     from argus.graphbuild.stacks import Symbolizer
-    s = g.__dict__.get("_symbolizer")
+    s = g.cache.get("symbolizer")
     if s is None:
-        s = g.__dict__["_symbolizer"] = Symbolizer(g)
+        s = g.cache["symbolizer"] = Symbolizer(g)
     return s
 
 

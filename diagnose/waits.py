@@ -143,9 +143,9 @@ class Sites:
 
 
 def sites(g):
-    s = getattr(g, "_wait_sites", None)
+    s = g.cache.get("wait_sites")
     if s is None:
-        s = g._wait_sites = Sites(g)
+        s = g.cache["wait_sites"] = Sites(g)
     return s
 
 
@@ -354,7 +354,8 @@ def _only_repoll(g, x, nr):
     """x's syscalls are all `nr` returning 0 (nothing ready) and it reached nobody."""
     r = g.rows[g.segment_rows(x)]
     sc = r[(r["type"] == schema.SYSCALL_ENTER) | (r["type"] == schema.SYSCALL_EXIT)]
-    if (sc["nr"] != nr).any() or (sc["val"][sc["type"] == schema.SYSCALL_EXIT] != 0).any():
+    ret = schema.column(schema.SYSCALL_EXIT, "ret")
+    if (sc["nr"] != nr).any() or (sc[ret][sc["type"] == schema.SYSCALL_EXIT] != 0).any():
         return False
     return not any(_strong_out(g, x, int(g.seg.start[x]), g.trace_end))
 

@@ -139,9 +139,9 @@ def build_graph_from_trace(trace, **kw):
 def attach_side_arrays(g, trace):
     """USER_STACK rows index the frames, MAPPING rows the paths (reader.Trace
     side arrays): without them g.stacks is empty."""
-    g.frames = getattr(trace, "frames", np.zeros(0, np.uint64))
-    g.strings = getattr(trace, "strings", b"")
-    g.__dict__.pop("_stacks", None)
+    g.frames = trace.frames
+    g.strings = trace.strings
+    g.cache.clear()
 
 
 def head_gap_end(rows, scan=1 << 20):

@@ -171,11 +171,16 @@ class EventGraph:
     none); wait_fds(v) lists the fds.  The thread's last action before the wait:
     seg.act_kind (ACT_*), act_ts, act_obj, act_seg (vertex of the action), act_wakee
     (utid).  Ownership edges carry edge.owner_kind (OWNER_*).
-    What the loader knows beside the rows (cli/cmd_debug sets them after the
-    build; reports read them): time_origin (the ns every printed time counts
+    What the loader knows beside the rows (diagnose/windowed.search_trace sets them
+    after the build; reports read them): time_origin (the ns every printed time counts
     from; None: trace_start), wall_offset_ns (CLOCK_REALTIME - trace clock, None
     unknown), loaded_window ((start, end) of a windowed load, None: the whole
-    buffer), torn_chunks and bad_records (what the decode dropped).
+    buffer), torn_chunks and bad_records (what the decode dropped).  The
+    decoder's side arrays that USER_STACK, MAPPING and WAIT_SITE rows index:
+    frames (uint64) and strings (bytes), empty until attach_side_arrays.
+    cache: what readers of the graph compute once per graph (stacks, wait
+    sites, the symbolizer, ...), keyed by a name the computing module owns;
+    attach_side_arrays empties it.
     """
 
     def __init__(self, *, rows, trace_start, trace_end, threads, processes, seg, thread_rows,
@@ -200,6 +205,9 @@ class EventGraph:
         self.loaded_window = None
         self.torn_chunks = 0
         self.bad_records = 0
+        self.frames = np.zeros(0, np.uint64)
+        self.strings = b""
+        self.cache = {}
         nthreads = len(threads)
         self.thread_seg_lo, self.thread_seg_hi = _ranges(seg.utid, nthreads)
         self.run_lo, self.run_hi = _ranges(running.utid, nthreads)
@@ -226,10 +234,10 @@ class EventGraph:
     def stacks(self):
         """Table(seg, depth, pc, symbol): the user stack each vertex blocked
         with (innermost first), symbolized; built on first use (stacks.py)."""
-        st = self.__dict__.get("_stacks")
+        st = self.cache.get("stacks")
         if st is None:
             from argus.graphbuild.stacks import build_stacks
-            st = self.__dict__["_stacks"] = build_stacks(self)
+            st = self.cache["stacks"] = build_stacks(self)
         return st
 
     def wait_stack(self, v):
@@ -333,9 +341,9 @@ class EventGraph:
         site = int(self.seg.wait_site[v]) if "wait_site" in self.seg.names else 0
         if not site:
             return []
-        sites = self.__dict__.get("_wait_sites")
+        sites = self.cache.get("wait_fds")
         if sites is None:
-            sites = self.__dict__["_wait_sites"] = _wait_sites(self.rows, getattr(self, "frames", None))
+            sites = self.cache["wait_fds"] = _wait_sites(self.rows, self.frames)
         return sites.get(site, [])
 
     def wait_duration(self, v):
@@ -432,11 +440,13 @@ def _wait_sites(rows, frames):
     if frames is None or rows is None:
         return out
     sel = rows[rows["type"] == schema.WAIT_SITE]
-    for site, lo, n in zip(sel["obj2"].tolist(), sel["obj"].tolist(), sel["peer_tid"].tolist()):
+    site_col = schema.column(schema.WAIT_SITE, "site_id")
+    for row in sel:
+        site = int(row[site_col])
+        lo, n = int(row[schema.column(schema.WAIT_SITE, "fds")]), int(row[schema.column(schema.WAIT_SITE, "nkept")])
         if site in out or lo + n > len(frames):
             continue
-        ent = frames[lo:lo + n].astype(np.uint64)
-        out[site] = [(int(np.int32(np.uint32(e & 0xFFFFFFFF))), int(e >> 32)) for e in ent.tolist()]
+        out[site] = schema.wait_site_fds(row, frames)
     return out
 
 

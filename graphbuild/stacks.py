@@ -80,15 +80,11 @@ class Symbolizer:
 
     def __init__(self, g):
         rows = g.rows
-        self._strings = getattr(g, "strings", b"") or b""
         self._maps = {}
-        mapping = getattr(schema, "MAPPING", None)
-        sel = np.flatnonzero(rows["type"] == mapping) if mapping is not None else np.zeros(0, np.int64)
-        for i in sel.tolist():
-            r = rows[i]
-            start, length = int(r["peer_tid"]), int(r["peer_pid"])
-            path = self._strings[start:start + length].decode(errors="replace")
-            self._maps.setdefault(int(r["pid"]), []).append((int(r["obj"]), int(r["obj2"]), int(r["val"]), path))
+        for i in np.flatnonzero(rows["type"] == schema.MAPPING).tolist():
+            m = schema.row_values(rows[i])
+            self._maps.setdefault(int(rows[i]["pid"]), []).append(
+                (m["start"], m["end"], m["pgoff"], schema.mapping_path(rows[i], g.strings)))
         for m in self._maps.values():
             m.sort()
         self._starts = {pid: [x[0] for x in m] for pid, m in self._maps.items()}
@@ -140,9 +136,8 @@ def build_stacks(g):
     Vectorized over vertices; symbolizes each distinct (pid, pc) once."""
     empty = G.Table(seg=np.zeros(0, np.int64), depth=np.zeros(0, np.int64), pc=np.zeros(0, np.uint64),
                     symbol=np.zeros(0, dtype=object))
-    frames = getattr(g, "frames", None)
-    user_stack = getattr(schema, "USER_STACK", None)
-    if frames is None or not len(frames) or user_stack is None or not len(g.seg):
+    frames = g.frames
+    if not len(frames) or not len(g.seg):
         return empty
     rows = g.rows
     seg = g.seg
@@ -150,16 +145,17 @@ def build_stacks(g):
     if not len(blocked):
         return empty
     last = g.thread_rows[seg.row_hi[blocked] - 1]
-    ok = (rows["type"][last] == schema.SWITCH_OUT) & (rows["obj2"][last] != 0)
+    stack_of = schema.column(schema.SWITCH_OUT, "user_stack_id")
+    ok = (rows["type"][last] == schema.SWITCH_OUT) & (rows[stack_of][last] != 0)
     blocked, last = blocked[ok], last[ok]
-    st = np.flatnonzero(rows["type"] == user_stack)
+    st = np.flatnonzero(rows["type"] == schema.USER_STACK)
     if not len(blocked) or not len(st):
         return empty
     key = np.dtype([("pid", "<u8"), ("sid", "<u8")])
     want = np.empty(len(last), key)
-    want["pid"], want["sid"] = rows["pid"][last], rows["obj2"][last]
+    want["pid"], want["sid"] = rows["pid"][last], rows[stack_of][last]
     have = np.empty(len(st), key)
-    have["pid"], have["sid"] = rows["pid"][st], rows["obj2"][st]
+    have["pid"], have["sid"] = rows["pid"][st], rows[schema.column(schema.USER_STACK, "stack_id")][st]
     order = np.argsort(have, order=("pid", "sid"), kind="stable")
     have_sorted = have[order]
     pos = np.searchsorted(have_sorted, want)
@@ -182,7 +178,8 @@ def _frame_runs(stack_rows, nframes):
     """USER_STACK rows name frames[obj : obj + aux]; returns (per row the run
     length clipped to the frames array, the flat frame indices of all runs,
     each index's depth within its run)."""
-    first = stack_rows["obj"].astype(np.int64)
-    n = np.clip(stack_rows["aux"].astype(np.int64), 0, np.maximum(nframes - first, 0))
+    first = stack_rows[schema.column(schema.USER_STACK, "frames")].astype(np.int64)
+    n = np.clip(stack_rows[schema.column(schema.USER_STACK, "nframes")].astype(np.int64), 0,
+                np.maximum(nframes - first, 0))
     depth = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
     return n, np.repeat(first, n) + depth, depth

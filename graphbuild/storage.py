@@ -166,10 +166,10 @@ def save_graph(g, path, source=None):
                 schema_of["runnable"] = _write_table(con, "runnable", g.runnable.columns())
                 schema_of["yields"] = _write_table(con, "yields", g.yields.columns())
                 schema_of["flags"] = _write_table(con, "flags", g.flags.columns())
-                frames = np.asarray(getattr(g, "frames", np.zeros(0, np.uint64)), np.uint64)
+                frames = np.asarray(g.frames, np.uint64)
                 schema_of["frames"] = _write_table(con, "frames", {"pc": frames})
                 con.execute("CREATE TABLE strings (id INTEGER PRIMARY KEY, data BLOB)")
-                con.execute("INSERT INTO strings VALUES (0, ?)", (bytes(getattr(g, "strings", b"")),))
+                con.execute("INSERT INTO strings VALUES (0, ?)", (bytes(g.strings),))
                 con.execute("CREATE INDEX events_vertex ON events(vertex)")
                 con.execute("CREATE INDEX edges_dst ON edges(dst)")
                 meta = {

@@ -50,9 +50,9 @@ class SyscallRoles:
     def learn(self, rows):
         # masks over the strided columns: no copy of the rows
         is_so = rows["type"] == schema.SWITCH_OUT
-        reason = rows["reason"]
+        reason = rows[schema.column(schema.SWITCH_OUT, "wait_reason")]
         for r, target in ((schema.WAIT_FUTEX, self.futex_nrs), (schema.WAIT_YIELD, self.yield_nrs)):
-            nrs = np.unique(rows["nr"][is_so & (reason == r)])
+            nrs = np.unique(rows[schema.column(schema.SWITCH_OUT, "syscall_nr")][is_so & (reason == r)])
             target.update(int(n) for n in nrs if n != schema.SYSCALL_NONE)
         return self
 

@@ -165,7 +165,15 @@ def lib():
             if not os.path.exists(path):
                 raise OSError(f"{LIBRARY_NAME} not found at {path}: build Argus with `pip install .` "
                               f"or point ARGUS_NATIVE_DIR at a CMake build")
-            loaded = ctypes.CDLL(path)
+            try:
+                loaded = ctypes.CDLL(path)
+            except OSError as e:
+                # dlopen has no errno: an address-space limit reads "failed to
+                # map segment" (glibc) or "Cannot allocate memory"; that is out
+                # of memory, which the CLI reports in one line like any other
+                if "failed to map segment" in str(e) or "Cannot allocate memory" in str(e):
+                    raise MemoryError(f"loading {LIBRARY_NAME}") from None
+                raise
             for name, (restype, argtypes) in _SIGNATURES.items():
                 fn = getattr(loaded, name)
                 fn.restype = restype

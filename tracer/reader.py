@@ -51,12 +51,11 @@ class Trace:
 
     def stack_frames(self, row):
         """The frames of one USER_STACK row (innermost first), a view."""
-        return self.frames[int(row["obj"]):int(row["obj"]) + int(row["aux"])]
+        return schema.stack_frames(row, self.frames)
 
     def mapping_path(self, row):
         """The path of one MAPPING row."""
-        start = int(row["peer_tid"])
-        return self.strings[start:start + int(row["peer_pid"])].decode(errors="replace")
+        return schema.mapping_path(row, self.strings)
 
     @property
     def wall_offset_ns(self):

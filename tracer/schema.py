@@ -1,14 +1,24 @@
 """Event schema v1 as seen from Python.
 
-Variable-length records (user stacks, mapping paths) are widened into rows that
-index side arrays of the decode result (frames: uint64, strings: NUL-terminated
-paths); see tracer/argus_decode.h for the per-type field mapping.
+Variable-length records (user stacks, mapping paths, wait-site fds) are widened
+into rows that index side arrays of the decode result (frames: uint64,
+strings: NUL-terminated paths).
+
+The columns of a row change meaning by event type (peer_tid is the wakee, the
+previous thread, the child, the arming task, a string offset...).  ROW_FIELDS
+is the one per-type map from a record's payload fields to the row's columns;
+every consumer reads a row through it (column(), row_values()) rather than
+decoding columns by hand.  tracer/argus_decode.c's widen() / widen_side() is
+what it mirrors: schema_test.py parses that code and the record structs of
+argus_event.h and fails when a column, a field name or a C type drifts.
 
 Mirrors tracer/argus_event.h (record types and enums) and tracer/argus_decode.h
 (struct argus_row, the fixed-width row the decoder produces).  The C headers are
 the source of truth; tracer/schema_test.py parses them and fails when
 this module drifts.
 """
+from typing import NamedTuple
+
 import numpy as np
 
 SCHEMA_VERSION = 1
@@ -154,18 +164,50 @@ SWITCH_OUT_BASE_SIZE = 40
 USER_STACK_MAX_FRAMES = 28
 MAPPING_MAX_PATH = 192
 
+# Futex commands (include/uapi/linux/futex.h), as syscall_enter aux &
+# FUTEX_CMD_MASK and futex_state op.  graphbuild/core/argus_graph_int.h
+# FUTEX_OP_MASK is the C side's copy of the mask (schema_test.py checks it).
+FUTEX_CMD_MASK = 0x7F
+FUTEX_WAIT = 0
+FUTEX_WAKE = 1
+FUTEX_FD = 2
+FUTEX_REQUEUE = 3
+FUTEX_CMP_REQUEUE = 4
+FUTEX_WAKE_OP = 5
+FUTEX_LOCK_PI = 6
+FUTEX_UNLOCK_PI = 7
+FUTEX_TRYLOCK_PI = 8
+FUTEX_WAIT_BITSET = 9
+FUTEX_WAKE_BITSET = 10
+FUTEX_WAIT_REQUEUE_PI = 11
+FUTEX_CMP_REQUEUE_PI = 12
+FUTEX_LOCK_PI2 = 13
+FUTEX_OP_NAMES = {FUTEX_WAIT: "WAIT", FUTEX_WAKE: "WAKE", FUTEX_FD: "FD", FUTEX_REQUEUE: "REQUEUE",
+                  FUTEX_CMP_REQUEUE: "CMP_REQUEUE", FUTEX_WAKE_OP: "WAKE_OP", FUTEX_LOCK_PI: "LOCK_PI",
+                  FUTEX_UNLOCK_PI: "UNLOCK_PI", FUTEX_TRYLOCK_PI: "TRYLOCK_PI",
+                  FUTEX_WAIT_BITSET: "WAIT_BITSET", FUTEX_WAKE_BITSET: "WAKE_BITSET",
+                  FUTEX_WAIT_REQUEUE_PI: "WAIT_REQUEUE_PI", FUTEX_CMP_REQUEUE_PI: "CMP_REQUEUE_PI",
+                  FUTEX_LOCK_PI2: "LOCK_PI2"}
+
 # Which futex ops (syscall_enter aux & FUTEX_CMD_MASK) take or release a lock
 # (priority-inheritance futexes: the word holds the owner's tid) and which
 # wait for or signal a condition.  A wakeup from a lock-like op is mutual
 # exclusion, not causality: the graph marks it weak.
-FUTEX_CMD_MASK = 0x7F
-FUTEX_LOCK_LIKE = frozenset({6, 7, 8, 13})          # LOCK_PI, UNLOCK_PI, TRYLOCK_PI, LOCK_PI2
-FUTEX_CONDITION_LIKE = frozenset({0, 1, 3, 4, 5, 9, 10, 11, 12})
-# WAIT, WAKE, REQUEUE, CMP_REQUEUE, WAKE_OP, WAIT_BITSET, WAKE_BITSET,
-# WAIT_REQUEUE_PI, CMP_REQUEUE_PI (condition variables built on PI mutexes)
-FUTEX_REQUEUE_OPS = frozenset({3, 4, 5, 11, 12})    # obj2 = uaddr2
-FUTEX_WAIT_OPS = frozenset({0, 9})                  # WAIT, WAIT_BITSET: a poller's timed waits
-FUTEX_WAKE_OPS = frozenset({1, 3, 4, 5, 10})        # WAKE, REQUEUE, CMP_REQUEUE, WAKE_OP, WAKE_BITSET
+FUTEX_LOCK_LIKE = frozenset({FUTEX_LOCK_PI, FUTEX_UNLOCK_PI, FUTEX_TRYLOCK_PI, FUTEX_LOCK_PI2})
+# condition variables, including those built on PI mutexes (*_REQUEUE_PI)
+FUTEX_CONDITION_LIKE = frozenset({FUTEX_WAIT, FUTEX_WAKE, FUTEX_REQUEUE, FUTEX_CMP_REQUEUE, FUTEX_WAKE_OP,
+                                  FUTEX_WAIT_BITSET, FUTEX_WAKE_BITSET, FUTEX_WAIT_REQUEUE_PI,
+                                  FUTEX_CMP_REQUEUE_PI})
+FUTEX_REQUEUE_OPS = frozenset({FUTEX_REQUEUE, FUTEX_CMP_REQUEUE, FUTEX_WAKE_OP, FUTEX_WAIT_REQUEUE_PI,
+                               FUTEX_CMP_REQUEUE_PI})                  # obj2 = uaddr2
+FUTEX_WAIT_OPS = frozenset({FUTEX_WAIT, FUTEX_WAIT_BITSET})            # a poller's timed waits
+FUTEX_WAKE_OPS = frozenset({FUTEX_WAKE, FUTEX_REQUEUE, FUTEX_CMP_REQUEUE, FUTEX_WAKE_OP, FUTEX_WAKE_BITSET})
+
+
+def futex_op_name(op):
+    """"WAIT", "WAKE_BITSET", ... of a futex op (flags such as PRIVATE masked off)."""
+    cmd = int(op) & FUTEX_CMD_MASK
+    return FUTEX_OP_NAMES.get(cmd, str(cmd))
 
 # struct argus_row (80 bytes)
 ROW_DTYPE = np.dtype([
@@ -192,3 +234,140 @@ assert ROW_DTYPE.itemsize == 80
 
 def empty_rows(n=0):
     return np.zeros(n, dtype=ROW_DTYPE)
+
+
+class Field(NamedTuple):
+    """One payload field of a record type as a row carries it.
+
+    name: the member of the record's struct in argus_event.h, or for a side
+    array index (ctype "side") what it indexes; column: the struct argus_row
+    column; ctype: the member's C type ("u8".."s64", "comm" for a comm[16]),
+    which row_values() restores (a __u64 kept in the signed `val` column is
+    read back unsigned); key: its name in `argus events --json` when that is
+    not `name`; names: the enum's value -> name table, or bool for a yes/no."""
+    name: str
+    column: str
+    ctype: str
+    key: str = None
+    names: object = None
+
+    def display(self, value):
+        """The value as `argus events` shows it: an enum's name (the number,
+        as a string, when the table lacks it), a bool, else the value."""
+        if self.names is bool:
+            return bool(value)
+        if self.names is not None:
+            return self.names.get(value, str(value))
+        return value
+
+
+F = Field
+_WAKEUP_FIELDS = (F("wakee_pid", "peer_pid", "u32"), F("wakee_tid", "peer_tid", "u32"),
+                  F("context", "reason", "u8", names=WAKE_CONTEXT_NAMES),
+                  F("irq_kind", "irq", "u8", names=IRQ_NAMES), F("target_cpu", "obj", "u16"),
+                  F("irq_vec", "aux", "u32"))
+_DATA_FLAG_FIELDS = (F("addr", "obj", "u64"), F("value", "val", "u64"), F("pc", "obj2", "u64"))
+_COMM_FIELDS = (F("comm", "comm", "comm", key="new_comm"),)
+
+# record type -> its fields, in the order of the record's struct.  The header
+# (ts_ns, pid, tid, type, cpu) is in every row under its own name.
+ROW_FIELDS = {
+    SWITCH_OUT: (F("state", "state", "u8", names=STATE_NAMES),
+                 F("wait_reason", "reason", "u8", names=WAIT_NAMES), F("prio", "aux", "u16"),
+                 F("syscall_nr", "nr", "u32", key="nr"), F("wait_obj", "obj", "u64"),
+                 F("user_stack_id", "obj2", "u64")),          # 0: none recorded
+    SWITCH_IN: (F("prev_tid", "peer_tid", "u32"), F("prev_pid", "peer_pid", "u32")),
+    WAKEUP: _WAKEUP_FIELDS,
+    WAKEUP_NEW: _WAKEUP_FIELDS,
+    SYSCALL_ENTER: (F("nr", "nr", "u32"), F("aux", "aux", "s32"), F("obj", "obj", "u64"),
+                    F("obj2", "obj2", "u64")),
+    SYSCALL_EXIT: (F("nr", "nr", "u32"), F("ret", "val", "s64")),
+    FORK: (F("child_pid", "peer_pid", "u32"), F("child_tid", "peer_tid", "u32"),
+           F("comm", "comm", "comm", key="child_comm")),
+    EXEC: _COMM_FIELDS,
+    THREAD_NAME: _COMM_FIELDS,
+    EXIT: (F("exit_code", "val", "s32"), F("is_group_leader", "state", "u32", key="group_leader", names=bool)),
+    PROC_SNAPSHOT: (F("ppid", "peer_pid", "u32"),
+                    F("is_main_thread", "state", "u32", key="main_thread", names=bool),
+                    F("comm", "comm", "comm", key="snapshot_comm")),
+    DATA_FLAG_WRITE: _DATA_FLAG_FIELDS,
+    DATA_FLAG_READ: _DATA_FLAG_FIELDS,
+    LOST: (F("count", "val", "u64"),),
+    FD_INFO: (F("fd", "aux", "s32"), F("kind", "state", "u8", names=FD_KIND_NAMES), F("family", "reason", "u8"),
+              F("sock_type", "nr", "u16"), F("inode", "obj", "u64"), F("local", "obj2", "u64"),
+              F("peer", "val", "u64")),
+    TIMER: (F("timer_id", "obj", "u64"), F("expires_ns", "val", "s64"), F("arm_ts_ns", "obj2", "u64"),
+            F("arm_pid", "peer_pid", "u32"), F("arm_tid", "peer_tid", "u32"),
+            F("kind", "state", "u8", names=TIMER_KIND_NAMES), F("mode", "reason", "u8"),
+            F("clockid", "nr", "u16")),
+    USER_STACK: (F("stack_id", "obj2", "u64"),
+                 F("frames", "obj", "side"), F("nframes", "aux", "side")),     # frames[obj : obj + aux]
+    MAPPING: (F("start", "obj", "u64"), F("end", "obj2", "u64"), F("pgoff", "val", "u64"),
+              F("prot", "aux", "u32"), F("dev", "nr", "u32"),
+              F("path", "peer_tid", "side"), F("path_len", "peer_pid", "side")),   # strings[peer_tid:][:peer_pid]
+    WAIT_SITE: (F("syscall_nr", "nr", "u32", key="nr"), F("timeout_ms", "aux", "s32"), F("nfds", "peer_pid", "u32"),
+                F("site_id", "obj2", "u64"),
+                F("fds", "obj", "side"), F("nkept", "peer_tid", "side")),    # frames[obj : obj + peer_tid]
+    FUTEX_STATE: (F("uaddr", "obj", "u64"), F("word", "val", "u32"), F("owner_field", "peer_tid", "u32"),
+                  F("op", "nr", "u32"), F("flags", "state", "u32")),
+    FILE_LOCK: (F("fd", "aux", "s32"), F("kind", "state", "u8", names=LOCK_KIND_NAMES),
+                F("type", "reason", "u8", key="lock_type", names=LOCK_TYPE_NAMES),
+                F("wait", "peer_tid", "u8", names=bool), F("whence", "nr", "u8"), F("start", "val", "s64"),
+                F("len", "obj2", "s64"), F("inode", "obj", "u64"), F("holder_pid", "peer_pid", "u32"),
+                F("holder_type", "irq", "u8", names={0: "unknown", **LOCK_TYPE_NAMES})),
+}
+del F
+
+_COLUMNS = {(t, f.name): f.column for t, fields in ROW_FIELDS.items() for f in fields}
+
+
+def column(event_type, name):
+    """The row column that carries field `name` of records of event_type:
+    column(WAKEUP, "wakee_tid") == "peer_tid".  KeyError for a field the type
+    does not have (a typo fails loudly, never reads another field)."""
+    return _COLUMNS[(event_type, name)]
+
+
+def _c_value(value, ctype):
+    bits = int(ctype[1:])
+    value &= (1 << bits) - 1
+    if ctype[0] == "s" and value >> (bits - 1):
+        value -= 1 << bits
+    return value
+
+
+def row_values(row):
+    """{field name: value} of one row, per ROW_FIELDS: ints as the C member
+    had them, comm as the raw 16 bytes, side-array indexes as ints (read the
+    arrays with stack_frames / mapping_path / wait_site_fds)."""
+    out = {}
+    for f in ROW_FIELDS.get(int(row["type"]), ()):
+        if f.ctype == "comm":
+            out[f.name] = bytes(row[f.column])
+        elif f.ctype == "side":
+            out[f.name] = int(row[f.column])
+        else:
+            out[f.name] = _c_value(int(row[f.column]), f.ctype)
+    return out
+
+
+def stack_frames(row, frames):
+    """The frames of one USER_STACK row (innermost first): a view of the
+    decoder's frames side array, clipped to it."""
+    lo = int(row[column(USER_STACK, "frames")])
+    return frames[lo:lo + int(row[column(USER_STACK, "nframes")])]
+
+
+def mapping_path(row, strings):
+    """The path of one MAPPING row, from the decoder's strings side array."""
+    lo = int(row[column(MAPPING, "path")])
+    return strings[lo:lo + int(row[column(MAPPING, "path_len")])].decode(errors="replace")
+
+
+def wait_site_fds(row, frames):
+    """[(fd, events)] of one WAIT_SITE row: the decoder's frames side array
+    holds (uint32)fd | events << 32 per kept fd; [] when out of bounds."""
+    lo, n = int(row[column(WAIT_SITE, "fds")]), int(row[column(WAIT_SITE, "nkept")])
+    if frames is None or lo + n > len(frames):
+        return []
+    return [(_c_value(int(e), "s32"), int(e) >> 32) for e in frames[lo:lo + n]]

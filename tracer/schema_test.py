@@ -183,3 +183,92 @@ def test_parser_sees_a_deliberate_drift():
     assert size == 32
     assert [n for n, *_ in c_layout(parse_struct(header_text("argus_decode.h"), "argus_row"))[0]] != \
         ["ts_ns", "tid", "pid"] + list(schema.ROW_DTYPE.names[3:])
+
+
+CTYPE_OF = {"__u8": "u8", "__u16": "u16", "__u32": "u32", "__u64": "u64", "__s32": "s32", "__s64": "s64"}
+
+
+def c_function_body(text, name):
+    m = re.search(rf"\n[^\n]*\b{name}\s*\([^)]*\)\s*\n?{{", text)
+    assert m, f"{name}() not found"
+    depth, i = 1, m.end()
+    while depth:
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+    return text[m.end():i - 1]
+
+
+def decoder_widening():
+    """{event type: ({column: payload member or None for a side index}, record struct)}
+    from argus_decode.c: widen()'s `case ARGUS_EV_X:` blocks and
+    widen_side()'s `r->type == ARGUS_EV_X` branches, each `r->col = ... e->member`
+    (None: the value is a side-array index) or memcpy(r->comm, ... ->comm)."""
+    text = header_text("argus_decode.c")
+    out = {}
+    for fn, label in (("widen", r"case ARGUS_EV_(\w+):"), ("widen_side", r"r->type == ARGUS_EV_(\w+)")):
+        parts = re.split(label, c_function_body(text, fn))
+        pending = []
+        for name, block in zip(parts[1::2], parts[2::2]):
+            pending.append(getattr(schema, name))
+            assigns = {col: (re.search(r"->(\w+)\s*(?:!=\s*0)?\s*$", expr) or [None, None])[1]
+                       if re.search(r"\b(e|rec\))->", expr) else None
+                       for col, expr in re.findall(r"\br->(\w+)\s*=\s*([^;]+);", block)}
+            assigns.update({col: "comm" for col in re.findall(r"memcpy\(r->(\w+),[^;]*->comm\b", block)})
+            if not assigns:
+                continue                          # a case that falls through to the next
+            struct = re.search(r"struct (argus_ev_\w+)", block).group(1)
+            for t in pending:
+                cols, _ = out.setdefault(t, ({}, struct))
+                cols.update(assigns)
+            pending = []
+    return out
+
+
+def test_row_fields_match_the_decoder():
+    """ROW_FIELDS says what argus_decode.c writes into each column, per type,
+    and each field's C type is the member's in argus_event.h."""
+    widening = decoder_widening()
+    event_h = EVENT_H.replace("ARGUS_USER_STACK_MAX_FRAMES", "1").replace(
+        "ARGUS_MAPPING_MAX_PATH", "1").replace("ARGUS_WAIT_SITE_MAX_FDS", "1").replace(
+        "ARGUS_COMM_LEN", "16").replace("struct argus_event_header h;", "__u64 h;")
+    assert set(widening) == set(schema.TYPE_NAMES) == set(schema.ROW_FIELDS)
+    for t, (cols, struct) in widening.items():
+        fields = schema.ROW_FIELDS[t]
+        mapped = {f.column: (None if f.ctype == "side" else f.name) for f in fields}
+        assert mapped == cols, f"{schema.TYPE_NAMES[t]}: schema {mapped} != decoder {cols}"
+        members = {name: c_type for name, c_type, *_ in parse_struct(event_h, struct)}
+        for f in fields:
+            if f.ctype == "side":
+                continue
+            want = "comm" if members[f.name] == "char" else CTYPE_OF[members[f.name]]
+            assert f.ctype == want, f"{schema.TYPE_NAMES[t]}.{f.name}: {f.ctype} != {members[f.name]}"
+            assert f.column in schema.ROW_DTYPE.names
+            assert schema.column(t, f.name) == f.column
+
+
+def test_the_field_map_parser_sees_the_columns_change_meaning():
+    """The parser reads real assignments: peer_tid is five different things."""
+    widening = decoder_widening()
+    assert {widening[t][0]["peer_tid"] for t in (schema.WAKEUP, schema.SWITCH_IN, schema.FORK, schema.TIMER,
+                                                 schema.MAPPING)} == {
+        "wakee_tid", "prev_tid", "child_tid", "arm_tid", None}
+    with pytest.raises(KeyError):
+        schema.column(schema.WAKEUP, "child_tid")
+
+
+def test_row_values_restore_the_c_types():
+    row = schema.empty_rows(1)[0]
+    row["type"], row["val"], row["obj2"], row["aux"] = schema.FD_INFO, -1, 7, -3
+    assert schema.row_values(row)["peer"] == 2**64 - 1 and schema.row_values(row)["fd"] == -3
+    row["type"] = schema.FILE_LOCK
+    row["obj2"] = 2**64 - 1
+    assert schema.row_values(row)["len"] == -1
+
+
+def test_futex_constants_match_the_graph_core():
+    """The futex command mask has one home per language: the C core's copy
+    (argus_graph_int.h) is checked here."""
+    core = (TRACER.parent / "graphbuild" / "core" / "argus_graph_int.h").read_text()
+    assert int(re.search(r"#define FUTEX_OP_MASK\s+(\w+)", core).group(1), 0) == schema.FUTEX_CMD_MASK
+    assert schema.futex_op_name(128 | schema.FUTEX_WAIT_BITSET) == "WAIT_BITSET"
+    assert set(schema.FUTEX_OP_NAMES) == set(range(14))

@@ -7,8 +7,6 @@ simplest correct source.  Unknown numbers print as `syscall_<n>`.
 """
 import platform
 
-from argus.tracer.schema import FUTEX_CMD_MASK
-
 X86_64 = {
     0: "read", 1: "write", 3: "close", 7: "poll", 16: "ioctl", 17: "pread64", 18: "pwrite64",
     19: "readv", 20: "writev", 23: "select", 24: "sched_yield", 34: "pause", 35: "nanosleep",
@@ -26,9 +24,6 @@ TABLES = {"x86_64": X86_64}
 NAMES = TABLES.get(platform.machine(), X86_64)
 NUMBERS = {name: nr for nr, name in NAMES.items()}
 
-FUTEX_OPS = {0: "WAIT", 1: "WAKE", 2: "FD", 3: "REQUEUE", 4: "CMP_REQUEUE", 5: "WAKE_OP",
-             6: "LOCK_PI", 7: "UNLOCK_PI", 8: "TRYLOCK_PI", 9: "WAIT_BITSET", 10: "WAKE_BITSET",
-             11: "WAIT_REQUEUE_PI", 12: "CMP_REQUEUE_PI", 13: "LOCK_PI2"}
 
 
 def name(nr):
@@ -43,7 +38,3 @@ def name(nr):
         known = xnu_syscall_name(nr)
     return known or f"syscall_{nr}"
 
-
-def futex_op_name(op):
-    op = int(op) & FUTEX_CMD_MASK
-    return FUTEX_OPS.get(op, str(op))

@@ -118,11 +118,11 @@ class ReplContext:
             self.presets = []
         d = diagnose_hang(self.g, hang, self.threshold_ns, chooser)
         d.notes.extend(self.notes)
-        if getattr(chooser, "diverged", False):
+        if chooser.diverged:
             d.notes.append("the recorded answers did not fit this walk; the rest were asked or chosen automatically")
-        if getattr(chooser, "aborted", False):
+        if chooser.aborted:
             d.notes.append("the diagnosis was interrupted; unanswered questions were answered 'stop'")
-        for r in getattr(chooser, "new_rules", []):
+        for r in chooser.new_rules:
             rid = self.add_rule(r, "not_causal", "edge", r["key"])
             if self.show_rules and rid is not None:
                 self.out(f"rule {rid} saved: {describe(r)} (undo: argus rules rm {rid})")

@@ -27,8 +27,8 @@ CTX_BY_NAME = {v: k for k, v in schema.WAKE_CONTEXT_NAMES.items()}
 IRQ_BY_NAME = {v: k for k, v in schema.IRQ_NAMES.items()}
 STATE_BY_NAME = {v: k for k, v in schema.STATE_NAMES.items()}
 
-FUTEX_WAIT_PRIVATE = 128 | 0
-FUTEX_WAKE_PRIVATE = 128 | 1
+FUTEX_WAIT_PRIVATE = 128 | schema.FUTEX_WAIT      # | FUTEX_PRIVATE_FLAG, as glibc calls it
+FUTEX_WAKE_PRIVATE = 128 | schema.FUTEX_WAKE
 ETIMEDOUT = -110
 
 

@@ -47,7 +47,6 @@ import numpy as np
 
 from argus.tracer import schema
 from argus.graphbuild import graph as G
-from support.reference.segments import FUTEX_OP_MASK, FUTEX_WAKE
 
 
 def build_edges(seg, res, roles):
@@ -94,7 +93,7 @@ def build_edges(seg, res, roles):
         p = int(wk.prev[k])
         w = False
         if seg.wait_reason[p] == schema.WAIT_FUTEX and int(wk.waker_last_nr[k]) in roles.futex_nrs \
-                and (int(wk.waker_last_aux[k]) & FUTEX_OP_MASK) == FUTEX_WAKE \
+                and (int(wk.waker_last_aux[k]) & schema.FUTEX_CMD_MASK) == schema.FUTEX_WAKE \
                 and int(wk.waker_last_obj[k]) == int(seg.wait_obj[p]) and seg.pid[p] == seg.pid[s]:
             key = (int(seg.pid[p]), int(seg.wait_obj[p]))
             both = lock_like.get(key)

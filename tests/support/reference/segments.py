@@ -57,10 +57,10 @@ from argus.graphbuild.threads import decode_comm
 
 UNKNOWN, RUNNING, RUNNABLE, BLOCKED, NEW, DEAD = range(6)
 
-FUTEX_OP_MASK = schema.FUTEX_CMD_MASK
-FUTEX_WAIT, FUTEX_WAKE, FUTEX_WAIT_BITSET, FUTEX_WAKE_BITSET = 0, 1, 9, 10
-FUTEX_WAIT_OPS = (FUTEX_WAIT, FUTEX_WAIT_BITSET)
-FUTEX_WAKE_OPS = (FUTEX_WAKE, FUTEX_WAKE_BITSET)
+# the futex uses the channel learning counts (as the C core's on_syscall):
+# the plain and bitset forms only, not schema.FUTEX_WAIT_OPS / _WAKE_OPS
+FUTEX_WAIT_OPS = (schema.FUTEX_WAIT, schema.FUTEX_WAIT_BITSET)
+FUTEX_WAKE_OPS = (schema.FUTEX_WAKE, schema.FUTEX_WAKE_BITSET)
 ETIMEDOUT = 110
 
 _BLOCKING = (schema.STATE_BLOCKED, schema.STATE_BLOCKED_IO, schema.STATE_OTHER)
@@ -258,7 +258,7 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
             T.cur_obj = T.last_obj = c_obj[i]
             T.last_nr = nr
             if nr in futex_nrs:
-                op = c_aux[i] & FUTEX_OP_MASK
+                op = c_aux[i] & schema.FUTEX_CMD_MASK
                 if op in FUTEX_WAKE_OPS:
                     futex_used(T.pid, c_obj[i], T.utid, False)
                 elif op in FUTEX_WAIT_OPS:

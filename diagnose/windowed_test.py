@@ -1,8 +1,8 @@
-"""cmd_debug's windowed load: the windows stop at the process's birth (its
-fork) instead of going on to the whole buffer; on the golden trace."""
+"""The windowed load: the windows stop at the process's birth (its fork)
+instead of going on to the whole buffer; on the golden trace."""
 import pathlib
 
-from argus.cli import cmd_debug
+from argus.diagnose import windowed
 
 GOLDEN = str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "data" / "golden.argus")
 FIRST_TS, LAST_TS = 2550600126879, 2550729712538
@@ -10,9 +10,9 @@ BORN = (11666, 2550672763536)        # forked by bash 11628, 72 s into the trace
 
 
 def test_process_birth_is_its_fork():
-    assert cmd_debug._process_birth(GOLDEN, BORN[0]) == BORN[1]
-    assert cmd_debug._process_birth(GOLDEN, 11628) is None      # older than the trace
-    assert cmd_debug._process_birth(GOLDEN, None) is None
+    assert windowed.process_birth(GOLDEN, BORN[0]) == BORN[1]
+    assert windowed.process_birth(GOLDEN, 11628) is None      # older than the trace
+    assert windowed.process_birth(GOLDEN, None) is None
 
 
 def test_widening_stops_at_the_birth():
@@ -21,13 +21,13 @@ def test_widening_stops_at_the_birth():
     def birth():
         asked.append(1)
         return BORN[1]
-    wins = list(cmd_debug._windows(GOLDEN, 0.005, birth=birth))
+    wins = list(windowed.windows(GOLDEN, 0.005, birth=birth))
     assert asked == [1]                                   # once, after the first window
     assert wins[-1] == (BORN[1], None, FIRST_TS, True)    # not the whole buffer
     assert all(not last and since > BORN[1] for since, _, _, last in wins[:-1])
 
 
 def test_without_a_birth_the_last_window_is_the_whole_buffer():
-    wins = list(cmd_debug._windows(GOLDEN, 0.005))
+    wins = list(windowed.windows(GOLDEN, 0.005))
     assert wins[-1] == (None, None, FIRST_TS, True) and len(wins) > 3
     assert [since for since, *_ in wins[:-1]] == sorted((s for s, *_ in wins[:-1]), reverse=True)
