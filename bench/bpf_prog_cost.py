@@ -13,9 +13,12 @@ find its programs as the ones that appeared with the names of interest (a
 round in which another daemon started at the same moment is skipped: the
 programs are ambiguous), run the workloads (perf bench sched pipe pinned to
 CPU 0, redis-benchmark GET/SET against a private redis-server), read the
-counters, `argus stop`.  Prints the median ns/run per program and build.
+counters, `argus stop`.  Prints the median ns/run per program and build, and
+with --all every program of the build (the interrupt-state programs too),
+with its runs and its total time over the workloads: where the nanoseconds go.
 
     sudo python3 bench/bpf_prog_cost.py --base /venv-old/bin/argus --after /venv-new/bin/argus
+    sudo python3 bench/bpf_prog_cost.py --build main=/venv-main/bin/argus --build x=... --all
 """
 import argparse
 import json
@@ -48,8 +51,9 @@ def one_run(cmd, tmp, name, port, args):
     subprocess.run(cmd + ["start", "--buffer", f"{tmp}/{name}.argus", "--size", "512M"], env=env, check=True,
                    capture_output=True)
     try:
-        mine = {i: p for i, p in progs().items() if i not in before and p.get("name") in NAMES}
-        if sorted(p["name"] for p in mine.values()) != sorted(NAMES):
+        mine = {i: p for i, p in progs().items() if i not in before and p.get("type") == "tracing"}
+        if sorted(p["name"] for p in mine.values() if p["name"] in NAMES) != sorted(NAMES) or \
+                len({p["name"] for p in mine.values()}) != len(mine):
             return None
         start = {i: (p.get("run_time_ns", 0), p.get("run_cnt", 0)) for i, p in mine.items()}
         workload(port, args.pipe_loops, args.requests)
@@ -70,21 +74,35 @@ def one_run(cmd, tmp, name, port, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--base", required=True, metavar="CMD", help="argus command of the build before")
-    ap.add_argument("--after", required=True, metavar="CMD", help="argus command of the build after")
+    ap.add_argument("--base", metavar="CMD", help="argus command of the build before")
+    ap.add_argument("--after", metavar="CMD", help="argus command of the build after")
+    ap.add_argument("--build", action="append", default=[], metavar="NAME=CMD",
+                    help="a named build (repeatable), instead of or besides --base/--after")
+    ap.add_argument("--all", action="store_true", help="report every program, with runs and total ms per round")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--pipe-loops", type=int, default=100000)
     ap.add_argument("--requests", type=int, default=50000)
     ap.add_argument("--port", type=int, default=6391, help="port of the private redis-server")
     args = ap.parse_args()
-    cmds = {"base": args.base.split(), "after": args.after.split()}
+    cmds = {}
+    if args.base:
+        cmds["base"] = args.base.split()
+    if args.after:
+        cmds["after"] = args.after.split()
+    for b in args.build:
+        name, sep, cmd = b.partition("=")
+        if not sep or not name or not cmd:
+            sys.exit(f"bpf_prog_cost: --build wants NAME=CMD, got {b!r}")
+        cmds[name] = cmd.split()
+    if len(cmds) < 1:
+        sys.exit("bpf_prog_cost: give --base/--after or at least one --build NAME=CMD")
     try:
         old = open(STATS).read().strip()
     except OSError as e:
         sys.exit(f"bpf_prog_cost: cannot read {STATS}: {e.strerror} (needs root)")
     tmp = tempfile.mkdtemp(prefix="argus-bpfcost-")
     redis = None
-    res = {c: {n: [] for n in NAMES} for c in cmds}
+    res = {c: {} for c in cmds}
     try:
         with open(STATS, "w") as f:
             f.write("1")
@@ -92,13 +110,15 @@ def main():
                                  stdout=subprocess.DEVNULL)
         time.sleep(0.5)
         for r in range(args.rounds):
-            for c in (list(cmds) if r % 2 == 0 else list(cmds)[::-1]):
+            order = list(cmds)
+            k = r % len(order)
+            for c in order[k:] + order[:k]:
                 got = one_run(cmds[c], tmp, c, args.port, args)
                 if got is None:
                     print(f"round {r + 1} {c}: another daemon started at the same time; skipped", file=sys.stderr)
                     continue
                 for n, v in got.items():
-                    res[c][n].append(v)
+                    res[c].setdefault(n, []).append(v)
     except (OSError, subprocess.CalledProcessError) as e:
         sys.exit(f"bpf_prog_cost: failed to run the benchmark: {e}")
     finally:
@@ -107,15 +127,31 @@ def main():
         if redis:
             redis.terminate()
             redis.wait()
-    print("| program | base ns/run (range) | after ns/run (range) | runs per round |")
-    print("|---|---:|---:|---:|")
-    for n in NAMES:
-        b, a = [x for x, _ in res["base"][n]], [x for x, _ in res["after"][n]]
-        if not a or not b:
-            continue
-        cnt = statistics.median([k for _, k in res["after"][n]])
-        print(f"| {n} | {statistics.median(b):.0f} ({min(b):.0f}–{max(b):.0f}) | "
-              f"{statistics.median(a):.0f} ({min(a):.0f}–{max(a):.0f}) | {cnt:,.0f} |")
+    names = list(cmds)
+    progs_seen = sorted({n for c in names for n in res[c]},
+                        key=lambda n: (n not in NAMES, -max(statistics.median([x * k for x, k in res[c][n]])
+                                                          for c in names if res[c].get(n))))
+    if not args.all:
+        progs_seen = [n for n in NAMES if n in progs_seen]
+    print("| program | " + " | ".join(f"{c} ns/run (range)" for c in names) + " | runs per round | "
+          + " | ".join(f"{c} ms per round" for c in names) + " |")
+    print("|---|" + "---:|" * (2 * len(names) + 1))
+    for n in progs_seen:
+        cells, totals, cnt = [], [], None
+        for c in names:
+            v = res[c].get(n, [])
+            if not v:
+                cells.append("–")
+                totals.append("–")
+                continue
+            xs = [x for x, _ in v]
+            cnt = statistics.median([k for _, k in v])
+            cells.append(f"{statistics.median(xs):.0f} ({min(xs):.0f}–{max(xs):.0f})")
+            totals.append(f"{statistics.median([x * k for x, k in v]) / 1e6:.1f}")
+        print(f"| {n} | " + " | ".join(cells) + f" | {cnt:,.0f} | " + " | ".join(totals) + " |")
+    for c in names:
+        rounds = len(res[c].get("sched_switch", []))
+        print(f"{c}: {rounds} rounds", file=sys.stderr)
     return 0
 
 
