@@ -105,6 +105,8 @@ def lib():
             try:
                 L = ctypes.CDLL(path)
             except OSError as e:
+                if "failed to map segment" in str(e):      # address space exhausted: out of memory
+                    raise MemoryError(f"cannot map {LIBRARY_NAME}") from None
                 raise GraphError(f"cannot load the graph core {path}: {e} (build with pip install .)") from None
             L.argus_graph_abi.restype = ctypes.c_int
             if L.argus_graph_abi() != ABI:

@@ -165,7 +165,14 @@ def lib():
             if not os.path.exists(path):
                 raise OSError(f"{LIBRARY_NAME} not found at {path}: build Argus with `pip install .` "
                               f"or point ARGUS_NATIVE_DIR at a CMake build")
-            loaded = ctypes.CDLL(path)
+            try:
+                loaded = ctypes.CDLL(path)
+            except OSError as e:
+                # dlopen maps the library's segments: with the address space
+                # exhausted (RLIMIT_AS, a huge decode) that is out of memory
+                if "failed to map segment" in str(e):
+                    raise MemoryError(f"cannot map {LIBRARY_NAME}") from None
+                raise
             for name, (restype, argtypes) in _SIGNATURES.items():
                 fn = getattr(loaded, name)
                 fn.restype = restype
