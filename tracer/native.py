@@ -168,10 +168,11 @@ def lib():
             try:
                 loaded = ctypes.CDLL(path)
             except OSError as e:
-                # dlopen maps the library's segments: with the address space
-                # exhausted (RLIMIT_AS, a huge decode) that is out of memory
-                if "failed to map segment" in str(e):
-                    raise MemoryError(f"cannot map {LIBRARY_NAME}") from None
+                # dlopen has no errno: an address-space limit reads "failed to
+                # map segment" (glibc) or "Cannot allocate memory"; that is out
+                # of memory, which the CLI reports in one line like any other
+                if "failed to map segment" in str(e) or "Cannot allocate memory" in str(e):
+                    raise MemoryError(f"loading {LIBRARY_NAME}") from None
                 raise
             for name, (restype, argtypes) in _SIGNATURES.items():
                 fn = getattr(loaded, name)

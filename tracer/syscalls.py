@@ -7,8 +7,6 @@ simplest correct source.  Unknown numbers print as `syscall_<n>`.
 """
 import platform
 
-from argus.tracer.schema import FUTEX_CMD_MASK
-
 X86_64 = {
     0: "read", 1: "write", 3: "close", 7: "poll", 16: "ioctl", 17: "pread64", 18: "pwrite64",
     19: "readv", 20: "writev", 23: "select", 24: "sched_yield", 34: "pause", 35: "nanosleep",
@@ -45,5 +43,4 @@ def name(nr):
 
 
 def futex_op_name(op):
-    op = int(op) & FUTEX_CMD_MASK
-    return FUTEX_OPS.get(op, str(op))
+    return FUTEX_OPS.get(int(op) & 0x7F, str(int(op) & 0x7F))
