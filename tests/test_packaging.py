@@ -108,3 +108,60 @@ def test_editable_install_serves_python_edits_live(tmp_path):
                        f" print('|'.join(importlib.import_module(m).live_edit_probe() for m in {sorted(edited)!r}),"
                        " '|', live_edit_new.PROBE, sep='')", out)
     assert seen.split("|") == [f"{m} {token}" for m in sorted(edited)] + [f"new module {token}"]
+
+
+
+def test_wheel_ships_the_product_without_test_scaffolding(tmp_path):
+    clone, bindir = _fresh_clone_and_venv(tmp_path)
+    dist = tmp_path / "dist"
+    _run([str(bindir / "pip"), "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist), "."], cwd=clone)
+    (wheel,) = dist.glob("argus-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+
+    shipped = [n for n in names if n.startswith("argus/")]
+    assert [n for n in shipped if os.path.basename(n) in SCAFFOLDING] == []
+    assert [n for n in shipped if n.endswith("_test.py")] == []
+    assert [n for n in shipped if n.endswith((".c", ".in", "CMakeLists.txt"))] == []
+    assert not any(n.startswith(("argus/tests/", "support/", "tests/")) for n in names)
+    for needed in ("argus/__init__.py", "argus/cli/main.py", "argus/tracer/schema.py", "argus/graphbuild/builder.py",
+                   "argus/diagnose/algorithm.py", "argus/debugger/base.py", "argus/scripts/lldb/generate.py",
+                   "argus/scripts/lldb/step_trace.py", *(f"argus/_native/{n}" for n in NATIVE)):
+        assert needed in names, needed
+
+    # installed: the product imports from site-packages, the scaffolding does not import at all
+    _run([str(bindir / "pip"), "install", "-q", "--no-deps", "--ignore-installed", str(wheel)], cwd=tmp_path)
+    out = tmp_path / "elsewhere"
+    out.mkdir()
+    site = _py(bindir, "import argus.cli.main as m, argus.scripts.lldb.generate as g; print(m.__file__, g.__file__)", out)
+    assert str(clone) not in site and "site-packages" in site
+    for module in ("argus.graphbuild.crafted", "argus.tracer.kdebug_gen", "argus.graphbuild.segments",
+                   "argus.graphbuild.edges", "support"):
+        proc = subprocess.run([str(bindir / "python"), "-c", f"import {module}"], cwd=out, capture_output=True, text=True)
+        assert proc.returncode != 0 and "ModuleNotFoundError" in proc.stderr, f"{module} is importable"
+
+
+PRODUCT_DIRS = ("tracer", "graphbuild", "diagnose", "cli", "debugger", os.path.join("scripts", "lldb"))
+
+
+def test_product_code_never_imports_test_scaffolding():
+    """The direction is one way: tests import the product, never the reverse
+    (a product import of tests/support would work from a checkout and fail
+    from the wheel)."""
+    import ast
+
+    offenders = []
+    for top in PRODUCT_DIRS:
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            for name in files:
+                if not name.endswith(".py") or name.endswith("_test.py"):
+                    continue
+                path = os.path.join(dirpath, name)
+                with open(path, encoding="utf-8") as f:
+                    tree = ast.parse(f.read(), path)
+                for node in ast.walk(tree):
+                    modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                        [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                    for module in modules:
+                        if module.split(".")[0] in ("support", "tests", "conftest"):
+                            offenders.append(f"{os.path.relpath(path, ROOT)}:{node.lineno}: {module}")
+    assert offenders == []
