@@ -105,6 +105,9 @@ def lib():
             try:
                 L = ctypes.CDLL(path)
             except OSError as e:
+                # dlopen failing for want of address space is out of memory (as in tracer/native.py)
+                if "failed to map segment" in str(e) or "Cannot allocate memory" in str(e):
+                    raise MemoryError(f"loading {LIBRARY_NAME}") from None
                 raise GraphError(f"cannot load the graph core {path}: {e} (build with pip install .)") from None
             L.argus_graph_abi.restype = ctypes.c_int
             if L.argus_graph_abi() != ABI:

@@ -9,9 +9,10 @@ installed them) and the project's own dependencies are not re-resolved
 (--no-deps --no-build-isolation), so nothing is downloaded.
 
   - editable (`pip install -e .`): after one install, an edit to a Python file
-    under cli/, graphbuild/ and diagnose/ of the clone, and a new module, are
-    live in the venv's python and its `argus` command with no reinstall; the
-    native parts CMake built are still found (argus.NATIVE_DIR).
+    under cli/, graphbuild/, diagnose/, debugger/, tracer/ and scripts/lldb/
+    of the clone, and a new module, are live in the venv's python and its
+    `argus` command with no reinstall; the native parts CMake built are still
+    found (argus.NATIVE_DIR).
   - wheel (`pip wheel .`, then `pip install` of it): the test scaffolding
     (tests/support: crafted, kdebug_gen, the reference engine) and the unit
     tests (*_test.py) are not in it, nor the C sources beside the Python;
@@ -93,15 +94,21 @@ def test_editable_install_serves_python_edits_live(tmp_path):
 
     token = uuid.uuid4().hex
     _edit(clone / "cli/main.py", 'prog="argus",', f'prog="argus", epilog="live-edit {token}",')
-    (clone / "graphbuild/summary.py").write_text((clone / "graphbuild/summary.py").read_text()
-                                                + f"\n\ndef live_edit_probe():\n    return 'graph {token}'\n")
-    (clone / "diagnose/live_edit_probe.py").write_text(f"PROBE = 'diagnose {token}'\n")
+    edited = {"argus.graphbuild.summary": "graphbuild/summary.py", "argus.diagnose.report": "diagnose/report.py",
+              "argus.debugger.base": "debugger/base.py", "argus.tracer.syscalls": "tracer/syscalls.py",
+              "argus.scripts.lldb.generate": "scripts/lldb/generate.py"}
+    for module, path in edited.items():
+        with open(clone / path, "a") as f:
+            f.write(f"\n\ndef live_edit_probe():\n    return '{module} {token}'\n")
+    (clone / "diagnose/live_edit_new.py").write_text(f"PROBE = 'new module {token}'\n")
 
     help_text = _run([str(bindir / "argus"), "--help"], cwd=out)
     assert f"live-edit {token}" in help_text
-    seen = _py(bindir, "from argus.graphbuild import summary; from argus.diagnose import live_edit_probe;"
-                       " print(summary.live_edit_probe(), '|', live_edit_probe.PROBE)", out)
-    assert seen == f"graph {token} | diagnose {token}"
+    seen = _py(bindir, "import importlib; from argus.diagnose import live_edit_new;"
+                       f" print('|'.join(importlib.import_module(m).live_edit_probe() for m in {sorted(edited)!r}),"
+                       " '|', live_edit_new.PROBE, sep='')", out)
+    assert seen.split("|") == [f"{m} {token}" for m in sorted(edited)] + [f"new module {token}"]
+
 
 
 def test_wheel_ships_the_product_without_test_scaffolding(tmp_path):
@@ -131,3 +138,30 @@ def test_wheel_ships_the_product_without_test_scaffolding(tmp_path):
                    "argus.graphbuild.edges", "support"):
         proc = subprocess.run([str(bindir / "python"), "-c", f"import {module}"], cwd=out, capture_output=True, text=True)
         assert proc.returncode != 0 and "ModuleNotFoundError" in proc.stderr, f"{module} is importable"
+
+
+PRODUCT_DIRS = ("tracer", "graphbuild", "diagnose", "cli", "debugger", os.path.join("scripts", "lldb"))
+
+
+def test_product_code_never_imports_test_scaffolding():
+    """The direction is one way: tests import the product, never the reverse
+    (a product import of tests/support would work from a checkout and fail
+    from the wheel)."""
+    import ast
+
+    offenders = []
+    for top in PRODUCT_DIRS:
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            for name in files:
+                if not name.endswith(".py") or name.endswith("_test.py"):
+                    continue
+                path = os.path.join(dirpath, name)
+                with open(path, encoding="utf-8") as f:
+                    tree = ast.parse(f.read(), path)
+                for node in ast.walk(tree):
+                    modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                        [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                    for module in modules:
+                        if module.split(".")[0] in ("support", "tests", "conftest"):
+                            offenders.append(f"{os.path.relpath(path, ROOT)}:{node.lineno}: {module}")
+    assert offenders == []
