@@ -35,13 +35,14 @@ def register(sub):
 
 def select_rows(rows, pids=None, tids=None, types=None):
     mask = np.ones(len(rows), dtype=bool)
+    is_wakeup = np.isin(rows["type"], [schema.WAKEUP, schema.WAKEUP_NEW])
     if pids:
         # A wakeup concerns both sides: keep it when either the waker or wakee matches.
         mask &= np.isin(rows["pid"], pids) | (
-            np.isin(rows["type"], [schema.WAKEUP, schema.WAKEUP_NEW]) & np.isin(rows["peer_pid"], pids))
+            is_wakeup & np.isin(rows[schema.column(schema.WAKEUP, "wakee_pid")], pids))
     if tids:
         mask &= np.isin(rows["tid"], tids) | (
-            np.isin(rows["type"], [schema.WAKEUP, schema.WAKEUP_NEW]) & np.isin(rows["peer_tid"], tids))
+            is_wakeup & np.isin(rows[schema.column(schema.WAKEUP, "wakee_tid")], tids))
     if types:
         codes = []
         for t in types:

@@ -62,7 +62,7 @@ from argus.diagnose.ownership import polled_addresses
 from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
 from argus.diagnose.slice import AutoChooser, interactive_slice, EdgeRef, SliceResult, SliceStep
 from argus.diagnose import waits as W
-from argus.diagnose.report import fmt_dur, fmt_rel, fmt_pct
+from argus.diagnose import report as R
 
 MAX_DEPTH = 8
 
@@ -144,9 +144,6 @@ class _Run:
             c = self._cls[key] = B.classify(self.g, utid, a, b)
         return c
 
-    def who(self, utid):
-        return f"{self.g.comm(utid)}/{int(self.g.threads.tid[utid])}"
-
     def add(self, vertex, role, depth, edge, a, b, start=None, end=None):
         g = self.g
         utid = int(g.seg.utid[vertex])
@@ -165,88 +162,16 @@ class _Run:
             else:
                 self.add(step.vertex, "slice", depth, _edge_dict(step.edge), a, b)
 
-    def origin_text(self, origin):
-        if not origin:
-            return ""
-        g = self.g
-        v = origin.get("vertex")
-        kind = origin["kind"]
-        if kind == "culled":
-            return f"started by a {origin['label']} wakeup (kernel, culled)"
-        if kind == "no_incoming_edge":
-            label = origin["label"]
-            what = {"trace_start": "already running when the trace started",
-                    "thread_start": "the thread's start",
-                    "switch_in": "a switch-in without a recorded wakeup",
-                    "pre_trace": "a wait that began before the trace",
-                    "task": "a task's wakeup"}.get(label, label)
-            return f"slice ends at {self.who(int(g.seg.utid[v]))} ({what})"
-        if kind == "cycle":
-            return f"slice ends in a cycle at {self.who(int(g.seg.utid[v]))}"
-        return origin.get("label", kind)
-
-    def trigger_text(self, res):
-        """For a LongRunning slice: who triggered the work."""
-        if len(res.steps) < 2:
-            return self.origin_text(res.origin)
-        g = self.g
-        step = res.steps[1]
-        u = int(g.seg.utid[step.vertex])
-        txt = f"work triggered by {self.who(u)} ({step.edge.type} at {fmt_rel(step.edge.ts - self.t0)})"
-        last = res.steps[-1].vertex
-        if len(res.steps) > 2:
-            txt += f"; slice reaches back to {self.who(int(g.seg.utid[last]))}"
-        o = res.origin
-        if o and o["kind"] == "culled":
-            txt += f", {o['label']} wakeup"
-        return txt
-
     # --- root causes ---
     def why(self, c, relation=""):
-        g = self.g
-        ev = c.evidence
-        pid = int(g.threads.pid[c.utid])
-        if c.block_type == B.LONG_WAIT:
-            w = ev["longest_wait"]
-            txt = f"LongWait on {w['what']} for {fmt_dur(w['dur_ns'])}"
-            if w["ongoing"]:
-                txt += ", still waiting at trace end"
-        elif c.block_type == B.LONG_RUNNING:
-            txt = f"busy on CPU {fmt_pct(ev['cpu_share'])} of the hang"
-            if ev["runnable_share"] >= 0.05:
-                txt += f", runnable (waiting for a CPU) {fmt_pct(ev['runnable_share'])}"
-        elif c.block_type == B.REPEATED_YIELD:
-            txt = self.yield_text(c, pid)
-        else:
-            txt = c.block_type
-        if relation:
-            txt += f" ({relation})"
-        return txt
+        """c's root-cause sentence (report.why_text); a RepeatedYield's
+        includes the bp_watch advice."""
+        return R.why_text(c, relation, self.yield_text(c) if c.block_type == B.REPEATED_YIELD else "")
 
-    def yield_text(self, c, pid):
-        ev = c.evidence
-        parts = [f"{ev['yields']} yields", f"{ev['short_waits']} short waits"]
-        if ev["timeouts"]:
-            parts.append(f"{ev['timeouts']} timeouts")
-        period = ev["mean_period_ns"]
-        known = ", ".join(parts)
-        if period:
-            known += f", one every {fmt_dur(period)}"
-        sc = B.syscall_counts(self.g, c.utid, c.start_ns, c.end_ns)
-        if sc:
-            known += "; syscalls: " + ", ".join(f"{k} x{v}" for k, v in list(sc.items())[:5])
+    def yield_text(self, c):
         cmd = self.bp_watch_advice(c.utid, c.start_ns, c.end_ns)
-        cand = self.advice_candidates.get(c.utid) or {}
-        hint = ""
-        if cand.get("addresses"):
-            hint += "; candidates: addresses polled " + ", ".join(f"0x{x:x}" for x in cand["addresses"])
-        if len(cand.get("symbols") or ()) > 1:
-            hint += f"; globals {cand['function']} reads: " + ", ".join(cand["symbols"])
-        if cand.get("stack"):
-            hint += "; loop stack " + " <- ".join(cand["stack"])
-        if cand.get("remembered"):
-            hint += "; the flag was marked in an earlier session (rule)"
-        return f"repeated yield: polling a data flag; watch it with {cmd} ({known}){hint}"
+        return R.yield_text(c.evidence, B.syscall_counts(self.g, c.utid, c.start_ns, c.end_ns), cmd,
+                            self.advice_candidates.get(c.utid) or {})
 
     def bp_watch_advice(self, utid, a, b):
         """The bp_watch command line for a RepeatedYield without data flags:
@@ -263,19 +188,20 @@ class _Run:
         if known:
             self.advice_candidates[utid] = {"remembered": True}
             if known.get("symbol"):
-                return f"bp_watch {pid} {known.get('image') or 'IMAGE'} {known['symbol']}"
-            return f"bp_watch {pid} --address 0x{int(known['addr']):x}"
+                return R.bp_watch_command(pid, known.get("image"), known["symbol"])
+            return R.bp_watch_command(pid, addr=int(known["addr"]))
         cands = polled_addresses(g, utid, a, b)
         from argus.diagnose.stacks import flag_candidates, top_frames
         loop = flag_candidates(g, utid, a, b) or {}
         frames = loop.get("stack") or top_frames(g, B.busiest_segment(g, utid, a, b))
         syms = loop.get("symbols") or []
-        txt = f"bp_watch {pid} {loop.get('image') or 'IMAGE'} {syms[0] if syms else 'SYMBOL'}"
+        txt = R.bp_watch_command(pid, loop.get("image"), syms[0] if syms else None)
         self.advice_candidates[utid] = {"addresses": cands[:5], "stack": frames[:5], "symbols": syms,
                                         "image": loop.get("image"), "function": loop.get("function")}
         return txt
 
     def relation(self, res, t, role):
+        """How thread t, on slice res, relates to the thread before it."""
         g = self.g
         for i, step in enumerate(res.steps):
             if int(g.seg.utid[step.vertex]) == t and i > 0:
@@ -285,13 +211,7 @@ class _Run:
                     continue
                 if e.type == "ownership":
                     return self.owner_relation(e)
-                where = "on the baseline path" if role == "baseline" else "on the wake-up path"
-                if e.type == "message":
-                    return f"{where} it sent a message {self.who(int(g.seg.utid[prev]))} read at " \
-                           f"{fmt_rel(e.ts - self.t0)}"
-                return f"{where} it woke {self.who(int(g.seg.utid[prev]))} at {fmt_rel(e.ts - self.t0)}" \
-                    if e.type in ("wakeup", "spawn") else \
-                    f"{where} it wrote the data flag {self.who(int(g.seg.utid[prev]))} read at {fmt_rel(e.ts - self.t0)}"
+                return R.relation_text(g, e.type, role, int(g.seg.utid[prev]), e.ts - self.t0)
         return ""
 
     def root_interval(self, c, a, b):
@@ -440,7 +360,7 @@ class _Run:
             sub = self.diagnose_vertex(t, ct.vertex, ct, sa, sb, depth + 1)
             rc.origin = sub["origin"]
             if ct.block_type == B.LONG_RUNNING and sub["slice"] is not None:
-                rc.why += "; " + self.trigger_text(sub["slice"])
+                rc.why += "; " + R.trigger_text(g, sub["slice"], self.t0)
             if sub["advice"]:
                 rc.advice = sub["advice"]
         return info
@@ -482,14 +402,7 @@ class _Run:
     def owner_relation(self, e):
         """The root-cause relation of a holder reached by ownership edge e."""
         o, victim = self.owners_by_edge[(e.src, e.dst, e.ts)]
-        if o.edge < 0:
-            return (f"holds what {self.who(victim)} polls: it released futex 0x{o.obj:x}, which "
-                    f"{self.who(victim)} waited on, at {fmt_rel(o.ts - self.t0)} (inferred)")
-        what = {"futex_owner": f"the futex 0x{o.obj:x} names it as owner",
-                "futex_channel": f"it woke waiters of futex 0x{o.obj:x} before (inferred)",
-                "file_lock": f"it holds a file lock on inode {o.obj} that was tried"}.get(o.kind, o.kind)
-        return (f"holds what {self.who(victim)} waits for: {what}; {o.tries_text} at it, "
-                f"last at {fmt_rel(e.ts - self.t0)}{'' if o.weak else ', strong'}")
+        return R.owner_relation_text(self.g, o, victim, e.ts - self.t0, self.t0)
 
 
 def _woken_successor(g, v):
@@ -499,9 +412,9 @@ def _woken_successor(g, v):
 
 
 def _kernel_wakers(g, v):
-    """Labels of the culled (kernel) wakeups that ended v's wait and the
-    thread's other waits with the same wait reason and syscall, most frequent
-    first: "block", "timer x3, net", ... ("" when tasks ended them all)."""
+    """[(label, count)] of the culled (kernel) wakeups that ended v's wait and
+    the thread's other waits with the same wait reason and syscall, most
+    frequent first ([] when tasks ended them all)."""
     seg = g.seg
     utid = int(seg.utid[v])
     lo, hi = int(g.thread_seg_lo[utid]), int(g.thread_seg_hi[utid])
@@ -514,8 +427,7 @@ def _kernel_wakers(g, v):
         if seg.start_kind[n] == G.START_WAKEUP and g.in_wake[n] < 0:
             label = g.start_label(n)
             counts[label] = counts.get(label, 0) + 1
-    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return ", ".join(k if n == 1 else f"{k} x{n}" for k, n in items)
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
@@ -529,36 +441,25 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
     extra = {"baseline": info["baseline"].to_dict(g) if info["baseline"] is not None else None,
              "origin": info["origin"], "flags": info["flags"],
              "owner": info["owner"].to_dict(g) if info["owner"] is not None else None}
-    pid = hang.pid
     if c.block_type == B.LONG_RUNNING:
         why = run.why(c)
         if info["slice"] is not None:
-            why += "; " + run.trigger_text(info["slice"])
+            why += "; " + R.trigger_text(g, info["slice"], run.t0)
         run.root_causes.insert(0, RootCause(hang.utid, hang.vertex, c.block_type, a, b, why, 0,
                                             c.evidence, info["origin"]))
     elif c.block_type == B.REPEATED_YIELD and not info["flags"] and info["owner"] is None:
         run.root_causes.insert(0, RootCause(hang.utid, hang.vertex, c.block_type, a, b,
-                                            run.yield_text(c, pid), 0, c.evidence, None,
+                                            run.yield_text(c), 0, c.evidence, None,
                                             info["advice"]))
     elif not run.root_causes:
-        why = run.why(c) if c.block_type == B.LONG_WAIT else \
-            f"repeated yield polling data flag(s) {', '.join(f'0x{x:x}' for x in info['flags'])}" \
-            if info["flags"] else run.yield_text(c, pid)
-        if info["owner"] is not None:
-            why += f"; {run.who(info['owner'].utid)} holds what it waits for ({info['owner'].kind}) " \
-                   "but ran normally during the hang"
-        elif info["baseline"] is None and info["slice"] is None:
-            if c.block_type == B.LONG_WAIT:
-                why += "; no baseline (no similar wait ended quickly by a task's wakeup) and the wait " \
-                       "did not end with a task's wakeup in the trace"
-                kernel = _kernel_wakers(g, hang.vertex)
-                if kernel:
-                    why += f"; such waits end by kernel wakeups ({kernel}): the thread waits on the " \
-                           f"kernel or a device, not on another task"
-            else:
-                why += "; no write by another thread was observed"
+        if c.block_type == B.LONG_WAIT:
+            why = run.why(c)
         else:
-            why += "; every thread on the wake-up path ran normally during the hang"
+            why = R.flags_polled_text(info["flags"]) if info["flags"] else run.yield_text(c)
+        explained = info["baseline"] is not None or info["slice"] is not None
+        kernel = _kernel_wakers(g, hang.vertex) \
+            if info["owner"] is None and not explained and c.block_type == B.LONG_WAIT else ()
+        why += R.unexplained_text(g, c.block_type, info["owner"], explained, kernel)
         run.root_causes.append(RootCause(hang.utid, hang.vertex, c.block_type, a, b, why, 0,
                                          c.evidence, info["origin"]))
     # order by depth (stable), primary = first of the greatest depth
@@ -569,7 +470,7 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
     notes = []
     lost = g.stats.get("lost_records", 0)
     if lost:
-        notes.append(f"{lost} records were lost while tracing; edges may be missing")
+        notes.append(R.lost_records_note(lost))
     d = Diagnosis(g, hang, int(threshold_ns), run.path, run.root_causes, int(chooser.queries),
                   extra, notes)
     d.rules_fired = list(chooser.rules.fired) if chooser.rules is not None else []

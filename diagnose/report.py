@@ -19,10 +19,12 @@ import time
 
 import numpy as np
 
+from argus.diagnose.blocktype import LONG_RUNNING, LONG_WAIT, REPEATED_YIELD
+
 SCHEMA = "argus.diagnosis/1"
 
 
-# --- formatting helpers (also used by algorithm.py for "why" texts) ---
+# --- formatting helpers ---
 def fmt_dur(ns):
     """A duration with a unit picked after rounding (never "1000.0 ms")."""
     ns = int(ns)
@@ -70,6 +72,158 @@ def fmt_at(ts, origin, wall_offset=None):
 
 def fmt_trace_time(g, ts):
     return fmt_at(ts, *trace_clock(g))
+
+
+# --- Algorithm 1's sentences: algorithm.py decides, these say it ---
+def thread_label(g, utid):
+    """"comm/tid" of a thread."""
+    return f"{g.comm(utid)}/{int(g.threads.tid[utid])}"
+
+
+_START_LABELS = {"trace_start": "already running when the trace started",
+                 "thread_start": "the thread's start",
+                 "switch_in": "a switch-in without a recorded wakeup",
+                 "pre_trace": "a wait that began before the trace",
+                 "task": "a task's wakeup"}
+
+
+def origin_text(g, origin):
+    """Where a slice ended (its origin dict), as a clause."""
+    if not origin:
+        return ""
+    v = origin.get("vertex")
+    kind = origin["kind"]
+    if kind == "culled":
+        return f"started by a {origin['label']} wakeup (kernel, culled)"
+    if kind == "no_incoming_edge":
+        label = origin["label"]
+        return f"slice ends at {thread_label(g, int(g.seg.utid[v]))} ({_START_LABELS.get(label, label)})"
+    if kind == "cycle":
+        return f"slice ends in a cycle at {thread_label(g, int(g.seg.utid[v]))}"
+    return origin.get("label", kind)
+
+
+def trigger_text(g, res, t0):
+    """For a LongRunning slice (a SliceResult): who triggered the work."""
+    if len(res.steps) < 2:
+        return origin_text(g, res.origin)
+    step = res.steps[1]
+    u = int(g.seg.utid[step.vertex])
+    txt = f"work triggered by {thread_label(g, u)} ({step.edge.type} at {fmt_rel(step.edge.ts - t0)})"
+    last = res.steps[-1].vertex
+    if len(res.steps) > 2:
+        txt += f"; slice reaches back to {thread_label(g, int(g.seg.utid[last]))}"
+    o = res.origin
+    if o and o["kind"] == "culled":
+        txt += f", {o['label']} wakeup"
+    return txt
+
+
+def why_text(c, relation="", yield_text=""):
+    """A root cause's why, from its classification c (blocktype.Classification;
+    a RepeatedYield's is yield_text), with the relation that made it one."""
+    ev = c.evidence
+    if c.block_type == LONG_WAIT:
+        w = ev["longest_wait"]
+        txt = f"LongWait on {w['what']} for {fmt_dur(w['dur_ns'])}"
+        if w["ongoing"]:
+            txt += ", still waiting at trace end"
+    elif c.block_type == LONG_RUNNING:
+        txt = f"busy on CPU {fmt_pct(ev['cpu_share'])} of the hang"
+        if ev["runnable_share"] >= 0.05:
+            txt += f", runnable (waiting for a CPU) {fmt_pct(ev['runnable_share'])}"
+    elif c.block_type == REPEATED_YIELD:
+        txt = yield_text
+    else:
+        txt = c.block_type
+    if relation:
+        txt += f" ({relation})"
+    return txt
+
+
+def bp_watch_command(pid, image=None, symbol=None, addr=None):
+    """The bp_watch command line advised for a polled data flag: by address
+    when only that is known, else IMAGE SYMBOL (placeholders when unknown)."""
+    if addr is not None:
+        return f"bp_watch {pid} --address 0x{int(addr):x}"
+    return f"bp_watch {pid} {image or 'IMAGE'} {symbol or 'SYMBOL'}"
+
+
+def yield_text(ev, syscalls, cmd, cand):
+    """A RepeatedYield without data flags: what is known of the polling
+    (evidence ev, syscall counts), the bp_watch command and the candidates."""
+    parts = [f"{ev['yields']} yields", f"{ev['short_waits']} short waits"]
+    if ev["timeouts"]:
+        parts.append(f"{ev['timeouts']} timeouts")
+    period = ev["mean_period_ns"]
+    known = ", ".join(parts)
+    if period:
+        known += f", one every {fmt_dur(period)}"
+    if syscalls:
+        known += "; syscalls: " + ", ".join(f"{k} x{v}" for k, v in list(syscalls.items())[:5])
+    hint = ""
+    if cand.get("addresses"):
+        hint += "; candidates: addresses polled " + ", ".join(f"0x{x:x}" for x in cand["addresses"])
+    if len(cand.get("symbols") or ()) > 1:
+        hint += f"; globals {cand['function']} reads: " + ", ".join(cand["symbols"])
+    if cand.get("stack"):
+        hint += "; loop stack " + " <- ".join(cand["stack"])
+    if cand.get("remembered"):
+        hint += "; the flag was marked in an earlier session (rule)"
+    return f"repeated yield: polling a data flag; watch it with {cmd} ({known}){hint}"
+
+
+def relation_text(g, edge_type, role, other_utid, rel_ns):
+    """How a root cause relates to the thread before it on the path: it woke
+    it, sent it a message or wrote the flag it read (role: the path's)."""
+    where = "on the baseline path" if role == "baseline" else "on the wake-up path"
+    who = thread_label(g, other_utid)
+    if edge_type == "message":
+        return f"{where} it sent a message {who} read at {fmt_rel(rel_ns)}"
+    if edge_type in ("wakeup", "spawn"):
+        return f"{where} it woke {who} at {fmt_rel(rel_ns)}"
+    return f"{where} it wrote the data flag {who} read at {fmt_rel(rel_ns)}"
+
+
+def owner_relation_text(g, o, victim, edge_rel_ns, t0):
+    """The relation of a holder (ownership.Owner o) to the victim thread it
+    was reached from (its ownership edge at edge_rel_ns after the hang start)."""
+    if o.edge < 0:
+        return (f"holds what {thread_label(g, victim)} polls: it released futex 0x{o.obj:x}, which "
+                f"{thread_label(g, victim)} waited on, at {fmt_rel(o.ts - t0)} (inferred)")
+    what = {"futex_owner": f"the futex 0x{o.obj:x} names it as owner",
+            "futex_channel": f"it woke waiters of futex 0x{o.obj:x} before (inferred)",
+            "file_lock": f"it holds a file lock on inode {o.obj} that was tried"}.get(o.kind, o.kind)
+    return (f"holds what {thread_label(g, victim)} waits for: {what}; {o.tries_text} at it, "
+            f"last at {fmt_rel(edge_rel_ns)}{'' if o.weak else ', strong'}")
+
+
+def flags_polled_text(addrs):
+    return f"repeated yield polling data flag(s) {', '.join(f'0x{x:x}' for x in addrs)}"
+
+
+def unexplained_text(g, block_type, owner=None, explained=False, kernel_wakers=()):
+    """The clause a spinning thread's own root cause ends with: the holder
+    that ran normally, that no path explains the wait (and which kernel
+    wakeups end such waits: [(label, count)]), or that the path ran normally."""
+    if owner is not None:
+        return (f"; {thread_label(g, owner.utid)} holds what it waits for ({owner.kind}) "
+                "but ran normally during the hang")
+    if explained:
+        return "; every thread on the wake-up path ran normally during the hang"
+    if block_type != LONG_WAIT:
+        return "; no write by another thread was observed"
+    txt = "; no baseline (no similar wait ended quickly by a task's wakeup) and the wait " \
+          "did not end with a task's wakeup in the trace"
+    if kernel_wakers:
+        kernel = ", ".join(k if n == 1 else f"{k} x{n}" for k, n in kernel_wakers)
+        txt += f"; such waits end by kernel wakeups ({kernel}): the thread waits on the " \
+               f"kernel or a device, not on another task"
+    return txt
+
+
+def lost_records_note(lost):
+    return f"{lost} records were lost while tracing; edges may be missing"
 
 
 # --- JSON ---

@@ -44,13 +44,17 @@ from argus.graphbuild import graph as G
 MAX_HOPS = 64
 SAME_WORK_GAP_NS = 1_000_000
 QUEUED_NS = 100_000_000     # a message this long in the receiver's queue waited for the receiver
-# Message edges (a send matched to a receive that did not block: a request
-# queued for a busy server loop, a reply read after a poll) are causal like
-# the wakeup they replace; without them the slice cannot follow a request
-# into a batching or event-loop server that was already running.  Timer
-# edges (arm -> fire) are left out: the arming thread is most often the
-# waiting thread itself or a loop arming its own timeout, which is the
-# wait's deadline, not what it waited for.
+# The edge types the slice follows (docs/event-graph.md, "Which edges the
+# slice follows"; slice_test.py tests both decisions on crafted graphs):
+#   MESSAGE: followed.  A send matched to a receive that did not block (a
+#     request queued for a busy server loop, a reply read after a poll) is
+#     causal like the wakeup it replaces; without it the slice cannot follow
+#     a request into a batching or event-loop server that was already running.
+#   TIMER: not followed.  The arming thread (arm -> fire) is most often the
+#     waiting thread itself or a loop arming its own timeout: the wait's
+#     deadline, not what it waited for.  The slice stops at the culled
+#     "timer" wakeup instead; the edge stays in the graph for the REPL.
+#   OWNERSHIP: only where Algorithm 1 asks for it (algorithm.py).
 CAUSAL_TYPES = (G.EDGE_WAKEUP, G.EDGE_SPAWN, G.EDGE_DATA_FLAG, G.EDGE_MESSAGE)
 
 

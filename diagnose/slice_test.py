@@ -1,4 +1,6 @@
 """InteractiveSlice and the Chooser interface."""
+from argus.tracer import schema
+from argus.graphbuild import graph as G
 from support.crafted import Trace, ms, us
 from argus.diagnose.slice import AutoChooser, Chooser, interactive_slice, MAX_HOPS
 
@@ -156,3 +158,53 @@ def test_weak_edge_can_be_declined():
     ch = Oldest()
     res = interactive_slice(g, v, ch)
     assert tids(g, res) == [A] and res.origin["kind"] == "weak_edge" and ch.queries == 1
+
+
+def fd_info(t, tid, at, fd, kind, ident):
+    """An FD_INFO row: fd of `kind` whose shared object (pipe inode) is ident."""
+    col = {f: schema.column(schema.FD_INFO, f) for f in ("fd", "kind", "inode", "local")}
+    t.row(at, tid, schema.FD_INFO, **{col["fd"]: fd, col["kind"]: kind, col["inode"]: ident, col["local"]: ident})
+
+
+def test_message_edges_are_followed():
+    """A write into a pipe whose reader is running (no wakeup carries it)
+    makes a message edge; the slice follows it back to the writer
+    (CAUSAL_TYPES: without it the reader's slice would end at trace start)."""
+    t = Trace()
+    t.thread(10, R, "reader")
+    t.thread(20, A, "writer")
+    t.run(R, 0)
+    t.run(A, 0)
+    fd_info(t, A, ms(0.5), 4, schema.FD_PIPE, 77)
+    fd_info(t, R, ms(0.5), 3, schema.FD_PIPE, 77)
+    t.syscall(A, ms(1), "write", obj=4, obj2=77, ret=1)
+    t.syscall(R, ms(2), "read", obj=3, obj2=77, ret=1)
+    g = t.build(trace_end=ms(10))
+    v = seg(g, R, 0)
+    assert [G.EDGE_TYPE_NAMES[int(g.edges.type[e])] for e in g.in_edges(v).tolist()] == ["message"]
+    res = interactive_slice(g, v, AutoChooser(), cursor=ms(10))
+    assert tids(g, res) == [R, A] and res.steps[1].edge.type == "message"
+    assert res.origin["kind"] == "no_incoming_edge" and res.origin["label"] == "trace_start"
+
+
+def test_timer_edges_are_not_followed():
+    """A timer armed by another thread wakes R (a hardirq wakeup: culled).
+    The graph has the timer edge (arm -> fire), but the slice stops at the
+    kernel wakeup labelled "timer": a timer is the wait's deadline, not what
+    it waited for (CAUSAL_TYPES)."""
+    t = Trace()
+    t.thread(10, R, "sleeper")
+    t.thread(10, X, "armer")
+    t.run(R, 0)
+    t.run(X, 0)
+    t.syscall(X, ms(1), "timerfd_settime", obj=7, obj2=ms(4), ret=0)
+    t.block(X, ms(1.5), "sleep", "nanosleep")
+    t.block(R, ms(2), "read", "read", obj=7)
+    t.timer_wake(R, ms(5), ret=8)
+    g = t.build(trace_end=ms(10))
+    v = seg(g, R, 1)
+    assert sorted(G.EDGE_TYPE_NAMES[int(g.edges.type[e])] for e in g.in_edges(v).tolist()) == \
+        ["program_order", "timer"]
+    res = interactive_slice(g, v, AutoChooser())
+    assert tids(g, res) == [R]
+    assert (res.origin["kind"], res.origin["label"]) == ("culled", "timer")

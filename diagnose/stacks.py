@@ -1,8 +1,9 @@
-"""Call stacks of vertices, and what they say about a polling loop.
+"""What the call stacks of vertices say, for the diagnosis.
 
-g.stacks (graphbuild/stacks.py: seg, depth, pc, symbol, innermost first) is
-the user stack each vertex blocked with, when the trace recorded stacks and
-`argus debug` attached the trace's frames (builder.attach_side_arrays).
+g.stacks (Table seg, depth, pc, symbol, innermost first; built on first use
+by graphbuild/stacks.py, which alone reads rows and ELF files) is the user
+stack each vertex blocked with, when the trace recorded stacks and the loader
+attached the trace's frames (builder.attach_side_arrays).
 They are shown in questions, used by the baseline similarity and by the
 bp_watch advice of a RepeatedYield root cause:
   loop_vertex      of a thread's vertices that blocked inside [a, b] with a
@@ -75,7 +76,7 @@ def flag_candidates(g, utid, a, b):
     stack of its loop: IMAGE the basename of the first non-runtime frame's
     file whose function reads globals, SYMBOL candidates those globals; None
     without stacks.  "symbols" may be empty (stack known, no global found)."""
-    from argus.graphbuild.stacks import _load_segments
+    from argus.graphbuild.stacks import file_vaddr
     from argus.debugger.datarefs import globals_read
     v = loop_vertex(g, utid, a, b)
     if v < 0:
@@ -91,8 +92,7 @@ def flag_candidates(g, utid, a, b):
         if loc is None or _runtime(loc[0]) or not os.path.isfile(loc[0]):
             continue
         path, off = loc
-        va = next((off - p_off + vaddr for p_off, size, vaddr in _load_segments(path)
-                   if p_off <= off < p_off + size), None)
+        va = file_vaddr(path, off)
         if va is None:
             continue
         fn, names = globals_read(path, va, return_address=depth > 0)

@@ -1,5 +1,9 @@
 """User stacks of vertices: the stack a vertex's thread blocked with.
 
+This module builds g.stacks (rows -> frames -> symbols) and owns reading the
+trace's ELF files (program headers, addr2line); diagnose/stacks.py reads the
+built table for the diagnosis and never parses rows or files itself.
+
 Algorithm:
   1. a vertex that ended at a blocking wait has that SWITCH_OUT as its last
      own row; the row's obj2 is the user stack id (0: none recorded);
@@ -42,6 +46,15 @@ def _load_segments(path):
                     if sg["p_type"] == "PT_LOAD"]
     except Exception:  # missing, unreadable, not ELF: leave its frames as file+offset
         return []
+
+
+def file_vaddr(path, offset, loads=None):
+    """The virtual address of file offset `offset` in ELF file `path` (its
+    PT_LOAD segments, or `loads` when already read), or None outside them."""
+    for p_off, size, vaddr in _load_segments(path) if loads is None else loads:
+        if p_off <= offset < p_off + size:
+            return offset - p_off + vaddr
+    return None
 
 
 def _open_regular(path):
@@ -117,12 +130,7 @@ class Symbolizer:
             if not path.startswith("/") or not os.path.isfile(path):
                 continue
             loads = _load_segments(path)
-            todo = []
-            for k, off in items:
-                for p_off, size, va in loads:
-                    if p_off <= off < p_off + size:
-                        todo.append((k, off - p_off + va))
-                        break
+            todo = [(k, va) for k, va in ((k, file_vaddr(path, off, loads)) for k, off in items) if va is not None]
             uniq = sorted({va for _, va in todo})
             names = dict(zip(uniq, _function_names(path, uniq)))
             for k, va in todo:
@@ -133,7 +141,8 @@ class Symbolizer:
 
 def build_stacks(g):
     """Table(seg, depth, pc, symbol) of the user stacks vertices blocked with.
-    Vectorized over vertices; symbolizes each distinct (pid, pc) once."""
+    Vectorized over vertices; symbolizes each entry of the frames side array
+    once (one per distinct stack recorded), one addr2line run per file."""
     empty = G.Table(seg=np.zeros(0, np.int64), depth=np.zeros(0, np.int64), pc=np.zeros(0, np.uint64),
                     symbol=np.zeros(0, dtype=object))
     frames = g.frames

@@ -12,7 +12,8 @@
  * mirrors this struct; a test checks the layout), so the graph builder never
  * creates one Python object per event.
  *
- * Field mapping per type (unused fields are 0):
+ * Field mapping per type (unused fields are 0; tracer/python/schema.py
+ * ROW_FIELDS is the same map for Python, checked against widen()):
  *   SWITCH_OUT   state, reason=wait_reason, nr=syscall_nr, obj=wait_obj, aux=prio,
  *                obj2=user_stack_id (0: none)
  *   SWITCH_IN    peer_pid/peer_tid = previous task
