@@ -24,6 +24,7 @@ APT_PACKAGES=(
   build-essential cmake pkg-config
   clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev   # eBPF build (CO-RE)
   libclang-rt-dev                                       # libFuzzer + sanitizer runtimes: tests/fuzz/run.sh
+  libcmocka-dev                                         # C unit tests (ctest): tests/native/run.sh
   linux-perf                                            # benchmarks: perf record / perf bench
   redis-server redis-tools                              # a real program that hangs, for tests
   tmux                                                  # driving terminal sessions in tests

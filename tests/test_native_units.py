@@ -1,0 +1,22 @@
+"""The C unit tests beside their units, run by the README's test command: the
+ring buffer (tracer/argus_rb_test.c), the shared radix sort
+(tracer/argus_radix_sort_test.c) and the graph core
+(graphbuild/core/argus_graph_test.c), cmocka programs registered with ctest.
+tests/native/run.sh configures and builds them (build/native) and runs ctest;
+CI also runs them under ASan + UBSan (tests/native/run.sh --sanitize, .ci/run)."""
+import os
+import re
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RUN = os.path.join(ROOT, "tests", "native", "run.sh")
+UNITS = {"argus_rb", "argus_radix_sort", "argus_graph"}
+
+
+def test_native_unit_tests_pass():
+    proc = subprocess.run([RUN], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"tests/native/run.sh failed ({proc.returncode}):\n{out[-8000:]}"
+    passed = set(re.findall(r"Test +#\d+: (\S+) \.+ +Passed", out))
+    assert passed == UNITS, f"ctest ran {sorted(passed)}, expected {sorted(UNITS)}:\n{out[-4000:]}"
+    assert "100% tests passed" in out
