@@ -43,15 +43,22 @@ PERF_EVENTS = [
     "sched:sched_process_exit",
 ]
 
-ALL_CONFIGS = ["untraced", "argus", "perf"]
-ALL_WORKLOADS = ["pipe", "pipe-1cpu", "redis", "build"]
-DEFAULT_WORKLOADS = ALL_WORKLOADS
+# The floor of what an eBPF tracer costs: two tracepoints, a per-CPU count each.
+BPFTRACE_SCRIPT = ("BEGIN { printf(\"live\\n\"); } "
+                   "tracepoint:sched:sched_switch { @switch = count(); } "
+                   "tracepoint:sched:sched_waking { @waking = count(); }")
+
+ALL_CONFIGS = ["untraced", "argus", "perf", "bpftrace"]
+DEFAULT_CONFIGS = ["untraced", "argus", "perf"]
+ALL_WORKLOADS = ["pipe", "pipe-1cpu", "redis", "build", "gtk"]
+DEFAULT_WORKLOADS = ["pipe", "pipe-1cpu", "redis", "build"]
 
 # Sizes of the workloads: (full, --quick).
 SIZES = {
     "pipe_loops": (200000, 20000),
     "redis_requests": (200000, 20000),
     "build_compiles": (50, 10),
+    "gtk_frames": (3000, 300),
 }
 
 WORKLOAD_TIMEOUT_S = 900
@@ -178,9 +185,16 @@ class ArgusTracer:
             os.unlink(self.buffer)
         self.live = True  # from here on, cleanup must stop a daemon
         self._argus("start", "--buffer", self.buffer, "--size", self.size)
+        self.daemon_pid, self.cpu0 = None, None
+        try:
+            self.daemon_pid = json.loads(self._argus("status", "--json")[1]).get("pid")
+            self.cpu0 = _proc_cpu_s(self.daemon_pid)
+        except (ValueError, BenchError):
+            pass
         self.t_start = time.monotonic()
 
     def stop(self):
+        cpu1 = _proc_cpu_s(self.daemon_pid)
         _, out, _, _ = self._argus("status", "--json")
         window = time.monotonic() - self.t_start
         try:
@@ -200,7 +214,11 @@ class ArgusTracer:
             "window_s": round(window, 3),
             "events_per_window_s": (events / window) if events is not None and window > 0 else None,
             "buffer_file_bytes": _disk_usage(self.buffer),
+            # argusd's own CPU time (user + system) while the workload ran
+            "daemon_cpu_s": (cpu1 - self.cpu0) if cpu1 is not None and self.cpu0 is not None else None,
         }
+        if res["daemon_cpu_s"] is not None and events:
+            res["daemon_ns_per_event"] = res["daemon_cpu_s"] * 1e9 / events
         try:
             os.unlink(self.buffer)
         except OSError:
@@ -325,6 +343,66 @@ class PerfTracer:
             self.procs.kill(self.p, sig=signal.SIGINT, grace=10)
 
 
+class BpftraceTracer:
+    """A minimal bpftrace script counting sched_switch and sched_waking per
+    CPU: what attaching any eBPF program to the two busiest tracepoints costs.
+    Live once its BEGIN probe has printed (after every probe is attached)."""
+
+    name = "bpftrace"
+
+    def __init__(self, bpftrace, tmp, procs):
+        self.bpftrace = bpftrace
+        self.tmp = tmp
+        self.procs = procs
+        self.p = None
+        self.out = None
+        self.t_start = None
+
+    def start(self):
+        # bpftrace finds tracepoints through tracefs (perf mounts it on its own).
+        if not os.path.isdir("/sys/kernel/tracing/events"):
+            subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"], capture_output=True)
+            log("bench: mounted tracefs on /sys/kernel/tracing for bpftrace")
+        self.out = tempfile.TemporaryFile(dir=self.tmp)
+        self.p = self.procs.popen([self.bpftrace, "-e", BPFTRACE_SCRIPT], stdout=self.out,
+                                  stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while True:
+            self.out.seek(0)
+            if re.search(rb"^live$", self.out.read(), re.M):
+                break
+            if self.p.poll() is not None:
+                raise BenchError(f"bpftrace exited {self.p.returncode}: {self._tail()}")
+            if time.monotonic() > deadline:
+                raise BenchError("bpftrace did not attach within 60 s")
+            time.sleep(0.05)
+        self.t_start = time.monotonic()
+
+    def _tail(self):
+        self.out.seek(0)
+        text = self.out.read().decode(errors="replace").strip()
+        return text.splitlines()[-1] if text else "(no output)"
+
+    def stop(self):
+        window = time.monotonic() - self.t_start
+        self.p.send_signal(signal.SIGINT)
+        try:
+            self.p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            raise BenchError("bpftrace did not exit within 60 s of SIGINT")
+        self.procs.forget(self.p)
+        self.out.seek(0)
+        text = self.out.read().decode(errors="replace")
+        self.out.close()
+        hits = sum(int(n) for n in re.findall(r"^@\w+: (\d+)", text, re.M))
+        return {"samples": hits, "window_s": round(window, 3),
+                "samples_per_s": hits / window if window > 0 else None}
+
+    def cleanup(self):
+        if self.p is not None and self.p.poll() is None:
+            self.procs.kill(self.p, sig=signal.SIGINT, grace=10)
+
+
 PERF_RECORD_LOST = 2
 PERF_RECORD_SAMPLE = 9
 PERF_RECORD_LOST_SAMPLES = 13
@@ -403,6 +481,18 @@ def _loadavg():
     try:
         with open("/proc/loadavg") as f:
             return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _proc_cpu_s(pid):
+    """User + system CPU seconds of a process, from /proc/PID/stat."""
+    if not pid:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return None
 
@@ -597,6 +687,61 @@ class BuildWorkload:
         pass
 
 
+class GtkWorkload:
+    """A GTK 3 window redrawing under a private Xvfb (bench/gtk_redraw.py):
+    an interactive desktop application's X11 round trips, main-loop polls
+    and drawing."""
+
+    name = "gtk"
+    PY = "/usr/bin/python3"   # Debian's python3-gi is built for the system interpreter
+
+    def __init__(self, procs, tmp, frames):
+        self.procs = procs
+        self.tmp = tmp
+        self.frames = frames
+        self.metrics = ["frames/s"]
+        self.xvfb = None
+        self.display = None
+        self.describe = f"bench/gtk_redraw.py {frames} under Xvfb"
+
+    def setup(self):
+        if not shutil.which("Xvfb"):
+            raise BenchError("Xvfb not found: apt-get install -y xvfb")
+        r = subprocess.run([self.PY, "-c", "import gi; gi.require_version('Gtk', '3.0'); "
+                            "from gi.repository import Gtk; import cairo"], capture_output=True)
+        if r.returncode:
+            raise BenchError("GTK 3 for Python not found: apt-get install -y python3-gi python3-gi-cairo "
+                             "gir1.2-gtk-3.0")
+        for n in range(150, 200):
+            if not os.path.exists(f"/tmp/.X11-unix/X{n}") and not os.path.exists(f"/tmp/.X{n}-lock"):
+                break
+        else:
+            raise BenchError("no free X display number")
+        self.xvfb = self.procs.popen(["Xvfb", f":{n}", "-screen", "0", "800x600x24", "-nolisten", "tcp"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 15
+        while not os.path.exists(f"/tmp/.X11-unix/X{n}"):
+            if self.xvfb.poll() is not None or time.monotonic() > deadline:
+                raise BenchError("Xvfb did not start")
+            time.sleep(0.05)
+        self.display = f":{n}"
+        self.describe += f" {self.display}"
+
+    def run(self):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gtk_redraw.py")
+        _, out, _, wall = self.procs.run([self.PY, script, str(self.frames)],
+                                         env=dict(os.environ, DISPLAY=self.display))
+        m = re.search(r"frames/s ([\d.]+)", out)
+        if not m:
+            raise BenchError(f"cannot parse gtk_redraw.py output: {out.strip()[-200:]}")
+        return {"frames/s": float(m.group(1))}, wall
+
+    def teardown(self):
+        if self.xvfb is not None:
+            self.procs.kill(self.xvfb)
+            self.xvfb = None
+
+
 # --------------------------------------------------------------------------
 # Driver
 # --------------------------------------------------------------------------
@@ -678,6 +823,11 @@ def run_bench(args, procs, tmp, report):
         tracers["argus-base"] = ArgusTracer(args.argus_base.split(), tmp, procs, args.argus_size, "argus-base")
     if "perf" in configs:
         tracers["perf"] = PerfTracer(perf, tmp, procs, args.perf_mmap)
+    if "bpftrace" in configs:
+        bpftrace = shutil.which("bpftrace")
+        if not bpftrace:
+            raise BenchError("bpftrace not found: apt-get install -y bpftrace")
+        tracers["bpftrace"] = BpftraceTracer(bpftrace, tmp, procs)
     _TRACERS.extend(tracers.values())  # for _cleanup on error or Ctrl-C
 
     q = 1 if args.quick else 0
@@ -687,6 +837,7 @@ def run_bench(args, procs, tmp, report):
         "pipe-1cpu": lambda: PipeWorkload("pipe-1cpu", perf, procs, loops, cpus="0"),
         "redis": lambda: RedisWorkload(procs, tmp, args.redis_requests or SIZES["redis_requests"][q]),
         "build": lambda: BuildWorkload(procs, tmp, args.build_compiles or SIZES["build_compiles"][q]),
+        "gtk": lambda: GtkWorkload(procs, tmp, args.gtk_frames or SIZES["gtk_frames"][q]),
     }
     wnames = [w.strip() for w in args.workloads.split(",") if w.strip()]
     for w in wnames:
@@ -881,26 +1032,32 @@ def render_table(report):
 
 def render_markdown(report):
     """The same table as Markdown, for docs/benchmarks.md (--markdown)."""
-    lines = ["| workload | metric | config | median | ratio (range) | events | events/s | bytes/event | lost | trace size |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| workload | metric | config | median | ratio (range) | events | events/s | bytes/event | lost | trace size "
+             "| daemon CPU |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for res in report["results"]:
         s = res["summary"]
         for m in res["metrics"]:
             for c in report["meta"]["configs"]:
                 ms = s[m][c]
                 if c == "untraced":
-                    lines.append(f"| {res['workload']} | {m} | untraced | {_n(ms['median'])} | 1.00 | | | | | |")
+                    lines.append(f"| {res['workload']} | {m} | untraced | {_n(ms['median'])} | 1.00 | | | | | | |")
                     continue
                 t = s["_tracer"].get(c, {})
                 rr = f"{_f(ms['ratio_median'])} ({_f(ms['ratio_min'])}–{_f(ms['ratio_max'])})"
                 if m != res["metrics"][0]:
-                    tail = "″ | ″ | ″ | ″ | ″"
+                    tail = "″ | ″ | ″ | ″ | ″ | ″"
                 elif c.startswith("argus"):
+                    cpu = t.get("daemon_cpu_s")
+                    share = f"{100 * cpu / t['window_s']:.1f}%" if cpu is not None and t.get("window_s") else "-"
                     tail = (f"{_n(t.get('events'))} | {_n(t.get('events_per_window_s'))} | "
-                            f"{_f(t.get('bytes_per_event'), 1)} | {_n(t.get('lost'))} | {_mb(t.get('bytes'))}")
+                            f"{_f(t.get('bytes_per_event'), 1)} | {_n(t.get('lost'))} | {_mb(t.get('bytes'))} | "
+                            f"{share}")
+                elif c == "bpftrace":
+                    tail = f"{_n(t.get('samples'))} (counted) | {_n(t.get('samples_per_s'))} | | | |"
                 else:
                     tail = (f"{_n(t.get('samples'))} | {_n(t.get('samples_per_s'))} | "
-                            f"{_f(t.get('bytes_per_sample'), 1)} | {_n(t.get('lost'))} | {_mb(t.get('data_bytes'))}")
+                            f"{_f(t.get('bytes_per_sample'), 1)} | {_n(t.get('lost'))} | {_mb(t.get('data_bytes'))} | ")
                 lines.append(f"| {res['workload']} | {m} | {c} | {_n(ms['median'])} | {rr} | {tail} |")
     return "\n".join(lines)
 
@@ -913,9 +1070,10 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=None,
                     help="untraced warm-up runs per workload, discarded (default 1)")
     ap.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS),
-                    help=f"comma-separated subset of {','.join(ALL_WORKLOADS)} (default all)")
+                    help=f"comma-separated subset of {','.join(ALL_WORKLOADS)} (default {','.join(DEFAULT_WORKLOADS)})")
     ap.add_argument("--configs", default=None,
-                    help="comma-separated subset of untraced,argus,perf (default all; untraced always runs)")
+                    help=f"comma-separated subset of {','.join(ALL_CONFIGS)} "
+                         f"(default {','.join(DEFAULT_CONFIGS)}; untraced always runs)")
     ap.add_argument("--json", metavar="FILE", help="write every run and the summary as JSON")
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     ap.add_argument("--argus", metavar="CMD", help="argus command (default: argus on PATH)")
@@ -928,6 +1086,7 @@ def main(argv=None):
     ap.add_argument("--pipe-loops", type=int, help="perf bench sched pipe -l (default 200000)")
     ap.add_argument("--redis-requests", type=int, help="redis-benchmark -n (default 200000)")
     ap.add_argument("--build-compiles", type=int, help="compiles per build run (default 50)")
+    ap.add_argument("--gtk-frames", type=int, help="frames per gtk run (default 3000)")
     ap.add_argument("--quiet-wait", type=float, default=None, metavar="S",
                     help="before each round, wait up to S s for foreign system-wide tracers "
                          "(other argusd, perf record -a, bpftrace) to end (default 120; 10 with --quick)")
@@ -937,7 +1096,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     args.configs_given = args.configs is not None
     if args.configs is None:
-        args.configs = ",".join(ALL_CONFIGS)
+        args.configs = ",".join(DEFAULT_CONFIGS)
     if args.rounds is None:
         args.rounds = 1 if args.quick else 5
     if args.warmup is None:

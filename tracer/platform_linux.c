@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -346,27 +347,34 @@ static void queue_stack_pid(struct linux_tracer *t, uint32_t pid)
 		t->stack_pids[t->nstack_pids++] = pid;
 }
 
-/* Invalid input from the kernel side is counted and skipped, never fatal.
- * Only the sample bounds are checked here; argus_rb_write checks the frame
- * (size in range, a multiple of 8) for every producer. */
+/* One BPF ring-buffer sample is a blob of whole records (the programs stage
+ * them per CPU, kext/linux/stage.bpf.h).  Invalid input from the kernel side
+ * is counted and skipped, never fatal: a record whose size does not fit the
+ * blob ends it.  Only the sample bounds are checked here; argus_rb_write
+ * checks the frame (size in range, a multiple of 8) for every producer. */
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct linux_tracer *t = ctx;
-	const struct argus_event_header *h = data;
+	size_t off = 0;
 
-	if (size < sizeof(*h) || h->size > size || !t->out) {
-		t->rejected++;
-		return 0;
+	while (off < size) {
+		const struct argus_event_header *h = (const void *)((const char *)data + off);
+
+		if (size - off < sizeof(*h) || h->size < sizeof(*h) || h->size > size - off || !t->out) {
+			t->rejected++;
+			return 0;
+		}
+		off += h->size;
+		if (argus_rb_write(t->out, h, h->size)) {
+			t->rejected++;
+			continue;
+		}
+		t->records++;
+		if (t->observe)
+			t->observe(t->observe_ctx, h, h->size);
+		if (h->type == ARGUS_EV_USER_STACK)
+			queue_stack_pid(t, h->pid);
 	}
-	if (argus_rb_write(t->out, data, h->size)) {
-		t->rejected++;
-		return 0;
-	}
-	t->records++;
-	if (t->observe)
-		t->observe(t->observe_ctx, data, h->size);
-	if (h->type == ARGUS_EV_USER_STACK)
-		queue_stack_pid(t, h->pid);
 	return 0;
 }
 
@@ -495,10 +503,18 @@ static void linux_stats(void *state, struct argus_platform_stats *st)
 	st->rejected = t->rejected;
 }
 
+/* The programs stage records per CPU and flush at least once per tick of a
+ * busy CPU (an idle CPU flushed when it went idle): staying attached for a
+ * few ticks after the stop request puts every record older than the request
+ * into the ring buffer.  10 ms covers HZ=250 twice over. */
+#define STOP_FLUSH_NS 10000000L
+
 static void linux_stop(void *state)
 {
 	struct linux_tracer *t = state;
+	struct timespec flush = { 0, STOP_FLUSH_NS };
 
+	nanosleep(&flush, NULL);
 	argus_trace_bpf__detach(t->obj);
 }
 

@@ -24,6 +24,7 @@
  *   syscall_args.bpf.h  syscall number and argument decoding
  *   channel.bpf.h       fd identity (inode) and FD_INFO records
  *   user_stack.bpf.h    user stacks at blocking switch-outs
+ *   stage.bpf.h         per-CPU staging of records, written to the ring in blobs
  *   wait_site.bpf.h     fd sets of blocking poll/select/epoll waits
  *   ownership.bpf.h     futex owners at blocking futex waits
  *   file_lock.bpf.h     fcntl/flock lock requests
@@ -126,26 +127,6 @@ static __always_inline bool excluded(__u32 tgid)
 	return targ_exclude_tgid && tgid == targ_exclude_tgid;
 }
 
-static __always_inline void count_drop(void)
-{
-	__u32 zero = 0;
-	__u64 *cnt;
-
-	cnt = bpf_map_lookup_elem(&drops, &zero);
-	if (cnt)
-		*cnt += 1;
-}
-
-static __always_inline void *reserve(__u32 size)
-{
-	void *rec;
-
-	rec = bpf_ringbuf_reserve(&events, size, 0);
-	if (!rec)
-		count_drop();
-	return rec;
-}
-
 /* Waking the consumer per record costs an irq_work and a context switch per
  * event; with a threshold the daemon drains on its own timer and is only
  * kicked when the backlog grows. */
@@ -157,17 +138,7 @@ static __always_inline __u64 submit_flags(void)
 	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline void submit(void *rec)
-{
-	bpf_ringbuf_submit(rec, submit_flags());
-}
-
-/* Variable-length records are built in scratch memory and copied out. */
-static __always_inline void output(void *rec, __u64 size)
-{
-	if (bpf_ringbuf_output(&events, rec, size, submit_flags()))
-		count_drop();
-}
+#include "stage.bpf.h"
 
 /* Kernel addresses never reach the trace: xor with a per-load random key,
  * then multiply by an odd constant (a bijection, so equal ids mean the same
@@ -378,6 +349,7 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 		return 0;
 	if (cls.layout == ARGUS_SCL_FCNTL && !fcntl_lock_cmd(PT_REGS_PARM2_SYSCALL(regs)))
 		return 0;
+	stage_enter();
 	decode_args(cls.layout, regs, &aux, &obj, &obj2);
 	/* The wait reason must not depend on room in the ring buffer. */
 	sc = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), NULL,
@@ -395,16 +367,17 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 		wait_site_args(sc, cls.layout, regs);
 	}
 	e = reserve(sizeof(*e));
-	if (!e)
-		return 0;
-	e->nr = id;
-	e->aux = aux;
-	e->obj = obj;
-	e->obj2 = obj2;
-	fill_header(&e->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*e), pid_tgid >> 32, tid, ts);
-	submit(e);
-	if (lock_layout(cls.layout))
-		emit_file_lock(regs, cls.layout, obj2, pid_tgid >> 32, tid, ts);
+	if (e) {
+		e->nr = id;
+		e->aux = aux;
+		e->obj = obj;
+		e->obj2 = obj2;
+		fill_header(&e->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*e), pid_tgid >> 32, tid, ts);
+		submit(e);
+		if (lock_layout(cls.layout))
+			emit_file_lock(regs, cls.layout, obj2, pid_tgid >> 32, tid, ts);
+	}
+	stage_exit(false);
 	return 0;
 }
 
@@ -428,14 +401,16 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 		return 0;
 	enter_nr = sc->nr;
 	sc->active = 0;
+	stage_enter();
 	e = reserve(sizeof(*e));
-	if (!e)
-		return 0;
-	e->nr = enter_nr;
-	e->reserved = 0;
-	e->ret = ret;
-	fill_header(&e->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*e), pid_tgid >> 32, tid, bpf_ktime_get_ns());
-	submit(e);
+	if (e) {
+		e->nr = enter_nr;
+		e->reserved = 0;
+		e->ret = ret;
+		fill_header(&e->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*e), pid_tgid >> 32, tid, bpf_ktime_get_ns());
+		submit(e);
+	}
+	stage_exit(false);
 	return 0;
 }
 
@@ -576,7 +551,10 @@ int BPF_PROG(softirq_entry, unsigned int vec)
 SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, ktime_t *now)
 {
-	return handle_hrtimer_expire(timer);
+	stage_enter();
+	handle_hrtimer_expire(timer);
+	stage_exit(true);
+	return 0;
 }
 
 SEC("tp_btf/hrtimer_setup")
@@ -613,45 +591,66 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
-	return handle_fork(parent, child);
+	stage_enter();
+	handle_fork(parent, child);
+	stage_exit(false);
+	return 0;
 }
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	return emit_comm(p, ARGUS_EV_EXEC, p->comm);
+	stage_enter();
+	emit_comm(p, ARGUS_EV_EXEC, p->comm);
+	stage_exit(false);
+	return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sched_process_exit, struct task_struct *p)
 {
-	return handle_exit(p);
+	stage_enter();
+	handle_exit(p);
+	stage_exit(false);
+	return 0;
 }
 
 /* Fires before the new name is copied in, so the name comes from the argument. */
 SEC("tp_btf/task_rename")
 int BPF_PROG(task_rename, struct task_struct *task, const char *comm)
 {
-	return emit_comm(task, ARGUS_EV_THREAD_NAME, comm);
+	stage_enter();
+	emit_comm(task, ARGUS_EV_THREAD_NAME, comm);
+	stage_exit(false);
+	return 0;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return handle_sched_switch(ctx, preempt, prev, next, prev_state);
+	stage_enter();
+	handle_sched_switch(ctx, preempt, prev, next, prev_state);
+	stage_exit(!next->pid);
+	return 0;
 }
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sched_waking, struct task_struct *p)
 {
-	return handle_wakeup(p, ARGUS_EV_WAKEUP);
+	stage_enter();
+	handle_wakeup(p, ARGUS_EV_WAKEUP);
+	stage_exit(false);
+	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new, struct task_struct *p)
 {
-	return handle_wakeup(p, ARGUS_EV_WAKEUP_NEW);
+	stage_enter();
+	handle_wakeup(p, ARGUS_EV_WAKEUP_NEW);
+	stage_exit(false);
+	return 0;
 }
 
 /* Dual-licensed; the kernel is told GPL so GPL-only helpers are usable. */
