@@ -1,0 +1,208 @@
+"""The picture of one diagnosis: what every exporter draws (Perfetto,
+Chrome JSON, the HTML report's timeline), as plain Python data.
+
+Algorithm (timeline(g, d)):
+  threads   the spinning thread, then every other thread on the path in path
+            order, then root-cause threads not on it (each once).
+  window    [first path / root-cause / hang start, last end] widened by 5% of
+            its span on each side, clipped to the graph's time range.
+  states    per thread, its running and runnable intervals (g.running /
+            g.runnable) and its blocked waits (segments that ended blocked:
+            [wait_start, wait_end], reason = blocktype.wait_desc), clipped to
+            the window; overlaps inside one thread are cut so the states tile
+            (running over runnable over blocked): a track shows one state at a
+            time.
+  segments  the vertices of those threads that overlap the window (their
+            running span [start, end]).
+  flows     every causal edge (wakeup, spawn, message, timer, data flag,
+            ownership) between two exported threads inside the window, plus
+            every edge the path took wherever it lies; program order only when
+            the path took it.  weak: the builder's weak flag (a heuristic
+            guess, drawn apart).
+  path      the diagnosis path in walk order; chain[i] links path[i+1] (the
+            cause, one step back along causality) to path[i].
+  roots     the root causes, primary marked.
+
+Invariants: every flow's two ends are on exported threads; every state lies
+inside the window and the states of one thread do not overlap; every path
+element's thread is exported.  Nothing here formats for a file format.
+"""
+from argus.graphbuild import graph as G
+from argus.diagnose.blocktype import wait_desc
+
+MARGIN = 0.05
+MAX_STATES_PER_THREAD = 200_000    # a busy thread over minutes: keep the export loadable
+
+# edge types drawn as flows, and what the exporters call them
+FLOW_TYPES = ("wakeup", "spawn", "message", "timer", "data_flag", "ownership")
+
+
+def _ident(g, utid):
+    pid = int(g.threads.pid[utid])
+    return {"utid": int(utid), "pid": pid, "tid": int(g.threads.tid[utid]), "comm": g.comm(utid),
+            "process": g.process_name(pid)}
+
+
+def _order_threads(d):
+    order = [int(d.hang.utid)]
+    for e in d.path:
+        if int(e.utid) not in order:
+            order.append(int(e.utid))
+    for r in d.root_causes:
+        if int(r.utid) not in order:
+            order.append(int(r.utid))
+    return order
+
+
+def _window(g, d):
+    starts = [int(d.hang.start_ns)] + [int(e.start_ns) for e in d.path] + [int(r.start_ns) for r in d.root_causes]
+    ends = [int(d.hang.end_ns)] + [int(e.end_ns) for e in d.path] + [int(r.end_ns) for r in d.root_causes]
+    lo, hi = min(starts), max(ends)
+    pad = max(int((hi - lo) * MARGIN), 1_000_000)
+    return max(g.trace_start, lo - pad), min(g.trace_end, hi + pad)
+
+
+def _intervals(table, lo_arr, hi_arr, utid, a, b):
+    lo, hi = int(lo_arr[utid]), int(hi_arr[utid])
+    s, e = table.start[lo:hi], table.end[lo:hi]
+    keep = (e >= a) & (s <= b)
+    return [(max(int(x), a), min(int(y), b)) for x, y in zip(s[keep], e[keep])]
+
+
+def thread_states(g, utid, a, b):
+    """[(state, start, end, reason)] of utid inside [a, b], sorted, tiling
+    without overlap (see the module doc)."""
+    out = [("running", s, e, None) for s, e in _intervals(g.running, g.run_lo, g.run_hi, utid, a, b)]
+    out += [("runnable", s, e, None) for s, e in _intervals(g.runnable, g.rbl_lo, g.rbl_hi, utid, a, b)]
+    seg = g.seg
+    for v in range(int(g.thread_seg_lo[utid]), int(g.thread_seg_hi[utid])):
+        if int(seg.end_kind[v]) != G.END_BLOCKED:
+            continue
+        ws, we = int(seg.wait_start[v]), int(seg.wait_end[v])
+        if we < a or ws > b:
+            continue
+        out.append(("blocked", max(ws, a), min(we, b), wait_desc(g, v)))
+    rank = {"running": 0, "runnable": 1, "blocked": 2}
+    out.sort(key=lambda x: (x[1], rank[x[0]]))
+    tiled, last_end = [], a
+    for state, s, e, why in out:
+        s = max(s, last_end)
+        if e <= s:
+            continue
+        tiled.append((state, s, e, why))
+        last_end = e
+    return tiled[:MAX_STATES_PER_THREAD]
+
+
+def _edge_flow(g, eid, on_path):
+    e = g.edge(int(eid))
+    src, dst = int(e["src"]), int(e["dst"])
+    return {"eid": int(eid), "type": e["type"], "weak": bool(e["weak"]), "on_path": on_path,
+            "owner_kind": e.get("owner_kind") if e["type"] == "ownership" else None,
+            "src_vertex": src, "dst_vertex": dst,
+            "src_utid": int(g.seg.utid[src]), "dst_utid": int(g.seg.utid[dst]),
+            "src_ts": int(e["src_ts"]), "dst_ts": int(e["ts"])}
+
+
+def timeline(g, d):
+    """The dict described at the top of this file, for Diagnosis d over graph g."""
+    utids = _order_threads(d)
+    exported = set(utids)
+    a, b = _window(g, d)
+    threads = []
+    for u in utids:
+        t = _ident(g, u)
+        t["role"] = "spinning" if u == int(d.hang.utid) else \
+            ("root cause" if any(int(r.utid) == u for r in d.root_causes) else "on path")
+        threads.append(t)
+    states = {u: thread_states(g, u, a, b) for u in utids}
+
+    segments = []
+    seg = g.seg
+    for u in utids:
+        for v in range(int(g.thread_seg_lo[u]), int(g.thread_seg_hi[u])):
+            s, e = int(seg.start[v]), int(seg.end[v])
+            if e < a or s > b:
+                continue
+            segments.append({"vertex": v, "utid": u, "start": max(s, a), "end": min(e, b),
+                             "start_label": g.start_label(v), "end_kind": G.END_KIND_NAMES[int(seg.end_kind[v])]})
+
+    path_eids = {int(e.edge["eid"]) for e in d.path if e.edge and e.edge.get("eid") is not None}
+    flows, seen = [], set()
+    for u in utids:
+        for v in range(int(g.thread_seg_lo[u]), int(g.thread_seg_hi[u])):
+            for eid in g.in_edges(v):
+                eid = int(eid)
+                if eid in seen:
+                    continue
+                tname = G.EDGE_TYPE_NAMES[int(g.edges.type[eid])]
+                src_u = int(seg.utid[int(g.edges.src[eid])])
+                ts, src_ts = int(g.edges.ts[eid]), int(g.edges.src_ts[eid])
+                on_path = eid in path_eids
+                wanted = on_path or (tname in FLOW_TYPES and src_u in exported and
+                                     a <= ts <= b and a <= src_ts <= b)
+                if wanted:
+                    seen.add(eid)
+                    flows.append(_edge_flow(g, eid, on_path))
+    for eid in sorted(path_eids - seen):       # a path edge from a thread that is not exported cannot be
+        if 0 <= eid < g.num_edges:             # (every path thread is), but keep the rule explicit
+            flows.append(_edge_flow(g, eid, True))
+    flows.sort(key=lambda f: (f["src_ts"], f["eid"]))
+
+    path = []
+    for i, e in enumerate(d.path):
+        edge = e.edge or {}
+        path.append({"index": i, "vertex": int(e.vertex), "utid": int(e.utid), "role": e.role, "depth": int(e.depth),
+                     "block_type": e.block_type, "start": int(e.start_ns), "end": int(e.end_ns),
+                     "edge_type": edge.get("type"), "weak": bool(edge.get("weak")),
+                     "eid": edge.get("eid")})
+    roots = [{"vertex": int(r.vertex), "utid": int(r.utid), "block_type": r.block_type, "depth": int(r.depth),
+              "primary": bool(r.primary), "start": int(r.start_ns), "end": int(r.end_ns), "why": r.why,
+              "advice": r.advice} for r in d.root_causes]
+    return {"start": a, "end": b, "origin": int(g.time_origin or g.trace_start),
+            "hang": {"utid": int(d.hang.utid), "vertex": int(d.hang.vertex), "start": int(d.hang.start_ns),
+                     "end": int(d.hang.end_ns), "block_type": d.hang.block_type, "ongoing": bool(d.hang.ongoing)},
+            "threads": threads, "states": states, "segments": segments, "flows": flows,
+            "path": path, "roots": roots}
+
+
+def flow_name(f):
+    """A flow's display name: the edge type, its ownership kind, "(weak)"."""
+    name = f["type"] + (f" {f['owner_kind']}" if f.get("owner_kind") else "")
+    return name + (" (weak)" if f["weak"] else "")
+
+
+def flow_category(f):
+    """argus.edge / argus.edge.weak, with .path when the diagnosis took it:
+    viewers filter and colour by category."""
+    return "argus.edge" + (".weak" if f["weak"] else "") + (".path" if f["on_path"] else "")
+
+
+def thread_label(t):
+    return f"{t['comm'] or '?'}/{t['tid']}"
+
+
+def path_label(p):
+    return f"path #{p['index']}: {p['block_type']} ({p['role']}" + (f", depth {p['depth']})" if p["depth"] else ")")
+
+
+def root_label(r):
+    return ("PRIMARY ROOT CAUSE" if r["primary"] else "root cause") + f" (depth {r['depth']}): {r['block_type']}"
+
+
+def lanes(items):
+    """Assigns each (start, end) item a lane so no two in one lane overlap;
+    returns the lane index per item (first fit, items in start order)."""
+    order = sorted(range(len(items)), key=lambda i: (items[i][0], items[i][1]))
+    ends, out = [], [0] * len(items)
+    for i in order:
+        s, e = items[i]
+        for k, last in enumerate(ends):
+            if last <= s:
+                ends[k] = e
+                out[i] = k
+                break
+        else:
+            ends.append(e)
+            out[i] = len(ends) - 1
+    return out
