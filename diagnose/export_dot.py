@@ -20,8 +20,9 @@ from argus.diagnose.report import fmt_dur, fmt_rel
 
 
 def _text(s):
+    """A DOT label: each line escaped, joined with DOT's centred line break."""
     import graphviz
-    return graphviz.nohtml(graphviz.escape(str(s)))
+    return graphviz.nohtml("\\n".join(graphviz.escape(line) for line in str(s).split("\n")))
 
 
 def build(tl):
