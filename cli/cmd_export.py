@@ -7,8 +7,8 @@
 Any number of outputs at once.  The hang is picked and answered as `argus
 debug` does (cli/cmd_debug.add_diagnosis_args: --pid, --tid, --at, --buffer,
 --window, --threshold, --answers, --resume, --no-rules): the automatic
-answers unless --answers / --resume replay recorded ones; nothing is saved
-as a session.  What the files hold: docs/export.md; how they are built:
+answers unless --answers / --resume replay recorded ones (a replayed run is
+saved as a session, as `argus debug --answers` saves it).  What the files hold: docs/export.md; how they are built:
 diagnose/export_model.py and one writer per format beside it.
 
 Every output is a new 0600 file renamed into place through its verified
@@ -86,6 +86,15 @@ def write_output(path, data):
         os.close(dir_fd)
 
 
+def check_output_path(flag, path):
+    """Before the (long) diagnosis: a directory, or a file in a directory that
+    does not exist, is refused at once."""
+    if os.path.isdir(path):
+        raise ArgusError(f"{flag} {path}: is a directory")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise ArgusError(f"{flag} {path}: its directory does not exist")
+
+
 def _renderer(kind):
     from argus.diagnose import export_chrome, export_dot, export_perfetto
     return {"perfetto": export_perfetto.render, "chrome_json": export_chrome.render,
@@ -97,8 +106,7 @@ def run(args):
     if not wanted:
         raise ArgusError("export: name at least one output (--perfetto, --chrome-json, --dot or --svg FILE)")
     for _, flag, path in wanted:
-        if os.path.isdir(path):
-            raise ArgusError(f"{flag} {path}: is a directory")
+        check_output_path(flag, path)
     ctx, tl = diagnosis_for_output(args)
     n = sum(len(s) for s in tl["states"].values()) + len(tl["segments"]) + len(tl["flows"])
     with Progress() as progress:

@@ -13,7 +13,6 @@ says so); the file is 0600 like every file Argus derives from a trace.
 """
 import sys
 
-from argus.cli.common import ArgusError
 from argus.cli.progress import Progress
 from argus.cli.textsafe import safe_lines
 
@@ -45,11 +44,10 @@ def _lldb_results(ctx):
 def run(args):
     import os
 
-    from argus.cli.cmd_export import diagnosis_for_output, write_output
+    from argus.cli.cmd_export import check_output_path, diagnosis_for_output, write_output
     from argus.diagnose import export_dot, report_html
 
-    if os.path.isdir(args.html):
-        raise ArgusError(f"--html {args.html}: is a directory")
+    check_output_path("--html", args.html)
     ctx, tl = diagnosis_for_output(args)
     with Progress() as progress:
         progress.stage(f"writing {args.html}")
