@@ -94,7 +94,7 @@ def build_trace(tl):
     for t in tl["threads"]:
         if t["pid"] not in procs:
             procs[t["pid"]] = track(process=(t["pid"], t["process"] or t["comm"]))
-        tracks[t["utid"]] = track(thread=t, parent=procs[t["pid"]])
+        tracks[t["utid"]] = track(thread=t, parent=procs[t["pid"]])   # as the format's reference does
 
     events = []     # (track, ts, order, fill(ev)) ; order: 0 end, 1 begin, 2 instant
 

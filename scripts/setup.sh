@@ -16,6 +16,7 @@ APT_PACKAGES=(
   linux-perf                                            # benchmarks: perf record / perf bench
   redis-server redis-tools                              # a real program that hangs, for tests
   tmux                                                  # driving terminal sessions in tests
+  graphviz chromium                                     # argus export --svg; the HTML report test (playwright)
 )
 
 missing=()
