@@ -3,7 +3,8 @@ Chrome JSON, the HTML report's timeline), as plain Python data.
 
 Algorithm (timeline(g, d)):
   threads   the spinning thread, then every other thread on the path in path
-            order, then root-cause threads not on it (each once).
+            order, then root-cause threads not on it, then any other end of an
+            edge the path took (each once).
   window    [first path / root-cause / hang start, last end] widened by 5% of
             its span on each side, clipped to the graph's time range.
   states    per thread, its running and runnable intervals (g.running /
@@ -27,6 +28,8 @@ Invariants: every flow's two ends are on exported threads; every state lies
 inside the window and the states of one thread do not overlap; every path
 element's thread is exported.  Nothing here formats for a file format.
 """
+import numpy as np
+
 from argus.graphbuild import graph as G
 from argus.diagnose.blocktype import wait_desc
 
@@ -43,15 +46,15 @@ def _ident(g, utid):
             "process": g.process_name(pid)}
 
 
-def _order_threads(d):
-    order = [int(d.hang.utid)]
+def _order_threads(g, d):
+    """The spinning thread, the path's threads in path order, the root
+    causes', and the two ends of every edge the path took (one list, each once)."""
+    order = [int(d.hang.utid)] + [int(e.utid) for e in d.path] + [int(r.utid) for r in d.root_causes]
     for e in d.path:
-        if int(e.utid) not in order:
-            order.append(int(e.utid))
-    for r in d.root_causes:
-        if int(r.utid) not in order:
-            order.append(int(r.utid))
-    return order
+        eid = (e.edge or {}).get("eid")
+        if eid is not None and 0 <= eid < g.num_edges:
+            order += [int(g.seg.utid[int(g.edges.src[eid])]), int(g.seg.utid[int(g.edges.dst[eid])])]
+    return list(dict.fromkeys(order))
 
 
 def _window(g, d):
@@ -75,13 +78,10 @@ def thread_states(g, utid, a, b):
     out = [("running", s, e, None) for s, e in _intervals(g.running, g.run_lo, g.run_hi, utid, a, b)]
     out += [("runnable", s, e, None) for s, e in _intervals(g.runnable, g.rbl_lo, g.rbl_hi, utid, a, b)]
     seg = g.seg
-    for v in range(int(g.thread_seg_lo[utid]), int(g.thread_seg_hi[utid])):
-        if int(seg.end_kind[v]) != G.END_BLOCKED:
-            continue
-        ws, we = int(seg.wait_start[v]), int(seg.wait_end[v])
-        if we < a or ws > b:
-            continue
-        out.append(("blocked", max(ws, a), min(we, b), wait_desc(g, v)))
+    vs = np.arange(int(g.thread_seg_lo[utid]), int(g.thread_seg_hi[utid]))
+    vs = vs[(seg.end_kind[vs] == G.END_BLOCKED) & (seg.wait_end[vs] >= a) & (seg.wait_start[vs] <= b)]
+    for v in vs.tolist():
+        out.append(("blocked", max(int(seg.wait_start[v]), a), min(int(seg.wait_end[v]), b), wait_desc(g, v)))
     rank = {"running": 0, "runnable": 1, "blocked": 2}
     out.sort(key=lambda x: (x[1], rank[x[0]]))
     tiled, last_end = [], a
@@ -106,7 +106,7 @@ def _edge_flow(g, eid, on_path):
 
 def timeline(g, d):
     """The dict described at the top of this file, for Diagnosis d over graph g."""
-    utids = _order_threads(d)
+    utids = _order_threads(g, d)
     exported = set(utids)
     a, b = _window(g, d)
     threads = []
@@ -117,36 +117,29 @@ def timeline(g, d):
         threads.append(t)
     states = {u: thread_states(g, u, a, b) for u in utids}
 
-    segments = []
     seg = g.seg
+    segments = []
     for u in utids:
-        for v in range(int(g.thread_seg_lo[u]), int(g.thread_seg_hi[u])):
-            s, e = int(seg.start[v]), int(seg.end[v])
-            if e < a or s > b:
-                continue
-            segments.append({"vertex": v, "utid": u, "start": max(s, a), "end": min(e, b),
-                             "start_label": g.start_label(v), "end_kind": G.END_KIND_NAMES[int(seg.end_kind[v])]})
+        vs = np.arange(int(g.thread_seg_lo[u]), int(g.thread_seg_hi[u]))
+        vs = vs[(seg.end[vs] >= a) & (seg.start[vs] <= b)]
+        for v in vs.tolist():
+            segments.append({"vertex": v, "utid": u, "start": max(int(seg.start[v]), a),
+                             "end": min(int(seg.end[v]), b), "start_label": g.start_label(v),
+                             "end_kind": G.END_KIND_NAMES[int(seg.end_kind[v])]})
 
     path_eids = {int(e.edge["eid"]) for e in d.path if e.edge and e.edge.get("eid") is not None}
-    flows, seen = [], set()
-    for u in utids:
-        for v in range(int(g.thread_seg_lo[u]), int(g.thread_seg_hi[u])):
-            for eid in g.in_edges(v):
-                eid = int(eid)
-                if eid in seen:
-                    continue
-                tname = G.EDGE_TYPE_NAMES[int(g.edges.type[eid])]
-                src_u = int(seg.utid[int(g.edges.src[eid])])
-                ts, src_ts = int(g.edges.ts[eid]), int(g.edges.src_ts[eid])
-                on_path = eid in path_eids
-                wanted = on_path or (tname in FLOW_TYPES and src_u in exported and
-                                     a <= ts <= b and a <= src_ts <= b)
-                if wanted:
-                    seen.add(eid)
-                    flows.append(_edge_flow(g, eid, on_path))
-    for eid in sorted(path_eids - seen):       # a path edge from a thread that is not exported cannot be
-        if 0 <= eid < g.num_edges:             # (every path thread is), but keep the rule explicit
-            flows.append(_edge_flow(g, eid, True))
+    ed = g.edges
+    if len(ed):
+        src_u, dst_u = seg.utid[ed.src], seg.utid[ed.dst]
+        ours = np.array(sorted(exported))
+        flow_types = [G.EDGE_TYPE_BY_NAME[t] for t in FLOW_TYPES]
+        keep = (np.isin(src_u, ours) & np.isin(dst_u, ours) & np.isin(ed.type, flow_types)
+                & (ed.ts >= a) & (ed.ts <= b) & (ed.src_ts >= a) & (ed.src_ts <= b))
+        eids = set(np.flatnonzero(keep).tolist())
+    else:
+        eids = set()
+    eids |= {e for e in path_eids if 0 <= e < g.num_edges}
+    flows = [_edge_flow(g, eid, eid in path_eids) for eid in eids]
     flows.sort(key=lambda f: (f["src_ts"], f["eid"]))
 
     path = []
