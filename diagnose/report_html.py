@@ -65,11 +65,36 @@ def _coalesce(states, ns_per_px):
     return out
 
 
-def timeline_svg(tl, report):
-    """The timeline (inline SVG text, every label escaped)."""
-    a, b = tl["start"], tl["end"]
+def _tick(rel, span):
+    """An axis label with as many digits as the span needs (ticks a fifth apart differ)."""
+    if span < 5_000_000:
+        return f"{rel / 1e3:+.0f} us"
+    if span < 5_000_000_000:
+        return f"{rel / 1e6:+.1f} ms"
+    return f"{rel / 1e9:+.3f} s"
+
+
+def zoom_window(tl):
+    """(a, b) around the path steps that lie outside the hang (the baseline
+    path, the causal steps before it) when they would be squeezed into a
+    sliver of the whole timeline (under a tenth of it), else None."""
+    h = tl["hang"]
+    steps = [p for p in tl["path"] if p["end"] < h["start"] or p["start"] > h["end"]]
+    if not steps:
+        return None
+    a, b = min(p["start"] for p in steps), max(p["end"] for p in steps)
+    if (b - a) * 10 > tl["end"] - tl["start"]:
+        return None
+    pad = max((b - a) // 10, 10_000)
+    return max(a - pad, tl["start"]), min(b + pad, tl["end"])
+
+
+def timeline_svg(tl, report, window=None, svg_id="timeline"):
+    """The timeline over window (default: the whole timeline) as inline SVG
+    text, every label escaped; items outside the window are left out."""
+    a, b = window or (tl["start"], tl["end"])
     span = max(b - a, 1)
-    inner = WIDTH - LEFT - 20
+    inner = WIDTH - LEFT - 45      # room for the last tick label
     ns_per_px = span / inner
     t0 = tl["hang"]["start"]
 
@@ -78,7 +103,7 @@ def timeline_svg(tl, report):
 
     rows = {t["utid"]: k for k, t in enumerate(tl["threads"])}
     height = TOP + ROW * len(tl["threads"]) + 30
-    out = [f'<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+    out = [f'<svg id="{svg_id}" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
            f'viewBox="0 0 {WIDTH} {height}" role="img" aria-label="timeline of the threads on the path">',
            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
            'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#3454d1"/></marker></defs>']
@@ -90,13 +115,15 @@ def timeline_svg(tl, report):
         ts = a + span * k // 5
         out.append(f'<line x1="{x(ts):.1f}" y1="{TOP - 10}" x2="{x(ts):.1f}" y2="{height - 24}" stroke="#e3e3e3"/>')
         out.append(f'<text x="{x(ts):.1f}" y="{TOP - 14}" font-size="10" text-anchor="middle">'
-                   f'{esc(fmt_rel(ts - t0))}</text>')
+                   f'{esc(_tick(ts - t0, span))}</text>')
     for t in tl["threads"]:
         y = TOP + rows[t["utid"]] * ROW
         out.append(f'<text x="6" y="{y + 12}" font-size="11">{esc(M.thread_label(t))}</text>')
         out.append(f'<text x="6" y="{y + 26}" font-size="9" fill="#666">{esc(t["process"] or "?")}/{t["pid"]} '
                    f'{esc(t["role"])}</text>')
         for state, s, e, why in _coalesce(tl["states"][t["utid"]], ns_per_px):
+            if e < a or s > b:
+                continue
             w = max(x(e) - x(s), 0.5)
             label = state + (f": {why}" if why else "") + f" {fmt_rel(s - t0)} .. {fmt_rel(e - t0)}"
             out.append(f'<rect class="state" x="{x(s):.1f}" y="{y}" width="{w:.1f}" height="{LANE - 2}" '
@@ -105,11 +132,15 @@ def timeline_svg(tl, report):
     for p in tl["path"]:
         y = TOP + rows[p["utid"]] * ROW + LANE + 2
         diag_y[p["index"]] = y + 6
+        if p["end"] < a or p["start"] > b:
+            continue
         w = max(x(p["end"]) - x(p["start"]), 2)
         out.append(f'<rect class="path" x="{x(p["start"]):.1f}" y="{y}" width="{w:.1f}" height="12" fill="#dce3fb" '
                    f'stroke="#3454d1"><title>{esc(M.path_label(p))} {esc(fmt_rel(p["start"] - t0))} .. '
                    f'{esc(fmt_rel(p["end"] - t0))}</title></rect>')
     for r in tl["roots"]:
+        if r["end"] < a or r["start"] > b:
+            continue
         y = TOP + rows[r["utid"]] * ROW + LANE + 16
         w = max(x(r["end"]) - x(r["start"]), 3)
         colour = "#b00000" if r["primary"] else "#e07b00"
@@ -118,10 +149,11 @@ def timeline_svg(tl, report):
     path = tl["path"]
     for i in range(1, len(path)):         # the chain: path[i] (cause) -> path[i-1]
         p, q = path[i], path[i - 1]
-        if p["edge_type"] is None or p["utid"] == q["utid"]:
+        x1_ts = p["end"] if p["end"] <= q["start"] else p["start"]
+        if p["edge_type"] is None or p["utid"] == q["utid"] or not (a <= q["start"] <= b and a <= x1_ts <= b):
             continue
         dash = ' stroke-dasharray="4 3"' if p["weak"] else ""
-        out.append(f'<line class="edge" x1="{x(p["end"] if p["end"] <= q["start"] else p["start"]):.1f}" '
+        out.append(f'<line class="edge" x1="{x(x1_ts):.1f}" '
                    f'y1="{diag_y[i]}" x2="{x(q["start"]):.1f}" y2="{diag_y[i - 1]}" stroke="#3454d1"{dash} '
                    f'marker-end="url(#arrow)"><title>#{i} {esc(p["edge_type"])}'
                    f'{" (weak)" if p["weak"] else ""}</title></line>')
@@ -220,7 +252,13 @@ def render(report, tl, answers=(), lldb=None, graph_svg=None):
     if b:
         parts.append(f"<p>baseline: a {esc(fmt_dur(b['wait_ns']))} wait at {esc(fmt_rel(b['start_ns'] - s['start_ns']))}"
                      f" ({'same thread' if b['same_thread'] else 'thread ' + esc(_who(b))})</p>")
-    parts += ["<h2>Timeline of the threads on the path</h2>", timeline_svg(tl, report),
+    parts += ["<h2>Timeline of the threads on the path</h2>", timeline_svg(tl, report)]
+    zoom = zoom_window(tl)
+    if zoom:
+        parts += [f"<p class='note'>The causal steps outside the hang, enlarged "
+                  f"({esc(fmt_rel(zoom[0] - s['start_ns']))} .. {esc(fmt_rel(zoom[1] - s['start_ns']))}):</p>",
+                  timeline_svg(tl, report, zoom, "timeline-zoom")]
+    parts += [
               "<h2>Causal chain</h2>", "<p class='note'>The spinning thread first, walking back along causality; "
               "weak edges (heuristic guesses) in grey.</p>", _chain_table(report),
               "<h2>Root causes</h2>", _root_causes(report, lldb or {}),
