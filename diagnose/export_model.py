@@ -12,7 +12,8 @@ Algorithm (timeline(g, d)):
             [wait_start, wait_end], reason = blocktype.wait_desc), clipped to
             the window; overlaps inside one thread are cut so the states tile
             (running over runnable over blocked): a track shows one state at a
-            time.
+            time.  Past MAX_STATES_PER_THREAD, the ones nearest the hang's
+            start are kept and notes says so.
   segments  the vertices of those threads that overlap the window (their
             running span [start, end]).
   flows     every causal edge (wakeup, spawn, message, timer, data flag,
@@ -32,9 +33,10 @@ import numpy as np
 
 from argus.graphbuild import graph as G
 from argus.diagnose.blocktype import wait_desc
+from argus.diagnose.report import fmt_at, trace_clock as _clock
 
 MARGIN = 0.05
-MAX_STATES_PER_THREAD = 200_000    # a busy thread over minutes: keep the export loadable
+MAX_STATES_PER_THREAD = 1_000_000  # a thread polling every few us over minutes: keep the export loadable
 
 # edge types drawn as flows, and what the exporters call them
 FLOW_TYPES = ("wakeup", "spawn", "message", "timer", "data_flag", "ownership")
@@ -91,7 +93,7 @@ def thread_states(g, utid, a, b):
             continue
         tiled.append((state, s, e, why))
         last_end = e
-    return tiled[:MAX_STATES_PER_THREAD]
+    return tiled
 
 
 def _edge_flow(g, eid, on_path):
@@ -115,7 +117,17 @@ def timeline(g, d):
         t["role"] = "spinning" if u == int(d.hang.utid) else \
             ("root cause" if any(int(r.utid) == u for r in d.root_causes) else "on path")
         threads.append(t)
-    states = {u: thread_states(g, u, a, b) for u in utids}
+    states, notes = {}, []
+    for u in utids:
+        st = thread_states(g, u, a, b)
+        if len(st) > MAX_STATES_PER_THREAD:     # keep the states nearest the hang's start
+            k = next((i for i, x in enumerate(st) if x[2] >= int(d.hang.start_ns)), 0)
+            lo = max(0, min(k - MAX_STATES_PER_THREAD // 2, len(st) - MAX_STATES_PER_THREAD))
+            notes.append(f"{g.comm(u)}/{int(g.threads.tid[u])}: {len(st):,} state changes, "
+                         f"{MAX_STATES_PER_THREAD:,} exported ({fmt_at(st[lo][1], *_clock(g))} .. "
+                         f"{fmt_at(st[lo + MAX_STATES_PER_THREAD - 1][2], *_clock(g))})")
+            st = st[lo:lo + MAX_STATES_PER_THREAD]
+        states[u] = st
 
     seg = g.seg
     segments = []
@@ -156,7 +168,7 @@ def timeline(g, d):
             "hang": {"utid": int(d.hang.utid), "vertex": int(d.hang.vertex), "start": int(d.hang.start_ns),
                      "end": int(d.hang.end_ns), "block_type": d.hang.block_type, "ongoing": bool(d.hang.ongoing)},
             "threads": threads, "states": states, "segments": segments, "flows": flows,
-            "path": path, "roots": roots}
+            "path": path, "roots": roots, "notes": notes}
 
 
 def flow_name(f):

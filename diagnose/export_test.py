@@ -220,3 +220,18 @@ def test_html_lists_questions_answers_and_lldb_results(golden, tl, tmp_path):
     links = [a["href"] for t, a in p.tags if t == "a" and "lldb" in a.get("class", "")]
     assert links == ["file://" + str(tmp_path / "x.json")]
     assert page.count("<tr>") >= len(golden.report["path"]) + 1
+
+
+def test_timeline_pools_states_shorter_than_a_pixel():
+    # a thread that polls: 100k running / runnable / blocked intervals of 1-3 us, then a long wait
+    states, t = [], 0
+    for k in range(100_000):
+        for state, d in (("running", 1_000), ("runnable", 3_000), ("blocked", 2_000)):
+            states.append((state, t, t + d, "poll" if state == "blocked" else None))
+            t += d
+    states.append(("blocked", t, t + 600_000_000, "read(fd 3)"))
+    drawn = report_html._per_pixel(states, 0, (t + 600_000_000) / 800)
+    assert len(drawn) <= 2 * 800
+    assert drawn[-1] == ("blocked", t, t + 600_000_000, "read(fd 3)")          # a long interval stays as it is
+    assert {s for s, *_ in drawn[:-1]} == {"runnable"}                         # the dominant state of each pixel
+    assert all(a[2] <= b[1] for a, b in zip(drawn, drawn[1:]))
