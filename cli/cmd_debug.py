@@ -39,13 +39,14 @@ from argus.cli.tracefile import load_trace, warn_dropped, window_rows
 from argus.diagnose.windowed import DEFAULT_WINDOW_S, WHOLE_BUFFER_EVENTS
 
 
-def _add_common(p, pid_help):
+def _add_common(p, pid_help, json=True):
     p.add_argument("--pid", type=int, help=pid_help)
     p.add_argument("--tid", type=int, help="the hung thread (default: the main thread)")
     p.add_argument("--buffer", metavar="FILE", help="ring buffer file (default: the active one)")
     p.add_argument("--threshold", type=float, default=2.0, metavar="SECONDS",
                    help="a hang is a thread out of its event loop at least this long (default 2)")
-    p.add_argument("--json", action="store_true", help="print JSON (docs/diagnosis-json.md)")
+    if json:
+        p.add_argument("--json", action="store_true", help="print JSON (docs/diagnosis-json.md)")
     p.add_argument("--window", type=float, default=None, metavar="SECONDS",
                    help="load the last SECONDS of the buffer first (around --at when given) and double it "
                         f"until the hang is inside; 0 loads everything (default {DEFAULT_WINDOW_S:g}; the "
@@ -55,18 +56,9 @@ def _add_common(p, pid_help):
 def register(sub):
     p = sub.add_parser("debug", help="diagnose a hang: the spinning vertex, the causal chain, root causes "
                                      "(interactive on a terminal; docs/repl.md)")
-    _add_common(p, "the process that hung (default: the one whose main thread hung most recently)")
-    p.add_argument("--at", type=float, metavar="SECONDS",
-                   help="the hang in progress at this time (seconds since the start of the trace)")
+    add_diagnosis_args(p)
     p.add_argument("--auto", action="store_true",
                    help="answer every question with the automatic heuristic (most recent edge / baseline)")
-    p.add_argument("--answers", metavar="FILE",
-                   help="replay the answers recorded in FILE (REPL: export --answers FILE)")
-    p.add_argument("--resume", nargs="?", type=int, const=0, metavar="ID",
-                   help="continue a saved session (default: the most recent one)")
-    p.add_argument("--no-rules", action="store_true",
-                   help="ignore the rules of earlier sessions (they apply in every mode otherwise; "
-                        "argus rules list shows them)")
     p.set_defaults(func=run_debug)
 
     p = sub.add_parser("hangs", help="list hangs: of one process, or the longest of every process's main thread")
@@ -76,6 +68,21 @@ def register(sub):
     p.add_argument("--all", action="store_true",
                    help="without --pid: every main thread, not only those with an event loop (poll/epoll waits)")
     p.set_defaults(func=run_hangs)
+
+
+def add_diagnosis_args(p, json=True):
+    """The options that pick a hang and answer its questions: `argus debug`'s,
+    and those of the commands that render a diagnosis (export, report)."""
+    _add_common(p, "the process that hung (default: the one whose main thread hung most recently)", json=json)
+    p.add_argument("--at", type=float, metavar="SECONDS",
+                   help="the hang in progress at this time (seconds since the start of the trace)")
+    p.add_argument("--answers", metavar="FILE",
+                   help="replay the answers recorded in FILE (REPL: export --answers FILE)")
+    p.add_argument("--resume", nargs="?", type=int, const=0, metavar="ID",
+                   help="continue a saved session (default: the most recent one)")
+    p.add_argument("--no-rules", action="store_true",
+                   help="ignore the rules of earlier sessions (they apply in every mode otherwise; "
+                        "argus rules list shows them)")
 
 
 def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None):
@@ -140,12 +147,45 @@ def _store(create=True):
 
 
 def run_debug(args):
-    from argus.cli.session import SessionError, read_answers_file
-    from argus.cli.repl.context import ReplContext
+    from argus.cli.session import SessionError
     from argus.diagnose import render_json, render_text
-    from argus.diagnose.windowed import hang_acceptor
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not (args.auto or args.json or args.answers)
+    try:
+        ctx = open_context(args, interactive)
+    except SessionError as e:
+        raise ArgusError(str(e))
+    store, sid = ctx.store, ctx.sid
+    try:
+        if interactive:
+            from argus.cli.repl import app
+            _header(ctx)
+            try:
+                return app.run(ctx, store.history_path)
+            finally:
+                store.finish(sid, ctx.report, status="closed")
+        ctx.run_diagnosis(auto=args.auto, ask=None)
+        if sid is not None:
+            store.finish(sid, ctx.report, status="closed")
+        d = ctx.diagnosis
+        sys.stdout.write((render_json(d) if args.json else safe_lines(render_text(d))).rstrip("\n") + "\n")
+        return 0
+    except SessionError as e:
+        raise ArgusError(str(e))
+    finally:
+        if store is not None:
+            store.close()
+
+
+def open_context(args, interactive=False):
+    """The ReplContext of the hang that args (add_diagnosis_args, plus auto)
+    name, its diagnosis not yet run; ctx.store is the session store (None
+    with --auto when there is none yet), which the caller closes.  `argus
+    debug` runs it; export and report reuse it.  Raises SessionError."""
+    from argus.cli.session import read_answers_file
+    from argus.cli.repl.context import ReplContext
+    from argus.diagnose.windowed import hang_acceptor
+
     store, sid, presets = None, None, []
     try:
         if args.resume is not None:
@@ -177,24 +217,11 @@ def run_debug(args):
         ctx.presets = presets
         ctx.no_rules = args.no_rules
         ctx.show_rules = interactive
-        if interactive:
-            from argus.cli.repl import app
-            _header(ctx)
-            try:
-                return app.run(ctx, store.history_path)
-            finally:
-                store.finish(sid, ctx.report, status="closed")
-        ctx.run_diagnosis(auto=args.auto, ask=None)
-        if sid is not None:
-            store.finish(sid, ctx.report, status="closed")
-        d = ctx.diagnosis
-        sys.stdout.write((render_json(d) if args.json else safe_lines(render_text(d))).rstrip("\n") + "\n")
-        return 0
-    except SessionError as e:
-        raise ArgusError(str(e))
-    finally:
+        return ctx
+    except BaseException:
         if store is not None:
             store.close()
+        raise
 
 
 def _say_window(g, trace):

@@ -19,6 +19,7 @@ import time
 
 from argus.cli.common import ArgusError, resolve_buffer
 from argus.cli.memcheck import check_load
+from argus.cli.progress import Progress, fmt_count
 from argus.cli.textsafe import safe_lines
 from argus.cli.tracefile import load_trace
 
@@ -49,14 +50,19 @@ def _build(buffer):
     path = resolve_buffer(buffer)
     if os.path.exists(path):
         check_load(path, None, None, widening=False)     # the whole buffer: one line if it cannot fit
-    t0 = time.perf_counter()
-    trace, _ = load_trace(path, names=False)
-    t1 = time.perf_counter()
-    try:
-        g = build_graph_from_trace(trace)
-    except GraphError as e:
-        raise ArgusError(f"{path}: {e}")
-    t2 = time.perf_counter()
+    with Progress() as progress:            # stderr only: --json keeps stdout clean
+        t0 = time.perf_counter()
+        progress.stage(f"decoding {path}")
+        trace, _ = load_trace(path, names=False)
+        progress.finished("decoded", trace.nrows)
+        t1 = time.perf_counter()
+        progress.stage(f"building the event graph of {fmt_count(trace.nrows)} events")
+        try:
+            g = build_graph_from_trace(trace)
+        except GraphError as e:
+            raise ArgusError(f"{path}: {e}")
+        progress.finished("built a graph of", trace.nrows)
+        t2 = time.perf_counter()
     return path, g, {"decode_s": round(t1 - t0, 3), "build_s": round(t2 - t1, 3)}
 
 

@@ -153,7 +153,8 @@ class AskingChooser(Chooser):
     def _record(self, q, key, source):
         if source in ("user", "replay"):
             self.queries += 1
-        rec = {"kind": q.kind, "answer": key, "source": source, "vertex": q.context.get("vertex")}
+        rec = {"kind": q.kind, "answer": key, "source": source, "vertex": q.context.get("vertex"),
+               "question": q.text, "label": dict(q.options).get(key)}     # for reports (HTML)
         self.answers.append(rec)
         if self.on_answer is not None:
             self.on_answer(rec)

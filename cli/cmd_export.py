@@ -1,0 +1,125 @@
+"""`argus export`: a diagnosis as a trace viewers open, or as a graph.
+
+  argus export [--pid PID ...] --perfetto FILE     Perfetto protobuf trace (ui.perfetto.dev)
+                               --chrome-json FILE  Chrome trace-event JSON
+                               --dot FILE          the diagnosis slice, Graphviz DOT
+                               --svg FILE          the same, drawn by graphviz as SVG
+Any number of outputs at once.  The hang is picked and answered as `argus
+debug` does (cli/cmd_debug.add_diagnosis_args: --pid, --tid, --at, --buffer,
+--window, --threshold, --answers, --resume, --no-rules): the automatic
+answers unless --answers / --resume replay recorded ones (a replayed run is
+saved as a session, as `argus debug --answers` saves it).  What the files hold: docs/export.md; how they are built:
+diagnose/export_model.py and one writer per format beside it.
+
+Every output is a new 0600 file renamed into place through its verified
+directory (cli/safe_files.py): a trace names processes and files, so what
+is derived from it is private.  Nothing read from the trace is executed:
+the SVG is graphviz's `dot` reading the DOT source on stdin.
+"""
+import os
+import sys
+
+from argus.cli.common import ArgusError
+from argus.cli.progress import Progress, fmt_count
+from argus.cli.textsafe import safe_lines
+
+FORMATS = (("perfetto", "--perfetto", "Perfetto protobuf trace (open in ui.perfetto.dev)"),
+           ("chrome_json", "--chrome-json", "Chrome trace-event JSON (chrome://tracing and other viewers)"),
+           ("dot", "--dot", "the diagnosis slice as a Graphviz DOT graph"),
+           ("svg", "--svg", "the diagnosis slice drawn as SVG (graphviz's dot)"))
+
+
+def register(sub):
+    from argus.cli.cmd_debug import add_diagnosis_args
+
+    p = sub.add_parser("export", help="write a diagnosis as a Perfetto / Chrome JSON trace, or its slice as a "
+                                      "DOT / SVG graph (docs/export.md)")
+    for dest, flag, what in FORMATS:
+        p.add_argument(flag, dest=dest, metavar="FILE", help=what)
+    add_diagnosis_args(p, json=False)
+    p.set_defaults(func=run)
+
+
+def diagnosis_for_output(args):
+    """(ReplContext with its diagnosis run, graph timeline): the hang args name,
+    answered automatically unless --answers / --resume replay answers."""
+    from argus.cli.cmd_debug import open_context
+    from argus.cli.session import SessionError
+    from argus.diagnose.export_model import timeline
+
+    args.auto = not (args.answers or args.resume is not None)   # no session of its own
+    try:
+        ctx = open_context(args)
+    except SessionError as e:
+        raise ArgusError(str(e))
+    try:
+        ctx.run_diagnosis(auto=args.auto, ask=None)
+        if ctx.sid is not None:
+            ctx.store.finish(ctx.sid, ctx.report, status="closed")
+    except SessionError as e:
+        raise ArgusError(str(e))
+    finally:
+        if ctx.store is not None:
+            ctx.store.close()
+    return ctx, timeline(ctx.g, ctx.diagnosis)
+
+
+def write_output(path, data):
+    """data (str or bytes) as a new 0600 file at path (cli/safe_files.py)."""
+    from argus.cli import safe_files
+
+    try:
+        dir_fd, name = safe_files.open_parent(path, allow_sticky=True)
+    except FileNotFoundError:
+        raise ArgusError(f"cannot write {path}: its directory does not exist") from None
+    except OSError as e:
+        raise ArgusError(f"cannot write {path}: {e.strerror}") from None
+    try:
+        if not name:
+            raise ArgusError(f"cannot write {path}: it names a directory")
+        safe_files.write_file(dir_fd, name, data)
+    except IsADirectoryError:
+        raise ArgusError(f"cannot write {path}: it is a directory") from None
+    except OSError as e:
+        raise ArgusError(f"cannot write {path}: {e.strerror}") from None
+    finally:
+        os.close(dir_fd)
+
+
+def check_output_path(flag, path):
+    """Before the (long) diagnosis: a directory, or a file in a directory that
+    does not exist, is refused at once."""
+    if os.path.isdir(path):
+        raise ArgusError(f"{flag} {path}: is a directory")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise ArgusError(f"{flag} {path}: its directory does not exist")
+
+
+def _renderer(kind):
+    from argus.diagnose import export_chrome, export_dot, export_perfetto
+    return {"perfetto": export_perfetto.render, "chrome_json": export_chrome.render,
+            "dot": export_dot.render_dot, "svg": export_dot.render_svg}[kind]
+
+
+def run(args):
+    wanted = [(dest, flag, getattr(args, dest)) for dest, flag, _ in FORMATS if getattr(args, dest)]
+    if not wanted:
+        raise ArgusError("export: name at least one output (--perfetto, --chrome-json, --dot or --svg FILE)")
+    for _, flag, path in wanted:
+        check_output_path(flag, path)
+    ctx, tl = diagnosis_for_output(args)
+    n = sum(len(s) for s in tl["states"].values()) + len(tl["segments"]) + len(tl["flows"])
+    with Progress() as progress:
+        for kind, flag, path in wanted:
+            progress.stage(f"exporting {fmt_count(n)} events to {path}")
+            try:
+                data = _renderer(kind)(tl)
+            except RuntimeError as e:          # a missing tool or package: one line
+                raise ArgusError(str(e)) from None
+            write_output(path, data)
+            progress.finished(f"exported ({flag[2:]})", n)
+    h = ctx.hang
+    print(safe_lines(f"argus: exported the diagnosis of {ctx.g.comm(h.utid)}/{h.tid} ({h.block_type}, "
+                     f"{len(tl['path'])} path steps, {len(tl['roots'])} root causes) to "
+                     + ", ".join(path for _, _, path in wanted)), file=sys.stderr)
+    return 0

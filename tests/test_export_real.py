@@ -1,0 +1,178 @@
+"""End to end: trace the bundled demo hang with a private daemon, then
+  - `argus export --perfetto` is read back with the perfetto package's protos
+    (the published trace format): it holds the threads of the diagnosis path,
+    their states over the hang (blocked, with the wait reason), and a flow
+    for every causal step of the path (source thread -> destination thread),
+    the path as a chain of named slices and the primary root cause marked;
+  - `argus report --html` loads in headless Chromium (Debian's chromium,
+    driven by playwright; no browser is downloaded) without console errors,
+    and its timeline SVG and slice graph render (non-empty boxes, the graph
+    image decoded); a screenshot goes to $ARGUS_ARTIFACTS (default
+    build/artifacts) for CI."""
+import os
+import pathlib
+import shutil
+import stat
+
+import pytest
+
+from conftest import IN_CI, run_demo
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def demo_trace(tmp_path_factory):
+    """(runner, demo info, `argus debug --json` report) of one traced demo hang."""
+    from conftest import ArgusRunner, require_tracing
+    require_tracing()
+    runner = ArgusRunner(tmp_path_factory.mktemp("export"))
+    runner.start(size="256M")
+    try:
+        info, rc = run_demo("--requests", "40", "--hang-at", "30", "--hang-ms", "3000", "--interval-ms", "20",
+                            "--stuck", "sleep")
+        assert rc == 0
+        runner.wait_drained()
+    finally:
+        runner.stop()
+    report = runner.json("debug", "--buffer", runner.buffer, "--pid", str(info["app_pid"]), "--auto", "--json",
+                         "--threshold", "1")
+    return runner, info, report
+
+
+def _pick(runner, info):
+    return ["--buffer", runner.buffer, "--pid", str(info["app_pid"]), "--threshold", "1"]
+
+
+def test_perfetto_export_holds_what_the_path_needs(demo_trace):
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+    runner, info, report = demo_trace
+    out = runner.tmp / "demo.pftrace"
+    runner.run("export", *_pick(runner, info), "--perfetto", str(out))
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
+    trace = pb.Trace()
+    trace.ParseFromString(out.read_bytes())
+
+    tracks, events = {}, []
+    for p in trace.packet:
+        if p.HasField("track_descriptor"):
+            tracks[p.track_descriptor.uuid] = p.track_descriptor
+        elif p.HasField("track_event"):
+            events.append((p.timestamp, p.track_event))
+    owner = {u: td.thread.tid for u, td in tracks.items() if td.HasField("thread")}
+    for u, td in tracks.items():
+        if td.parent_uuid in owner:
+            owner[u] = owner[td.parent_uuid]
+    threads = {td.thread.tid: td.thread for td in tracks.values() if td.HasField("thread")}
+    # threads: every thread on the path, with its process and name
+    assert {p["tid"] for p in report["path"]} <= set(threads)
+    assert threads[info["helper_tid"]].pid == info["daemon_pid"]
+    assert threads[info["helper_tid"]].thread_name == "demo-helper"
+
+    # states: over the hang the app is blocked in read, the helper in its sleep
+    s = report["spinning"]
+
+    def state_over(tid, a, b):
+        """The name of the state slice of tid that covers the middle of [a, b]."""
+        mid, begun = (a + b) // 2, {}
+        for ts, ev in events:
+            if owner.get(ev.track_uuid) != tid or not tracks[ev.track_uuid].name.endswith(" state"):
+                continue
+            if ev.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                begun[ev.track_uuid] = (ts, ev.name)
+            elif ev.type == pb.TrackEvent.TYPE_SLICE_END:
+                t0, name = begun.pop(ev.track_uuid)
+                if t0 <= mid <= ts:
+                    return name
+        return None
+    app_state = state_over(info["app_tid"], s["start_ns"], s["end_ns"])
+    assert app_state.startswith("Blocked: read(fd"), app_state
+    helper = next(r for r in report["root_causes"] if r["tid"] == info["helper_tid"])
+    helper_state = state_over(info["helper_tid"], helper["start_ns"], helper["end_ns"])
+    assert helper_state.startswith("Blocked: clock_nanosleep"), helper_state
+    names = {ev.name for _, ev in events if "argus.thread_state" in ev.categories}
+    assert {"Running"} <= names and any(n.startswith("Blocked: futex") for n in names)
+
+    # flows: each causal step of the path, from the cause's thread to the effect's
+    flows_out, flows_in = {}, {}
+    for _, ev in events:
+        for f in ev.flow_ids:
+            flows_out.setdefault(f, []).append((owner[ev.track_uuid], ev.name, tuple(ev.categories)))
+        for f in ev.terminating_flow_ids:
+            flows_in.setdefault(f, []).append(owner[ev.track_uuid])
+    edge_flows = [(src[0], flows_in[f][0], src[1], src[2][0]) for f, srcs in flows_out.items() if f & 1
+                  for src in srcs if f in flows_in]
+    path = report["path"]
+    for i in range(1, len(path)):
+        e = path[i]["edge_in"]
+        if e is None or e["type"] in ("baseline", "culprit", "program_order"):
+            continue
+        want = (path[i]["tid"], path[i - 1]["tid"])
+        assert any((src, dst) == want and name.startswith(e["type"]) and cat.endswith(".path")
+                   and ((".weak" in cat) == e["weak"]) for src, dst, name, cat in edge_flows), (i, e, want)
+    assert any(".weak" in cat for *_, cat in edge_flows)          # weak edges are styled apart
+    # the diagnosis chain: one named slice per step, linked by flows; the primary root cause marked
+    diag = [(owner[ev.track_uuid], ev) for _, ev in events if "argus.diagnosis" in ev.categories]
+    assert len(diag) == len(path)
+    assert [ev.name.split(":")[0] for _, ev in sorted(diag, key=lambda x: int(x[1].name.split("#")[1].split(":")[0]))] \
+        == [f"path #{i}" for i in range(len(path))]
+    chained = sum(1 for _, ev in diag if any(not f & 1 for f in ev.flow_ids))
+    assert chained >= len(path) - 1 - sum(p["edge_in"] is None for p in path[1:])
+    roots = [(owner[ev.track_uuid], ev.name) for _, ev in events if "argus.diagnosis.root_cause" in ev.categories]
+    assert (info["helper_tid"], "PRIMARY ROOT CAUSE (depth 2): LongWait") in roots
+
+
+def _launch(p):
+    if not os.path.exists(CHROMIUM):
+        if IN_CI:
+            pytest.fail("chromium is missing: scripts/setup.sh installs it")
+        pytest.skip("needs Debian's chromium")
+    return p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+
+
+def test_html_report_renders_in_headless_chromium(demo_trace):
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if IN_CI:
+            pytest.fail("playwright is missing: scripts/setup.sh installs it")
+        pytest.skip("needs playwright")
+    runner, info, report = demo_trace
+    page_path = runner.tmp / "report.html"
+    runner.run("report", "--html", str(page_path), *_pick(runner, info))
+    assert stat.S_IMODE(os.stat(page_path).st_mode) == 0o600
+    artifacts = pathlib.Path(os.environ.get("ARGUS_ARTIFACTS") or ROOT / "build" / "artifacts")
+    artifacts.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            problems = []
+            page.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning")
+                    else None)
+            page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+            page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
+            page.goto(page_path.as_uri(), wait_until="load")
+            assert problems == []
+            box = page.locator("svg#timeline").bounding_box()
+            assert box and box["width"] > 500 and box["height"] > 100
+            assert page.locator("svg#timeline rect.state").count() > 3
+            widths = page.eval_on_selector_all("svg#timeline rect.state",
+                                               "els => els.map(e => e.getBoundingClientRect().width)")
+            assert max(widths) > 10
+            assert page.locator("svg#timeline rect.path").count() == len(report["path"])
+            assert page.locator("svg#timeline rect.root").count() == len(report["root_causes"])
+            graph = page.locator("img#slice-graph")
+            assert graph.evaluate("img => img.complete && img.naturalWidth > 0")
+            assert graph.bounding_box()["height"] > 100
+            assert page.locator("table#chain tr").count() == len(report["path"]) + 1
+            text = page.inner_text("body")
+            assert "demo-helper" in text and "PRIMARY" in text and "Questions asked" in text
+            assert "argus lldb-script --pid" in text          # how to get the lldb results, per root cause
+            page.screenshot(path=str(artifacts / "report-demo.png"), full_page=True)
+        finally:
+            browser.close()
+    shutil.copy(page_path, artifacts / "report-demo.html")
+    assert (artifacts / "report-demo.png").stat().st_size > 10_000
