@@ -16,6 +16,7 @@ APT_PACKAGES=(
   linux-perf                                            # benchmarks: perf record / perf bench
   redis-server redis-tools                              # a real program that hangs, for tests
   tmux                                                  # driving terminal sessions in tests
+  libcapstone-dev                                       # dylib-instrument/: the trampoline relocator's disassembler
 )
 
 missing=()
