@@ -51,7 +51,7 @@ struct argus_insn {
 	uint8_t disp_offset; /* INSN_PC_MEM: where the rel32 displacement sits */
 	uint8_t is_lea;      /* INSN_PC_MEM: lea r64, [rip+disp] (can become mov r64, imm64) */
 	uint8_t lea_reg;     /* INSN_PC_MEM lea: destination register number 0..15 */
-	char mnemonic[24];   /* for messages only */
+	char mnemonic[32];   /* for messages only */
 };
 
 /* Decodes the instruction at code (len bytes available) that runs at address.
