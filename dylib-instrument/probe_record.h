@@ -4,8 +4,10 @@
  * tracer/argus_event.h, ts_ns CLOCK_MONOTONIC, size padded to 8) with a
  * small payload.  The type numbers live here until argusd drains the rings
  * into the trace file; they then move into enum argus_event_type (and
- * schema.py / argus_decode.c), keeping these values.  They start at 64 so
- * the tracer's own types can grow meanwhile without a clash.
+ * schema.py / argus_decode.c), keeping these values.  They start at 48 so
+ * the tracer's own types can grow meanwhile without a clash, and stay below
+ * 64 (argus_decode.c keeps a 64-bit mask of types).  Until then the decoder
+ * skips them as unknown types and counts them (forward compatibility).
  */
 #ifndef ARGUS_PROBE_RECORD_H
 #define ARGUS_PROBE_RECORD_H
@@ -13,17 +15,19 @@
 #include "argus_event.h"
 
 enum argus_probe_type {
-	ARGUS_EV_CALLBACK_BEGIN = 64,
-	ARGUS_EV_CALLBACK_END = 65,
-	ARGUS_EV_ENQUEUE = 66,
-	ARGUS_EV_IPC_SEND = 67,
-	ARGUS_EV_IPC_RECV = 68,
-	ARGUS_EV_MUTEX_LOCK = 69,
-	ARGUS_EV_MUTEX_UNLOCK = 70,
-	ARGUS_EV_INPUT = 71,
-	ARGUS_EV_PROBE_RETURN = 72,   /* the return of any hooked function asked for */
+	ARGUS_EV_CALLBACK_BEGIN = 48,
+	ARGUS_EV_CALLBACK_END = 49,
+	ARGUS_EV_ENQUEUE = 50,
+	ARGUS_EV_IPC_SEND = 51,
+	ARGUS_EV_IPC_RECV = 52,
+	ARGUS_EV_MUTEX_LOCK = 53,
+	ARGUS_EV_MUTEX_UNLOCK = 54,
+	ARGUS_EV_INPUT = 55,
+	ARGUS_EV_PROBE_RETURN = 56,   /* the return of any hooked function asked for */
 };
 
+#define ARGUS_PROBE_TYPE_FIRST ARGUS_EV_CALLBACK_BEGIN
+#define ARGUS_PROBE_TYPE_LAST ARGUS_EV_PROBE_RETURN
 #define ARGUS_CPU_UNKNOWN 0xFFFF      /* h.cpu: a trampoline does not ask the kernel */
 
 struct argus_ev_probe {               /* 48 bytes */

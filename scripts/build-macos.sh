@@ -20,7 +20,7 @@ if ! $PY -c "import ziglang" 2>/dev/null; then
 fi
 
 CORE="tracer/argus_rb.c tracer/argus_decode.c tracer/kdebug_decode.c tracer/kdebug_file.c"
-CFLAGS=(-std=gnu11 -O2 -Wall -Itracer)
+CFLAGS=(-std=gnu11 -O2 -Wall -Itracer -Idylib-instrument)
 
 for arch in aarch64 x86_64; do
   dir="$OUT/$arch"
@@ -31,6 +31,6 @@ for arch in aarch64 x86_64; do
       -Wl,-install_name,@rpath/libargus_core.dylib -o "$dir/libargus_core.dylib" $CORE
   # shellcheck disable=SC2086
   $PY -m ziglang cc -target "$target" "${CFLAGS[@]}" \
-      -o "$dir/argusd" tracer/argusd.c tracer/thread_names.c tracer/platform_macos.c $CORE
+      -o "$dir/argusd" tracer/argusd.c tracer/thread_names.c tracer/platform_macos.c tracer/urings.c dylib-instrument/uring.c $CORE
   echo "build-macos: $dir/argusd $dir/libargus_core.dylib"
 done

@@ -69,6 +69,7 @@
 #include "argus_rb.h"
 #include "platform.h"
 #include "thread_names.h"
+#include "urings.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -149,6 +150,7 @@ struct daemon {
 	uint64_t refresh_seq;        /* producer chunk seq at the last refresh */
 	bool refreshing;
 	uint64_t names_emitted;
+	struct argus_urings *urings;  /* user-space tracepoint rings (urings.c), or NULL */
 };
 
 static bool daemonized;   /* log lines get a date once they go to a file */
@@ -706,6 +708,11 @@ static int daemon_write(struct daemon *d, const void *rec, uint32_t size)
 	return rc;
 }
 
+static int urings_write(void *d, const void *rec, uint32_t size)
+{
+	return daemon_write(d, rec, size);
+}
+
 static uint32_t parse_id(const char *s)
 {
 	unsigned long v;
@@ -1244,6 +1251,8 @@ static int run_loop(struct daemon *d)
 			log_msg("failed to drain kernel events: %s", strerror(-ret));
 			return ret;
 		}
+		if (d->urings)
+			argus_urings_poll(d->urings, now_ns(), urings_write, d);
 		if (buffer_faulted(d))
 			return -EIO;
 		record_stack_mappings(d);
@@ -1268,6 +1277,18 @@ static int run_loop(struct daemon *d)
 		}
 	}
 	return 0;
+}
+
+/* Rings of user-space tracepoints register in <socket dir>/urings
+ * (`argus run` points its agent there). */
+static void open_urings(struct daemon *d)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(env.socket, '/');
+	snprintf(dir, sizeof(dir), "%.*s/urings", slash ? (int)(slash - env.socket) : 1, slash ? env.socket : ".");
+	int ret = argus_urings_new(dir, &d->urings);
+	if (ret)
+		log_msg("failed to open the tracepoint ring directory %s: %s", dir, strerror(-ret));
 }
 
 static int setup_signals(struct daemon *d)
@@ -1352,6 +1373,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	nsnap = write_snapshot(&d);
+	open_urings(&d);
 	d.start_ns = now_ns();
 	tick(&d);
 	log_msg("tracing into %s (%llu MiB, %s), %llu threads in the snapshot, control socket %s",
@@ -1371,6 +1393,9 @@ cleanup:
 		}
 		d.ops->close(d.src);
 	}
+	if (d.urings && d.prod_live)
+		argus_urings_poll(d.urings, now_ns(), urings_write, &d);
+	argus_urings_free(d.urings);
 	for (i = 0; i < MAX_CLIENTS; i++)
 		client_close(&d.clients[i]);
 	if (d.prod_live)
