@@ -67,22 +67,25 @@ static size_t symbol_size(void *addr)
 	return 0;
 }
 
-static void install_missing(void)
+/* scope: RTLD_DEFAULT (libraries loaded at start), or a dlopen handle: a
+ * library opened RTLD_LOCAL (ctypes, most plugin loaders) is not in the
+ * global scope, only its handle finds its symbols. */
+static void install_missing(void *scope)
 {
 	pthread_mutex_lock(&install_lock);
 	for (int i = 0; i < nplan; i++) {
 		struct planned_hook *p = &plan[i];
 		if (p->state)
 			continue;
-		void *fn = dlsym(RTLD_DEFAULT, p->symbol);
+		void *fn = dlsym(scope, p->symbol);
 		if (!fn)
 			continue;
 		p->spec.fn_size = symbol_size(fn);
 		int err = argus_hook_install(fn, &p->spec, &p->hook);
 		p->state = err ? -1 : 1;
 		if (verbose)
-			fprintf(stderr, "argus-agent: %s %s%s%s\n", p->symbol, err ? "skipped: " : "hooked",
-				err ? argus_reloc_strerror(err) : "", "");
+			fprintf(stderr, "argus-agent: %s %s%s\n", p->symbol, err ? "skipped: " : "hooked",
+				err ? argus_reloc_strerror(err) : "");
 	}
 	pthread_mutex_unlock(&install_lock);
 }
@@ -94,7 +97,7 @@ __attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
 		real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
 	void *h = real_dlopen(file, mode);
 	if (h && nplan)
-		install_missing();
+		install_missing(h);
 	return h;
 }
 
@@ -120,7 +123,7 @@ __attribute__((constructor)) static void agent_init(void)
 			fprintf(stderr, "argus-agent: cannot read %s or use %s: no hooks\n", hooks, dir);
 		return;
 	}
-	install_missing();
+	install_missing(RTLD_DEFAULT);
 	/* at exit, the hooks come out before libc tears down what they touch */
 	atexit(remove_all);
 }

@@ -17,6 +17,7 @@ APT_PACKAGES=(
   redis-server redis-tools                              # a real program that hangs, for tests
   tmux                                                  # driving terminal sessions in tests
   libcapstone-dev                                       # dylib-instrument/: the trampoline relocator's disassembler
+  libglib2.0-0                                          # a real GLib for the trampoline hook tests (argus run)
 )
 
 missing=()
