@@ -13,12 +13,43 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 enum { RING_NONE, RING_OPEN, RING_FAILED };
+
+/* The timestamp of a record.  x86_64: the raw TSC (a few ns; the kernel's
+ * own CLOCK_MONOTONIC is derived from it when its clocksource is tsc), which
+ * the draining daemon converts; elsewhere CLOCK_MONOTONIC through the vDSO. */
+static int use_tsc;   /* only where the kernel itself trusts the TSC (clocksource tsc) */
+
+static inline uint64_t record_time(void)
+{
+#if defined(__x86_64__)
+	if (use_tsc)
+		return __rdtsc();
+#endif
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
+static int kernel_clocksource_is_tsc(void)
+{
+	char buf[16] = "";
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+	if (!f)
+		return 0;
+	int ok = fgets(buf, sizeof(buf), f) && strcmp(buf, "tsc\n") == 0;
+	fclose(f);
+	return ok;
+}
 
 struct thread_state {
 	struct argus_uring ring;
@@ -58,6 +89,9 @@ int argus_recorder_init(const char *dir, uint32_t bytes)
 	snprintf(ring_dir, sizeof(ring_dir), "%s", dir);
 	if (bytes)
 		ring_size = bytes;
+#if defined(__x86_64__)
+	use_tsc = kernel_clocksource_is_tsc() && !getenv("ARGUS_RECORD_CLOCK_MONOTONIC");
+#endif
 	int err = pthread_key_create(&exit_key, on_thread_exit);
 	if (err)
 		return -err;
@@ -74,7 +108,8 @@ static void open_ring(void)
 	ts.tid = (uint32_t)syscall(SYS_gettid);
 	snprintf(path, sizeof(path), "%s/%u-%u.ring", ring_dir, ts.pid, ts.tid);
 	unlink(path);   /* a leftover of a recycled tid */
-	if (argus_uring_create(&ts.ring, path, ring_size, ts.pid, ts.tid) == 0) {
+	if (argus_uring_create(&ts.ring, path, ring_size, ts.pid, ts.tid,
+			       use_tsc ? ARGUS_URING_CLOCK_TSC : CLOCK_MONOTONIC) == 0) {
 		ts.state = RING_OPEN;
 		pthread_setspecific(exit_key, (void *)1);
 	}
@@ -109,9 +144,7 @@ void argus_record(uint16_t type, uint64_t obj, uint64_t fn, uint32_t probe_id)
 	if (ts.state == RING_OPEN) {
 		struct argus_ev_probe *e = argus_uring_reserve(&ts.ring, sizeof(*e));
 		if (e) {
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			e->h.ts_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+			e->h.ts_ns = record_time();
 			e->h.pid = ts.pid;
 			e->h.tid = ts.tid;
 			e->h.type = type;

@@ -17,9 +17,11 @@
 
 #define MIN_RECORD ((uint32_t)sizeof(struct argus_event_header))
 
-static int map_ring(struct argus_uring *r, int fd, size_t map_size)
+/* populate: the producer's first lap would otherwise take a page fault
+ * every 4 KiB inside trampolines */
+static int map_ring(struct argus_uring *r, int fd, size_t map_size, int populate)
 {
-	void *p = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *p = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	r->hdr = p;
@@ -29,7 +31,7 @@ static int map_ring(struct argus_uring *r, int fd, size_t map_size)
 }
 
 int argus_uring_create(struct argus_uring *r, const char *path, uint32_t data_size,
-		       uint32_t pid, uint32_t tid)
+		       uint32_t pid, uint32_t tid, uint32_t clock_id)
 {
 	if (data_size < 4096 || (data_size & (data_size - 1)))
 		return -EINVAL;
@@ -38,7 +40,7 @@ int argus_uring_create(struct argus_uring *r, const char *path, uint32_t data_si
 	if (fd < 0)
 		return -errno;
 	size_t map_size = ARGUS_URING_HEADER_SIZE + (size_t)data_size;
-	int err = ftruncate(fd, (off_t)map_size) ? -errno : map_ring(r, fd, map_size);
+	int err = ftruncate(fd, (off_t)map_size) ? -errno : map_ring(r, fd, map_size, 1);
 	close(fd);
 	if (err) {
 		unlink(path);
@@ -50,7 +52,7 @@ int argus_uring_create(struct argus_uring *r, const char *path, uint32_t data_si
 	h->pid = pid;
 	h->tid = tid;
 	h->data_size = data_size;
-	h->clock_id = CLOCK_MONOTONIC;
+	h->clock_id = clock_id;
 	r->mask = data_size - 1;
 	/* magic last: a reader that sees it sees a complete header */
 	__atomic_store_n(&h->magic, ARGUS_URING_MAGIC, __ATOMIC_RELEASE);
@@ -112,7 +114,7 @@ int argus_uring_open(struct argus_uring *r, const char *path)
 	if (!err && (!S_ISREG(st.st_mode) || st.st_size < ARGUS_URING_HEADER_SIZE + 4096))
 		err = -EINVAL;
 	if (!err)
-		err = map_ring(r, fd, (size_t)st.st_size);
+		err = map_ring(r, fd, (size_t)st.st_size, 0);
 	close(fd);
 	if (err)
 		return err;

@@ -30,6 +30,11 @@
 #define ARGUS_URING_HEADER_SIZE 4096
 #define ARGUS_URING_PAD 0                          /* record type of padding */
 #define ARGUS_URING_DEFAULT_SIZE (256u * 1024u)
+/* clock_id of a ring whose ts_ns fields hold raw x86 TSC ticks: reading the
+ * TSC costs a fraction of clock_gettime, and the reader converts to
+ * CLOCK_MONOTONIC (tracer/urings.c) from (TSC, CLOCK_MONOTONIC) pairs it
+ * samples itself.  Any other value is a clockid_t. */
+#define ARGUS_URING_CLOCK_TSC 0x7473635fu   /* "_cst" */
 
 struct argus_uring_header {
 	uint64_t magic;
@@ -37,7 +42,7 @@ struct argus_uring_header {
 	uint32_t header_size;
 	uint32_t pid, tid;
 	uint64_t data_size;
-	uint32_t clock_id;             /* CLOCK_MONOTONIC: ts_ns is the schema's clock */
+	uint32_t clock_id;             /* CLOCK_MONOTONIC, or ARGUS_URING_CLOCK_TSC */
 	uint32_t closed;               /* 1 after the thread exited */
 	uint64_t head __attribute__((aligned(64)));   /* producer: bytes written */
 	uint64_t lost;                 /* producer: records dropped, ring full */
@@ -54,7 +59,7 @@ struct argus_uring {
 
 /* Producer side. */
 int argus_uring_create(struct argus_uring *r, const char *path, uint32_t data_size,
-		       uint32_t pid, uint32_t tid);
+		       uint32_t pid, uint32_t tid, uint32_t clock_id);
 /* Reserves size bytes (a multiple of 8, >= 24) contiguous in the ring, or
  * NULL when full (counted in lost).  Fill the record, then commit. */
 void *argus_uring_reserve(struct argus_uring *r, uint32_t size);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_RINGS 4096
@@ -30,18 +31,61 @@ struct open_ring {
 	int used;
 };
 
+/* TSC -> CLOCK_MONOTONIC for rings with ARGUS_URING_CLOCK_TSC: a pair
+ * sampled before each drain anchors the conversion (records are at most one
+ * poll old), the rate comes from the longest baseline since start. */
+struct tsc_clock {
+	uint64_t tsc0, ns0;        /* first pair */
+	uint64_t tsc, ns;          /* pair of this drain */
+	double ns_per_tick;
+};
+
 struct argus_urings {
 	char dir[512];
 	uint64_t next_scan_ns;
+	struct tsc_clock clock;
 	struct open_ring rings[MAX_RINGS];
 };
 
 struct drain_ctx {
 	struct open_ring *ring;
+	const struct tsc_clock *clock;   /* NULL: the ring's ts are CLOCK_MONOTONIC */
 	argus_urings_write_fn write;
 	void *ctx;
 	long written, rejected;
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#define HAVE_TSC 1
+static void sample_tsc(struct tsc_clock *c)
+{
+	uint64_t a = mono_ns(), t = __rdtsc(), b = mono_ns();
+	c->tsc = t;
+	c->ns = a + (b - a) / 2;
+	if (!c->tsc0) {
+		c->tsc0 = c->tsc;
+		c->ns0 = c->ns;
+	} else if (c->tsc > c->tsc0 && c->ns - c->ns0 >= 5000000) {
+		c->ns_per_tick = (double)(c->ns - c->ns0) / (double)(c->tsc - c->tsc0);
+	}
+}
+#else
+#define HAVE_TSC 0
+static void sample_tsc(struct tsc_clock *c) {}
+#endif
+
+static uint64_t tsc_to_ns(const struct tsc_clock *c, uint64_t tsc)
+{
+	return c->ns + (uint64_t)(int64_t)((double)(int64_t)(tsc - c->tsc) * c->ns_per_tick);
+}
 
 int argus_urings_new(const char *dir, struct argus_urings **out)
 {
@@ -58,6 +102,12 @@ int argus_urings_new(const char *dir, struct argus_urings **out)
 	if (!u)
 		return -ENOMEM;
 	snprintf(u->dir, sizeof(u->dir), "%s", dir);
+	if (HAVE_TSC) {   /* a first rate from a 10 ms baseline, refined as the daemon runs */
+		struct timespec ten_ms = {0, 10000000};
+		sample_tsc(&u->clock);
+		nanosleep(&ten_ms, NULL);
+		sample_tsc(&u->clock);
+	}
 	*out = u;
 	return 0;
 }
@@ -136,6 +186,8 @@ static void on_record(const struct argus_event_header *shared, void *arg)
 		c->rejected++;
 		return;
 	}
+	if (c->clock)
+		rec.h.ts_ns = tsc_to_ns(c->clock, rec.h.ts_ns);
 	rec.h.pid = c->ring->pid;
 	rec.h.tid = c->ring->tid;
 	rec.h.cpu = ARGUS_CPU_UNKNOWN;
@@ -167,11 +219,18 @@ long argus_urings_poll(struct argus_urings *u, uint64_t now_ns, argus_urings_wri
 		u->next_scan_ns = now_ns + SCAN_NS;
 	}
 	long total = 0;
+	sample_tsc(&u->clock);
 	for (int i = 0; i < MAX_RINGS; i++) {
 		struct open_ring *o = &u->rings[i];
 		if (!o->used)
 			continue;
-		struct drain_ctx c = {.ring = o, .write = write, .ctx = ctx};
+		uint32_t clock_id = o->r.hdr->clock_id;
+		if (clock_id != CLOCK_MONOTONIC && !(HAVE_TSC && clock_id == ARGUS_URING_CLOCK_TSC)) {
+			forget(u, o);   /* a clock we cannot put on the trace's time line */
+			continue;
+		}
+		struct drain_ctx c = {.ring = o, .write = write, .ctx = ctx,
+				      .clock = clock_id == ARGUS_URING_CLOCK_TSC ? &u->clock : NULL};
 		int closed = __atomic_load_n(&o->r.hdr->closed, __ATOMIC_ACQUIRE);
 		long n = argus_uring_drain(&o->r, on_record, &c);
 		report_lost(o, &c, now_ns);

@@ -100,7 +100,8 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < nthreads; i++) {
 		snprintf(paths[i], sizeof(paths[i]), "%s/%d-%d.ring", argv[1], (int)getpid(), i);
-		int err = argus_uring_create(&prod[i], paths[i], ring_bytes, (uint32_t)getpid(), (uint32_t)i);
+		int err = argus_uring_create(&prod[i], paths[i], ring_bytes, (uint32_t)getpid(), (uint32_t)i,
+					     CLOCK_MONOTONIC);
 		if (err || argus_uring_open(&cons[i], paths[i])) {
 			fprintf(stderr, "uring-test: failed to create ring %s (%d)\n", paths[i], err);
 			return 1;
