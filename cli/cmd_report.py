@@ -29,7 +29,7 @@ def register(sub):
 def _lldb_results(ctx):
     """{(pid, tid): [lldb result docs]} of the root-cause threads."""
     from argus.cli.safe_files import UnsafePath
-    from argus.lldb.generate import results_for
+    from argus.scripts.lldb.generate import results_for
 
     out = {}
     for r in ctx.report["root_causes"]:

@@ -15,7 +15,7 @@ import pytest
 from argus.cli import cmd_debug
 from argus.diagnose import diagnose, export_chrome, export_dot, export_model as M, export_perfetto, report_html
 from argus.diagnose.report import to_json
-from argus.graphbuild import crafted as C
+from support import crafted as C
 
 GOLDEN = str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "data" / "golden.argus")
 HOSTILE = "<b onclick=x>'&\""      # a comm holds 16 bytes

@@ -3,7 +3,7 @@
 Inputs, all plain data: the report dict (report.to_json, "argus.diagnosis/1"),
 the timeline (export_model.timeline), the answers the chooser recorded
 (chooser.answers: kind, question, label, source), the lldb results found for
-the root-cause threads (argus.lldb.generate.results_for docs), and optionally
+the root-cause threads (argus.scripts.lldb.generate.results_for docs), and optionally
 the diagnosis slice drawn by graphviz (export_dot.render_svg).
 
 Page: header (the hang, evidence, baseline), a timeline of the threads on the

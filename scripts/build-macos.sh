@@ -21,7 +21,7 @@ fi
 
 CORE="tracer/argus_rb.c tracer/argus_decode.c tracer/kdebug_decode.c tracer/kdebug_file.c"
 DAEMON="tracer/argusd.c tracer/argusd_options.c tracer/argusd_control.c tracer/proc_snapshot.c tracer/mappings_writer.c"
-CFLAGS=(-std=gnu11 -O2 -Wall -Itracer)
+CFLAGS=(-std=gnu11 -O2 -Wall -Itracer -Idylib-instrument)
 
 for arch in aarch64 x86_64; do
   dir="$OUT/$arch"
@@ -32,6 +32,6 @@ for arch in aarch64 x86_64; do
       -Wl,-install_name,@rpath/libargus_core.dylib -o "$dir/libargus_core.dylib" $CORE
   # shellcheck disable=SC2086
   $PY -m ziglang cc -target "$target" "${CFLAGS[@]}" \
-      -o "$dir/argusd" $DAEMON tracer/thread_names.c tracer/platform_macos.c $CORE
+      -o "$dir/argusd" $DAEMON tracer/thread_names.c tracer/platform_macos.c tracer/urings.c dylib-instrument/uring.c $CORE
   echo "build-macos: $dir/argusd $dir/libargus_core.dylib"
 done

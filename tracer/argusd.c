@@ -61,6 +61,7 @@
 
 #include "argusd.h"
 #include "proc_snapshot.h"
+#include "urings.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -336,6 +337,11 @@ int daemon_write(struct daemon *d, const void *rec, uint32_t size)
 	return rc;
 }
 
+static int urings_write(void *d, const void *rec, uint32_t size)
+{
+	return daemon_write(d, rec, size);
+}
+
 /* At a chunk boundary of our producer (observe): names and mappings whose
  * last copy the ring will overwrite before the records that need them. */
 static void refresh_after_wrap(struct daemon *d)
@@ -436,6 +442,8 @@ static int run_loop(struct daemon *d)
 			log_msg("failed to drain kernel events: %s", strerror(-ret));
 			return ret;
 		}
+		if (d->urings)
+			argus_urings_poll(d->urings, now_ns(), urings_write, d);
 		if (buffer_faulted(d))
 			return -EIO;
 		record_stack_mappings(d);
@@ -460,6 +468,18 @@ static int run_loop(struct daemon *d)
 		}
 	}
 	return 0;
+}
+
+/* Rings of user-space tracepoints register in <socket dir>/urings
+ * (`argus run` points its agent there). */
+static void open_urings(struct daemon *d)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(env.socket, '/');
+	snprintf(dir, sizeof(dir), "%.*s/urings", slash ? (int)(slash - env.socket) : 1, slash ? env.socket : ".");
+	int ret = argus_urings_new(dir, &d->urings);
+	if (ret)
+		log_msg("failed to open the tracepoint ring directory %s: %s", dir, strerror(-ret));
 }
 
 static int setup_signals(struct daemon *d)
@@ -544,6 +564,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	nsnap = write_snapshot(&d);
+	open_urings(&d);
 	d.start_ns = now_ns();
 	tick(&d);
 	log_msg("tracing into %s (%llu MiB, %s), %llu threads in the snapshot, control socket %s",
@@ -563,6 +584,9 @@ cleanup:
 		}
 		d.ops->close(d.src);
 	}
+	if (d.urings && d.prod_live)
+		argus_urings_poll(d.urings, now_ns(), urings_write, &d);
+	argus_urings_free(d.urings);
 	for (i = 0; i < MAX_CLIENTS; i++)
 		client_close(&d.clients[i]);
 	if (d.prod_live)

@@ -64,6 +64,7 @@ struct daemon {
 	uint64_t refresh_seq;        /* producer chunk seq at the last refresh */
 	bool refreshing;
 	uint64_t names_emitted;
+	struct argus_urings *urings;  /* user-space tracepoint rings (urings.c), or NULL */
 };
 
 uint64_t now_ns(void);

@@ -1,0 +1,86 @@
+"""The hook spec: which functions the trampolines hook and what they record.
+
+Data in dylib-instrument/hooks/*.json (installed as argus/hooks/): one file
+per library, each hook naming its symbol, the record type at entry and,
+optionally, at return.  `argus run` validates the files and flattens them
+into the agent's hook list (one line per hook: probe id, symbol, entry type,
+return type, tab separated; see dylib-instrument/agent.c).  Record type
+numbers mirror dylib-instrument/probe_record.h; hookspec_test.py parses the
+header so the two cannot drift.
+"""
+import json
+import os
+import re
+
+from argus.cli.common import ArgusError
+
+PROBE_TYPES = {
+    "callback_begin": 48,
+    "callback_end": 49,
+    "enqueue": 50,
+    "ipc_send": 51,
+    "ipc_recv": 52,
+    "mutex_lock": 53,
+    "mutex_unlock": 54,
+    "input": 55,
+    "probe_return": 56,
+}
+
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.@]*$")
+
+
+def default_spec_dir():
+    import argus
+    return os.path.join(os.path.dirname(argus.__file__), "hooks")
+
+
+def _type(value, where):
+    if value not in PROBE_TYPES:
+        raise ArgusError(f"{where}: unknown record type {value!r}; known: {', '.join(PROBE_TYPES)}")
+    return PROBE_TYPES[value]
+
+
+def load_file(path):
+    """The hooks of one spec file as (symbol, enter_type, return_type) tuples."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            spec = json.load(f)
+    except OSError as e:
+        raise ArgusError(f"cannot read hook spec {path}: {e.strerror}")
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ArgusError(f"hook spec {path} is not valid JSON: {e}")
+    hooks = spec.get("hooks") if isinstance(spec, dict) else None
+    if not isinstance(hooks, list):
+        raise ArgusError(f"hook spec {path}: needs a list \"hooks\"")
+    out = []
+    for i, h in enumerate(hooks):
+        where = f"{path}: hook {i}"
+        if not isinstance(h, dict) or not isinstance(h.get("symbol"), str) or not _SYMBOL.match(h["symbol"]):
+            raise ArgusError(f"{where}: needs a \"symbol\" (a C identifier)")
+        enter = _type(h["enter"], where) if "enter" in h else 0
+        ret = _type(h["return"], where) if "return" in h else 0
+        if not enter and not ret:
+            raise ArgusError(f"{where}: records nothing (give \"enter\" or \"return\")")
+        out.append((h["symbol"], enter, ret))
+    return out
+
+
+def load(paths=None):
+    """Every hook of the given files (default: the installed spec), in order."""
+    if paths is None:
+        d = default_spec_dir()
+        try:
+            paths = sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(".json"))
+        except OSError as e:
+            raise ArgusError(f"cannot list the hook spec directory {d}: {e.strerror}")
+    hooks = []
+    for p in paths:
+        hooks.extend(load_file(p))
+    if not hooks:
+        raise ArgusError("the hook spec has no hooks")
+    return hooks
+
+
+def flatten(hooks):
+    """The agent's hook list: probe id = index in the spec."""
+    return "".join(f"{i}\t{sym}\t{enter}\t{ret}\n" for i, (sym, enter, ret) in enumerate(hooks))

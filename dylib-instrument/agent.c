@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The LD_PRELOAD agent (libargus-agent.so) that `argus run -- CMD` puts into
+ * a program.  Its constructor reads the hook list `argus run` flattened from
+ * the hook spec (hooks/*.json), installs every hook whose symbol is loaded,
+ * and retries the missing ones after each dlopen (the agent's dlopen wraps
+ * the real one).  Inert without ARGUS_URING_DIR and ARGUS_HOOKS.
+ *
+ * Hook list: one hook a line, tab separated:
+ *   probe_id  symbol  enter_type  return_type
+ * (types are the numbers of probe_record.h; 0 = none).  A hook the
+ * relocator refuses is reported once on stderr with ARGUS_AGENT_VERBOSE=1
+ * and skipped: the program keeps running without it.
+ */
+#include "hook.h"
+#include "recorder.h"
+#include "reloc.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_HOOKS 128
+
+struct planned_hook {
+	char symbol[128];
+	struct argus_hook_spec spec;
+	struct argus_hook hook;
+	int state;   /* 0 not found yet, 1 installed, -1 refused */
+};
+
+static struct planned_hook plan[MAX_HOOKS];
+static int nplan;
+static int verbose;
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int read_plan(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	char line[512];
+	while (nplan < MAX_HOOKS && fgets(line, sizeof(line), f)) {
+		struct planned_hook *p = &plan[nplan];
+		unsigned id, enter, ret;
+		if (line[0] == '#' || sscanf(line, "%u\t%127s\t%u\t%u", &id, p->symbol, &enter, &ret) != 4)
+			continue;
+		p->spec.probe_id = id;
+		p->spec.enter_type = (uint16_t)enter;
+		p->spec.return_type = (uint16_t)ret;
+		nplan++;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The symbol's size bounds the prologue read and the branch-back scan. */
+static size_t symbol_size(void *addr)
+{
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+	if (dladdr1(addr, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && info.dli_saddr == addr)
+		return sym->st_size;
+	return 0;
+}
+
+/* scope: RTLD_DEFAULT (libraries loaded at start), or a dlopen handle: a
+ * library opened RTLD_LOCAL (ctypes, most plugin loaders) is not in the
+ * global scope, only its handle finds its symbols. */
+static void install_missing(void *scope)
+{
+	pthread_mutex_lock(&install_lock);
+	for (int i = 0; i < nplan; i++) {
+		struct planned_hook *p = &plan[i];
+		if (p->state)
+			continue;
+		void *fn = dlsym(scope, p->symbol);
+		if (!fn)
+			continue;
+		p->spec.fn_size = symbol_size(fn);
+		int err = argus_hook_install(fn, &p->spec, &p->hook);
+		p->state = err ? -1 : 1;
+		if (verbose)
+			fprintf(stderr, "argus-agent: %s %s%s\n", p->symbol, err ? "skipped: " : "hooked",
+				err ? argus_reloc_strerror(err) : "");
+	}
+	pthread_mutex_unlock(&install_lock);
+}
+
+__attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
+{
+	static void *(*real_dlopen)(const char *, int);
+	if (!real_dlopen)
+		real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+	void *h = real_dlopen(file, mode);
+	if (h && nplan)
+		install_missing(h);
+	return h;
+}
+
+static void remove_all(void)
+{
+	pthread_mutex_lock(&install_lock);
+	for (int i = 0; i < nplan; i++)
+		if (plan[i].state == 1 && argus_hook_remove(&plan[i].hook) == 0)
+			plan[i].state = 0;
+	pthread_mutex_unlock(&install_lock);
+	argus_recorder_thread_done();
+}
+
+__attribute__((constructor)) static void agent_init(void)
+{
+	const char *dir = getenv("ARGUS_URING_DIR"), *hooks = getenv("ARGUS_HOOKS");
+	const char *v = getenv("ARGUS_AGENT_VERBOSE");
+	verbose = v && *v == '1';
+	if (!dir || !hooks)
+		return;
+	if (read_plan(hooks) || argus_recorder_init(dir, 0)) {
+		if (verbose)
+			fprintf(stderr, "argus-agent: cannot read %s or use %s: no hooks\n", hooks, dir);
+		return;
+	}
+	install_missing(RTLD_DEFAULT);
+	/* at exit, the hooks come out before libc tears down what they touch */
+	atexit(remove_all);
+}

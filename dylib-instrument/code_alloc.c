@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Near pages (code_alloc.h).  The kernel takes an address hint only as a
+ * hint, so we probe candidate addresses at growing distances below and above
+ * `near` with MAP_FIXED_NOREPLACE (never replacing an existing mapping); on
+ * kernels that ignore that flag the result is checked and discarded.
+ */
+#include "code_alloc.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+#define STEP (1ull << 20)   /* probe every MiB: mappings are rarely denser */
+
+static void *try_at(uint64_t addr, size_t size)
+{
+	void *p = mmap((void *)addr, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if ((uint64_t)p != addr) {
+		munmap(p, size);
+		return NULL;
+	}
+	return p;
+}
+
+void *argus_code_page_near(uint64_t near, uint64_t max_distance)
+{
+	size_t size = (size_t)sysconf(_SC_PAGESIZE);
+	uint64_t base = near & ~(STEP - 1);
+	for (uint64_t d = STEP; d + STEP < max_distance; d += STEP) {
+		void *p;
+		if (base > d + (1ull << 16) && (p = try_at(base - d, size)))
+			return p;
+		if (base + d < (1ull << 47) - STEP && (p = try_at(base + d, size)))
+			return p;
+	}
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int argus_code_page_seal(void *page)
+{
+	size_t size = (size_t)sysconf(_SC_PAGESIZE);
+	if (mprotect(page, size, PROT_READ | PROT_EXEC))
+		return -errno;
+	__builtin___clear_cache((char *)page, (char *)page + size);
+	return 0;
+}
+
+int argus_code_patch(void *addr, const void *bytes, size_t len)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t start = (uint64_t)addr & ~(pg - 1);
+	uint64_t end = ((uint64_t)addr + len + pg - 1) & ~(pg - 1);
+	/* text pages are r-x; keeping X while writing lets other threads go on
+	 * running the rest of the page */
+	if (mprotect((void *)start, end - start, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return -errno;
+	uint64_t a = (uint64_t)addr;
+	if ((a & 7) + len <= 8) {
+		/* a thread entering the function sees old or new bytes, never a mix */
+		uint64_t *word = (uint64_t *)(a & ~7ull), v = __atomic_load_n(word, __ATOMIC_RELAXED);
+		memcpy((uint8_t *)&v + (a & 7), bytes, len);
+		__atomic_store_n(word, v, __ATOMIC_SEQ_CST);
+	} else {
+		memcpy(addr, bytes, len);
+	}
+	__builtin___clear_cache((char *)addr, (char *)addr + len);
+	return mprotect((void *)start, end - start, PROT_READ | PROT_EXEC) ? -errno : 0;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Hooks: a function's entry is overwritten with a jump to a trampoline that
+ * records an event (recorder.h), then runs the relocated prologue and jumps
+ * back.  With a return type, the trampoline also diverts the return address
+ * to a return thunk that records the return and goes back to the caller.
+ *
+ * Installing never crashes on a prologue it cannot move: the relocator's
+ * error comes back and the function is left untouched.  Removing restores
+ * the original bytes; the trampoline page stays mapped, since a thread may
+ * still be running in it (or return through its thunk).
+ *
+ * Runs on x86_64; on other architectures install returns
+ * ARGUS_ERR_UNSUPPORTED (arm64 relocation exists and is tested as data, its
+ * trampoline code generator does not yet).
+ */
+#ifndef ARGUS_HOOK_H
+#define ARGUS_HOOK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct argus_hook_spec {
+	uint32_t probe_id;
+	uint16_t enter_type;    /* record type at entry, 0 = none */
+	uint16_t return_type;   /* record type at return, 0 = no return hook */
+	size_t fn_size;         /* symbol size when known (0 = unknown): bounds reads and the branch scan */
+};
+
+struct argus_hook {
+	uint8_t *target;
+	struct argus_hook_spec spec;
+	uint8_t *page;          /* trampoline page */
+	uint8_t *enter_thunk;
+	uint8_t *return_thunk;  /* NULL without a return hook */
+	size_t patch_len;
+	uint8_t saved[16];      /* the original bytes under the patch */
+	int installed;
+};
+
+/* 0 or a negative enum argus_reloc_error (reloc.h); -ENOMEM style errors
+ * for memory.  Callers serialize installs (one lock in the agent). */
+int argus_hook_install(void *fn, const struct argus_hook_spec *spec, struct argus_hook *h);
+int argus_hook_remove(struct argus_hook *h);
+
+/* Called from the generated thunks (arch/<arch>/<arch>_thunk.c). */
+struct argus_x86_enter_frame;
+struct argus_x86_return_frame;
+void argus_hook_on_enter(struct argus_hook *h, struct argus_x86_enter_frame *f);
+uint64_t argus_hook_on_return(struct argus_hook *h, struct argus_x86_return_frame *f);
+
+#endif

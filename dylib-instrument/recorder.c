@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Recorder (recorder.h).  Built -mgeneral-regs-only: this code runs between
+ * a hooked function's entry and its prologue, where xmm0-7 may hold
+ * arguments the trampoline did not save.  The one-time slow path calls libc
+ * (open, mmap, snprintf...), which may use vector registers and errno, so it
+ * runs behind a wrapper that saves the SSE state (fxsave) and errno.
+ */
+#include "recorder.h"
+#include "probe_record.h"
+#include "uring.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+enum { RING_NONE, RING_OPEN, RING_FAILED };
+
+/* The timestamp of a record.  x86_64: the raw TSC (a few ns; the kernel's
+ * own CLOCK_MONOTONIC is derived from it when its clocksource is tsc), which
+ * the draining daemon converts; elsewhere CLOCK_MONOTONIC through the vDSO. */
+static int use_tsc;   /* only where the kernel itself trusts the TSC (clocksource tsc) */
+
+static inline uint64_t record_time(void)
+{
+#if defined(__x86_64__)
+	if (use_tsc)
+		return __rdtsc();
+#endif
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
+static int kernel_clocksource_is_tsc(void)
+{
+	char buf[16] = "";
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+	if (!f)
+		return 0;
+	int ok = fgets(buf, sizeof(buf), f) && strcmp(buf, "tsc\n") == 0;
+	fclose(f);
+	return ok;
+}
+
+struct thread_state {
+	struct argus_uring ring;
+	uint32_t pid, tid;
+	int state;
+	int busy;
+};
+
+static __thread struct thread_state ts __attribute__((tls_model("initial-exec")));
+static char ring_dir[256];
+static uint32_t ring_size = ARGUS_URING_DEFAULT_SIZE;
+static pthread_key_t exit_key;
+
+static void on_thread_exit(void *unused)
+{
+	argus_recorder_thread_done();
+}
+
+void argus_recorder_thread_done(void)
+{
+	if (ts.state == RING_OPEN)
+		argus_uring_close(&ts.ring);
+	ts.state = RING_FAILED;   /* a destructor running later records nothing */
+}
+
+/* The child of a fork has the parent's mapping of this thread's ring: it must
+ * never write there (one producer per ring), so it starts over. */
+static void after_fork_in_child(void)
+{
+	memset(&ts, 0, sizeof(ts));
+}
+
+int argus_recorder_init(const char *dir, uint32_t bytes)
+{
+	if (!dir || strlen(dir) >= sizeof(ring_dir))
+		return -EINVAL;
+	snprintf(ring_dir, sizeof(ring_dir), "%s", dir);
+	if (bytes)
+		ring_size = bytes;
+#if defined(__x86_64__)
+	use_tsc = kernel_clocksource_is_tsc() && !getenv("ARGUS_RECORD_CLOCK_MONOTONIC");
+#endif
+	int err = pthread_key_create(&exit_key, on_thread_exit);
+	if (err)
+		return -err;
+	return -pthread_atfork(NULL, NULL, after_fork_in_child);
+}
+
+static void open_ring(void)
+{
+	char path[320];
+	ts.state = RING_FAILED;
+	if (!ring_dir[0])
+		return;
+	ts.pid = (uint32_t)getpid();
+	ts.tid = (uint32_t)syscall(SYS_gettid);
+	snprintf(path, sizeof(path), "%s/%u-%u.ring", ring_dir, ts.pid, ts.tid);
+	unlink(path);   /* a leftover of a recycled tid */
+	if (argus_uring_create(&ts.ring, path, ring_size, ts.pid, ts.tid,
+			       use_tsc ? ARGUS_URING_CLOCK_TSC : CLOCK_MONOTONIC) == 0) {
+		ts.state = RING_OPEN;
+		pthread_setspecific(exit_key, (void *)1);
+	}
+}
+
+#if defined(__x86_64__)
+static void __attribute__((noinline)) open_ring_preserving_state(void)
+{
+	uint8_t fx[512] __attribute__((aligned(16)));
+	int saved_errno = errno;
+	__asm__ volatile("fxsave64 %0" : "=m"(fx));
+	open_ring();
+	__asm__ volatile("fxrstor64 %0" : : "m"(fx));
+	errno = saved_errno;
+}
+#else
+static void __attribute__((noinline)) open_ring_preserving_state(void)
+{
+	int saved_errno = errno;
+	open_ring();
+	errno = saved_errno;
+}
+#endif
+
+void argus_record(uint16_t type, uint64_t obj, uint64_t fn, uint32_t probe_id)
+{
+	if (ts.busy)
+		return;
+	ts.busy = 1;
+	if (ts.state == RING_NONE)
+		open_ring_preserving_state();
+	if (ts.state == RING_OPEN) {
+		struct argus_ev_probe *e = argus_uring_reserve(&ts.ring, sizeof(*e));
+		if (e) {
+			e->h.ts_ns = record_time();
+			e->h.pid = ts.pid;
+			e->h.tid = ts.tid;
+			e->h.type = type;
+			e->h.size = sizeof(*e);
+			e->h.cpu = ARGUS_CPU_UNKNOWN;
+			e->h.flags = 0;
+			e->obj = obj;
+			e->fn = fn;
+			e->probe_id = probe_id;
+			e->reserved = 0;
+			argus_uring_commit(&ts.ring, sizeof(*e));
+		}
+	}
+	ts.busy = 0;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * argusd's side of the user-space tracepoints (dylib-instrument/): drains
+ * the per-thread rings that traced threads register by creating a file in
+ * the registration directory (dylib-instrument/uring.h) into the trace file.
+ *
+ * Ring contents are written by traced processes and are untrusted: every
+ * record is copied out, its type must be a probe type and its size exact,
+ * and its pid/tid are replaced by the ring's (checked against its name).
+ * A ring whose counters or records are inconsistent is dropped.  Records a
+ * full ring dropped come out as one ARGUS_EV_LOST record per drain.
+ */
+#ifndef ARGUS_URINGS_H
+#define ARGUS_URINGS_H
+
+#include <stdint.h>
+
+struct argus_urings;
+
+typedef int (*argus_urings_write_fn)(void *ctx, const void *rec, uint32_t size);
+
+/* Creates dir (0700) if missing; refuses a symlink or a non-directory. */
+int argus_urings_new(const char *dir, struct argus_urings **out);
+/* Rescans the directory at most every 200 ms, drains every ring into write,
+ * forgets rings whose thread closed them (or whose process is gone) once
+ * empty.  Returns the number of records written. */
+long argus_urings_poll(struct argus_urings *u, uint64_t now_ns, argus_urings_write_fn write, void *ctx);
+void argus_urings_free(struct argus_urings *u);
+
+#endif
