@@ -314,6 +314,9 @@ static void observe(void *ctx, const void *rec, uint32_t size)
 	uint64_t seq = d->prod.seq;
 	uint32_t due = d->names ? thread_names_observe(d->names, rec, size, seq) : 0;
 
+	if (d->hangs)
+		hang_detector_observe(d->hangs, h);
+
 	if (h->type == ARGUS_EV_USER_STACK && d->maps_seen[h->pid % MAPS_SEEN_SLOTS].pid == h->pid)
 		d->maps_seen[h->pid % MAPS_SEEN_SLOTS].stack_seq = seq;
 	/* The common case, per record: nobody due and no new chunk. */
@@ -454,11 +457,34 @@ static int run_loop(struct daemon *d)
 			else if (t - c->since_ns > CLIENT_TIMEOUT_NS)
 				client_close(c);
 		}
+		if (d->hangs)
+			hang_detector_check(d->hangs, t);
 		if (t >= next_tick) {
 			tick(d);
 			next_tick = t + TICK_NS;
 		}
 	}
+	return 0;
+}
+
+/* The hang detector (hang_detector.c), when a snapshot directory is given. */
+static int start_hang_detector(struct daemon *d)
+{
+	unsigned i;
+
+	if (!env.snapshot_dir)
+		return 0;
+	env.hangs.dir = env.snapshot_dir;
+	env.hangs.ring_path = env.buffer;
+	d->hangs = hang_detector_new(&env.hangs);
+	if (!d->hangs) {
+		report_failure("failed to allocate the hang detector: out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < env.nwatch_pids; i++)
+		hang_detector_watch_pid(d->hangs, env.watch_pids[i]);
+	for (i = 0; i < env.nwatch_comms; i++)
+		hang_detector_watch_comm(d->hangs, env.watch_comms[i]);
 	return 0;
 }
 
@@ -530,6 +556,8 @@ int main(int argc, char **argv)
 	cfg.verbose = env.verbose;
 	cfg.observe = observe;
 	cfg.observe_ctx = &d;
+	if (start_hang_detector(&d))
+		goto cleanup;
 	d.names = thread_names_new(argus_rb_header(d.rb)->nchunks);
 	if (!d.names)
 		log_msg("out of memory for the name table: names may be missing after the buffer wraps");
@@ -563,6 +591,13 @@ cleanup:
 		}
 		d.ops->close(d.src);
 	}
+	if (d.hangs && d.rb && !argus_rb_faulted(d.rb, NULL)) {
+		if (d.prod_live)
+			argus_rb_producer_close(&d.prod);
+		d.prod_live = false;
+		hang_detector_finish(d.hangs, now_ns());
+	}
+	hang_detector_free(d.hangs);
 	for (i = 0; i < MAX_CLIENTS; i++)
 		client_close(&d.clients[i]);
 	if (d.prod_live)
@@ -587,5 +622,6 @@ cleanup:
 	free(env.buffer);
 	free(env.socket);
 	free(env.log);
+	free(env.snapshot_dir);
 	return exit_code;
 }
