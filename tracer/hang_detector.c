@@ -91,6 +91,7 @@ struct hd_thread {
 	uint32_t h_switches;
 	uint64_t hang_start, hang_detect, hang_end;
 	char id[48];
+	char comm[16], process[16];      /* read at detection: the process may be gone when written */
 };
 
 struct hang_detector {
@@ -498,7 +499,7 @@ static void open_hang(struct hang_detector *hd, struct hd_thread *t, uint64_t no
 {
 	struct timespec rt;
 	struct tm tm;
-	char comm[16], when[24] = "";
+	char when[24] = "";
 
 	t->hang = HANG_OPEN;
 	t->hang_start = t->out_since;
@@ -511,11 +512,12 @@ static void open_hang(struct hang_detector *hd, struct hd_thread *t, uint64_t no
 	if (gmtime_r(&rt.tv_sec, &tm))
 		strftime(when, sizeof(when), "%Y%m%dT%H%M%S", &tm);
 	snprintf(t->id, sizeof(t->id), "%s-%u", when, t->tid);
-	read_comm(t->pid, t->tid, comm);
+	read_comm(t->pid, t->tid, t->comm);
+	read_comm(t->pid, t->pid, t->process);
 	log_msg("hang: thread %u (%s) of pid %u out of its event loop for %.1f s (%s so far); snapshot %s",
-		t->tid, comm, t->pid, (double)(now - t->hang_start) / 1e9, guess_block_type(t, now), t->id);
+		t->tid, t->comm, t->pid, (double)(now - t->hang_start) / 1e9, guess_block_type(t, now), t->id);
 	syslog(LOG_WARNING | LOG_DAEMON, "argusd: hang: thread %u (%s) of pid %u out of its event loop for %.1f s; "
-	       "argus hangs --recorded lists snapshot %s", t->tid, comm, t->pid,
+	       "argus hangs --recorded lists snapshot %s", t->tid, t->comm, t->pid,
 	       (double)(now - t->hang_start) / 1e9, t->id);
 }
 
@@ -529,8 +531,8 @@ static void fill_request(const struct hang_detector *hd, const struct hd_thread 
 	snprintf(req->id, sizeof(req->id), "%s", t->id);
 	req->pid = t->pid;
 	req->tid = t->tid;
-	read_comm(t->pid, t->tid, req->comm);
-	read_comm(t->pid, t->pid, req->process);
+	memcpy(req->comm, t->comm, sizeof(req->comm));
+	memcpy(req->process, t->process, sizeof(req->process));
 	req->start_ns = t->hang_start;
 	req->end_ns = end;
 	req->detect_ns = t->hang_detect;
