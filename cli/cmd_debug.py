@@ -67,6 +67,8 @@ def register(sub):
                    help="without --pid: the N longest hangs (default 20)")
     p.add_argument("--all", action="store_true",
                    help="without --pid: every main thread, not only those with an event loop (poll/epoll waits)")
+    p.add_argument("--recorded", action="store_true",
+                   help="list the hangs the flight recorder kept snapshots of (docs/flight-recorder.md)")
     p.set_defaults(func=run_hangs)
 
 
@@ -80,6 +82,8 @@ def add_diagnosis_args(p, json=True):
                    help="replay the answers recorded in FILE (REPL: export --answers FILE)")
     p.add_argument("--resume", nargs="?", type=int, const=0, metavar="ID",
                    help="continue a saved session (default: the most recent one)")
+    p.add_argument("--snapshot", metavar="ID",
+                   help="diagnose a hang the flight recorder kept (argus hangs --recorded lists them)")
     p.add_argument("--no-rules", action="store_true",
                    help="ignore the rules of earlier sessions (they apply in every mode otherwise; "
                         "argus rules list shows them)")
@@ -189,8 +193,8 @@ def open_context(args, interactive=False):
     store, sid, presets = None, None, []
     try:
         if args.resume is not None:
-            if args.answers or args.auto:
-                raise ArgusError("--resume replays the session's own answers: drop --answers / --auto")
+            if args.answers or args.auto or args.snapshot is not None:
+                raise ArgusError("--resume replays the session's own answers: drop --answers / --auto / --snapshot")
             store = _store()
             s = store.get(args.resume or None)
             sid = s["id"]
@@ -199,6 +203,13 @@ def open_context(args, interactive=False):
             at = s["hang_start_ns"]
             trace, g, hang = _graph(args, hang_acceptor(s["pid"], s["tid"], None, at, s["threshold_ns"]),
                                     s["buffer"], at_ns=at, pid=args.pid)
+        elif args.snapshot is not None:
+            if args.answers:
+                presets = read_answers_file(args.answers)
+            trace, g, hang = _snapshot_graph(args)
+            store = _store(create=not args.auto)
+            if not args.auto:
+                sid = store.create(trace.path, hang, int(args.threshold * 1e9))
         else:
             if args.pid is None and args.tid is not None:
                 raise ArgusError("--tid needs --pid")
@@ -270,8 +281,44 @@ def _header(ctx):
         ctx.out(f"  {len(rules)} rule(s) from earlier sessions apply (argus rules list; --no-rules ignores them)")
 
 
+def _snapshot_graph(args):
+    """`debug --snapshot ID`: the snapshot's trace, and in it the hang the
+    detector recorded (its process and thread, at the middle of the hang),
+    unless --pid / --tid / --at say otherwise."""
+    from argus.cli import snapshots
+    from argus.diagnose.windowed import hang_acceptor
+
+    if args.buffer or args.resume is not None:
+        raise ArgusError("--snapshot reads the snapshot's own trace: drop --buffer / --resume")
+    path, meta = snapshots.resolve(args.snapshot)
+    pid, tid = args.pid, args.tid
+    at_ns = None
+    if pid is None:
+        pid = meta["pid"]
+        tid = meta["tid"] if meta["tid"] != meta["pid"] else None
+        if args.at is None:
+            at_ns = (meta["start_ns"] + meta["end_ns"]) // 2
+    elif tid is not None and pid is None:
+        raise ArgusError("--tid needs --pid")
+    args.buffer = path
+    threshold_ns = int(args.threshold * 1e9)
+    return _graph(args, hang_acceptor(pid, tid, args.at, at_ns, threshold_ns), path,
+                  at_s=args.at, at_ns=at_ns, pid=pid)
+
+
 def run_hangs(args):
     import json
+
+    if args.recorded:
+        from argus.cli import snapshots
+        if args.pid is not None or args.tid is not None or args.buffer:
+            raise ArgusError("--recorded lists the flight recorder's snapshots: drop --pid / --tid / --buffer")
+        snaps = snapshots.list_snapshots()
+        if args.json:
+            print(json.dumps(snapshots.to_json(snaps)))
+        else:
+            sys.stdout.write(safe_lines(snapshots.render_text(snaps)))
+        return 0
 
     from argus.diagnose import hangs_to_json, render_hangs_text
     from argus.diagnose.windowed import hangs_acceptor

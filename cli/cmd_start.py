@@ -16,7 +16,8 @@ import subprocess
 import time
 
 from argus.cli import control
-from argus.cli.common import (ArgusError, DEFAULT_BUFFER, RUN_DIR, SOCKET_PATH, free_disk_bytes, native_path,
+from argus.cli.snapshots import snapshot_dir
+from argus.cli.common import (ArgusError, DEFAULT_BUFFER, RUN_DIR, SOCKET_PATH, STATE_DIR, free_disk_bytes, native_path,
                               open_run_dir, parse_size, read_state, remember_buffer, remove_state,
                               require_tracing_privileges, write_state)
 
@@ -37,6 +38,22 @@ def register(sub):
                    help="do not capture user stacks at blocking waits (smaller records, less overhead)")
     p.add_argument("--no-syscalls", action="store_true",
                    help="scheduler events only: no syscall records (wait reasons become coarse)")
+    g = p.add_argument_group("flight recorder (docs/flight-recorder.md)")
+    g.add_argument("--no-hang-detector", action="store_true",
+                   help="do not watch event loops for hangs nor keep snapshots of them")
+    g.add_argument("--hang-threshold", type=float, default=2.0, metavar="SECONDS",
+                   help="an event loop out of its loop this long is a hang (default 2)")
+    g.add_argument("--snapshot-before", type=int, default=30, metavar="SECONDS",
+                   help="a snapshot starts this long before its hang (default 30)")
+    g.add_argument("--snapshot-max-count", type=int, default=20, metavar="N",
+                   help="snapshots kept, the oldest deleted first (default 20)")
+    g.add_argument("--snapshot-max-total", default="1G", metavar="SIZE",
+                   help="all snapshots together at most (default 1G)")
+    g.add_argument("--watch-pid", type=int, action="append", default=[], metavar="PID",
+                   help="also watch this process (any thread, event loop or not); repeatable; "
+                        "sent to a daemon already running")
+    g.add_argument("--watch-comm", action="append", default=[], metavar="NAME",
+                   help="also watch processes of this name; repeatable")
     p.set_defaults(func=run_start)
 
     p = sub.add_parser("stop", help="stop tracing; the buffer stays readable")
@@ -156,8 +173,44 @@ def _last_log_line(path):
         return ""
 
 
+def hang_detector_flags(args):
+    """argusd flags for the flight recorder: snapshots in STATE_DIR/snapshots."""
+    if args.no_hang_detector:
+        if args.watch_pid or args.watch_comm:
+            raise ArgusError("--watch-pid / --watch-comm need the hang detector (drop --no-hang-detector)")
+        return []
+    if not 0.01 <= args.hang_threshold <= 3600:
+        raise ArgusError("--hang-threshold must be between 0.01 and 3600 seconds")
+    if not 1 <= args.snapshot_before <= 86400 or args.snapshot_max_count < 1:
+        raise ArgusError("--snapshot-before must be 1..86400 seconds and --snapshot-max-count positive")
+    for name in args.watch_comm:
+        if not name or len(name.encode()) > 15 or any(c.isspace() for c in name):
+            raise ArgusError(f"--watch-comm {name!r}: a process name of 1 to 15 bytes, no spaces")
+    if any(pid <= 0 for pid in args.watch_pid):
+        raise ArgusError("--watch-pid needs a positive process id")
+    os.makedirs(STATE_DIR, mode=0o700, exist_ok=True)
+    flags = ["--snapshot-dir", snapshot_dir(), "--hang-threshold-ms", str(max(1, int(args.hang_threshold * 1000))),
+             "--snapshot-before-s", str(args.snapshot_before), "--snapshot-max-count", str(args.snapshot_max_count),
+             "--snapshot-max-total", str(parse_size(args.snapshot_max_total))]
+    for pid in args.watch_pid:
+        flags += ["--watch-pid", str(pid)]
+    for name in args.watch_comm:
+        flags += ["--watch-comm", name]
+    return flags
+
+
+def _send_watches(args):
+    """A daemon already running: the names to watch go over the control socket."""
+    for what, values in (("pid", args.watch_pid), ("comm", args.watch_comm)):
+        for v in values:
+            reply = control.request(f"watch {what} {v}") or "error: no answer"
+            if reply.strip() != "ok":
+                raise ArgusError(f"watch {what} {v}: {reply.strip().removeprefix('error: ')}")
+
+
 def run_start(args):
     flags = (["--no-stacks"] if args.no_stacks else []) + (["--no-syscalls"] if args.no_syscalls else [])
+    flags += hang_detector_flags(args)
     path = os.path.abspath(args.buffer or DEFAULT_BUFFER)
     appending = not args.force and os.path.isfile(path) and os.path.getsize(path) > 0
     buffer, started = start_daemon(args.buffer, args.size, flags, force=args.force)
@@ -166,6 +219,7 @@ def run_start(args):
         print(f"argus: tracing system-wide into {buffer} (daemon pid {st.get('pid', '?')})"
               + ("; appending to the trace it holds" if appending else ""))
     else:
+        _send_watches(args)
         print(f"argus: already tracing into {buffer} (daemon pid {st.get('pid', '?')})")
     return 0
 

@@ -315,6 +315,9 @@ static void observe(void *ctx, const void *rec, uint32_t size)
 	uint64_t seq = d->prod.seq;
 	uint32_t due = d->names ? thread_names_observe(d->names, rec, size, seq) : 0;
 
+	if (d->hangs)
+		hang_detector_observe(d->hangs, h);
+
 	if (h->type == ARGUS_EV_USER_STACK && d->maps_seen[h->pid % MAPS_SEEN_SLOTS].pid == h->pid)
 		d->maps_seen[h->pid % MAPS_SEEN_SLOTS].stack_seq = seq;
 	/* The common case, per record: nobody due and no new chunk. */
@@ -462,6 +465,8 @@ static int run_loop(struct daemon *d)
 			else if (t - c->since_ns > CLIENT_TIMEOUT_NS)
 				client_close(c);
 		}
+		if (d->hangs)
+			hang_detector_check(d->hangs, t);
 		if (t >= next_tick) {
 			tick(d);
 			next_tick = t + TICK_NS;
@@ -480,6 +485,27 @@ static void open_urings(struct daemon *d)
 	int ret = argus_urings_new(dir, &d->urings);
 	if (ret)
 		log_msg("failed to open the tracepoint ring directory %s: %s", dir, strerror(-ret));
+}
+
+/* The hang detector (hang_detector.c), when a snapshot directory is given. */
+static int start_hang_detector(struct daemon *d)
+{
+	unsigned i;
+
+	if (!env.snapshot_dir)
+		return 0;
+	env.hangs.dir = env.snapshot_dir;
+	env.hangs.ring_path = env.buffer;
+	d->hangs = hang_detector_new(&env.hangs);
+	if (!d->hangs) {
+		report_failure("failed to allocate the hang detector: out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < env.nwatch_pids; i++)
+		hang_detector_watch_pid(d->hangs, env.watch_pids[i]);
+	for (i = 0; i < env.nwatch_comms; i++)
+		hang_detector_watch_comm(d->hangs, env.watch_comms[i]);
+	return 0;
 }
 
 static int setup_signals(struct daemon *d)
@@ -550,6 +576,8 @@ int main(int argc, char **argv)
 	cfg.verbose = env.verbose;
 	cfg.observe = observe;
 	cfg.observe_ctx = &d;
+	if (start_hang_detector(&d))
+		goto cleanup;
 	d.names = thread_names_new(argus_rb_header(d.rb)->nchunks);
 	if (!d.names)
 		log_msg("out of memory for the name table: names may be missing after the buffer wraps");
@@ -587,6 +615,13 @@ cleanup:
 	if (d.urings && d.prod_live)
 		argus_urings_poll(d.urings, now_ns(), urings_write, &d);
 	argus_urings_free(d.urings);
+	if (d.hangs && d.rb && !argus_rb_faulted(d.rb, NULL)) {
+		if (d.prod_live)
+			argus_rb_producer_close(&d.prod);
+		d.prod_live = false;
+		hang_detector_finish(d.hangs, now_ns());
+	}
+	hang_detector_free(d.hangs);
 	for (i = 0; i < MAX_CLIENTS; i++)
 		client_close(&d.clients[i]);
 	if (d.prod_live)
@@ -611,5 +646,6 @@ cleanup:
 	free(env.buffer);
 	free(env.socket);
 	free(env.log);
+	free(env.snapshot_dir);
 	return exit_code;
 }

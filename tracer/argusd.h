@@ -8,6 +8,7 @@
  *   argusd_control.c   the control socket: status / stop
  *   proc_snapshot.c    /proc -> PROC_SNAPSHOT records (start-up and re-naming)
  *   mappings_writer.c  /proc/PID/maps -> MAPPING records
+ *   hang_detector.c    online hang detector; snapshot_writer.c its snapshots
  */
 #ifndef ARGUSD_H
 #define ARGUSD_H
@@ -19,6 +20,7 @@
 #include "argus_event.h"
 #include "argus_rb.h"
 #include "argusd_control.h"
+#include "hang_detector.h"
 #include "mappings_writer.h"
 #include "platform.h"
 #include "thread_names.h"
@@ -38,6 +40,13 @@ struct env {
 	bool no_syscalls;
 	bool no_stacks;
 	bool verbose;
+	/* the hang detector: on when snapshot_dir is set */
+	char *snapshot_dir;
+	struct hang_detector_config hangs;
+	uint32_t watch_pids[HD_MAX_WATCH];
+	unsigned nwatch_pids;
+	const char *watch_comms[HD_MAX_WATCH];
+	unsigned nwatch_comms;
 };
 extern struct env env;
 /* Fills env from argv: 0, or a negative errno once the reason is out. */
@@ -65,6 +74,7 @@ struct daemon {
 	bool refreshing;
 	uint64_t names_emitted;
 	struct argus_urings *urings;  /* user-space tracepoint rings (urings.c), or NULL */
+	struct hang_detector *hangs;  /* NULL when off (hang_detector.c) */
 };
 
 uint64_t now_ns(void);

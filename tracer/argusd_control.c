@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -179,21 +180,27 @@ static void format_status(struct daemon *d, char *out, size_t n)
 {
 	struct argus_rb_stats st;
 	char buffer[PATH_MAX * 2];
+	struct hang_detector_stats hs = {};
 	uint64_t t = now_ns();
 
 	memset(&st, 0, sizeof(st));
 	argus_rb_stats(d->rb, &st);
 	json_string(buffer, sizeof(buffer), env.buffer);
+	if (d->hangs)
+		hang_detector_stats(d->hangs, &hs);
 	snprintf(out, n,
 		 "{\"pid\":%d,\"buffer\":\"%s\",\"events\":%llu,\"bytes\":%llu,\"lost\":%llu,"
 		 "\"overwritten\":%llu,\"events_per_s\":%.1f,\"bytes_per_event\":%.2f,\"fill\":%.4f,"
-		 "\"uptime_s\":%.1f,\"size\":%llu,\"platform\":\"%s\"}\n",
+		 "\"uptime_s\":%.1f,\"size\":%llu,\"platform\":\"%s\",\"hang_detector\":%s,"
+		 "\"watched_loops\":%llu,\"hangs_detected\":%llu,\"snapshots_written\":%llu}\n",
 		 (int)getpid(), buffer, (unsigned long long)st.records_written,
 		 (unsigned long long)st.bytes_written, (unsigned long long)st.records_lost,
 		 (unsigned long long)st.records_overwritten, events_per_s(d, t, st.records_written),
 		 st.records_written ? (double)st.bytes_written / (double)st.records_written : 0.0,
 		 st.nchunks ? (double)st.chunks_in_use / (double)st.nchunks : 0.0,
-		 (double)(t - d->start_ns) / 1e9, (unsigned long long)st.file_size, d->ops->name);
+		 (double)(t - d->start_ns) / 1e9, (unsigned long long)st.file_size, d->ops->name,
+		 d->hangs ? "true" : "false", (unsigned long long)hs.loops, (unsigned long long)hs.hangs,
+		 (unsigned long long)hs.snapshots);
 }
 
 void client_close(struct client *c)
@@ -210,6 +217,40 @@ static void client_reply(struct client *c, const char *text)
 	 * does not read it loses it, the daemon never blocks on it. */
 	if (send(c->fd, text, strlen(text), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		log_msg("failed to answer control client: %s", strerror(errno));
+}
+
+/* `watch pid N` / `watch comm NAME`: one more process for the hang detector. */
+static void watch_command(struct daemon *d, const char *arg, char *reply, size_t n)
+{
+	unsigned long long pid;
+	char *end;
+
+	if (!d->hangs) {
+		snprintf(reply, n, "error: the hang detector is off (argusd runs without --snapshot-dir)\n");
+		return;
+	}
+	if (!strncmp(arg, "pid ", 4)) {
+		errno = 0;
+		pid = strtoull(arg + 4, &end, 10);
+		if (errno || end == arg + 4 || *end || pid == 0 || pid > UINT32_MAX) {
+			snprintf(reply, n, "error: watch pid needs a process id\n");
+			return;
+		}
+		if (hang_detector_watch_pid(d->hangs, (uint32_t)pid)) {
+			snprintf(reply, n, "error: too many watched processes (at most %d)\n", HD_MAX_WATCH);
+			return;
+		}
+		log_msg("watching pid %llu for hangs (control socket)", pid);
+	} else if (!strncmp(arg, "comm ", 5) && arg[5] && strlen(arg + 5) <= 15) {
+		if (hang_detector_watch_comm(d->hangs, arg + 5)) {
+			snprintf(reply, n, "error: too many watched names (at most %d)\n", HD_MAX_WATCH);
+			return;
+		}
+	} else {
+		snprintf(reply, n, "error: watch pid PID | watch comm NAME (1 to 15 bytes)\n");
+		return;
+	}
+	snprintf(reply, n, "ok\n");
 }
 
 static void handle_command(struct daemon *d, struct client *c)
@@ -231,11 +272,13 @@ static void handle_command(struct daemon *d, struct client *c)
 		snprintf(reply, sizeof(reply), "ok\n");
 		d->stopping = true;
 		log_msg("stop requested on the control socket");
+	} else if (!strncmp(cmd, "watch ", 6)) {
+		watch_command(d, cmd + 6, reply, sizeof(reply));
 	} else {
 		char shown[64];
 
 		json_string(shown, sizeof(shown), cmd);
-		snprintf(reply, sizeof(reply), "error: unknown command '%s' (commands: status, stop)\n", shown);
+		snprintf(reply, sizeof(reply), "error: unknown command '%s' (commands: status, stop, watch)\n", shown);
 	}
 	client_reply(c, reply);
 	client_close(c);

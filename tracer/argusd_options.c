@@ -19,12 +19,23 @@
 struct env env = {
 	.size = ARGUS_RB_DEFAULT_SIZE,
 	.ready_fd = -1,
+	.hangs = {
+		.threshold_ns = 2000000000ull,
+		.before_ns = 30000000000ull,
+		.flush_after_ns = 10000000000ull,
+		.max_snapshot_bytes = 256ull << 20,
+		.max_total_bytes = 1ull << 30,
+		.max_count = 20,
+	},
 };
 
 static const char usage[] =
 	"usage: argusd --buffer FILE --size BYTES --socket PATH [--ready-fd N] [--foreground]\n"
 	"              [--log FILE] [--fresh] [--kernel-buffer BYTES] [--no-syscalls]\n"
 	"              [--stacks | --no-stacks] [--verbose]\n"
+	"              [--snapshot-dir DIR [--hang-threshold-ms MS] [--snapshot-before-s S]\n"
+	"               [--snapshot-max-bytes BYTES] [--snapshot-max-total BYTES] [--snapshot-max-count N]\n"
+	"               [--watch-pid PID]... [--watch-comm COMM]...]\n"
 	"\n"
 	"System-wide tracing daemon: records scheduler, wakeup, syscall and process events\n"
 	"into the ring buffer FILE and answers `status` and `stop` on the Unix socket PATH.\n"
@@ -41,7 +52,16 @@ static const char usage[] =
 	"  --no-syscalls         leave out syscall enter/exit records\n"
 	"  --stacks, --no-stacks user stacks at blocking waits and the mappings to\n"
 	"                        symbolize them (default: on)\n"
-	"  --verbose             loader diagnostics\n";
+	"  --verbose             loader diagnostics\n"
+	"  --snapshot-dir DIR    detect hangs online and freeze a snapshot of each into DIR\n"
+	"                        (docs/flight-recorder.md); without it the detector is off\n"
+	"  --hang-threshold-ms MS  out of its event loop this long is a hang (default 2000)\n"
+	"  --snapshot-before-s S   a snapshot starts S seconds before its hang (default 30)\n"
+	"  --snapshot-max-bytes BYTES  one snapshot at most (default 256M; oldest records dropped)\n"
+	"  --snapshot-max-total BYTES  all snapshots (default 1G; oldest snapshots deleted)\n"
+	"  --snapshot-max-count N  snapshots kept (default 20; oldest deleted)\n"
+	"  --watch-pid PID       also watch this process's threads, event loop or not (repeatable)\n"
+	"  --watch-comm COMM     also watch processes of this name (repeatable)\n";
 
 static int parse_bytes(const char *s, uint64_t *out)
 {
@@ -103,7 +123,75 @@ static char *default_log_path(const char *socket_path)
 	return out;
 }
 
-enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS };
+enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS, OPT_SNAP_DIR,
+       OPT_HANG_MS, OPT_SNAP_BEFORE, OPT_SNAP_BYTES, OPT_SNAP_TOTAL, OPT_SNAP_COUNT, OPT_WATCH_PID,
+       OPT_WATCH_COMM };
+
+/* A positive integer option at most max: 0, or one line and -EINVAL. */
+static int parse_count(const char *name, const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v == 0 || v > max) {
+		report_failure("bad --%s '%s': give a whole number from 1 to %llu", name, s, (unsigned long long)max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_hang_option(int c, const char *arg)
+{
+	uint64_t v;
+
+	switch (c) {
+	case OPT_HANG_MS:
+		if (parse_count("hang-threshold-ms", arg, 3600000, &v))
+			return -EINVAL;
+		env.hangs.threshold_ns = v * 1000000ull;
+		return 0;
+	case OPT_SNAP_BEFORE:
+		if (parse_count("snapshot-before-s", arg, 86400, &v))
+			return -EINVAL;
+		env.hangs.before_ns = v * 1000000000ull;
+		return 0;
+	case OPT_SNAP_BYTES:
+	case OPT_SNAP_TOTAL:
+		if (parse_bytes(arg, &v) || v < (1u << 20)) {
+			report_failure("bad --%s '%s': give bytes (K, M, G), at least 1M",
+				       c == OPT_SNAP_BYTES ? "snapshot-max-bytes" : "snapshot-max-total", arg);
+			return -EINVAL;
+		}
+		*(c == OPT_SNAP_BYTES ? &env.hangs.max_snapshot_bytes : &env.hangs.max_total_bytes) = v;
+		return 0;
+	case OPT_SNAP_COUNT:
+		if (parse_count("snapshot-max-count", arg, 100000, &v))
+			return -EINVAL;
+		env.hangs.max_count = (uint32_t)v;
+		return 0;
+	case OPT_WATCH_PID:
+		if (parse_count("watch-pid", arg, UINT32_MAX, &v))
+			return -EINVAL;
+		if (env.nwatch_pids == HD_MAX_WATCH) {
+			report_failure("too many --watch-pid (at most %d)", HD_MAX_WATCH);
+			return -EINVAL;
+		}
+		env.watch_pids[env.nwatch_pids++] = (uint32_t)v;
+		return 0;
+	case OPT_WATCH_COMM:
+		if (!*arg || strlen(arg) > 15 || env.nwatch_comms == HD_MAX_WATCH) {
+			report_failure("bad --watch-comm '%s': a process name of 1 to 15 bytes, at most %d of them",
+				       arg, HD_MAX_WATCH);
+			return -EINVAL;
+		}
+		env.watch_comms[env.nwatch_comms++] = arg;
+		return 0;
+	}
+	return -EINVAL;
+}
 
 int parse_args(int argc, char **argv)
 {
@@ -120,10 +208,18 @@ int parse_args(int argc, char **argv)
 		{ "stacks", no_argument, NULL, OPT_STACKS },
 		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "snapshot-dir", required_argument, NULL, OPT_SNAP_DIR },
+		{ "hang-threshold-ms", required_argument, NULL, OPT_HANG_MS },
+		{ "snapshot-before-s", required_argument, NULL, OPT_SNAP_BEFORE },
+		{ "snapshot-max-bytes", required_argument, NULL, OPT_SNAP_BYTES },
+		{ "snapshot-max-total", required_argument, NULL, OPT_SNAP_TOTAL },
+		{ "snapshot-max-count", required_argument, NULL, OPT_SNAP_COUNT },
+		{ "watch-pid", required_argument, NULL, OPT_WATCH_PID },
+		{ "watch-comm", required_argument, NULL, OPT_WATCH_COMM },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	const char *buffer = NULL, *socket_path = NULL, *log = NULL;
+	const char *buffer = NULL, *socket_path = NULL, *log = NULL, *snap_dir = NULL;
 	long fd;
 	char *end;
 	int c;
@@ -179,6 +275,19 @@ int parse_args(int argc, char **argv)
 		case 'v':
 			env.verbose = true;
 			break;
+		case OPT_SNAP_DIR:
+			snap_dir = optarg;
+			break;
+		case OPT_HANG_MS:
+		case OPT_SNAP_BEFORE:
+		case OPT_SNAP_BYTES:
+		case OPT_SNAP_TOTAL:
+		case OPT_SNAP_COUNT:
+		case OPT_WATCH_PID:
+		case OPT_WATCH_COMM:
+			if (parse_hang_option(c, optarg))
+				return -EINVAL;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
@@ -199,7 +308,8 @@ int parse_args(int argc, char **argv)
 	env.buffer = absolute_path(buffer);
 	env.socket = absolute_path(socket_path);
 	env.log = log ? absolute_path(log) : (env.socket ? default_log_path(env.socket) : NULL);
-	if (!env.buffer || !env.socket || !env.log) {
+	env.snapshot_dir = snap_dir ? absolute_path(snap_dir) : NULL;
+	if (!env.buffer || !env.socket || !env.log || (snap_dir && !env.snapshot_dir)) {
 		report_failure("failed to resolve paths: %s", strerror(errno ? errno : ENOMEM));
 		return -ENOMEM;
 	}

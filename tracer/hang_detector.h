@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Online hang detector (argusd): watches event-loop threads as the records go
+ * past and freezes a snapshot around each hang (snapshot_writer.c).
+ *
+ * docs/flight-recorder.md describes the rule; hang_detector.c has the
+ * algorithm and its invariants at the top.
+ */
+#ifndef HANG_DETECTOR_H
+#define HANG_DETECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "argus_event.h"
+
+#define HD_MAX_WATCH 32
+
+struct hang_detector_config {
+	uint64_t threshold_ns;       /* out of the loop this long is a hang (default 2 s) */
+	uint64_t before_ns;          /* the snapshot starts this long before the hang (default 30 s) */
+	uint64_t flush_after_ns;     /* an ongoing hang is written this long after detection (default 10 s) */
+	uint64_t max_snapshot_bytes; /* one snapshot's records at most (oldest dropped first) */
+	uint64_t max_total_bytes;    /* all snapshots together (oldest snapshot deleted first) */
+	uint32_t max_count;          /* snapshots kept */
+	const char *dir;             /* where snapshots go (created 0700) */
+	const char *ring_path;       /* the ring buffer they are copied from */
+};
+
+struct hang_detector;
+
+struct hang_detector *hang_detector_new(const struct hang_detector_config *cfg);
+void hang_detector_free(struct hang_detector *hd);
+/* A pid or comm the user names: its threads are watched whether or not they
+ * run an event loop.  0, or -ENOSPC when HD_MAX_WATCH are named already. */
+int hang_detector_watch_pid(struct hang_detector *hd, uint32_t pid);
+int hang_detector_watch_comm(struct hang_detector *hd, const char *comm);
+
+/* Per record, from argusd's observe(): cheap (a type test, then one hash
+ * probe for main threads' scheduler records). */
+void hang_detector_observe(struct hang_detector *hd, const struct argus_event_header *h);
+
+/* From the drain loop, every iteration: at most every 100 ms it looks at the
+ * watched threads, opens hangs, starts snapshot writers, reaps them. */
+void hang_detector_check(struct hang_detector *hd, uint64_t now_ns);
+
+/* At shutdown, after the last drain: writes every hang not yet written (in
+ * this process) and waits for the writers. */
+void hang_detector_finish(struct hang_detector *hd, uint64_t now_ns);
+
+struct hang_detector_stats {
+	uint64_t threads;            /* entries in the table */
+	uint64_t loops;              /* of those, event loops or user-named */
+	uint64_t hangs;              /* detected */
+	uint64_t snapshots;          /* written */
+};
+void hang_detector_stats(const struct hang_detector *hd, struct hang_detector_stats *st);
+
+#endif /* HANG_DETECTOR_H */
