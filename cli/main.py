@@ -34,9 +34,10 @@ def build_parser():
 
 
 def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        # inside the try: building the parser (every command's module) can run
+        # out of memory as well as the command itself
+        args = build_parser().parse_args(argv)
         return args.func(args) or 0
     except ArgusError as e:
         print(safe_lines(f"argus: {e}"), file=sys.stderr)   # may quote a path or a name
