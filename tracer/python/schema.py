@@ -11,7 +11,7 @@ this module drifts.
 """
 import numpy as np
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # enum argus_event_type
 SWITCH_OUT = 1
