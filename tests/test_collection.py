@@ -222,6 +222,9 @@ def record_bytes(trace, rows):
     size = np.zeros(len(rows), np.int64)
     for ty, n in SIZES.items():
         size[rows["type"] == ty] = n
+    # schema v2: a syscall_exit whose ret fits in 32 bits is the 32-byte form
+    exits = rows["type"] == schema.SYSCALL_EXIT
+    size[exits] = np.where((rows["val"][exits] >= -2**31) & (rows["val"][exits] < 2**31), 32, 40)
     out = rows["type"] == schema.SWITCH_OUT
     size[out] = np.where(rows["obj2"][out] != 0, 48, 40)
     stack = rows["type"] == schema.USER_STACK

@@ -44,7 +44,9 @@ _Static_assert(sizeof(struct argus_row) == 80, "struct argus_row is 80 bytes (sc
 /* Record sizes documented in argus_event.h and docs/ring-buffer.md. */
 _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_ev_switch_in) == 32 &&
 	       sizeof(struct argus_ev_wakeup) == 40 && sizeof(struct argus_ev_syscall_enter) == 48 &&
-	       sizeof(struct argus_ev_syscall_exit) == 40 && sizeof(struct argus_ev_fork) == 48 &&
+	       sizeof(struct argus_ev_syscall_exit) == 40 &&
+	       sizeof(struct argus_ev_syscall_exit_short) == ARGUS_SYSCALL_EXIT_SHORT_SIZE &&
+	       sizeof(struct argus_ev_fork) == 48 &&
 	       sizeof(struct argus_ev_comm) == 40 && sizeof(struct argus_ev_exit) == 32 &&
 	       sizeof(struct argus_ev_proc_snapshot) == 48 && sizeof(struct argus_ev_data_flag) == 48 &&
 	       sizeof(struct argus_ev_lost) == 32 && sizeof(struct argus_ev_fd_info) == 56 &&
@@ -52,7 +54,7 @@ _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_e
 	       sizeof(struct argus_ev_user_stack) == ARGUS_EVENT_MAX_SIZE &&
 	       sizeof(struct argus_ev_mapping) == ARGUS_EVENT_MAX_SIZE &&
 	       sizeof(struct argus_ev_wait_site) == 96 && sizeof(struct argus_ev_futex_state) == 48 &&
-	       sizeof(struct argus_ev_file_lock) == 64, "schema v1 record sizes");
+	       sizeof(struct argus_ev_file_lock) == 64, "schema v2 record sizes");
 
 /* Fixed part of the variable-length records. */
 #define USER_STACK_BASE_SIZE offsetof(struct argus_ev_user_stack, frames)
@@ -65,7 +67,7 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_WAKEUP] = sizeof(struct argus_ev_wakeup),
 	[ARGUS_EV_WAKEUP_NEW] = sizeof(struct argus_ev_wakeup),
 	[ARGUS_EV_SYSCALL_ENTER] = sizeof(struct argus_ev_syscall_enter),
-	[ARGUS_EV_SYSCALL_EXIT] = sizeof(struct argus_ev_syscall_exit),
+	[ARGUS_EV_SYSCALL_EXIT] = ARGUS_SYSCALL_EXIT_SHORT_SIZE,
 	[ARGUS_EV_FORK] = sizeof(struct argus_ev_fork),
 	[ARGUS_EV_EXEC] = sizeof(struct argus_ev_comm),
 	[ARGUS_EV_EXIT] = sizeof(struct argus_ev_exit),
@@ -263,9 +265,16 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		break;
 	}
 	case ARGUS_EV_SYSCALL_EXIT: {
-		const struct argus_ev_syscall_exit *e = rec;
-		r->nr = e->nr;
-		r->val = e->ret;
+		/* Two forms, told apart by size (schema v2): a 32-bit ret, or 64. */
+		if (h->size >= sizeof(struct argus_ev_syscall_exit)) {
+			const struct argus_ev_syscall_exit *e = rec;
+			r->nr = e->nr;
+			r->val = e->ret;
+		} else {
+			const struct argus_ev_syscall_exit_short *e = rec;
+			r->nr = e->nr;
+			r->val = e->ret;
+		}
 		break;
 	}
 	case ARGUS_EV_FORK: {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Argus event schema v1 — the single source of truth for what crosses the
+ * Argus event schema v2 — the single source of truth for what crosses the
  * kernel boundary and what lives in the trace file.
  *
  * Every record starts with struct argus_event_header (24 bytes) and is padded
@@ -38,7 +38,11 @@ typedef int64_t __s64;
 #endif
 #endif
 
-#define ARGUS_SCHEMA_VERSION 1
+/* v2: SYSCALL_EXIT has a 32-byte form (struct argus_ev_syscall_exit_short).
+ * Readers take every version from ARGUS_SCHEMA_VERSION_MIN on; a record's
+ * form is told by its size, not by the file's version. */
+#define ARGUS_SCHEMA_VERSION 2
+#define ARGUS_SCHEMA_VERSION_MIN 1
 #define ARGUS_EVENT_MAX_SIZE 256
 #define ARGUS_COMM_LEN 16
 
@@ -165,6 +169,7 @@ enum argus_futex_state_flags {
 #define ARGUS_WAIT_SITE_MAX_FDS 8       /* fds kept per wait site (the hash covers only these) */
 #define ARGUS_FUTEX_TID_MASK 0x3fffffffu /* include/uapi/linux/futex.h FUTEX_TID_MASK */
 #define ARGUS_SWITCH_OUT_BASE_SIZE 40   /* switch_out without user_stack_id */
+#define ARGUS_SYSCALL_EXIT_SHORT_SIZE 32 /* syscall_exit with a 32-bit ret (schema v2) */
 #define ARGUS_USER_STACK_MAX_FRAMES 28  /* 32 + 28 * 8 = ARGUS_EVENT_MAX_SIZE */
 #define ARGUS_MAPPING_MAX_PATH 192      /* 64 + 192 = ARGUS_EVENT_MAX_SIZE, NUL included */
 
@@ -215,11 +220,21 @@ struct argus_ev_syscall_enter {     /* 48 bytes */
 	__u64 obj2;                  /* second identity: futex val2/uaddr2, dest fd, 0 */
 };
 
-struct argus_ev_syscall_exit {      /* 40 bytes */
+struct argus_ev_syscall_exit {      /* 40 bytes: a ret that does not fit in 32 bits */
 	struct argus_event_header h;
 	__u32 nr;
 	__u32 reserved;
 	__s64 ret;
+};
+
+/* Since schema v2, the form of SYSCALL_EXIT whose ret fits in 32 bits, told
+ * apart by size == ARGUS_SYSCALL_EXIT_SHORT_SIZE.  It is nearly every exit:
+ * a read or write returns at most MAX_RW_COUNT (INT_MAX & PAGE_MASK) bytes,
+ * and the other traced syscalls return an int. */
+struct argus_ev_syscall_exit_short { /* 32 bytes */
+	struct argus_event_header h;
+	__u32 nr;
+	__s32 ret;
 };
 
 struct argus_ev_fork {              /* 48 bytes; header = parent */

@@ -266,9 +266,9 @@ static int validate_header(struct argus_rb *rb, const struct argus_rb_file_heade
 	if (h->chunk_header_size != sizeof(struct argus_rb_chunk_header))
 		return fail(rb, EBADMSG, "bad chunk_header_size %u at offset 0x%x, expected %zu",
 			    h->chunk_header_size, OFF(chunk_header_size), sizeof(struct argus_rb_chunk_header));
-	if (h->schema_version != ARGUS_SCHEMA_VERSION)
-		return fail(rb, ENOTSUP, "unsupported schema_version %u at offset 0x%x (this build reads %u)",
-			    h->schema_version, OFF(schema_version), ARGUS_SCHEMA_VERSION);
+	if (h->schema_version < ARGUS_SCHEMA_VERSION_MIN || h->schema_version > ARGUS_SCHEMA_VERSION)
+		return fail(rb, ENOTSUP, "unsupported schema_version %u at offset 0x%x (this build reads %u to %u)",
+			    h->schema_version, OFF(schema_version), ARGUS_SCHEMA_VERSION_MIN, ARGUS_SCHEMA_VERSION);
 	if (st_size < h->file_size)
 		return fail(rb, EBADMSG, "truncated: file is %llu bytes, header says %llu",
 			    (unsigned long long)st_size, (unsigned long long)h->file_size);
@@ -386,6 +386,10 @@ int argus_rb_open(const char *path, int writable, struct argus_rb **out)
 	if (memcmp(rb->hdr, &h, offsetof(struct argus_rb_file_header, next_seq)) != 0)
 		return fail(rb, EAGAIN, "header changed while opening (file re-created?)");
 	adopt_geometry(rb, &h);
+	/* A continued older buffer gets this build's records from now on, and
+	 * readers take every version up to the one the header names. */
+	if (writable && rb->hdr->schema_version < ARGUS_SCHEMA_VERSION)
+		rb->hdr->schema_version = ARGUS_SCHEMA_VERSION;
 	rb->error[0] = 0;
 	return 0;
 }

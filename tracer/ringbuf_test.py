@@ -299,7 +299,7 @@ def test_truncated_file_names_both_sizes(buf):
 @pytest.mark.parametrize("field, value, message", [
     ("magic", b"NOTARGUS", r"bad magic at offset 0x0"),
     ("version", struct.pack("<I", 7), r"unsupported version 7 at offset 0x8"),
-    ("schema_version", struct.pack("<I", 2), r"unsupported schema_version 2 at offset 0x14"),
+    ("schema_version", struct.pack("<I", 3), r"unsupported schema_version 3 at offset 0x14"),
     ("chunk_size", struct.pack("<I", 4100), r"bad chunk_size 4100 at offset 0x30"),
     ("nchunks", struct.pack("<I", 1000), r"bad chunk_table_offset .* at offset 0x20"),
     ("data_offset", struct.pack("<Q", 1 << 19), r"bad data_offset 0x80000 at offset 0x28"),
@@ -393,6 +393,22 @@ def test_every_type_is_widened_per_the_mapping(buf):
     assert (r[14]["val"], r[14]["state"]) == (3, 0)
     assert (r[15]["type"], r[15]["obj"], r[15]["val"], r[15]["obj2"]) == \
         (schema.DATA_FLAG_WRITE, 0x2000, -1, 0x400600)
+
+
+def test_both_syscall_exit_forms_are_read_by_size(buf):
+    """Schema v2: a 32-byte syscall_exit (ret as s32) beside the 40-byte one
+    (ret as s64) that v1 files hold; a 24-byte one is too short for either."""
+    producer.create_buffer(buf, 1 << 20, SMALL_CHUNK)
+    with producer.Producer(buf, 1) as p:
+        p.write_raw(event(schema.SYSCALL_EXIT, 32, 1) + struct.pack("<Ii", 0, -11))
+        p.write_raw(event(schema.SYSCALL_EXIT, 32, 2) + struct.pack("<Ii", 1, 2**31 - 1))
+        p.write_raw(event(schema.SYSCALL_EXIT, 40, 3) + struct.pack("<IIq", 1, 0, 1 << 40))
+        p.write_raw(event(schema.SYSCALL_EXIT, 40, 4) + struct.pack("<IIq", 0, 0, -(1 << 40)))
+    rows = reader.decode_file(buf).rows
+    assert [(int(r["nr"]), int(r["val"])) for r in rows] == [(0, -11), (1, 2**31 - 1), (1, 1 << 40), (0, -(1 << 40))]
+    patch(buf, header_of(buf).data_offset + 16, struct.pack("<HH", schema.SYSCALL_EXIT, 24))
+    with pytest.raises(reader.TraceError, match="size 24, type 6 needs at least 32"):
+        reader.decode_file(buf)
 
 
 def test_producer_rejects_malformed_records(buf):

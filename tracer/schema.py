@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # enum argus_event_type
 SWITCH_OUT = 1

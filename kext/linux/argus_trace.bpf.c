@@ -384,6 +384,7 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct argus_ev_syscall_exit_short *s;
 	struct argus_ev_syscall_exit *e;
 	struct syscall_state *sc;
 	__u32 tid = (__u32)pid_tgid;
@@ -402,13 +403,24 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 	enter_nr = sc->nr;
 	sc->active = 0;
 	stage_enter();
-	e = reserve(sizeof(*e));
-	if (e) {
-		e->nr = enter_nr;
-		e->reserved = 0;
-		e->ret = ret;
-		fill_header(&e->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*e), pid_tgid >> 32, tid, bpf_ktime_get_ns());
-		submit(e);
+	/* 32 bytes instead of 40 for every ret that fits (schema v2). */
+	if (ret == (__s32)ret) {
+		s = reserve(sizeof(*s));
+		if (s) {
+			s->nr = enter_nr;
+			s->ret = (__s32)ret;
+			fill_header(&s->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*s), pid_tgid >> 32, tid, bpf_ktime_get_ns());
+			submit(s);
+		}
+	} else {
+		e = reserve(sizeof(*e));
+		if (e) {
+			e->nr = enter_nr;
+			e->reserved = 0;
+			e->ret = ret;
+			fill_header(&e->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*e), pid_tgid >> 32, tid, bpf_ktime_get_ns());
+			submit(e);
+		}
 	}
 	stage_exit(false);
 	return 0;
