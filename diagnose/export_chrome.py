@@ -40,15 +40,18 @@ def build_events(tl):
         ev.append({"ph": "M", "name": "thread_sort_index", "pid": t["pid"], "tid": tid, "args": {"sort_index": tid}})
 
     def x(t, tid, s, e, name, cat, **args):
-        ev.append({"ph": "X", "name": name, "cat": cat, "pid": t["pid"], "tid": tid, "ts": us(s),
-                   "dur": max(0.0, (int(e) - int(s)) / 1000.0), "args": args})
+        item = {"ph": "X", "name": name, "cat": cat, "pid": t["pid"], "tid": tid, "ts": us(s),
+                "dur": max(0.0, (int(e) - int(s)) / 1000.0)}
+        if args:
+            item["args"] = args
+        ev.append(item)
 
     for t in tl["threads"]:
         meta(t, t["tid"], M.thread_label(t))
         meta(t, t["tid"] + STATE_TID, f"{M.thread_label(t)} state")
         for state, s, e, why in tl["states"][t["utid"]]:
             name = {"running": "Running", "runnable": "Runnable"}.get(state) or f"Blocked: {why}"
-            x(t, t["tid"] + STATE_TID, s, e, name, "argus.thread_state", state=state, wait_reason=why)
+            x(t, t["tid"] + STATE_TID, s, e, name, "argus.thread_state")    # the name says it all: no args
     for sg in tl["segments"]:
         t = by_utid[sg["utid"]]
         x(t, t["tid"], sg["start"], sg["end"], f"segment {sg['vertex']}", "argus.segment", vertex=sg["vertex"],
@@ -101,4 +104,5 @@ def build_events(tl):
 def render(tl):
     """The JSON text."""
     return json.dumps({"traceEvents": build_events(tl), "displayTimeUnit": "ms",
-                       "otherData": {"generator": "argus export", "origin_ns": tl["origin"]}})
+                       "otherData": {"generator": "argus export", "origin_ns": tl["origin"]}},
+                      separators=(",", ":"))

@@ -34,7 +34,7 @@ def _pb():
     return pb
 
 
-class _Uuids:
+class _Uuids:   # track uuids: 2, 3, ... (unique in the file is all the format asks)
     def __init__(self):
         self.next = 1
 
@@ -43,144 +43,122 @@ class _Uuids:
         return self.next
 
 
-def _annotate(ev, **kv):
+def _annotations(kv):
+    """debug_annotations of a TrackEvent as dicts (None values left out)."""
+    out = []
     for k, v in kv.items():
         if v is None:
             continue
-        a = ev.debug_annotations.add()
-        a.name = k
-        if isinstance(v, bool):
-            a.bool_value = v
-        elif isinstance(v, int):
-            a.int_value = v
-        else:
-            a.string_value = str(v)
+        key = "bool_value" if isinstance(v, bool) else ("int_value" if isinstance(v, int) else "string_value")
+        out.append({"name": k, key: v if key != "string_value" else str(v)})
+    return out
 
 
 def build_trace(tl):
-    """The perfetto_trace_pb2.Trace of a timeline (export_model.timeline)."""
+    """The perfetto_trace_pb2.Trace of a timeline (export_model.timeline).
+    Events are collected as plain tuples and each packet is made in one call
+    from a dict (several times faster than field-by-field for the hundreds of
+    thousands of state slices of a busy thread)."""
     pb = _pb()
     T = pb.TrackEvent
+    BEGIN, END, INSTANT = T.TYPE_SLICE_BEGIN, T.TYPE_SLICE_END, T.TYPE_INSTANT
     trace = pb.Trace()
     uuid = _Uuids()
     first = [True]
 
-    def packet(ts=None):
-        p = trace.packet.add()
-        p.trusted_packet_sequence_id = SEQ
+    def descriptor(**td):
+        u = uuid()
+        p = trace.packet.add(trusted_packet_sequence_id=SEQ, track_descriptor=dict(uuid=u, **td))
         if first[0]:
             p.sequence_flags = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
             first[0] = False
-        if ts is not None:
-            p.timestamp = int(ts)
-        return p
-
-    def track(name=None, parent=None, thread=None, process=None):
-        u = uuid()
-        p = packet()
-        td = p.track_descriptor
-        td.uuid = u
-        if parent:
-            td.parent_uuid = parent
-        if name:
-            td.name = name
-        if thread:
-            td.thread.pid, td.thread.tid, td.thread.thread_name = thread["pid"], thread["tid"], thread["comm"]
-        if process:
-            td.process.pid, td.process.process_name = process
         return u
 
     procs, tracks = {}, {}
     for t in tl["threads"]:
         if t["pid"] not in procs:
-            procs[t["pid"]] = track(process=(t["pid"], t["process"] or t["comm"]))
-        tracks[t["utid"]] = track(thread=t, parent=procs[t["pid"]])   # as the format's reference does
+            procs[t["pid"]] = descriptor(process={"pid": t["pid"], "process_name": t["process"] or t["comm"]})
+        tracks[t["utid"]] = descriptor(parent_uuid=procs[t["pid"]],       # as the format's reference does
+                                       thread={"pid": t["pid"], "tid": t["tid"], "thread_name": t["comm"]})
 
-    events = []     # (track, ts, order, fill(ev)) ; order: 0 end, 1 begin, 2 instant
+    # (ts, order, track, event dict); order at one ts: 0 end, 1 begin, 2 instant (see the module doc)
+    events = []
 
-    def slice_(trk, s, e, name, cat, flows=(), term=(), **ann):
+    def slice_(trk, s, e, ev):
         if e <= s:        # an empty slice's end would sort before its begin: an instant says the same
-            return instant(trk, s, name, cat, flows, term, **ann)
+            ev["type"] = INSTANT
+            events.append((s, 2, trk, ev))
+            return
+        ev["type"] = BEGIN
+        events.append((s, 1, trk, ev))
+        events.append((e, 0, trk, {"type": END}))
 
-        def begin(ev):
-            ev.type = T.TYPE_SLICE_BEGIN
-            ev.name = name
-            ev.categories.append(cat)
-            ev.flow_ids.extend(flows)
-            ev.terminating_flow_ids.extend(term)
-            _annotate(ev, **ann)
+    def event(name, cat, flows=(), term=(), **ann):
+        ev = {"name": name, "categories": [cat]}
+        if flows:
+            ev["flow_ids"] = list(flows)
+        if term:
+            ev["terminating_flow_ids"] = list(term)
+        if ann:
+            ev["debug_annotations"] = _annotations(ann)
+        return ev
 
-        def end(ev):
-            ev.type = T.TYPE_SLICE_END
-        events.append((trk, s, 1, begin))
-        events.append((trk, e, 0, end))
-
-    def instant(trk, ts, name, cat, flows=(), term=(), **ann):
-        def fill(ev):
-            ev.type = T.TYPE_INSTANT
-            ev.name = name
-            ev.categories.append(cat)
-            ev.flow_ids.extend(flows)
-            ev.terminating_flow_ids.extend(term)
-            _annotate(ev, **ann)
-        events.append((trk, ts, 2, fill))
-
+    state_names = {"running": "Running", "runnable": "Runnable"}
     for t in tl["threads"]:
-        st = track(name=f"{M.thread_label(t)} state", parent=tracks[t["utid"]])
+        st = descriptor(name=f"{M.thread_label(t)} state", parent_uuid=tracks[t["utid"]])
         for state, s, e, why in tl["states"][t["utid"]]:
-            name = {"running": "Running", "runnable": "Runnable"}.get(state) or f"Blocked: {why}"
-            slice_(st, s, e, name, "argus.thread_state", state=state, wait_reason=why)
+            # the name is the state and the wait reason: no annotations on the bulk of the events
+            slice_(st, s, e, {"name": state_names.get(state) or f"Blocked: {why}",
+                              "categories": ["argus.thread_state"]})
     for sg in tl["segments"]:
-        slice_(tracks[sg["utid"]], sg["start"], sg["end"], f"segment {sg['vertex']}", "argus.segment",
-               vertex=sg["vertex"], start=sg["start_label"], end=sg["end_kind"])
-    for n, f in enumerate(tl["flows"]):
+        slice_(tracks[sg["utid"]], sg["start"], sg["end"],
+               event(f"segment {sg['vertex']}", "argus.segment", vertex=sg["vertex"], start=sg["start_label"],
+                     end=sg["end_kind"]))
+    for f in tl["flows"]:
         fid = (f["eid"] << 1) | 1          # never 0; path-chain ids below are even
         name, cat = M.flow_name(f), M.flow_category(f)
         peer = {"src_vertex": f["src_vertex"], "dst_vertex": f["dst_vertex"], "edge": f["eid"], "weak": f["weak"]}
-        instant(tracks[f["src_utid"]], f["src_ts"], f"{name} ->", cat, flows=[fid], **peer)
-        instant(tracks[f["dst_utid"]], f["dst_ts"], f"-> {name}", cat, term=[fid], **peer)
+        ev = event(f"{name} ->", cat, flows=[fid], **peer)
+        ev["type"] = INSTANT
+        events.append((f["src_ts"], 2, tracks[f["src_utid"]], ev))
+        ev = event(f"-> {name}", cat, term=[fid], **peer)
+        ev["type"] = INSTANT
+        events.append((f["dst_ts"], 2, tracks[f["dst_utid"]], ev))
 
     # the diagnosis path and the root causes, on per-thread lanes
     items = [("path", p) for p in tl["path"]] + [("root", r) for r in tl["roots"]]
-    diag_tracks = {}
-    by_thread = {}
-    for k, (kind, x) in enumerate(items):
+    by_thread, lane_of, diag_tracks = {}, {}, {}
+    for k, (_, x) in enumerate(items):
         by_thread.setdefault(x["utid"], []).append(k)
-    lane_of = {}
-    for u, ks in by_thread.items():
+    for ks in by_thread.values():
         for k, lane in zip(ks, M.lanes([(items[k][1]["start"], items[k][1]["end"]) for k in ks])):
             lane_of[k] = lane
 
     def diag_track(u, lane):
-        key = (u, lane)
-        if key not in diag_tracks:
+        if (u, lane) not in diag_tracks:
             t = next(x for x in tl["threads"] if x["utid"] == u)
-            diag_tracks[key] = track(name=f"{M.thread_label(t)} diagnosis" + (f" {lane + 1}" if lane else ""),
-                                     parent=tracks[u])
-        return diag_tracks[key]
+            diag_tracks[(u, lane)] = descriptor(name=f"{M.thread_label(t)} diagnosis" + (f" {lane + 1}" if lane else ""),
+                                                parent_uuid=tracks[u])
+        return diag_tracks[(u, lane)]
 
-    chain = {}
     path = tl["path"]
-    for i in range(1, len(path)):
-        if path[i]["edge_type"] is not None:
-            chain.setdefault(i, []).append((i + 1) << 1)        # path[i] -> path[i-1]: flow id 2(i+1)
-    for k, (kind, x) in enumerate(items):
+    chain = {i: [(i + 1) << 1] for i in range(1, len(path)) if path[i]["edge_type"] is not None}
+    for k, (kind, x) in enumerate(items):       # path[i] -> path[i-1]: flow id 2(i+1)
         trk = diag_track(x["utid"], lane_of[k])
         if kind == "path":
             i = x["index"]
-            out_ids = chain.get(i, [])
-            in_ids = chain.get(i + 1, []) if i + 1 < len(path) else []
-            slice_(trk, x["start"], x["end"], M.path_label(x), "argus.diagnosis", flows=out_ids, term=in_ids,
-                   vertex=x["vertex"], role=x["role"], depth=x["depth"], edge_in=x["edge_type"], weak=x["weak"])
+            ev = event(M.path_label(x), "argus.diagnosis", flows=chain.get(i, ()), term=chain.get(i + 1, ()),
+                       vertex=x["vertex"], role=x["role"], depth=x["depth"], edge_in=x["edge_type"], weak=x["weak"])
         else:
-            slice_(trk, x["start"], x["end"], M.root_label(x), "argus.diagnosis.root_cause",
-                   vertex=x["vertex"], primary=x["primary"], depth=x["depth"], why=x["why"], advice=x["advice"])
+            ev = event(M.root_label(x), "argus.diagnosis.root_cause", vertex=x["vertex"], primary=x["primary"],
+                       depth=x["depth"], why=x["why"], advice=x["advice"])
+        slice_(trk, x["start"], x["end"], ev)
 
-    events.sort(key=lambda e: (e[1], e[2]))
-    for trk, ts, _, fill in events:
-        p = packet(ts)
-        p.track_event.track_uuid = trk
-        fill(p.track_event)
+    events.sort(key=lambda e: (e[0], e[1]))
+    add = trace.packet.add
+    for ts, _, trk, ev in events:
+        ev["track_uuid"] = trk
+        add(timestamp=ts, trusted_packet_sequence_id=SEQ, track_event=ev)
     return trace
 
 

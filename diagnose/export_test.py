@@ -157,7 +157,7 @@ def test_chrome_json_has_the_same_content(tl):
     xs = [e for e in ev if e["ph"] == "X"]
     assert all(e["dur"] >= 0 for e in xs)
     assert sum(e["name"].startswith("PRIMARY ROOT CAUSE") for e in xs) == 1
-    assert any(e["name"].startswith("Blocked: ") and e["args"]["state"] == "blocked" for e in xs)
+    assert any(e["name"] == "Blocked: wait4" and e["cat"] == "argus.thread_state" for e in xs)
 
 
 def test_dot_and_svg(tl):
