@@ -103,6 +103,8 @@ def describe(row, threads, trace):
         owner = int(row["val"]) & schema.FUTEX_TID_MASK if pi else int(row["peer_tid"])
         return (f"uaddr={int(row['obj']):#x} op={syscalls.futex_op_name(row['nr'])} word={int(row['val']):#x} "
                 f"owner={owner}{' (pi)' if pi else ' (owner field)'}")
+    if t in schema.PROBE_TYPES:
+        return f"obj={int(row['obj']):#x} fn={int(row['obj2']):#x} probe={int(row['nr'])}"
     if t == schema.FILE_LOCK:
         d = _file_lock(row)
         holder = f" holder={d['holder_pid']} ({d['holder_type']})" if d["holder_pid"] else ""
@@ -185,6 +187,8 @@ def row_to_json(row, threads, trace):
                    pi=bool(int(row["state"]) & schema.FUTEX_PI))
     elif t == schema.FILE_LOCK:
         out.update(_file_lock(row))
+    elif t in schema.PROBE_TYPES:
+        out.update(obj=int(row["obj"]), fn=int(row["obj2"]), probe_id=int(row["nr"]))
     return out
 
 

@@ -35,6 +35,18 @@ MAPPING = 18
 WAIT_SITE = 19
 FUTEX_STATE = 20
 FILE_LOCK = 21
+CALLBACK_BEGIN = 48
+CALLBACK_END = 49
+ENQUEUE = 50
+IPC_SEND = 51
+IPC_RECV = 52
+MUTEX_LOCK = 53
+MUTEX_UNLOCK = 54
+INPUT = 55
+PROBE_RETURN = 56
+# user-space tracepoints (dylib-instrument/): struct argus_ev_probe
+PROBE_TYPES = (CALLBACK_BEGIN, CALLBACK_END, ENQUEUE, IPC_SEND, IPC_RECV, MUTEX_LOCK, MUTEX_UNLOCK, INPUT,
+               PROBE_RETURN)
 
 TYPE_NAMES = {
     SWITCH_OUT: "switch_out",
@@ -58,6 +70,15 @@ TYPE_NAMES = {
     WAIT_SITE: "wait_site",
     FUTEX_STATE: "futex_state",
     FILE_LOCK: "file_lock",
+    CALLBACK_BEGIN: "callback_begin",
+    CALLBACK_END: "callback_end",
+    ENQUEUE: "enqueue",
+    IPC_SEND: "ipc_send",
+    IPC_RECV: "ipc_recv",
+    MUTEX_LOCK: "mutex_lock",
+    MUTEX_UNLOCK: "mutex_unlock",
+    INPUT: "input",
+    PROBE_RETURN: "probe_return",
 }
 TYPE_BY_NAME = {v: k for k, v in TYPE_NAMES.items()}
 
