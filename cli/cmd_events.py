@@ -117,6 +117,8 @@ def describe(row, threads, trace):
         owner = d["word"] & schema.FUTEX_TID_MASK if pi else d["owner_field"]
         return (f"uaddr={d['uaddr']:#x} op={schema.futex_op_name(d['op'])} word={d['word']:#x} "
                 f"owner={owner}{' (pi)' if pi else ' (owner field)'}")
+    if t in schema.PROBE_TYPES:
+        return f"obj={d['obj']:#x} fn={d['fn']:#x} probe={d['probe_id']}"
     if t == schema.FILE_LOCK:
         holder = f" holder={d['holder_pid']} ({d['holder_type']})" if d["holder_pid"] else ""
         return (f"{d['kind']} {d['type']}{' wait' if d['wait'] else ''} fd={d['fd']} inode={d['inode']} "

@@ -4,9 +4,8 @@ Data in dylib-instrument/hooks/*.json (installed as argus/hooks/): one file
 per library, each hook naming its symbol, the record type at entry and,
 optionally, at return.  `argus run` validates the files and flattens them
 into the agent's hook list (one line per hook: probe id, symbol, entry type,
-return type, tab separated; see dylib-instrument/agent.c).  Record type
-numbers mirror dylib-instrument/probe_record.h; hookspec_test.py parses the
-header so the two cannot drift.
+return type, tab separated; see dylib-instrument/agent.c).  Record types
+are the schema's user-space tracepoint types (argus_ev_probe).
 """
 import json
 import os
@@ -14,17 +13,10 @@ import re
 
 from argus.cli.common import ArgusError
 
-PROBE_TYPES = {
-    "callback_begin": 48,
-    "callback_end": 49,
-    "enqueue": 50,
-    "ipc_send": 51,
-    "ipc_recv": 52,
-    "mutex_lock": 53,
-    "mutex_unlock": 54,
-    "input": 55,
-    "probe_return": 56,
-}
+from argus.tracer import schema
+
+# record type name -> number (tracer/argus_event.h via schema.py)
+PROBE_TYPES = {schema.TYPE_NAMES[t]: t for t in schema.PROBE_TYPES}
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.@]*$")
 

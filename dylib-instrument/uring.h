@@ -29,7 +29,7 @@
 #define ARGUS_URING_VERSION 1
 #define ARGUS_URING_HEADER_SIZE 4096
 #define ARGUS_URING_PAD 0                          /* record type of padding */
-#define ARGUS_URING_DEFAULT_SIZE (256u * 1024u)
+#define ARGUS_URING_DEFAULT_SIZE (1u << 20)   /* 21845 records: 10 ms of a very busy thread */
 /* clock_id of a ring whose ts_ns fields hold raw x86 TSC ticks: reading the
  * TSC costs a fraction of clock_gettime, and the reader converts to
  * CLOCK_MONOTONIC (tracer/urings.c) from (TSC, CLOCK_MONOTONIC) pairs it

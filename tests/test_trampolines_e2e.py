@@ -1,17 +1,13 @@
 """`argus run -- CMD` end to end: a real daemon, the LD_PRELOAD agent in a
 real program, hooks from the shipped hook spec, per-thread rings drained into
-the trace file.
-
-The probe record types are not in the decoder's schema yet
-(dylib-instrument/probe_record.h), so the trace counts them as well-formed
-records of unknown type: that count is what these tests check."""
+the trace file, read back with `argus events --json`."""
+import json
 import os
 import subprocess
 import sys
 
 from conftest import native, require_tracing
 
-from argus.tracer import reader
 
 GLIB_SCRIPT = """
 import ctypes
@@ -19,6 +15,8 @@ g = ctypes.CDLL('libglib-2.0.so.0')     # dlopen, RTLD_LOCAL: hooks go in after 
 g.g_main_context_wakeup(None)
 for _ in range(50):
     g.g_main_context_iteration(None, 0)
+import os
+print(os.getpid())
 """
 
 
@@ -27,10 +25,20 @@ def _run(argus_cli, *cmd):
                           env=argus_cli.env, capture_output=True, text=True, timeout=120)
 
 
-def _probe_records(argus_cli):
+def _events(argus_cli, pid):
     argus_cli.wait_drained()
     argus_cli.stop()
-    return reader.decode_file(argus_cli.buffer).unknown_records
+    out = argus_cli.run("events", "--buffer", argus_cli.buffer, "--json", "--pid", str(pid)).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def _check_time_line(events):
+    """Probe records (TSC converted by argusd) sit on the kernel's time line:
+    inside the process's life as its own kernel records bound it."""
+    kernel = [e["ts_ns"] for e in events if e["cpu"] != 0xFFFF]
+    probes = [e["ts_ns"] for e in events if e["cpu"] == 0xFFFF]
+    assert probes and kernel
+    assert min(kernel) - 1_000_000 <= min(probes) and max(probes) <= max(kernel) + 1_000_000
 
 
 def test_run_without_daemon_is_one_line(argus_cli):
@@ -47,9 +55,20 @@ def test_mutex_hooks_in_a_real_program(argus_cli):
     assert proc.returncode == 0, proc.stderr
     assert "argus-agent: pthread_mutex_lock hooked" in proc.stderr
     assert "argus-agent: pthread_mutex_unlock hooked" in proc.stderr
-    # the main loop locks every 20 ms and the worker every 50 ms for 0.6 s:
-    # lock (entry and return) and unlock records, well past 30 of each
-    assert _probe_records(argus_cli) >= 90
+    ids = json.loads(proc.stdout.splitlines()[0])
+    events = _events(argus_cli, ids["pid"])
+    locks = [e for e in events if e["type"] == "mutex_lock"]
+    unlocks = [e for e in events if e["type"] == "mutex_unlock"]
+    returns = [e for e in events if e["type"] == "probe_return"]
+    # the main loop locks every 20 ms and the worker every 50 ms for 0.6 s
+    assert len(locks) >= 30 and len(unlocks) >= 30 and len(returns) >= 30
+    # both threads lock the same mutex (state_lock): one obj, seen from both tids
+    by_obj = {}
+    for e in locks:
+        by_obj.setdefault(e["obj"], set()).add(e["tid"])
+    assert any({ids["tid"], ids["worker_tid"]} <= tids for tids in by_obj.values())
+    assert {e["fn"] for e in locks} and len({e["fn"] for e in locks}) == 1
+    _check_time_line(events)
     # every thread closed its ring and the daemon forgot it
     assert os.listdir(os.path.join(argus_cli.env["ARGUS_RUN_DIR"], "urings")) == []
 
@@ -61,8 +80,13 @@ def test_glib_hooks_after_dlopen(argus_cli):
     assert proc.returncode == 0, proc.stderr
     assert "argus-agent: g_main_context_dispatch hooked" in proc.stderr
     assert "argus-agent: g_main_context_wakeup hooked" in proc.stderr
-    # 50 dispatches (begin + end) and one wakeup, besides the mutex records
-    assert _probe_records(argus_cli) >= 101
+    pid = int(proc.stdout.split()[-1])
+    events = _events(argus_cli, pid)
+    count = {t: sum(e["type"] == t for e in events) for t in ("callback_begin", "callback_end", "enqueue")}
+    # one dispatch (begin and end) per iteration, one wakeup
+    assert count["callback_begin"] == 50 and count["callback_end"] == 50, count
+    assert count["enqueue"] >= 1, count
+    _check_time_line(events)
 
 
 def test_exit_status_is_the_programs(argus_cli):

@@ -83,6 +83,7 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_WAIT_SITE] = sizeof(struct argus_ev_wait_site),
 	[ARGUS_EV_FUTEX_STATE] = sizeof(struct argus_ev_futex_state),
 	[ARGUS_EV_FILE_LOCK] = sizeof(struct argus_ev_file_lock),
+	[ARGUS_EV_CALLBACK_BEGIN ... ARGUS_EV_PROBE_RETURN] = sizeof(struct argus_ev_probe),
 };
 
 /* Row and sort arrays reach gigabytes: back them with transparent huge pages
@@ -364,6 +365,13 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		r->obj2 = (uint64_t)e->len;
 		r->obj = e->inode;
 		r->peer_pid = e->holder_pid;
+		break;
+	}
+	case ARGUS_EV_CALLBACK_BEGIN ... ARGUS_EV_PROBE_RETURN: {
+		const struct argus_ev_probe *e = rec;
+		r->obj = e->obj;
+		r->obj2 = e->fn;
+		r->nr = e->probe_id;
 		break;
 	}
 	}

@@ -68,7 +68,18 @@ enum argus_event_type {
 	ARGUS_EV_WAIT_SITE = 19,      /* the fd set and timeout of a blocking poll/select/epoll wait */
 	ARGUS_EV_FUTEX_STATE = 20,    /* the futex word and its owner field at a blocking futex wait */
 	ARGUS_EV_FILE_LOCK = 21,      /* an fcntl / flock lock or unlock request */
-	ARGUS_EV_TYPE_MAX = 22,
+	/* User-space tracepoints (dylib-instrument/ trampolines), struct
+	 * argus_ev_probe; numbered from 48 so the kernel-side types can grow. */
+	ARGUS_EV_CALLBACK_BEGIN = 48, /* an event loop starts running a callback (dispatch) */
+	ARGUS_EV_CALLBACK_END = 49,   /* ... and returns from it */
+	ARGUS_EV_ENQUEUE = 50,        /* work handed to a loop (source attach, wakeup) */
+	ARGUS_EV_IPC_SEND = 51,
+	ARGUS_EV_IPC_RECV = 52,
+	ARGUS_EV_MUTEX_LOCK = 53,     /* a thread asks for a mutex */
+	ARGUS_EV_MUTEX_UNLOCK = 54,
+	ARGUS_EV_INPUT = 55,          /* an input event read (key, button) */
+	ARGUS_EV_PROBE_RETURN = 56,   /* the return of a hooked function (obj = return value) */
+	ARGUS_EV_TYPE_MAX = 57,
 };
 
 /* switch_out.state */
@@ -404,6 +415,19 @@ struct argus_ev_file_lock {         /* 64 bytes */
 	__u32 holder_pid;
 	__u8 holder_type;            /* enum argus_lock_type of that holder's lock, 0 unknown */
 	__u8 pad[3];
+};
+
+/* A user-space tracepoint: a trampoline at a hooked function's entry (or
+ * return) recorded it into its thread's ring (dylib-instrument/uring.h);
+ * argusd copied it into the trace, with pid/tid set from the ring's owner
+ * and ts_ns put on CLOCK_MONOTONIC.  cpu is 0xFFFF: a trampoline does not
+ * ask the kernel. */
+struct argus_ev_probe {             /* 48 bytes: CALLBACK_BEGIN .. PROBE_RETURN */
+	struct argus_event_header h;
+	__u64 obj;                   /* first argument (mutex, GMainContext, GSource...); return value for PROBE_RETURN */
+	__u64 fn;                    /* address of the hooked function */
+	__u32 probe_id;              /* index of the hook in the hook spec `argus run` used */
+	__u32 reserved;
 };
 
 #endif /* ARGUS_EVENT_H */

@@ -71,6 +71,7 @@
 #endif
 
 #define POLL_MS 100             /* the kernel side only wakes us past a backlog */
+#define URINGS_POLL_MS 10       /* tracepoint rings never wake us: drain them this often while any is open */
 
 static bool daemonized;   /* log lines get a date once they go to a file */
 
@@ -435,6 +436,8 @@ static int run_loop(struct daemon *d)
 		timeout = next_tick > t ? (int)((next_tick - t) / 1000000) : 0;
 		if (timeout > POLL_MS)
 			timeout = POLL_MS;
+		if (d->urings && argus_urings_active(d->urings) && timeout > URINGS_POLL_MS)
+			timeout = URINGS_POLL_MS;
 		if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
 			ret = -errno;
 			log_msg("failed to poll: %s", strerror(-ret));

@@ -45,6 +45,18 @@ MAPPING = 18
 WAIT_SITE = 19
 FUTEX_STATE = 20
 FILE_LOCK = 21
+CALLBACK_BEGIN = 48
+CALLBACK_END = 49
+ENQUEUE = 50
+IPC_SEND = 51
+IPC_RECV = 52
+MUTEX_LOCK = 53
+MUTEX_UNLOCK = 54
+INPUT = 55
+PROBE_RETURN = 56
+# user-space tracepoints (dylib-instrument/): struct argus_ev_probe
+PROBE_TYPES = (CALLBACK_BEGIN, CALLBACK_END, ENQUEUE, IPC_SEND, IPC_RECV, MUTEX_LOCK, MUTEX_UNLOCK, INPUT,
+               PROBE_RETURN)
 
 TYPE_NAMES = {
     SWITCH_OUT: "switch_out",
@@ -68,6 +80,15 @@ TYPE_NAMES = {
     WAIT_SITE: "wait_site",
     FUTEX_STATE: "futex_state",
     FILE_LOCK: "file_lock",
+    CALLBACK_BEGIN: "callback_begin",
+    CALLBACK_END: "callback_end",
+    ENQUEUE: "enqueue",
+    IPC_SEND: "ipc_send",
+    IPC_RECV: "ipc_recv",
+    MUTEX_LOCK: "mutex_lock",
+    MUTEX_UNLOCK: "mutex_unlock",
+    INPUT: "input",
+    PROBE_RETURN: "probe_return",
 }
 TYPE_BY_NAME = {v: k for k, v in TYPE_NAMES.items()}
 
@@ -268,6 +289,7 @@ _WAKEUP_FIELDS = (F("wakee_pid", "peer_pid", "u32"), F("wakee_tid", "peer_tid", 
                   F("irq_vec", "aux", "u32"))
 _DATA_FLAG_FIELDS = (F("addr", "obj", "u64"), F("value", "val", "u64"), F("pc", "obj2", "u64"))
 _COMM_FIELDS = (F("comm", "comm", "comm", key="new_comm"),)
+_PROBE_FIELDS = (F("obj", "obj", "u64"), F("fn", "obj2", "u64"), F("probe_id", "nr", "u32"))
 
 # record type -> its fields, in the order of the record's struct.  The header
 # (ts_ns, pid, tid, type, cpu) is in every row under its own name.
@@ -315,6 +337,7 @@ ROW_FIELDS = {
                 F("wait", "peer_tid", "u8", names=bool), F("whence", "nr", "u8"), F("start", "val", "s64"),
                 F("len", "obj2", "s64"), F("inode", "obj", "u64"), F("holder_pid", "peer_pid", "u32"),
                 F("holder_type", "irq", "u8", names={0: "unknown", **LOCK_TYPE_NAMES})),
+    **{t: _PROBE_FIELDS for t in PROBE_TYPES},
 }
 del F
 

@@ -131,7 +131,7 @@ def test_defines_match_the_header():
 @pytest.mark.parametrize("struct_name, size", [
     ("argus_ev_switch_out", 48), ("argus_ev_fd_info", 56), ("argus_ev_timer", 64),
     ("argus_ev_user_stack", 256), ("argus_ev_mapping", 256),
-    ("argus_ev_wait_site", 96), ("argus_ev_futex_state", 48), ("argus_ev_file_lock", 64),
+    ("argus_ev_wait_site", 96), ("argus_ev_futex_state", 48), ("argus_ev_file_lock", 64), ("argus_ev_probe", 48),
 ])
 def test_new_record_layouts(struct_name, size):
     """Sizes the BPF side, the decoder and docs/event-schema.md rely on."""

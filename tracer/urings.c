@@ -44,6 +44,7 @@ struct argus_urings {
 	char dir[512];
 	uint64_t next_scan_ns;
 	struct tsc_clock clock;
+	int nopen;
 	struct open_ring rings[MAX_RINGS];
 };
 
@@ -138,6 +139,7 @@ static void forget(struct argus_urings *u, struct open_ring *o)
 	argus_uring_unmap(&o->r);
 	unlink(path);
 	o->used = 0;
+	u->nopen--;
 }
 
 static void scan(struct argus_urings *u)
@@ -167,6 +169,7 @@ static void scan(struct argus_urings *u)
 		slot->tid = tid;
 		slot->lost_seen = 0;
 		slot->used = 1;
+		u->nopen++;
 	}
 	if (d)
 		closedir(d);
@@ -241,6 +244,11 @@ long argus_urings_poll(struct argus_urings *u, uint64_t now_ns, argus_urings_wri
 			forget(u, o);
 	}
 	return total;
+}
+
+int argus_urings_active(const struct argus_urings *u)
+{
+	return u->nopen > 0;
 }
 
 void argus_urings_free(struct argus_urings *u)

@@ -25,6 +25,8 @@ int argus_urings_new(const char *dir, struct argus_urings **out);
  * forgets rings whose thread closed them (or whose process is gone) once
  * empty.  Returns the number of records written. */
 long argus_urings_poll(struct argus_urings *u, uint64_t now_ns, argus_urings_write_fn write, void *ctx);
+/* 1 while any ring is open: the caller polls more often then. */
+int argus_urings_active(const struct argus_urings *u);
 void argus_urings_free(struct argus_urings *u);
 
 #endif
