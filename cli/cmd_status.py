@@ -59,6 +59,10 @@ def run(args):
     if info["tracing"]:
         print(f"events/s:       {info.get('events_per_s', 0):,.0f}")
         print(f"uptime:         {info.get('uptime_s', 0):,.1f} s")
+        if info.get("hang_detector"):
+            print(f"hang detector:  {info.get('watched_loops', 0):,} event loops watched, "
+                  f"{info.get('hangs_detected', 0):,} hangs, {info.get('snapshots_written', 0):,} snapshots "
+                  "(argus hangs --recorded)")
     print(f"events:         {info.get('events', 0):,}")
     print(f"bytes/event:    {info.get('bytes_per_event', 0):.1f}")
     print(f"recorded:       {fmt_bytes(info.get('bytes', 0))}")
