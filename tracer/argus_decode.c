@@ -367,7 +367,15 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		r->peer_pid = e->holder_pid;
 		break;
 	}
-	case ARGUS_EV_CALLBACK_BEGIN ... ARGUS_EV_PROBE_RETURN: {
+	case ARGUS_EV_CALLBACK_BEGIN:
+	case ARGUS_EV_CALLBACK_END:
+	case ARGUS_EV_ENQUEUE:
+	case ARGUS_EV_IPC_SEND:
+	case ARGUS_EV_IPC_RECV:
+	case ARGUS_EV_MUTEX_LOCK:
+	case ARGUS_EV_MUTEX_UNLOCK:
+	case ARGUS_EV_INPUT:
+	case ARGUS_EV_PROBE_RETURN: {
 		const struct argus_ev_probe *e = rec;
 		r->obj = e->obj;
 		r->obj2 = e->fn;
