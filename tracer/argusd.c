@@ -4,7 +4,7 @@
  *
  *   argusd --buffer FILE --size BYTES --socket PATH [--ready-fd N]
  *          [--foreground] [--log FILE] [--fresh] [--kernel-buffer BYTES]
- *          [--no-syscalls] [--stacks | --no-stacks] [--verbose]
+ *          [--no-syscalls] [--stacks | --no-stacks] [--sample-hz HZ] [--verbose]
  *
  * Loads the platform event source (eBPF on Linux), copies its records into
  * the file-backed ring buffer, and answers `status` / `stop` on a root-only
@@ -69,6 +69,7 @@
 #include "argus_rb.h"
 #include "platform.h"
 #include "thread_names.h"
+#include "sampler.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -97,8 +98,10 @@ static struct env {
 	bool no_syscalls;
 	bool no_stacks;
 	bool verbose;
+	uint32_t sample_hz;         /* CPU samples per second per CPU (argus_sample.c); 0 = off */
 } env = {
 	.size = ARGUS_RB_DEFAULT_SIZE,
+	.sample_hz = 99,
 	.ready_fd = -1,
 };
 
@@ -146,6 +149,7 @@ struct daemon {
 	struct maps_seen maps_seen[MAPS_SEEN_SLOTS];
 	uint64_t mapping_records;
 	struct thread_names *names;  /* names re-emitted after a wrap (thread_names.c) */
+	struct argus_sampler *sampler;  /* NULL: no CPU samples */
 	uint64_t refresh_seq;        /* producer chunk seq at the last refresh */
 	bool refreshing;
 	uint64_t names_emitted;
@@ -156,7 +160,7 @@ static bool daemonized;   /* log lines get a date once they go to a file */
 static const char usage[] =
 	"usage: argusd --buffer FILE --size BYTES --socket PATH [--ready-fd N] [--foreground]\n"
 	"              [--log FILE] [--fresh] [--kernel-buffer BYTES] [--no-syscalls]\n"
-	"              [--stacks | --no-stacks] [--verbose]\n"
+	"              [--stacks | --no-stacks] [--sample-hz HZ] [--verbose]\n"
 	"\n"
 	"System-wide tracing daemon: records scheduler, wakeup, syscall and process events\n"
 	"into the ring buffer FILE and answers `status` and `stop` on the Unix socket PATH.\n"
@@ -173,6 +177,7 @@ static const char usage[] =
 	"  --no-syscalls         leave out syscall enter/exit records\n"
 	"  --stacks, --no-stacks user stacks at blocking waits and the mappings to\n"
 	"                        symbolize them (default: on)\n"
+	"  --sample-hz HZ        CPU samples per second per CPU with stacks (default 99; 0 = off)\n"
 	"  --verbose             loader diagnostics\n";
 
 static uint64_t now_ns(void)
@@ -298,7 +303,7 @@ static char *default_log_path(const char *socket_path)
 	return out;
 }
 
-enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS };
+enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS, OPT_SAMPLE_HZ };
 
 static int parse_args(int argc, char **argv)
 {
@@ -314,6 +319,7 @@ static int parse_args(int argc, char **argv)
 		{ "no-syscalls", no_argument, NULL, OPT_NO_SYSCALLS },
 		{ "stacks", no_argument, NULL, OPT_STACKS },
 		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
+		{ "sample-hz", required_argument, NULL, OPT_SAMPLE_HZ },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -370,6 +376,15 @@ static int parse_args(int argc, char **argv)
 			break;
 		case OPT_NO_STACKS:
 			env.no_stacks = true;
+			break;
+		case OPT_SAMPLE_HZ:
+			errno = 0;
+			fd = strtol(optarg, &end, 10);
+			if (errno || *end || fd < 0 || fd > 100000) {
+				report_failure("bad --sample-hz '%s': give 0 (off) to 100000", optarg);
+				return -EINVAL;
+			}
+			env.sample_hz = (uint32_t)fd;
 			break;
 		case 'v':
 			env.verbose = true;
@@ -1000,6 +1015,9 @@ static void record_stack_mappings(struct daemon *d)
 	t = now_ns();
 	for (i = 0; i < n; i++)
 		record_mappings(d, pids[i], t);
+	n = d->sampler ? argus_sampler_stack_pids(d->sampler, pids, sizeof(pids) / sizeof(pids[0])) : 0;
+	for (i = 0; i < n; i++)
+		record_mappings(d, pids[i], t);
 }
 
 /* Drops are reported twice: in the header (a total for `status`) and as a
@@ -1244,6 +1262,8 @@ static int run_loop(struct daemon *d)
 			log_msg("failed to drain kernel events: %s", strerror(-ret));
 			return ret;
 		}
+		if (d->sampler)
+			argus_sampler_poll(d->sampler, &d->prod);
 		if (buffer_faulted(d))
 			return -EIO;
 		record_stack_mappings(d);
@@ -1351,6 +1371,13 @@ int main(int argc, char **argv)
 		report_failure("%s", err[0] ? err : strerror(-ret));
 		goto cleanup;
 	}
+	if (env.sample_hz) {
+		struct argus_sampler_config scfg = { .freq_hz = env.sample_hz, .exclude_tgid = (uint32_t)getpid(),
+						     .verbose = env.verbose, .observe = observe, .observe_ctx = &d };
+
+		if (argus_sampler_open(&scfg, &d.sampler, err, sizeof(err)))
+			log_msg("no CPU samples: %s", err);
+	}
 	nsnap = write_snapshot(&d);
 	d.start_ns = now_ns();
 	tick(&d);
@@ -1370,6 +1397,12 @@ cleanup:
 			account_lost(&d);
 		}
 		d.ops->close(d.src);
+	}
+	if (d.sampler) {
+		if (d.prod_live)
+			argus_sampler_poll(d.sampler, &d.prod);
+		log_msg("CPU sampler: %llu samples or stacks lost", (unsigned long long)argus_sampler_lost(d.sampler));
+		argus_sampler_close(d.sampler);
 	}
 	for (i = 0; i < MAX_CLIENTS; i++)
 		client_close(&d.clients[i]);

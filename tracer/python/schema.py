@@ -35,6 +35,8 @@ MAPPING = 18
 WAIT_SITE = 19
 FUTEX_STATE = 20
 FILE_LOCK = 21
+CPU_SAMPLE = 22
+KERNEL_STACK = 23
 
 TYPE_NAMES = {
     SWITCH_OUT: "switch_out",
@@ -58,6 +60,8 @@ TYPE_NAMES = {
     WAIT_SITE: "wait_site",
     FUTEX_STATE: "futex_state",
     FILE_LOCK: "file_lock",
+    CPU_SAMPLE: "cpu_sample",
+    KERNEL_STACK: "kernel_stack",
 }
 TYPE_BY_NAME = {v: k for k, v in TYPE_NAMES.items()}
 
