@@ -59,7 +59,10 @@ def describe(row, threads, trace):
     if t == schema.TIMER:
         return (f"{schema.TIMER_KIND_NAMES.get(int(row['state']), row['state'])} timer={int(row['obj']):#x} "
                 f"armed_by={threads.label(int(row['peer_tid']))} armed_at={int(row['obj2'])}")
-    if t == schema.USER_STACK:
+    if t == schema.CPU_SAMPLE:
+        return (f"{'kernel' if row['state'] else 'user'} user_stack={int(row['obj']):#x} "
+                f"kernel_stack={int(row['obj2']):#x} period_us={int(row['aux'])}")
+    if t in (schema.USER_STACK, schema.KERNEL_STACK):
         frames = " ".join(f"{int(f):#x}" for f in trace.stack_frames(row))
         return f"stack={int(row['obj2']):#x} frames=[{frames}]"
     if t == schema.MAPPING:
@@ -171,7 +174,10 @@ def row_to_json(row, threads, trace):
         out.update(kind=schema.TIMER_KIND_NAMES.get(int(row["state"])), timer_id=int(row["obj"]),
                    expires_ns=int(row["val"]), arm_ts_ns=int(row["obj2"]),
                    arm_pid=int(row["peer_pid"]), arm_tid=int(row["peer_tid"]))
-    elif t == schema.USER_STACK:
+    elif t == schema.CPU_SAMPLE:
+        out.update(user_stack_id=int(row["obj"]), kernel_stack_id=int(row["obj2"]), period_us=int(row["aux"]),
+                   in_kernel=bool(row["state"]))
+    elif t in (schema.USER_STACK, schema.KERNEL_STACK):
         out.update(stack_id=int(row["obj2"]), frames=[int(f) for f in trace.stack_frames(row)])
     elif t == schema.MAPPING:
         out.update(start=int(row["obj"]), end=int(row["obj2"]), pgoff=int(row["val"]), prot=int(row["aux"]),
