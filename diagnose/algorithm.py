@@ -63,6 +63,7 @@ from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
 from argus.diagnose.slice import AutoChooser, interactive_slice, EdgeRef, SliceResult, SliceStep
 from argus.diagnose import waits as W
 from argus.diagnose.report import fmt_dur, fmt_rel, fmt_pct
+from argus.diagnose.explain import explain
 
 MAX_DEPTH = 8
 
@@ -92,6 +93,8 @@ class RootCause:
     origin: dict = None
     advice: str = None
     primary: bool = False
+    profile: dict = None     # CPU profile of its window (diagnose/profile.py), LongRunning / RepeatedYield
+    whatif: dict = None      # what-if slack (diagnose/whatif.py)
 
 
 @dataclass
@@ -574,6 +577,7 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
                   extra, notes)
     d.rules_fired = list(chooser.rules.fired) if chooser.rules is not None else []
     d.metrics = _metrics(g, hang, threshold_ns, chooser, d)
+    explain(d)
     return d
 
 

@@ -301,7 +301,7 @@ def _prune(node, n, depth=0):
 
 
 # --- text ---
-def render_profile(p, indent="      ", tree_depth=6):
+def render_profile(p, indent="      ", tree_depth=6, bottom_up=8):
     """Lines of a profile for the text report and the REPL."""
     from argus.diagnose.report import fmt_dur, fmt_pct
     if not p:
@@ -312,16 +312,16 @@ def render_profile(p, indent="      ", tree_depth=6):
     out.append(indent + "  by shared object: " + ", ".join(
         f"{d['dso']} {fmt_pct(d['self_share'])}" for d in p["by_dso"][:5]))
     out.append(indent + "  bottom-up (self, total, called from):")
-    for f in p["bottom_up"][:8]:
+    for f in p["bottom_up"][:bottom_up]:
         via = ", ".join(c["function"] for c in f["callers"][:2])
         out.append(indent + f"    {fmt_pct(f['self_share']):>4} {fmt_pct(f['total_share']):>4}  "
-                   f"{f['function']} [{f['dso']}]" + (f"  <- {via}" if via else ""))
+                   f"{f['function']} ({f['dso']})" + (f"  <- {via}" if via else ""))
     if tree_depth:
         out.append(indent + "  top-down:")
 
         def walk(nodes, d):
             for k in nodes:
-                out.append(indent + "    " + "  " * d + f"{fmt_pct(k['share']):>4}  {k['function']} [{k['dso']}]")
+                out.append(indent + "    " + "  " * d + f"{fmt_pct(k['share']):>4}  {k['function']} ({k['dso']})")
                 if d + 1 < tree_depth:
                     walk(k["children"], d + 1)
         walk(p["top_down"], 0)
