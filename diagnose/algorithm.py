@@ -109,6 +109,7 @@ class Diagnosis:
     notes: list = field(default_factory=list)
     metrics: dict = field(default_factory=dict)
     rules_fired: list = field(default_factory=list)     # rules.RuleSet.fired
+    compare: dict = None     # the spinning vertex against its baselines (diagnose/compare.py)
 
     def to_json(self):
         from argus.diagnose.report import to_json

@@ -152,6 +152,7 @@ def to_json(d):
         "queries": int(d.queries),
         "metrics": dict(d.metrics),
         "rules_fired": list(d.rules_fired),
+        "compare": d.compare,
         "notes": list(d.notes),
         "trace": trace_json(g),
     })
@@ -264,6 +265,11 @@ def render_text(d):
         if r.get("advice"):
             out.append(f"      next step: {r['advice']}")
         out += _explain_lines(r)
+    cmp = j.get("compare")
+    if cmp and cmp.get("differences"):
+        from argus.diagnose.compare import render_compare
+        out.append("")
+        out += render_compare(cmp, top=3)
     out.append("")
     m = j.get("metrics") or {}
     line = f"Queries: {j['queries']}"
