@@ -2,10 +2,10 @@
 instances, the same operation when it ran normally.
 
 Algorithm, for vertex v:
-  1. baseline instances: for a vertex that ended in a wait, the quick waits
+  1. baseline instances: for a vertex that waited longer than it ran, the quick waits
      of the same kind (baseline.find_wait_baselines: same wait reason and
      syscall, same thread or a same-named peer, ended by a task's wakeup);
-     for a running vertex (LongRunning, no wait of its own), the same
+     for one that ran longer (LongRunning), the same
      thread's earlier or later segments started the same way (the same
      waker thread, or the same kernel wakeup label) that ran shorter than
      threshold / 10.  At most MAX_BASELINES, best ranked first;
@@ -91,7 +91,8 @@ def _functions(g, v):
 def baseline_vertices(g, v, threshold_ns):
     """Vertices of the same operation that went quickly (see the module doc)."""
     seg = g.seg
-    if int(seg.end_kind[v]) == G.END_BLOCKED and seg.wait_known[v]:
+    waited = int(seg.wait_end[v] - seg.wait_start[v]) if int(seg.end_kind[v]) == G.END_BLOCKED else -1
+    if seg.wait_known[v] and waited > int(seg.end[v] - seg.start[v]):
         from argus.diagnose.baseline import find_wait_baselines
         return [b.vertex for b in find_wait_baselines(g, v, threshold_ns, limit=MAX_BASELINES)]
     utid = int(seg.utid[v])
