@@ -18,7 +18,9 @@ Algorithm, for thread utid over [a, b]:
      top-down call tree from the outermost frame; for the top self
      functions, their direct callers (the bottom-up tree's first level).
 Deeper user frames are return addresses: they are named at pc - 1, inside
-the call instruction, as every unwinder does.
+the call instruction, as every unwinder does.  A deeper frame outside every
+mapping ends the stack: the frame-pointer walk went through code built
+without frame pointers and read garbage from there on.
 
 Invariants: samples == sum of self counts == the root of the top-down tree;
 every share is a fraction of the samples in the window; without samples the
@@ -35,7 +37,8 @@ from argus.tracer import schema
 MAX_TREE_DEPTH = 24
 MIN_TREE_SHARE = 0.01       # top-down nodes below 1% of the samples are folded away
 TOP_FUNCTIONS = 10
-COVERAGE = 0.80             # "top functions": the fewest self functions reaching 80% of the samples
+COVERAGE = 0.80             # "top functions": the fewest self functions reaching 80% of the samples,
+TOP_COVERING_MAX = 10       # but no more than this many
 
 
 # --- sample rows ---
@@ -219,7 +222,10 @@ def named_stacks(g, idx, namer=None):
         named = []
         for kind, pid, pc, depth in st:
             # deeper user frames are return addresses: name the call instruction
-            named.append(namer.name(kind, pid, pc - 1 if (kind == "u" and depth) else pc))
+            f = namer.name(kind, pid, pc - 1 if (kind == "u" and depth) else pc)
+            if f[1] == "[unknown]" and depth:
+                break       # outside every mapping: a frame-pointer walk through code built without them
+            named.append(f)
         out.append((ts, named))
     return out
 
@@ -272,7 +278,7 @@ def build_profile(g, utid, a, b, top=TOP_FUNCTIONS):
     for _, c in by_fn:
         top_n += 1
         acc += c
-        if acc >= COVERAGE * n or top_n >= 5:
+        if acc >= COVERAGE * n or top_n >= TOP_COVERING_MAX:
             break
     inclusive = sorted(total_fn.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
     return {
