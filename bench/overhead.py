@@ -43,7 +43,8 @@ PERF_EVENTS = [
     "sched:sched_process_exit",
 ]
 
-ALL_CONFIGS = ["untraced", "argus", "perf"]
+ALL_CONFIGS = ["untraced", "argus", "perf", "argus-nosample"]
+DEFAULT_CONFIGS = ["untraced", "argus", "perf"]
 ALL_WORKLOADS = ["pipe", "pipe-1cpu", "redis", "build"]
 DEFAULT_WORKLOADS = ALL_WORKLOADS
 
@@ -155,8 +156,9 @@ class Untraced:
 class ArgusTracer:
     """`argus start` / `argus status --json` / `argus stop` in a private control dir."""
 
-    def __init__(self, argus_cmd, tmp, procs, size, name="argus"):
+    def __init__(self, argus_cmd, tmp, procs, size, name="argus", start_args=()):
         self.name = name
+        self.start_args = list(start_args)   # e.g. --no-sample, --sample-hz N
         self.cmd = argus_cmd
         self.procs = procs
         self.size = size
@@ -177,7 +179,7 @@ class ArgusTracer:
         if os.path.exists(self.buffer):
             os.unlink(self.buffer)
         self.live = True  # from here on, cleanup must stop a daemon
-        self._argus("start", "--buffer", self.buffer, "--size", self.size)
+        self._argus("start", "--buffer", self.buffer, "--size", self.size, *self.start_args)
         self.t_start = time.monotonic()
 
     def stop(self):
@@ -660,6 +662,8 @@ def run_bench(args, procs, tmp, report):
         configs.insert(0, "untraced")
     notes = []
     argus_cmd = find_argus(args.argus)
+    if not argus_cmd and "argus-nosample" in configs:
+        configs.remove("argus-nosample")
     if "argus" in configs and not argus_cmd:
         if args.configs_given:
             raise BenchError("argus not found on PATH: `cd /work/main && pip install .` (or --argus CMD)")
@@ -670,8 +674,13 @@ def run_bench(args, procs, tmp, report):
                      "tracing overhead to every configuration")
 
     tracers = {"untraced": Untraced()}
+    sample = ["--sample-hz", str(args.sample_hz)] if args.sample_hz is not None else []
     if "argus" in configs:
-        tracers["argus"] = ArgusTracer(argus_cmd, tmp, procs, args.argus_size)
+        tracers["argus"] = ArgusTracer(argus_cmd, tmp, procs, args.argus_size, start_args=sample)
+    if "argus-nosample" in configs:
+        # the same build without CPU samples: the sampler's own cost, side by side
+        tracers["argus-nosample"] = ArgusTracer(argus_cmd, tmp, procs, args.argus_size, "argus-nosample",
+                                                start_args=["--no-sample"])
     if args.argus_base:
         # a second build (e.g. main's, in its own venv), interleaved with the rest: before/after side by side
         configs.insert(configs.index("argus") if "argus" in configs else len(configs), "argus-base")
@@ -915,7 +924,10 @@ def main(argv=None):
     ap.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS),
                     help=f"comma-separated subset of {','.join(ALL_WORKLOADS)} (default all)")
     ap.add_argument("--configs", default=None,
-                    help="comma-separated subset of untraced,argus,perf (default all; untraced always runs)")
+                    help=f"comma-separated subset of {','.join(ALL_CONFIGS)} (default untraced,argus,perf; "
+                         "untraced always runs; argus-nosample is argus with --no-sample: the CPU sampler's cost)")
+    ap.add_argument("--sample-hz", type=int, default=None, metavar="HZ",
+                    help="argus start --sample-hz for the argus config (default: argus's own, 99)")
     ap.add_argument("--json", metavar="FILE", help="write every run and the summary as JSON")
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     ap.add_argument("--argus", metavar="CMD", help="argus command (default: argus on PATH)")
@@ -937,7 +949,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     args.configs_given = args.configs is not None
     if args.configs is None:
-        args.configs = ",".join(ALL_CONFIGS)
+        args.configs = ",".join(DEFAULT_CONFIGS)
     if args.rounds is None:
         args.rounds = 1 if args.quick else 5
     if args.warmup is None:

@@ -133,3 +133,31 @@ def test_stripped_static_function_is_named_by_its_fde(tmp_path):
     subprocess.run(["strip", str(exe)], check=True)
     syms = dwfl.ElfSymbols(str(exe))
     assert syms.name(hidden + 1) == f"sub_{hidden:x}"
+
+
+def test_minidebuginfo_names_a_static_function_of_a_stripped_binary(tmp_path):
+    """.gnu_debugdata (an xz-compressed ELF with the static functions' symbols,
+    as Fedora ships every binary) is read by libdw when .symtab is gone."""
+    import shutil
+    import subprocess
+    tools = [shutil.which(t) for t in ("cc", "objcopy", "strip", "xz", "nm")]
+    if not all(tools) or not dwfl.available():
+        pytest.skip("needs cc, binutils, xz and libdw")
+    src = tmp_path / "m.c"
+    src.write_text("static int __attribute__((noinline)) tucked_away(int x) { return x * 5 + 2; }\n"
+                   "int main(int c, char **v) { (void)v; return tucked_away(c); }\n")
+    exe, mini = tmp_path / "m", tmp_path / "mini"
+    subprocess.run(["cc", "-O1", "-o", str(exe), str(src)], check=True)
+    with open(exe, "rb") as f:
+        addr = next(s["st_value"] for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()
+                    if s.name == "tucked_away")
+    (tmp_path / "keep").write_text("tucked_away\n")
+    subprocess.run(["objcopy", "--only-keep-debug", str(exe), str(mini)], check=True)
+    subprocess.run(["objcopy", "-S", "--keep-symbols", str(tmp_path / "keep"), str(mini)], check=True)
+    subprocess.run(["xz", "-f", str(mini)], check=True)
+    subprocess.run(["strip", "--strip-all", str(exe)], check=True)
+    subprocess.run(["objcopy", "--add-section", f".gnu_debugdata={mini}.xz", str(exe)], check=True)
+    with open(exe, "rb") as f:
+        elf = ELFFile(f)
+        assert elf.get_section_by_name(".symtab") is None and elf.get_section_by_name(".gnu_debugdata")
+    assert dwfl.ElfSymbols(str(exe)).name(addr + 1) == "tucked_away"
