@@ -16,6 +16,7 @@ APT_PACKAGES=(
   linux-perf                                            # benchmarks: perf record / perf bench
   redis-server redis-tools                              # a real program that hangs, for tests
   tmux                                                  # driving terminal sessions in tests
+  libdw1 xz-utils                                       # CPU profiles: symbols via libdw; .gnu_debugdata tests
 )
 
 missing=()
