@@ -29,8 +29,14 @@
 #include "argus_sample.skel.h"
 #include "sampler.h"
 
-/* Pids whose stacks reached the file, with when they were last handed out. */
+/* Pids whose stacks reached the file, with when they were last handed out.
+ * A sampled process is handed to the daemon for its mappings once, then at
+ * most every REQUEUE_NS (a dlopen since): every running process is sampled,
+ * and reading each one's /proc/PID/maps every second cost the daemon more
+ * than the samples themselves.  The daemon re-emits known mappings after a
+ * wrap on its own (refresh_mappings). */
 #define PID_SLOTS 256
+#define REQUEUE_NS (10ull * 1000000000ull)
 
 struct argus_sampler {
 	struct argus_sample_bpf *obj;
@@ -106,7 +112,7 @@ static void queue_pid(struct argus_sampler *s, uint32_t pid)
 	size_t slot = pid % PID_SLOTS, i;
 	uint64_t t;
 
-	if (s->handed[slot].pid == pid && mono_ns() - s->handed[slot].ns < 1000000000ull)
+	if (s->handed[slot].pid == pid && mono_ns() - s->handed[slot].ns < REQUEUE_NS)
 		return;
 	for (i = 0; i < s->nqueued; i++)
 		if (s->queued[i] == pid)
