@@ -67,6 +67,8 @@ def one_run(argus, tmp, name, hz, culprit, seconds):
                                        check=True).stdout)
         daemon = int(st["pid"])
         mine = [p for i, p in progs().items() if i not in before and p.get("name") == "sample_cpu"]
+        if hz and len(mine) != 1:
+            return None       # another sampling daemon started at the same moment: whose program is whose?
         c0 = cpu_ns(daemon)
         p0 = {p["id"]: (p.get("run_cnt", 0), p.get("run_time_ns", 0)) for p in mine}
         t0 = time.monotonic()
@@ -77,6 +79,8 @@ def one_run(argus, tmp, name, hz, culprit, seconds):
         wall = time.monotonic() - t0
         c1 = cpu_ns(daemon)
         now = progs()
+        if len([p for i, p in now.items() if i not in before and p.get("name") == "sample_cpu"]) != len(mine):
+            return None       # another sampler came up during the run
         runs = sum(now[i].get("run_cnt", 0) - p0[i][0] for i in p0 if i in now)
         bpf_ns = sum(now[i].get("run_time_ns", 0) - p0[i][1] for i in p0 if i in now)
     finally:
@@ -115,6 +119,9 @@ def main():
                 order = ["on", "off"] if r % 2 == 0 else ["off", "on"]
                 for name in order:
                     res = one_run(argus, tmp, name, args.hz if name == "on" else 0, culprit, args.seconds)
+                    if res is None:
+                        print(f"round {r + 1} {name}: skipped (another sampler appeared)", file=sys.stderr)
+                        continue
                     runs[name].append(res)
                     print(f"round {r + 1} {name:<3} samples {res['samples']:>6}  bpf {res['bpf_ns'] / 1e6:8.2f} ms"
                           f"  ns/sample {res['ns_per_sample'] or 0:8.0f}  argusd {res['daemon_ns'] / 1e6:8.1f} ms"

@@ -35,7 +35,8 @@ def register(sub):
     p.add_argument("--force", action="store_true",
                    help="re-create an existing buffer (its trace is lost) instead of appending to it")
     p.add_argument("--no-stacks", action="store_true",
-                   help="do not capture user stacks at blocking waits (smaller records, less overhead)")
+                   help="do not capture user stacks at blocking waits, and no CPU samples (smaller records, "
+                        "less overhead)")
     p.add_argument("--no-syscalls", action="store_true",
                    help="scheduler events only: no syscall records (wait reasons become coarse)")
     p.add_argument("--sample-hz", type=_sample_hz, default=99, metavar="HZ",

@@ -177,7 +177,8 @@ static const char usage[] =
 	"  --no-syscalls         leave out syscall enter/exit records\n"
 	"  --stacks, --no-stacks user stacks at blocking waits and the mappings to\n"
 	"                        symbolize them (default: on)\n"
-	"  --sample-hz HZ        CPU samples per second per CPU with stacks (default 99; 0 = off)\n"
+	"  --sample-hz HZ        CPU samples per second per CPU with stacks (default 99; 0 = off;\n"
+	"                        --no-stacks turns them off too)\n"
 	"  --verbose             loader diagnostics\n";
 
 static uint64_t now_ns(void)
@@ -1371,7 +1372,7 @@ int main(int argc, char **argv)
 		report_failure("%s", err[0] ? err : strerror(-ret));
 		goto cleanup;
 	}
-	if (env.sample_hz) {
+	if (env.sample_hz && !env.no_stacks) {   /* samples without stacks explain nothing */
 		struct argus_sampler_config scfg = { .freq_hz = env.sample_hz, .exclude_tgid = (uint32_t)getpid(),
 						     .verbose = env.verbose, .observe = observe, .observe_ctx = &d };
 
