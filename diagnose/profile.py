@@ -28,6 +28,7 @@ profile is None (no sampler, or the thread never ran).
 """
 import bisect
 import os
+import stat
 from functools import lru_cache
 
 import numpy as np
@@ -139,7 +140,7 @@ def _perf_map(pid):
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         with os.fdopen(fd, "r", errors="replace") as f:
-            if not os.path.isfile(path):
+            if not stat.S_ISREG(os.fstat(fd).st_mode):     # a FIFO put there: never read from it
                 return [], []
             for line in f:
                 parts = line.rstrip("\n").split(" ", 2)
