@@ -48,7 +48,7 @@ BPFTRACE_SCRIPT = ("BEGIN { printf(\"live\\n\"); } "
                    "tracepoint:sched:sched_switch { @switch = count(); } "
                    "tracepoint:sched:sched_waking { @waking = count(); }")
 
-ALL_CONFIGS = ["untraced", "argus", "perf", "bpftrace"]
+ALL_CONFIGS = ["untraced", "argus", "perf", "bpftrace", "argus-nosample"]
 DEFAULT_CONFIGS = ["untraced", "argus", "perf"]
 ALL_WORKLOADS = ["pipe", "pipe-1cpu", "redis", "build", "gtk"]
 DEFAULT_WORKLOADS = ["pipe", "pipe-1cpu", "redis", "build"]
@@ -162,8 +162,9 @@ class Untraced:
 class ArgusTracer:
     """`argus start` / `argus status --json` / `argus stop` in a private control dir."""
 
-    def __init__(self, argus_cmd, tmp, procs, size, name="argus"):
+    def __init__(self, argus_cmd, tmp, procs, size, name="argus", start_args=()):
         self.name = name
+        self.start_args = list(start_args)   # e.g. --no-sample, --sample-hz N
         self.cmd = argus_cmd
         self.procs = procs
         self.size = size
@@ -184,7 +185,7 @@ class ArgusTracer:
         if os.path.exists(self.buffer):
             os.unlink(self.buffer)
         self.live = True  # from here on, cleanup must stop a daemon
-        self._argus("start", "--buffer", self.buffer, "--size", self.size)
+        self._argus("start", "--buffer", self.buffer, "--size", self.size, *self.start_args)
         self.daemon_pid, self.cpu0 = None, None
         try:
             self.daemon_pid = json.loads(self._argus("status", "--json")[1]).get("pid")
@@ -805,6 +806,8 @@ def run_bench(args, procs, tmp, report):
         configs.insert(0, "untraced")
     notes = []
     argus_cmd = find_argus(args.argus)
+    if not argus_cmd and "argus-nosample" in configs:
+        configs.remove("argus-nosample")
     if "argus" in configs and not argus_cmd:
         if args.configs_given:
             raise BenchError("argus not found on PATH: `cd /work/main && pip install .` (or --argus CMD)")
@@ -815,8 +818,13 @@ def run_bench(args, procs, tmp, report):
                      "tracing overhead to every configuration")
 
     tracers = {"untraced": Untraced()}
+    sample = ["--sample-hz", str(args.sample_hz)] if args.sample_hz is not None else []
     if "argus" in configs:
-        tracers["argus"] = ArgusTracer(argus_cmd, tmp, procs, args.argus_size)
+        tracers["argus"] = ArgusTracer(argus_cmd, tmp, procs, args.argus_size, start_args=sample)
+    if "argus-nosample" in configs:
+        # the same build without CPU samples: the sampler's own cost, side by side
+        tracers["argus-nosample"] = ArgusTracer(argus_cmd, tmp, procs, args.argus_size, "argus-nosample",
+                                                start_args=["--no-sample"])
     if args.argus_base:
         # a second build (e.g. main's, in its own venv), interleaved with the rest: before/after side by side
         configs.insert(configs.index("argus") if "argus" in configs else len(configs), "argus-base")

@@ -76,7 +76,10 @@ def describe(row, threads, trace):
     if t == schema.TIMER:
         return (f"{d['kind']} timer={d['timer_id']:#x} armed_by={threads.label(d['arm_tid'])} "
                 f"armed_at={d['arm_ts_ns']}")
-    if t == schema.USER_STACK:
+    if t == schema.CPU_SAMPLE:
+        return (f"{'kernel' if d['in_kernel'] else 'user'} user_stack={d['user_stack_id']:#x} "
+                f"kernel_stack={d['kernel_stack_id']:#x} period_us={d['period_us']}")
+    if t in (schema.USER_STACK, schema.KERNEL_STACK):
         frames = " ".join(f"{int(f):#x}" for f in trace.stack_frames(row))
         return f"stack={d['stack_id']:#x} frames=[{frames}]"
     if t == schema.MAPPING:
@@ -142,7 +145,7 @@ def row_to_json(row, threads, trace):
         if (f.key or f.name) == "nr":
             out["syscall"] = syscalls.name(d[f.name])
         out[f.key or f.name] = d[f.name]
-    if t == schema.USER_STACK:
+    if t in (schema.USER_STACK, schema.KERNEL_STACK):
         out["frames"] = [int(f) for f in trace.stack_frames(row)]
     elif t == schema.MAPPING:
         out["path"] = trace.mapping_path(row)

@@ -4,6 +4,8 @@
                                --chrome-json FILE  Chrome trace-event JSON
                                --dot FILE          the diagnosis slice, Graphviz DOT
                                --svg FILE          the same, drawn by graphviz as SVG
+                               --speedscope FILE   the root causes' CPU profiles, speedscope JSON
+                                                   (--thread TID: that thread's over the hang)
 Any number of outputs at once.  The hang is picked and answered as `argus
 debug` does (cli/cmd_debug.add_diagnosis_args: --pid, --tid, --at, --buffer,
 --window, --threshold, --answers, --resume, --no-rules): the automatic
@@ -26,7 +28,9 @@ from argus.cli.textsafe import safe_lines
 FORMATS = (("perfetto", "--perfetto", "Perfetto protobuf trace (open in ui.perfetto.dev)"),
            ("chrome_json", "--chrome-json", "Chrome trace-event JSON (chrome://tracing and other viewers)"),
            ("dot", "--dot", "the diagnosis slice as a Graphviz DOT graph"),
-           ("svg", "--svg", "the diagnosis slice drawn as SVG (graphviz's dot)"))
+           ("svg", "--svg", "the diagnosis slice drawn as SVG (graphviz's dot)"),
+           ("speedscope", "--speedscope", "the root causes' CPU profiles (LongRunning / RepeatedYield) as "
+                                          "speedscope JSON, a flame graph (docs/profile.md)"))
 
 
 def register(sub):
@@ -36,6 +40,8 @@ def register(sub):
                                       "DOT / SVG graph (docs/export.md)")
     for dest, flag, what in FORMATS:
         p.add_argument(flag, dest=dest, metavar="FILE", help=what)
+    p.add_argument("--thread", type=int, default=None, metavar="TID",
+                   help="--speedscope: profile this thread over the whole hang instead of the root causes")
     add_diagnosis_args(p, json=False)
     p.set_defaults(func=run)
 
@@ -101,10 +107,35 @@ def _renderer(kind):
             "dot": export_dot.render_dot, "svg": export_dot.render_svg}[kind]
 
 
+def _speedscope(ctx, thread):
+    """speedscope JSON of the root causes' CPU profiles, or of one thread over
+    the hang (cli/speedscope.py)."""
+    import json
+    from argus.cli import speedscope
+    from argus.diagnose import profile as P
+
+    g, hang = ctx.g, ctx.hang
+    if not P.has_samples(g):
+        raise ArgusError("no CPU samples in this trace (traced with `argus start --no-sample`?)")
+    if thread is not None:
+        utid = g.utid_of_tid(thread, at=hang.start_ns)
+        if utid is None:
+            raise ArgusError(f"no thread {thread} in the trace")
+        windows = [(f"{g.comm(utid)}/{thread}", utid, hang.start_ns, hang.end_ns)]
+    else:
+        windows = [(f"{g.comm(r.utid)}/{int(g.threads.tid[r.utid])} {r.block_type} depth {r.depth}", r.utid,
+                    r.start_ns, r.end_ns) for r in ctx.diagnosis.root_causes if r.profile]
+    doc = speedscope.document(g, windows, name=f"argus: hang of {g.comm(hang.utid)}/{hang.tid}")
+    if not doc["profiles"]:
+        raise ArgusError("no root cause of this hang has CPU samples (none ran on the CPU): try --thread TID")
+    return json.dumps(doc)
+
+
 def run(args):
     wanted = [(dest, flag, getattr(args, dest)) for dest, flag, _ in FORMATS if getattr(args, dest)]
     if not wanted:
-        raise ArgusError("export: name at least one output (--perfetto, --chrome-json, --dot or --svg FILE)")
+        raise ArgusError("export: name at least one output (--perfetto, --chrome-json, --dot, --svg or "
+                         "--speedscope FILE)")
     for _, flag, path in wanted:
         check_output_path(flag, path)
     ctx, tl = diagnosis_for_output(args)
@@ -113,7 +144,7 @@ def run(args):
         for kind, flag, path in wanted:
             progress.stage(f"exporting {fmt_count(n)} events to {path}")
             try:
-                data = _renderer(kind)(tl)
+                data = _speedscope(ctx, args.thread) if kind == "speedscope" else _renderer(kind)(tl)
             except RuntimeError as e:          # a missing tool or package: one line
                 raise ArgusError(str(e)) from None
             write_output(path, data)

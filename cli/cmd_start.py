@@ -10,6 +10,7 @@ is continued: the daemon appends to it, the oldest records going first when
 it is full; one of another size is refused unless --force (argusd --fresh
 re-creates it); a file that is not an Argus buffer is always refused.
 """
+import argparse
 import os
 import select
 import subprocess
@@ -35,9 +36,14 @@ def register(sub):
     p.add_argument("--force", action="store_true",
                    help="re-create an existing buffer (its trace is lost) instead of appending to it")
     p.add_argument("--no-stacks", action="store_true",
-                   help="do not capture user stacks at blocking waits (smaller records, less overhead)")
+                   help="do not capture user stacks at blocking waits, and no CPU samples (smaller records, "
+                        "less overhead)")
     p.add_argument("--no-syscalls", action="store_true",
                    help="scheduler events only: no syscall records (wait reasons become coarse)")
+    p.add_argument("--sample-hz", type=_sample_hz, default=99, metavar="HZ",
+                   help="CPU samples per second per CPU, with user and kernel stacks (default 99; "
+                        "docs/profile.md)")
+    p.add_argument("--no-sample", action="store_true", help="no CPU samples (same as --sample-hz 0)")
     g = p.add_argument_group("flight recorder (docs/flight-recorder.md)")
     g.add_argument("--no-hang-detector", action="store_true",
                    help="do not watch event loops for hangs nor keep snapshots of them")
@@ -164,6 +170,16 @@ def _read_ready(fd):
     return data.decode(errors="replace").split("\n")[0].strip()
 
 
+def _sample_hz(text):
+    try:
+        hz = int(text)
+    except ValueError:
+        hz = -1
+    if not 0 <= hz <= 100000:
+        raise argparse.ArgumentTypeError(f"bad --sample-hz '{text}': give 0 (off) to 100000")
+    return hz
+
+
 def _last_log_line(path):
     try:
         with open(path, errors="replace") as f:
@@ -210,6 +226,7 @@ def _send_watches(args):
 
 def run_start(args):
     flags = (["--no-stacks"] if args.no_stacks else []) + (["--no-syscalls"] if args.no_syscalls else [])
+    flags += ["--sample-hz", "0" if args.no_sample else str(args.sample_hz)]
     flags += hang_detector_flags(args)
     path = os.path.abspath(args.buffer or DEFAULT_BUFFER)
     appending = not args.force and os.path.isfile(path) and os.path.getsize(path) > 0

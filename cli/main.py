@@ -14,11 +14,11 @@ from argus.cli import cmd_import
 from argus.cli import cmd_graph
 from argus.cli import cmd_lldb_script, cmd_flags
 from argus.cli import cmd_rules
-from argus.cli import cmd_export, cmd_report
+from argus.cli import cmd_compare, cmd_export, cmd_report
 from argus.cli import cmd_run
 
 COMMANDS = (cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo, cmd_import, cmd_graph, cmd_lldb_script, cmd_flags, cmd_rules,
-            cmd_export, cmd_report, cmd_run)
+            cmd_compare, cmd_export, cmd_report, cmd_run)
 
 
 def build_parser():

@@ -63,6 +63,7 @@ from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
 from argus.diagnose.slice import AutoChooser, interactive_slice, EdgeRef, SliceResult, SliceStep
 from argus.diagnose import waits as W
 from argus.diagnose import report as R
+from argus.diagnose.explain import explain
 
 MAX_DEPTH = 8
 
@@ -92,6 +93,8 @@ class RootCause:
     origin: dict = None
     advice: str = None
     primary: bool = False
+    profile: dict = None     # CPU profile of its window (diagnose/profile.py), LongRunning / RepeatedYield
+    whatif: dict = None      # what-if slack (diagnose/whatif.py)
 
 
 @dataclass
@@ -106,6 +109,7 @@ class Diagnosis:
     notes: list = field(default_factory=list)
     metrics: dict = field(default_factory=dict)
     rules_fired: list = field(default_factory=list)     # rules.RuleSet.fired
+    compare: dict = None     # the spinning vertex against its baselines (diagnose/compare.py)
 
     def to_json(self):
         from argus.diagnose.report import to_json
@@ -475,6 +479,7 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
                   extra, notes)
     d.rules_fired = list(chooser.rules.fired) if chooser.rules is not None else []
     d.metrics = _metrics(g, hang, threshold_ns, chooser, d)
+    explain(d)
     return d
 
 

@@ -297,6 +297,7 @@ def to_json(d):
             "block_type": r.block_type, "start_ns": int(r.start_ns), "end_ns": int(r.end_ns),
             "why": r.why, "depth": int(r.depth), "primary": bool(r.primary), "vertex": int(r.vertex),
             "origin": _origin(g, r.origin), "advice": r.advice, "evidence": r.evidence,
+            "profile": r.profile, "whatif": r.whatif,
         })
         causes.append(item)
     return _clean({
@@ -307,6 +308,7 @@ def to_json(d):
         "queries": int(d.queries),
         "metrics": dict(d.metrics),
         "rules_fired": list(d.rules_fired),
+        "compare": d.compare,
         "notes": list(d.notes),
         "trace": trace_json(g),
     })
@@ -418,6 +420,12 @@ def render_text(d):
         out.append(f"      {r['why']}")
         if r.get("advice"):
             out.append(f"      next step: {r['advice']}")
+        out += _explain_lines(r)
+    cmp = j.get("compare")
+    if cmp and cmp.get("differences"):
+        from argus.diagnose.compare import render_compare
+        out.append("")
+        out += render_compare(cmp, top=3)
     out.append("")
     m = j.get("metrics") or {}
     line = f"Queries: {j['queries']}"
@@ -440,6 +448,19 @@ def render_text(d):
     for n in j.get("notes", ()):
         out.append(f"Note: {n}")
     return "\n".join(out) + "\n"
+
+
+def _explain_lines(r):
+    """The what-if slack and the profile summary of a root cause (diagnose/whatif.py, profile.py)."""
+    from argus.diagnose.profile import render_profile
+    from argus.diagnose.whatif import render_whatif
+    out = []
+    w = render_whatif(r.get("whatif"))
+    if w:
+        out.append(f"      {w}")
+    if r.get("profile"):
+        out += render_profile(r["profile"], tree_depth=0, bottom_up=4)
+    return out
 
 
 def hangs_to_json(g, hangs, ranks=None):

@@ -17,7 +17,8 @@ def test_json_schema_keys_and_types():
     t, info = C.client_daemon()
     d = diagnose(t.build(trace_end=info["trace_end"]), C.APP)
     j = json.loads(render_json(d))
-    assert list(j) == ["schema", "spinning", "path", "root_causes", "queries", "metrics", "rules_fired", "notes", "trace"]
+    assert list(j) == ["schema", "spinning", "path", "root_causes", "queries", "metrics", "rules_fired", "compare", "notes",
+                      "trace"]
     assert j["metrics"] == {"queries": 0, "path_len": len(j["path"]), "auto_path_len": len(j["path"]),
                             "saved_by_rules": 0, "saved_by_memory": 0, "mode": "auto"}
     assert j["schema"] == "argus.diagnosis/1"
@@ -50,6 +51,7 @@ Chain (spinning thread first, walking back along causality):
 Root causes (by depth; * = primary: the deepest, the culprit of the culprit):
   * depth 0  editor/300 (process editor/300)  LongRunning  +0 ns .. +3.000 s
       busy on CPU 99% of the hang; work triggered by Xorg/400 (wakeup at +0 ns), device wakeup
+      what-if: if it took no time at all (no baseline known: an upper bound), the hang would be 3.000 s shorter (0 ns instead of 3.000 s)
 
 Queries: 0; path length 2 (automatic answers, as --auto)
 """
@@ -68,7 +70,8 @@ def test_text_rendering_cross_process_and_json_roundtrip():
                                  "culprit", "culprit", "d1"]
     i = lines.index("Root causes (by depth; * = primary: the deepest, the culprit of the culprit):")
     assert lines[i + 1] == "    depth 1  daemond/200 (process daemond/200)  LongWait  +30 us .. +5.000 s"
-    assert lines[i + 3] == "  * depth 2  helper/201 (process daemond/200)  LongRunning  +30 us .. +5.000 s"
+    assert lines[i + 3].startswith("      what-if: if it took its baseline (200 us, baseline wait)")
+    assert lines[i + 4] == "  * depth 2  helper/201 (process daemond/200)  LongRunning  +30 us .. +5.000 s"
     assert lines[-1] == "Queries: 0; path length 14 (automatic answers, as --auto)"
 
 

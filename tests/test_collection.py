@@ -214,7 +214,7 @@ def test_blocked_thread_has_a_user_stack_in_libc(tracing):
 
 SIZES = {schema.SWITCH_IN: 32, schema.WAKEUP: 40, schema.WAKEUP_NEW: 40, schema.SYSCALL_ENTER: 48,
          schema.SYSCALL_EXIT: 40, schema.FORK: 48, schema.EXEC: 40, schema.EXIT: 32,
-         schema.THREAD_NAME: 40, schema.FD_INFO: 56, schema.TIMER: 64}
+         schema.THREAD_NAME: 40, schema.FD_INFO: 56, schema.TIMER: 64, schema.CPU_SAMPLE: 48}
 
 
 def record_bytes(trace, rows):
@@ -227,7 +227,7 @@ def record_bytes(trace, rows):
     size[exits] = np.where((rows["val"][exits] >= -2**31) & (rows["val"][exits] < 2**31), 32, 40)
     out = rows["type"] == schema.SWITCH_OUT
     size[out] = np.where(rows["obj2"][out] != 0, 48, 40)
-    stack = rows["type"] == schema.USER_STACK
+    stack = np.isin(rows["type"], [schema.USER_STACK, schema.KERNEL_STACK])
     size[stack] = 32 + 8 * rows["aux"][stack].astype(np.int64)
     mapping = rows["type"] == schema.MAPPING
     size[mapping] = 64 + (rows["peer_pid"][mapping].astype(np.int64) + 1 + 7) // 8 * 8

@@ -54,7 +54,8 @@ _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_e
 	       sizeof(struct argus_ev_user_stack) == ARGUS_EVENT_MAX_SIZE &&
 	       sizeof(struct argus_ev_mapping) == ARGUS_EVENT_MAX_SIZE &&
 	       sizeof(struct argus_ev_wait_site) == 96 && sizeof(struct argus_ev_futex_state) == 48 &&
-	       sizeof(struct argus_ev_file_lock) == 64, "schema v2 record sizes");
+	       sizeof(struct argus_ev_file_lock) == 64 && sizeof(struct argus_ev_cpu_sample) == 48,
+	       "schema v2 record sizes");
 
 /* Fixed part of the variable-length records. */
 #define USER_STACK_BASE_SIZE offsetof(struct argus_ev_user_stack, frames)
@@ -83,6 +84,8 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_WAIT_SITE] = sizeof(struct argus_ev_wait_site),
 	[ARGUS_EV_FUTEX_STATE] = sizeof(struct argus_ev_futex_state),
 	[ARGUS_EV_FILE_LOCK] = sizeof(struct argus_ev_file_lock),
+	[ARGUS_EV_CPU_SAMPLE] = sizeof(struct argus_ev_cpu_sample),
+	[ARGUS_EV_KERNEL_STACK] = USER_STACK_BASE_SIZE,
 	[ARGUS_EV_CALLBACK_BEGIN ... ARGUS_EV_PROBE_RETURN] = sizeof(struct argus_ev_probe),
 };
 
@@ -174,7 +177,7 @@ static int widen_side(struct decode_ctx *d, struct argus_row *r, const void *rec
 {
 	struct argus_decode_result *res = d->res;
 
-	if (r->type == ARGUS_EV_USER_STACK) {
+	if (r->type == ARGUS_EV_USER_STACK || r->type == ARGUS_EV_KERNEL_STACK) {
 		const struct argus_ev_user_stack *e = rec;
 		uint64_t n = (size - USER_STACK_BASE_SIZE) / sizeof(uint64_t);
 
@@ -336,6 +339,14 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		r->peer_tid = e->arm_tid;
 		break;
 	}
+	case ARGUS_EV_CPU_SAMPLE: {
+		const struct argus_ev_cpu_sample *e = rec;
+		r->obj = e->user_stack_id;
+		r->obj2 = e->kernel_stack_id;
+		r->aux = (int32_t)(e->period_us > INT32_MAX ? INT32_MAX : e->period_us);
+		r->state = e->in_kernel;
+		break;
+	}
 	case ARGUS_EV_WAIT_SITE: {      /* obj, peer_tid: widen_side */
 		const struct argus_ev_wait_site *e = rec;
 		r->nr = e->syscall_nr;
@@ -464,7 +475,7 @@ static int decode_record(const void *rec, uint32_t size, uint64_t chunk_seq, voi
  * the stacks recent waits refer to). */
 static bool kept_from_before_window(uint16_t type, uint64_t ts_ns, uint64_t since_ns)
 {
-	if (type == ARGUS_EV_USER_STACK)
+	if (type == ARGUS_EV_USER_STACK || type == ARGUS_EV_KERNEL_STACK)
 		return ts_ns + STACK_LOOKBACK_NS >= since_ns;
 	return type == ARGUS_EV_PROC_SNAPSHOT || type == ARGUS_EV_THREAD_NAME ||
 	       type == ARGUS_EV_FD_INFO || type == ARGUS_EV_MAPPING;

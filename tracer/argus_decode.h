@@ -33,6 +33,8 @@
  *                val=expires_ns, obj2=arm_ts_ns, peer_pid/peer_tid = arming task
  *   USER_STACK   obj=index of the first frame in result->frames, aux=nframes,
  *                obj2=stack_id
+ *   KERNEL_STACK as USER_STACK (frames are offsets from the kernel's _stext)
+ *   CPU_SAMPLE   obj=user_stack_id, obj2=kernel_stack_id, aux=period_us, state=in_kernel
  *   MAPPING      obj=start, obj2=end, val=pgoff, aux=prot, nr=dev,
  *                peer_tid=offset of the NUL-terminated path in result->strings,
  *                peer_pid=path length

@@ -68,6 +68,8 @@ enum argus_event_type {
 	ARGUS_EV_WAIT_SITE = 19,      /* the fd set and timeout of a blocking poll/select/epoll wait */
 	ARGUS_EV_FUTEX_STATE = 20,    /* the futex word and its owner field at a blocking futex wait */
 	ARGUS_EV_FILE_LOCK = 21,      /* an fcntl / flock lock or unlock request */
+	ARGUS_EV_CPU_SAMPLE = 22,     /* a timer-driven sample of a thread on CPU (argus_sample.bpf.c) */
+	ARGUS_EV_KERNEL_STACK = 23,   /* kernel stack frames of samples, as offsets from _stext */
 	/* User-space tracepoints (dylib-instrument/ trampolines), struct
 	 * argus_ev_probe; numbered from 48 so the kernel-side types can grow. */
 	ARGUS_EV_CALLBACK_BEGIN = 48, /* an event loop starts running a callback (dispatch) */
@@ -414,6 +416,22 @@ struct argus_ev_file_lock {         /* 64 bytes */
 	__u64 inode;                 /* as fd_info.inode of the same fd */
 	__u32 holder_pid;
 	__u8 holder_type;            /* enum argus_lock_type of that holder's lock, 0 unknown */
+	__u8 pad[3];
+};
+
+/* One timer-driven sample of the thread running on a CPU (perf_event
+ * cpu-clock at a fixed frequency, kext/linux/argus_sample.bpf.c).  The
+ * stacks are named by id: USER_STACK records (the same (pid, stack id)
+ * space as switch_out's, written once per id and second) and KERNEL_STACK
+ * records (struct argus_ev_user_stack layout, frames as offsets from the
+ * kernel's _stext so no randomized kernel address lands in the trace).
+ * Idle CPUs (tid 0) are never sampled. */
+struct argus_ev_cpu_sample {        /* 48 bytes */
+	struct argus_event_header h;
+	__u64 user_stack_id;         /* 0: none (kernel thread, or the walk failed) */
+	__u64 kernel_stack_id;       /* 0: the sample hit user mode */
+	__u32 period_us;             /* the sampling period: each sample stands for this much CPU time */
+	__u8 in_kernel;              /* 1: the sampled pc is a kernel one */
 	__u8 pad[3];
 };
 

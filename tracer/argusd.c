@@ -4,7 +4,7 @@
  *
  *   argusd --buffer FILE --size BYTES --socket PATH [--ready-fd N]
  *          [--foreground] [--log FILE] [--fresh] [--kernel-buffer BYTES]
- *          [--no-syscalls] [--stacks | --no-stacks] [--verbose]
+ *          [--no-syscalls] [--stacks | --no-stacks] [--sample-hz HZ] [--verbose]
  *
  * Loads the platform event source (eBPF on Linux), copies its records into
  * the file-backed ring buffer, and answers `status` / `stop` on a root-only
@@ -62,6 +62,7 @@
 #include "argusd.h"
 #include "proc_snapshot.h"
 #include "urings.h"
+#include "sampler.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -448,6 +449,8 @@ static int run_loop(struct daemon *d)
 			log_msg("failed to drain kernel events: %s", strerror(-ret));
 			return ret;
 		}
+		if (d->sampler)
+			argus_sampler_poll(d->sampler, &d->prod);
 		if (d->urings)
 			argus_urings_poll(d->urings, now_ns(), urings_write, d);
 		if (buffer_faulted(d))
@@ -594,6 +597,13 @@ int main(int argc, char **argv)
 		report_failure("%s", err[0] ? err : strerror(-ret));
 		goto cleanup;
 	}
+	if (env.sample_hz && !env.no_stacks) {   /* samples without stacks explain nothing */
+		struct argus_sampler_config scfg = { .freq_hz = env.sample_hz, .exclude_tgid = (uint32_t)getpid(),
+						     .verbose = env.verbose, .observe = observe, .observe_ctx = &d };
+
+		if (argus_sampler_open(&scfg, &d.sampler, err, sizeof(err)))
+			log_msg("no CPU samples: %s", err);
+	}
 	nsnap = write_snapshot(&d);
 	open_urings(&d);
 	d.start_ns = now_ns();
@@ -614,6 +624,12 @@ cleanup:
 			account_lost(&d);
 		}
 		d.ops->close(d.src);
+	}
+	if (d.sampler) {
+		if (d.prod_live)
+			argus_sampler_poll(d.sampler, &d.prod);
+		log_msg("CPU sampler: %llu samples or stacks lost", (unsigned long long)argus_sampler_lost(d.sampler));
+		argus_sampler_close(d.sampler);
 	}
 	if (d.urings && d.prod_live)
 		argus_urings_poll(d.urings, now_ns(), urings_write, &d);

@@ -40,6 +40,7 @@ struct env {
 	bool no_syscalls;
 	bool no_stacks;
 	bool verbose;
+	uint32_t sample_hz;         /* CPU samples per second per CPU (argus_sample.c); 0 = off */
 	/* the hang detector: on when snapshot_dir is set */
 	char *snapshot_dir;
 	struct hang_detector_config hangs;
@@ -70,6 +71,7 @@ struct daemon {
 	struct maps_seen maps_seen[MAPS_SEEN_SLOTS];
 	uint64_t mapping_records;
 	struct thread_names *names;  /* names re-emitted after a wrap (thread_names.c) */
+	struct argus_sampler *sampler;  /* NULL: no CPU samples */
 	uint64_t refresh_seq;        /* producer chunk seq at the last refresh */
 	bool refreshing;
 	uint64_t names_emitted;

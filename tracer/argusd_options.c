@@ -18,6 +18,7 @@
 
 struct env env = {
 	.size = ARGUS_RB_DEFAULT_SIZE,
+	.sample_hz = 99,
 	.ready_fd = -1,
 	.hangs = {
 		.threshold_ns = 2000000000ull,
@@ -32,7 +33,7 @@ struct env env = {
 static const char usage[] =
 	"usage: argusd --buffer FILE --size BYTES --socket PATH [--ready-fd N] [--foreground]\n"
 	"              [--log FILE] [--fresh] [--kernel-buffer BYTES] [--no-syscalls]\n"
-	"              [--stacks | --no-stacks] [--verbose]\n"
+	"              [--stacks | --no-stacks] [--sample-hz HZ] [--verbose]\n"
 	"              [--snapshot-dir DIR [--hang-threshold-ms MS] [--snapshot-before-s S]\n"
 	"               [--snapshot-max-bytes BYTES] [--snapshot-max-total BYTES] [--snapshot-max-count N]\n"
 	"               [--watch-pid PID]... [--watch-comm COMM]...]\n"
@@ -52,6 +53,8 @@ static const char usage[] =
 	"  --no-syscalls         leave out syscall enter/exit records\n"
 	"  --stacks, --no-stacks user stacks at blocking waits and the mappings to\n"
 	"                        symbolize them (default: on)\n"
+	"  --sample-hz HZ        CPU samples per second per CPU with stacks (default 99; 0 = off;\n"
+	"                        --no-stacks turns them off too)\n"
 	"  --verbose             loader diagnostics\n"
 	"  --snapshot-dir DIR    detect hangs online and freeze a snapshot of each into DIR\n"
 	"                        (docs/flight-recorder.md); without it the detector is off\n"
@@ -123,7 +126,7 @@ static char *default_log_path(const char *socket_path)
 	return out;
 }
 
-enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS, OPT_SNAP_DIR,
+enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS, OPT_SAMPLE_HZ, OPT_SNAP_DIR,
        OPT_HANG_MS, OPT_SNAP_BEFORE, OPT_SNAP_BYTES, OPT_SNAP_TOTAL, OPT_SNAP_COUNT, OPT_WATCH_PID,
        OPT_WATCH_COMM };
 
@@ -207,6 +210,7 @@ int parse_args(int argc, char **argv)
 		{ "no-syscalls", no_argument, NULL, OPT_NO_SYSCALLS },
 		{ "stacks", no_argument, NULL, OPT_STACKS },
 		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
+		{ "sample-hz", required_argument, NULL, OPT_SAMPLE_HZ },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "snapshot-dir", required_argument, NULL, OPT_SNAP_DIR },
 		{ "hang-threshold-ms", required_argument, NULL, OPT_HANG_MS },
@@ -271,6 +275,15 @@ int parse_args(int argc, char **argv)
 			break;
 		case OPT_NO_STACKS:
 			env.no_stacks = true;
+			break;
+		case OPT_SAMPLE_HZ:
+			errno = 0;
+			fd = strtol(optarg, &end, 10);
+			if (errno || *end || fd < 0 || fd > 100000) {
+				report_failure("bad --sample-hz '%s': give 0 (off) to 100000", optarg);
+				return -EINVAL;
+			}
+			env.sample_hz = (uint32_t)fd;
 			break;
 		case 'v':
 			env.verbose = true;

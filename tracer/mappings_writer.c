@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "argusd.h"
+#include "sampler.h"
 
 /* "major:minor" of /proc/PID/maps as the kernel's dev_t (major << 20 | minor). */
 static uint32_t parse_dev(const char *s)
@@ -175,6 +176,9 @@ void record_stack_mappings(struct daemon *d)
 		return;
 	n = d->ops->stack_pids(d->src, pids, sizeof(pids) / sizeof(pids[0]));
 	t = now_ns();
+	for (i = 0; i < n; i++)
+		record_mappings(d, pids[i], t);
+	n = d->sampler ? argus_sampler_stack_pids(d->sampler, pids, sizeof(pids) / sizeof(pids[0])) : 0;
 	for (i = 0; i < n; i++)
 		record_mappings(d, pids[i], t);
 }

@@ -45,6 +45,8 @@ MAPPING = 18
 WAIT_SITE = 19
 FUTEX_STATE = 20
 FILE_LOCK = 21
+CPU_SAMPLE = 22
+KERNEL_STACK = 23
 CALLBACK_BEGIN = 48
 CALLBACK_END = 49
 ENQUEUE = 50
@@ -80,6 +82,8 @@ TYPE_NAMES = {
     WAIT_SITE: "wait_site",
     FUTEX_STATE: "futex_state",
     FILE_LOCK: "file_lock",
+    CPU_SAMPLE: "cpu_sample",
+    KERNEL_STACK: "kernel_stack",
     CALLBACK_BEGIN: "callback_begin",
     CALLBACK_END: "callback_end",
     ENQUEUE: "enqueue",
@@ -289,6 +293,8 @@ _WAKEUP_FIELDS = (F("wakee_pid", "peer_pid", "u32"), F("wakee_tid", "peer_tid", 
                   F("irq_vec", "aux", "u32"))
 _DATA_FLAG_FIELDS = (F("addr", "obj", "u64"), F("value", "val", "u64"), F("pc", "obj2", "u64"))
 _COMM_FIELDS = (F("comm", "comm", "comm", key="new_comm"),)
+_STACK_FIELDS = (F("stack_id", "obj2", "u64"),
+                 F("frames", "obj", "side"), F("nframes", "aux", "side"))     # frames[obj : obj + aux]
 _PROBE_FIELDS = (F("obj", "obj", "u64"), F("fn", "obj2", "u64"), F("probe_id", "nr", "u32"))
 
 # record type -> its fields, in the order of the record's struct.  The header
@@ -322,8 +328,10 @@ ROW_FIELDS = {
             F("arm_pid", "peer_pid", "u32"), F("arm_tid", "peer_tid", "u32"),
             F("kind", "state", "u8", names=TIMER_KIND_NAMES), F("mode", "reason", "u8"),
             F("clockid", "nr", "u16")),
-    USER_STACK: (F("stack_id", "obj2", "u64"),
-                 F("frames", "obj", "side"), F("nframes", "aux", "side")),     # frames[obj : obj + aux]
+    USER_STACK: _STACK_FIELDS,
+    KERNEL_STACK: _STACK_FIELDS,          # frames are offsets from the kernel's _stext
+    CPU_SAMPLE: (F("user_stack_id", "obj", "u64"), F("kernel_stack_id", "obj2", "u64"),
+                 F("period_us", "aux", "u32"), F("in_kernel", "state", "u8", names=bool)),
     MAPPING: (F("start", "obj", "u64"), F("end", "obj2", "u64"), F("pgoff", "val", "u64"),
               F("prot", "aux", "u32"), F("dev", "nr", "u32"),
               F("path", "peer_tid", "side"), F("path_len", "peer_pid", "side")),   # strings[peer_tid:][:peer_pid]

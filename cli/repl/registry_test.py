@@ -7,7 +7,7 @@ from argus.cli.repl import commands  # noqa: F401  (registers them)
 from argus.cli.repl.registry import CommandParser, ReplUsageError, command
 
 REQUIRED = {"vertex", "path", "stack", "events", "threads", "follow", "back", "not-causal", "flag", "baseline",
-            "diagnose", "export", "quit", "help"}
+            "diagnose", "export", "quit", "help", "profile", "compare"}
 
 
 def test_every_required_command_is_registered_with_help():

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * CPU sampler: a perf_event program on a cpu-clock software event per CPU
+ * (the loader opens them at a fixed frequency, 99 Hz by default), writing
+ * one CPU_SAMPLE per sample of a thread on CPU, with its user stack (frame
+ * pointer walk by bpf_get_stack) and, when the sample hit kernel mode, its
+ * kernel stack.  Stacks are named by a 64-bit FNV-1a id over the frames,
+ * the same id the tracer gives a user stack at a blocking switch_out, and
+ * their frames are written once per (pid, id) and second (LRU map), so a
+ * thread spinning in one loop costs a 48-byte record per sample.
+ *
+ * Kernel frames are written as offsets from _stext (const volatile
+ * kernel_base, read by the loader from /proc/kallsyms): the trace carries no
+ * randomized kernel address; the symbolizer adds the base of the system
+ * that reads it back.
+ *
+ * Idle (tid 0) and the daemon itself are never sampled.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "argus_sample.h"
+
+const volatile __u32 targ_exclude_tgid = 0;   /* the daemon */
+const volatile __u32 period_us = 0;           /* 1e6 / frequency, stamped on every sample */
+const volatile __u64 kernel_base = 0;         /* _stext; 0 = no kernel stacks */
+
+char LICENSE[] SEC("license") = "GPL";
+
+enum stack_kind { STACK_USER = 0, STACK_KERNEL = 1 };
+
+struct stack_key {
+	__u32 pid;               /* 0 for kernel stacks: one address space */
+	__u32 kind;              /* enum stack_kind */
+	__u64 stack_id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, ARGUS_SAMPLE_RINGBUF_BYTES);
+} samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ARGUS_SAMPLE_STACK_SEEN_ENTRIES);
+	__type(key, struct stack_key);
+	__type(value, __u64);
+} stack_seen SEC(".maps");
+
+/* A stack record is built here, then copied out at its real size. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct argus_ev_user_stack);
+} stack_scratch SEC(".maps");
+
+static __always_inline void count_drop(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&drops, &zero);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+static __always_inline void fill_header(struct argus_event_header *h, __u16 type, __u16 size,
+					__u32 pid, __u32 tid, __u64 ts)
+{
+	h->ts_ns = ts;
+	h->pid = pid;
+	h->tid = tid;
+	h->type = type;
+	h->size = size;
+	h->cpu = bpf_get_smp_processor_id();
+	h->flags = 0;
+}
+
+/* Walks one stack of the sampled context, writes its frames when this
+ * (pid, kind, id) was not written in the last refresh period; its id, or 0. */
+static __always_inline __u64 sample_stack(struct bpf_perf_event_data *ctx, __u32 kind, __u32 pid,
+					  __u32 tid, __u64 ts)
+{
+	struct argus_ev_user_stack *rec;
+	struct stack_key key = {};
+	__u64 h = 0xcbf29ce484222325ull, *seen;
+	__u32 zero = 0, n, i, size;
+	long bytes;
+
+	rec = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!rec)
+		return 0;
+	bytes = bpf_get_stack(ctx, rec->frames, sizeof(rec->frames), kind == STACK_USER ? BPF_F_USER_STACK : 0);
+	if (bytes < (long)sizeof(__u64))
+		return 0;
+	n = (__u32)bytes / sizeof(__u64);
+	if (n > ARGUS_USER_STACK_MAX_FRAMES)
+		n = ARGUS_USER_STACK_MAX_FRAMES;
+	for (i = 0; i < ARGUS_USER_STACK_MAX_FRAMES; i++) {
+		if (i >= n)
+			break;
+		if (kind == STACK_KERNEL)
+			rec->frames[i] -= kernel_base;
+		h = (h ^ rec->frames[i]) * 0x100000001b3ull;
+	}
+	h |= 1;   /* 0 means "no stack" */
+	key.pid = kind == STACK_USER ? pid : 0;
+	key.kind = kind;
+	key.stack_id = h;
+	seen = bpf_map_lookup_elem(&stack_seen, &key);
+	if (!seen || ts - *seen > ARGUS_SAMPLE_REFRESH_NS) {
+		bpf_map_update_elem(&stack_seen, &key, &ts, BPF_ANY);
+		rec->stack_id = h;
+		size = 32 + n * 8;
+		fill_header(&rec->h, kind == STACK_USER ? ARGUS_EV_USER_STACK : ARGUS_EV_KERNEL_STACK,
+			    size, pid, tid, ts);
+		if (size >= 40 && size <= sizeof(*rec) &&
+		    bpf_ringbuf_output(&samples, rec, size, BPF_RB_NO_WAKEUP))
+			count_drop();
+	}
+	return h;
+}
+
+SEC("perf_event")
+int sample_cpu(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), ts = bpf_ktime_get_ns();
+	__u32 pid = id >> 32, tid = (__u32)id;
+	struct argus_ev_cpu_sample e = {};
+	/* Kernel addresses have the top bit set (x86_64, arm64). */
+	bool in_kernel = (PT_REGS_IP(&ctx->regs) >> 63) != 0;
+
+	if (tid == 0 || pid == targ_exclude_tgid)
+		return 0;
+	e.user_stack_id = sample_stack(ctx, STACK_USER, pid, tid, ts);
+	if (in_kernel && kernel_base)
+		e.kernel_stack_id = sample_stack(ctx, STACK_KERNEL, pid, tid, ts);
+	e.period_us = period_us;
+	e.in_kernel = in_kernel;
+	fill_header(&e.h, ARGUS_EV_CPU_SAMPLE, sizeof(e), pid, tid, ts);
+	if (bpf_ringbuf_output(&samples, &e, sizeof(e), BPF_RB_NO_WAKEUP))
+		count_drop();
+	return 0;
+}
