@@ -9,7 +9,7 @@ from rich.console import Console
 from argus.cli.repl import app
 from argus.cli.repl.context import ReplContext
 from argus.diagnose import find_hang
-from argus.graphbuild import crafted as C
+from support import crafted as C
 from argus.graphbuild import dwfl
 from argus.tracer import schema
 
