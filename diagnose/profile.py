@@ -42,16 +42,24 @@ COVERAGE = 0.80             # "top functions": the fewest self functions reachin
 TOP_COVERING_MAX = 10       # but no more than this many
 
 
+# the row columns of the fields read here (schema.ROW_FIELDS)
+_STACK_ID = schema.column(schema.USER_STACK, "stack_id")
+_FRAMES = schema.column(schema.USER_STACK, "frames")
+_NFRAMES = schema.column(schema.USER_STACK, "nframes")
+_USER_ID = schema.column(schema.CPU_SAMPLE, "user_stack_id")
+_KERNEL_ID = schema.column(schema.CPU_SAMPLE, "kernel_stack_id")
+
+
 # --- sample rows ---
 def _sample_index(g):
     """(row indices of CPU_SAMPLE rows sorted by (tid, ts), their tids, their ts), built once."""
-    idx = g.__dict__.get("_sample_index")
+    idx = g.cache.get("sample_index")
     if idx is None:
         rows = g.rows
         sel = np.flatnonzero(rows["type"] == schema.CPU_SAMPLE)
         order = np.lexsort((rows["ts_ns"][sel], rows["tid"][sel]))
         sel = sel[order]
-        idx = g.__dict__["_sample_index"] = (sel, rows["tid"][sel].astype(np.int64),
+        idx = g.cache["sample_index"] = (sel, rows["tid"][sel].astype(np.int64),
                                              rows["ts_ns"][sel].astype(np.int64))
     return idx
 
@@ -72,17 +80,17 @@ def sample_rows(g, utid, a, b):
 
 def _stack_tables(g):
     """({(pid, id): (first, n)} of USER_STACK rows, {id: (first, n)} of KERNEL_STACK rows)."""
-    tabs = g.__dict__.get("_sample_stacks")
+    tabs = g.cache.get("sample_stacks")
     if tabs is None:
         rows = g.rows
         user, kernel = {}, {}
         for i in np.flatnonzero(rows["type"] == schema.USER_STACK).tolist():
             r = rows[i]
-            user[(int(r["pid"]), int(r["obj2"]))] = (int(r["obj"]), int(r["aux"]))
+            user[(int(r["pid"]), int(r[_STACK_ID]))] = (int(r[_FRAMES]), int(r[_NFRAMES]))
         for i in np.flatnonzero(rows["type"] == schema.KERNEL_STACK).tolist():
             r = rows[i]
-            kernel[int(r["obj2"])] = (int(r["obj"]), int(r["aux"]))
-        tabs = g.__dict__["_sample_stacks"] = (user, kernel)
+            kernel[int(r[_STACK_ID])] = (int(r[_FRAMES]), int(r[_NFRAMES]))
+        tabs = g.cache["sample_stacks"] = (user, kernel)
     return tabs
 
 
@@ -90,18 +98,18 @@ def raw_stacks(g, idx):
     """Per sample row: (ts, [(kind, pid, pc, depth)] innermost first), kind "k" (kernel offset)
     or "u" (user pc)."""
     user, kernel = _stack_tables(g)
-    frames = getattr(g, "frames", None)
-    nfr = 0 if frames is None else len(frames)
+    frames = g.frames
+    nfr = len(frames)
     rows = g.rows
     out = []
     for i in np.asarray(idx).tolist():
         r = rows[i]
         pid = int(r["pid"])
         st = []
-        k = kernel.get(int(r["obj2"])) if int(r["obj2"]) else None
+        k = kernel.get(int(r[_KERNEL_ID])) if int(r[_KERNEL_ID]) else None
         if k is not None:
             st += [("k", 0, int(frames[f]), d) for d, f in enumerate(range(k[0], min(k[0] + k[1], nfr)))]
-        u = user.get((pid, int(r["obj"]))) if int(r["obj"]) else None
+        u = user.get((pid, int(r[_USER_ID]))) if int(r[_USER_ID]) else None
         if u is not None:
             st += [("u", pid, int(frames[f]), d) for d, f in enumerate(range(u[0], min(u[0] + u[1], nfr)))]
         out.append((int(r["ts_ns"]), st))

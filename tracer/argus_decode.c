@@ -343,7 +343,7 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		const struct argus_ev_cpu_sample *e = rec;
 		r->obj = e->user_stack_id;
 		r->obj2 = e->kernel_stack_id;
-		r->aux = (int32_t)(e->period_us > INT32_MAX ? INT32_MAX : e->period_us);
+		r->aux = e->period_us > INT32_MAX ? INT32_MAX : (int32_t)e->period_us;   /* a damaged record stays positive */
 		r->state = e->in_kernel;
 		break;
 	}
