@@ -1,4 +1,6 @@
 """The wait model on crafted graphs: idle loop waits vs synchronous, pending and nested ones."""
+import numpy as np
+
 from support.crafted import Trace, ms, s, us
 from argus.diagnose import waits as W
 from argus.diagnose import hangs as H
@@ -305,3 +307,31 @@ def test_loop_waiting_for_its_own_worker_pool_is_idle():
     assert kind_of(g, CLI, s(2)) == W.IDLE
     assert kind_of(t.build(until=s(3)), CLI, s(2)) == W.IDLE
     assert H.list_hangs(g, CLI, tid=CLI) == []
+
+
+def test_wait_sites_and_wait_fds_keep_separate_caches():
+    """waits.sites(g) and g.wait_fds(v) both cache per graph; they once used
+    the same attribute (g._wait_sites) for different objects, so whichever
+    ran second failed.  Both orders, on one loop's poll wait site."""
+    from argus.graphbuild.crafted import Trace as CraftedTrace
+    from argus.tracer import schema as S
+
+    def graph():
+        t = CraftedTrace()
+        t.thread(10, 10, "loop")
+        t.run(10, ms(1))
+        t.syscall(10, ms(3), "poll", obj=5, aux=250, obj2=2)
+        fds = {S.column(S.WAIT_SITE, "fds"): 0, S.column(S.WAIT_SITE, "nkept"): 2}
+        t.row(ms(3), 10, S.WAIT_SITE, nr=7, aux=250, peer_pid=2, obj2=0xABC1, **fds)
+        t.row(ms(3), 10, S.SWITCH_OUT, state=S.STATE_BLOCKED, reason=S.WAIT_POLL, nr=7, obj=5)
+        t.timer_wake(10, ms(9))
+        g = t.build(trace_end=ms(20))
+        g.frames = np.array([5 | 1 << 32, 6 | 4 << 32], np.uint64)      # (fd, POLLIN), (fd, POLLOUT)
+        return g, int(np.flatnonzero(g.seg.wait_reason == S.WAIT_POLL)[0])
+
+    for first_sites in (True, False):
+        g, v = graph()
+        if first_sites:
+            W.sites(g)
+        assert g.wait_fds(v) == [(5, 1), (6, 4)]
+        assert W.sites(g).loop_site(g.seg.utid[v]) is not None
