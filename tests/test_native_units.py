@@ -1,7 +1,8 @@
 """The C unit tests beside their units, run by the README's test command: the
 ring buffer (tracer/argus_rb_test.c), the shared radix sort
 (tracer/argus_radix_sort_test.c) and the graph core
-(graphbuild/core/argus_graph_test.c), cmocka programs registered with ctest.
+(graphbuild/core/argus_graph_test.c), cmocka programs registered with ctest,
+and the property check of argusd's name refresh (tests/programs/thread_names_check.c).
 tests/native/run.sh configures and builds them (build/native) and runs ctest;
 CI also runs them under ASan + UBSan (tests/native/run.sh --sanitize, .ci/run)."""
 import os
@@ -10,7 +11,7 @@ import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN = os.path.join(ROOT, "tests", "native", "run.sh")
-UNITS = {"argus_rb", "argus_radix_sort", "argus_graph"}
+UNITS = {"argus_rb", "argus_radix_sort", "argus_graph", "thread_names"}
 
 
 def test_native_unit_tests_pass():

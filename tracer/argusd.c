@@ -31,6 +31,10 @@
  * is half a lap old, so any window of the buffer decodes with names and
  * symbols at a cost of about two records per thread (and two mapping sets
  * per process with stacks) per lap.
+ *
+ * The pieces (argusd.h): argusd_options.c the command line, argusd_control.c
+ * the control socket, proc_snapshot.c the /proc snapshot, mappings_writer.c
+ * the MAPPING records; this file the life cycle and the drain loop.
  */
 #include <errno.h>
 #include <fcntl.h>

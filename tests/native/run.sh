@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The C unit tests (ctest + cmocka) beside their units: the ring buffer
 # (tracer/argus_rb_test.c), the shared radix sort (tracer/argus_radix_sort_test.c)
-# and the graph core (graphbuild/core/argus_graph_test.c).  Configures a build
+# and the graph core (graphbuild/core/argus_graph_test.c), and the property check
+# of argusd's name refresh (tests/programs/thread_names_check.c).  Configures a build
 # of the native parts without the eBPF tracer, builds it and runs ctest.
 #   tests/native/run.sh              build/native; run by tests/test_native_units.py
 #   tests/native/run.sh --sanitize   build/native-asan: ASan + UBSan, any finding fails (CI job, .ci/run)
