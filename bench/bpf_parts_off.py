@@ -11,6 +11,11 @@ bench/bpf_prog_cost.py:
     python3 bench/bpf_parts_off.py --out /tmp/parts            # builds, prints --build flags
     sudo python3 bench/bpf_prog_cost.py --all $(cat /tmp/parts/builds.txt)
 
+The edits match the BPF sources before the per-CPU stage (commit 3ea5afa,
+whose code is main's: `--commit 3ea5afa`), where the profile in
+docs/benchmarks.md was taken; a commit whose sources moved is refused with
+one line naming the variant.
+
 Variants (name: what is skipped):
     full           nothing (the commit as it is)
     no-fd-id       fd identity: channel_of returns before resolving the fd
