@@ -28,6 +28,7 @@ def demo_trace(tmp_path_factory):
     from conftest import ArgusRunner, require_tracing
     require_tracing()
     runner = ArgusRunner(tmp_path_factory.mktemp("export"))
+    runner.env["ARGUS_SESSION_DB"] = str(runner.tmp / "sessions.db")     # no user's rules, no session left behind
     runner.start(size="256M")
     try:
         info, rc = run_demo("--requests", "40", "--hang-at", "30", "--hang-ms", "3000", "--interval-ms", "20",
