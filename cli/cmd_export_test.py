@@ -15,7 +15,8 @@ PICK = ["--buffer", GOLDEN, "--pid", "11628", "--threshold", "0.03", "--at", "0.
 
 
 def argus(tmp_path, *args):
-    env = dict(os.environ, ARGUS_RUN_DIR=str(tmp_path / "run"), ARGUS_STATE_DIR=str(tmp_path / "state"))
+    env = dict(os.environ, ARGUS_RUN_DIR=str(tmp_path / "run"), ARGUS_STATE_DIR=str(tmp_path / "state"),
+               ARGUS_SESSION_DB=str(tmp_path / "sessions.db"))       # no user's rules, no session left behind
     return subprocess.run([sys.executable, "-m", "argus.cli", *args], capture_output=True, text=True, env=env,
                           timeout=300)
 

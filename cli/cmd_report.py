@@ -42,8 +42,6 @@ def _lldb_results(ctx):
 
 
 def run(args):
-    import os
-
     from argus.cli.cmd_export import check_output_path, diagnosis_for_output, write_output
     from argus.diagnose import export_dot, report_html
 

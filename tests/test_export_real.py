@@ -28,6 +28,7 @@ def demo_trace(tmp_path_factory):
     from conftest import ArgusRunner, require_tracing
     require_tracing()
     runner = ArgusRunner(tmp_path_factory.mktemp("export"))
+    runner.env["ARGUS_SESSION_DB"] = str(runner.tmp / "sessions.db")     # no user's rules, no session left behind
     runner.start(size="256M")
     try:
         info, rc = run_demo("--requests", "40", "--hang-at", "30", "--hang-ms", "3000", "--interval-ms", "20",
@@ -114,12 +115,17 @@ def test_perfetto_export_holds_what_the_path_needs(demo_trace):
                    and ((".weak" in cat) == e["weak"]) for src, dst, name, cat in edge_flows), (i, e, want)
     assert any(".weak" in cat for *_, cat in edge_flows)          # weak edges are styled apart
     # the diagnosis chain: one named slice per step, linked by flows; the primary root cause marked
-    diag = [(owner[ev.track_uuid], ev) for _, ev in events if "argus.diagnosis" in ev.categories]
-    assert len(diag) == len(path)
-    assert [ev.name.split(":")[0] for _, ev in sorted(diag, key=lambda x: int(x[1].name.split("#")[1].split(":")[0]))] \
-        == [f"path #{i}" for i in range(len(path))]
-    chained = sum(1 for _, ev in diag if any(not f & 1 for f in ev.flow_ids))
-    assert chained >= len(path) - 1 - sum(p["edge_in"] is None for p in path[1:])
+    diag = {}
+    for _, ev in events:
+        if "argus.diagnosis" in ev.categories:
+            index = int(ev.name.split(":")[0].removeprefix("path #"))
+            diag[index] = (owner[ev.track_uuid], ev)
+    assert sorted(diag) == list(range(len(path)))
+    for i, p in enumerate(path):
+        tid, ev = diag[i]
+        assert tid == p["tid"] and ev.name.startswith(f"path #{i}: {p['block_type']} ({p['role']}")
+        if i and p["edge_in"] is not None:          # cause i -> effect i - 1: one flow id, 2 (i + 1)
+            assert (i + 1) << 1 in ev.flow_ids and (i + 1) << 1 in diag[i - 1][1].terminating_flow_ids
     roots = [(owner[ev.track_uuid], ev.name) for _, ev in events if "argus.diagnosis.root_cause" in ev.categories]
     assert (info["helper_tid"], "PRIMARY ROOT CAUSE (depth 2): LongWait") in roots
 
