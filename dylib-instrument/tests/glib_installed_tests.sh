@@ -11,7 +11,6 @@ PY=${1:-python3}
 command -v gnome-desktop-testing-runner >/dev/null ||
   { echo "glib-tests: gnome-desktop-testing-runner missing (apt-get install gnome-desktop-testing libglib2.0-tests)" >&2; exit 1; }
 native=$($PY -c 'import argus; print(argus.NATIVE_DIR)')
-hooks=$($PY -c 'import argus, os; print(os.path.join(os.path.dirname(argus.__file__), "hooks"))')
 work=$(mktemp -d /dev/shm/argus-glib-tests.XXXXXX 2>/dev/null || mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/rings"
