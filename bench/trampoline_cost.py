@@ -14,7 +14,10 @@ and LTTng-UST's published ~175 ns per event as a fixed reference.
 
 Algorithm: ROUNDS interleaved rounds; in each, every configuration runs
 argus-tramp-bench (dylib-instrument/bench/tramp_bench.c) once in a rotating
-order, CALLS calls timed with CLOCK_MONOTONIC; rings live on tmpfs
+order, CALLS calls timed in the calling thread's CPU time
+(CLOCK_THREAD_CPUTIME_ID: user and kernel time on its behalf, so the
+uprobe's trap counts, and time the shared machine gave to others does not);
+rings live on tmpfs
 (/dev/shm), like argusd's run directory.  Reports the median ns per call and
 the per-event cost = configuration - plain, with the goal (<= 20 ns) and the
 reference.  Absolute numbers on a shared machine move; the side-by-side

@@ -111,6 +111,16 @@ static void remove_all(void)
 	argus_recorder_thread_done();
 }
 
+/* Tracing stopped (argusd detached the rings): the program runs on without
+ * hooks, and records nothing more. */
+static void remove_on_detach(void)
+{
+	remove_all();
+	nplan = 0;   /* a later dlopen installs nothing */
+	if (verbose)
+		fprintf(stderr, "argus-agent: tracing stopped: hooks removed\n");
+}
+
 __attribute__((constructor)) static void agent_init(void)
 {
 	const char *dir = getenv("ARGUS_URING_DIR"), *hooks = getenv("ARGUS_HOOKS");
@@ -124,6 +134,7 @@ __attribute__((constructor)) static void agent_init(void)
 		return;
 	}
 	install_missing(RTLD_DEFAULT);
+	argus_recorder_on_detach(remove_on_detach);
 	/* at exit, the hooks come out before libc tears down what they touch */
 	atexit(remove_all);
 }

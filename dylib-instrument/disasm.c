@@ -133,24 +133,24 @@ static void classify_arm64(const cs_insn *ci, struct argus_insn *out)
 	case ARM64_INS_B:
 		if ((w & 0xFF000010) == 0x54000000) {          /* B.cond imm19 */
 			out->kind = INSN_JCC;
-			out->target = pc + (sign_extend(w >> 5, 19) << 2);
+			out->target = pc + (sign_extend(w >> 5, 19) * 4);
 		} else {                                       /* B imm26 */
 			out->kind = INSN_JMP;
 			out->ends_block = 1;
-			out->target = pc + (sign_extend(w, 26) << 2);
+			out->target = pc + (sign_extend(w, 26) * 4);
 		}
 		return;
 	case ARM64_INS_BL:
 		out->kind = INSN_CALL;
-		out->target = pc + (sign_extend(w, 26) << 2);
+		out->target = pc + (sign_extend(w, 26) * 4);
 		return;
 	case ARM64_INS_CBZ: case ARM64_INS_CBNZ:
 		out->kind = INSN_CBZ;
-		out->target = pc + (sign_extend(w >> 5, 19) << 2);
+		out->target = pc + (sign_extend(w >> 5, 19) * 4);
 		return;
 	case ARM64_INS_TBZ: case ARM64_INS_TBNZ:
 		out->kind = INSN_TBZ;
-		out->target = pc + (sign_extend(w >> 5, 14) << 2);
+		out->target = pc + (sign_extend(w >> 5, 14) * 4);
 		return;
 	case ARM64_INS_ADR: case ARM64_INS_ADRP: {
 		int64_t imm = sign_extend(((w >> 5) & 0x7FFFF) << 2 | ((w >> 29) & 3), 21);
@@ -159,14 +159,14 @@ static void classify_arm64(const cs_insn *ci, struct argus_insn *out)
 			out->target = pc + imm;
 		} else {
 			out->kind = INSN_ADRP;
-			out->target = (pc & ~0xFFFull) + (imm << 12);
+			out->target = (pc & ~0xFFFull) + (imm * 4096);
 		}
 		return;
 	}
 	case ARM64_INS_LDR: case ARM64_INS_LDRSW: case ARM64_INS_PRFM:
 		if ((w & 0x3B000000) == 0x18000000) {          /* load register (literal) */
 			out->kind = (w & (1u << 26)) ? INSN_LDR_LITERAL_FP : INSN_LDR_LITERAL;
-			out->target = pc + (sign_extend(w >> 5, 19) << 2);
+			out->target = pc + (sign_extend(w >> 5, 19) * 4);
 		}
 		return;
 	case ARM64_INS_LDXR: case ARM64_INS_LDAXR: case ARM64_INS_LDXP: case ARM64_INS_LDAXP:

@@ -28,9 +28,12 @@ void argus_hook_on_enter(struct argus_hook *h, struct argus_x86_enter_frame *f)
 	if (h->spec.enter_type)
 		argus_record(h->spec.enter_type, f->rdi, (uint64_t)h->target, h->spec.probe_id);
 	if (h->return_thunk && shadow.depth < SHADOW_DEPTH) {
-		shadow.e[shadow.depth].ret = f->ret;
-		shadow.e[shadow.depth].slot = (uint64_t)&f->ret;
-		shadow.depth++;
+		/* claim the slot before filling it: a signal handler calling a
+		 * hooked function in between then pushes above it, not over it */
+		int i = shadow.depth++;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		shadow.e[i].ret = f->ret;
+		shadow.e[i].slot = (uint64_t)&f->ret;
 		f->ret = (uint64_t)h->return_thunk;
 	}
 }
@@ -41,8 +44,9 @@ uint64_t argus_hook_on_return(struct argus_hook *h, struct argus_x86_return_fram
 	uint64_t slot = (uint64_t)(f + 1) - 8;
 	while (shadow.depth > 1 && shadow.e[shadow.depth - 1].slot < slot)
 		shadow.depth--;
+	f->ret = shadow.e[shadow.depth - 1].ret;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* read before the slot is released */
 	shadow.depth--;
-	f->ret = shadow.e[shadow.depth].ret;
 	argus_record(h->spec.return_type, f->rax, (uint64_t)h->target, h->spec.probe_id);
 	return f->ret;
 }

@@ -62,6 +62,13 @@ static __thread struct thread_state ts __attribute__((tls_model("initial-exec"))
 static char ring_dir[256];
 static uint32_t ring_size = ARGUS_URING_DEFAULT_SIZE;
 static pthread_key_t exit_key;
+static void (*detach_fn)(void);
+static int detach_done;
+
+void argus_recorder_on_detach(void (*fn)(void))
+{
+	detach_fn = fn;
+}
 
 static void on_thread_exit(void *unused)
 {
@@ -115,21 +122,32 @@ static void open_ring(void)
 	}
 }
 
+/* The reader is gone: this thread records no more, and the first thread to
+ * notice runs the agent's removal once. */
+static void detach(void)
+{
+	argus_recorder_thread_done();
+	if (detach_fn && !__atomic_exchange_n(&detach_done, 1, __ATOMIC_ACQ_REL))
+		detach_fn();
+}
+
+/* Runs fn (libc calls: open, mmap, mprotect...) from inside a trampoline,
+ * where vector registers may hold the hooked function's arguments. */
 #if defined(__x86_64__)
-static void __attribute__((noinline)) open_ring_preserving_state(void)
+static void __attribute__((noinline)) run_preserving_state(void (*fn)(void))
 {
 	uint8_t fx[512] __attribute__((aligned(16)));
 	int saved_errno = errno;
 	__asm__ volatile("fxsave64 %0" : "=m"(fx));
-	open_ring();
+	fn();
 	__asm__ volatile("fxrstor64 %0" : : "m"(fx));
 	errno = saved_errno;
 }
 #else
-static void __attribute__((noinline)) open_ring_preserving_state(void)
+static void __attribute__((noinline)) run_preserving_state(void (*fn)(void))
 {
 	int saved_errno = errno;
-	open_ring();
+	fn();
 	errno = saved_errno;
 }
 #endif
@@ -140,7 +158,9 @@ void argus_record(uint16_t type, uint64_t obj, uint64_t fn, uint32_t probe_id)
 		return;
 	ts.busy = 1;
 	if (ts.state == RING_NONE)
-		open_ring_preserving_state();
+		run_preserving_state(open_ring);
+	if (ts.state == RING_OPEN && __atomic_load_n(&ts.ring.hdr->detached, __ATOMIC_RELAXED))
+		run_preserving_state(detach);
 	if (ts.state == RING_OPEN) {
 		struct argus_ev_probe *e = argus_uring_reserve(&ts.ring, sizeof(*e));
 		if (e) {

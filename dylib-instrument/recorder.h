@@ -20,6 +20,11 @@ void argus_record(uint16_t type, uint64_t obj, uint64_t fn, uint32_t probe_id);
  * agent's constructor (or a test) before hooks go in.  0 or -errno. */
 int argus_recorder_init(const char *ring_dir, uint32_t ring_bytes);
 
+/* Called once, from the first record after the reader detached (tracing
+ * stopped): the agent removes its hooks there.  Runs with the vector state
+ * and errno saved, like ring creation. */
+void argus_recorder_on_detach(void (*fn)(void));
+
 /* Closes the calling thread's ring (tests; thread exit does it itself). */
 void argus_recorder_thread_done(void);
 

@@ -15,6 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef MAP_POPULATE
+#define MAP_POPULATE 0   /* macOS: no prefault flag; the first lap faults */
+#endif
+
 #define MIN_RECORD ((uint32_t)sizeof(struct argus_event_header))
 
 /* populate: the producer's first lap would otherwise take a page fault

@@ -15,7 +15,9 @@
  *
  * Registration: the file existing in the registration directory
  * ($ARGUS_URING_DIR, e.g. $ARGUS_RUN_DIR/urings) is the registration; its
- * name is <pid>-<tid>.ring.  The producer sets `closed` when the thread exits.
+ * name is <pid>-<tid>.ring.  The producer sets `closed` when the thread exits;
+ * the reader sets `detached` when tracing stops for good (the agent then
+ * takes its hooks out).
  */
 #ifndef ARGUS_URING_H
 #define ARGUS_URING_H
@@ -44,6 +46,7 @@ struct argus_uring_header {
 	uint64_t data_size;
 	uint32_t clock_id;             /* CLOCK_MONOTONIC, or ARGUS_URING_CLOCK_TSC */
 	uint32_t closed;               /* 1 after the thread exited */
+	uint32_t detached;             /* 1 after the reader stopped: record no more */
 	uint64_t head __attribute__((aligned(64)));   /* producer: bytes written */
 	uint64_t lost;                 /* producer: records dropped, ring full */
 	uint64_t tail __attribute__((aligned(64)));   /* consumer: bytes consumed */

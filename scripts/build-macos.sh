@@ -22,6 +22,10 @@ fi
 CORE="tracer/argus_rb.c tracer/argus_decode.c tracer/kdebug_decode.c tracer/kdebug_file.c"
 DAEMON="tracer/argusd.c tracer/argusd_options.c tracer/argusd_control.c tracer/proc_snapshot.c tracer/mappings_writer.c"
 CFLAGS=(-std=gnu11 -O2 -Wall -Itracer -Idylib-instrument)
+TRAMP="dylib-instrument/disasm.c dylib-instrument/reader.c dylib-instrument/relocator.c
+  dylib-instrument/arch/x86_64/x86_writer.c dylib-instrument/arch/x86_64/x86_relocator.c
+  dylib-instrument/arch/arm64/arm64_writer.c dylib-instrument/arch/arm64/arm64_relocator.c
+  dylib-instrument/uring.c"
 
 for arch in aarch64 x86_64; do
   dir="$OUT/$arch"
@@ -33,5 +37,21 @@ for arch in aarch64 x86_64; do
   # shellcheck disable=SC2086
   $PY -m ziglang cc -target "$target" "${CFLAGS[@]}" \
       -o "$dir/argusd" $DAEMON tracer/thread_names.c tracer/platform_macos.c tracer/urings.c dylib-instrument/uring.c $CORE
-  echo "build-macos: $dir/argusd $dir/libargus_core.dylib"
+  # The trampoline engine's portable part (capstone seam, reader, relocator,
+  # both architectures' writers and relocators, the per-thread ring), as
+  # objects in an archive: capstone itself is linked on the Mac.  Only
+  # capstone's headers come from this machine, through a directory holding
+  # nothing else (its other headers are Linux ones).
+  mkdir -p "$dir/tramp" "$OUT/capstone-include"
+  # pkg-config's includedir is the directory holding capstone.h (Debian)
+  ln -sfn "$(pkg-config --variable=includedir capstone)" "$OUT/capstone-include/capstone"
+  objs=()
+  for src in $TRAMP; do
+    obj="$dir/tramp/$(basename "${src%.c}").o"
+    $PY -m ziglang cc -target "$target" "${CFLAGS[@]}" -isystem "$OUT/capstone-include" -c "$src" -o "$obj"
+    objs+=("$obj")
+  done
+  rm -f "$dir/libargus_tramp_engine.a"
+  $PY -m ziglang ar rcs "$dir/libargus_tramp_engine.a" "${objs[@]}"
+  echo "build-macos: $dir/argusd $dir/libargus_core.dylib $dir/libargus_tramp_engine.a"
 done

@@ -70,3 +70,20 @@ def test_argusd_links_the_kdebug_source(macos_build, arch):
     core = lief.parse(str(macos_build / arch / "libargus_core.dylib"))   # keep it alive while iterating
     exported = {s.name for s in core.exported_symbols}
     assert {"_argus_kdebug_import", "_argus_rb_create", "_argus_decode_file"} <= exported
+
+
+MH_OBJECT = 1
+
+
+@pytest.mark.parametrize("arch", sorted(CPU_TYPE))
+def test_trampoline_engine_objects_for_the_arch(macos_build, arch):
+    # dylib-instrument's portable engine: every object of the archive is a
+    # Mach-O object for the arch, and the relocator's entry point is in it
+    objs = sorted((macos_build / arch / "tramp").glob("*.o"))
+    assert len(objs) == 8 and (macos_build / arch / "libargus_tramp_engine.a").exists()
+    for o in objs:
+        magic, cputype, ft = _macho_header(o)
+        assert (magic, cputype, ft) == (MH_MAGIC_64, CPU_TYPE[arch], MH_OBJECT), o
+    lief = pytest.importorskip("lief")
+    reloc = lief.parse(str(macos_build / arch / "tramp" / "relocator.o"))
+    assert "_argus_relocate" in {s.name for s in reloc.symbols}

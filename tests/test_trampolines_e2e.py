@@ -51,7 +51,7 @@ def test_run_without_daemon_is_one_line(argus_cli):
 def test_mutex_hooks_in_a_real_program(argus_cli):
     require_tracing()
     argus_cli.start(size="64M")
-    proc = _run(argus_cli, native("argus-mutex-holder"), "sleep", "0.3", "0.3")
+    proc = _run(argus_cli, native("argus-mutex-holder"), "sleep", "0.2", "1.0")
     assert proc.returncode == 0, proc.stderr
     assert "argus-agent: pthread_mutex_lock hooked" in proc.stderr
     assert "argus-agent: pthread_mutex_unlock hooked" in proc.stderr
@@ -60,8 +60,9 @@ def test_mutex_hooks_in_a_real_program(argus_cli):
     locks = [e for e in events if e["type"] == "mutex_lock"]
     unlocks = [e for e in events if e["type"] == "mutex_unlock"]
     returns = [e for e in events if e["type"] == "probe_return"]
-    # the main loop locks every 20 ms and the worker every 50 ms for 0.6 s
-    assert len(locks) >= 30 and len(unlocks) >= 30 and len(returns) >= 30
+    # the main loop locks every 20 ms and the worker every 50 ms for 1 s
+    # (then 0.2 s of the worker holding it): about 70 of each
+    assert len(locks) >= 40 and len(unlocks) >= 40 and len(returns) >= 40, (len(locks), len(unlocks))
     # both threads lock the same mutex (state_lock): one obj, seen from both tids
     by_obj = {}
     for e in locks:
@@ -93,3 +94,17 @@ def test_exit_status_is_the_programs(argus_cli):
     require_tracing()
     argus_cli.start(size="64M")
     assert _run(argus_cli, "/bin/sh", "-c", "exit 7").returncode == 7
+
+
+def test_hooks_come_out_when_tracing_stops(argus_cli):
+    require_tracing()
+    argus_cli.start(size="64M")
+    cmd = [sys.executable, "-m", "argus.cli", "run", "--verbose", "--", native("argus-mutex-holder"), "sleep", "1.5", "0.5"]
+    proc = subprocess.Popen(cmd, env=argus_cli.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ids = json.loads(proc.stdout.readline())
+    argus_cli.stop()                        # while the program runs
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "argus-agent: tracing stopped: hooks removed" in err
+    # the daemon took its rings away
+    assert not any(n.startswith(f"{ids['pid']}-") for n in os.listdir(os.path.join(argus_cli.env["ARGUS_RUN_DIR"], "urings")))

@@ -255,8 +255,13 @@ void argus_urings_free(struct argus_urings *u)
 {
 	if (!u)
 		return;
-	for (int i = 0; i < MAX_RINGS; i++)
-		if (u->rings[i].used)
-			argus_uring_unmap(&u->rings[i].r);
+	/* tracing stops: producers see `detached`, take their hooks out and
+	 * record no more; the files go (a new daemon starts with none) */
+	for (int i = 0; i < MAX_RINGS; i++) {
+		if (!u->rings[i].used)
+			continue;
+		__atomic_store_n(&u->rings[i].r.hdr->detached, 1, __ATOMIC_RELEASE);
+		forget(u, &u->rings[i]);
+	}
 	free(u);
 }

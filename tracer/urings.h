@@ -27,6 +27,8 @@ int argus_urings_new(const char *dir, struct argus_urings **out);
 long argus_urings_poll(struct argus_urings *u, uint64_t now_ns, argus_urings_write_fn write, void *ctx);
 /* 1 while any ring is open: the caller polls more often then. */
 int argus_urings_active(const struct argus_urings *u);
+/* Tracing stops: marks every ring detached (its process stops recording and
+ * removes its hooks), unlinks them, frees u. */
 void argus_urings_free(struct argus_urings *u);
 
 #endif
