@@ -113,7 +113,24 @@ def main():
         t0 = time.monotonic()
         end = t0 + args.minutes * 60
         demos, next_demo = [], t0 + args.demo_every / 2
+        state_dir = os.path.join(tmp, "state", "snapshots")
+        seen = {}      # id -> (listing entry, metadata): collected as they come, pruning may delete them later
+
+        def collect():
+            for s in json.loads(argus(env, "hangs", "--recorded", "--json"))["snapshots"]:
+                if s.get("damaged") or s["id"] in seen:
+                    continue
+                try:
+                    with open(os.path.join(state_dir, s["id"] + ".json")) as f:
+                        seen[s["id"]] = (s, json.load(f))
+                except (OSError, ValueError):
+                    pass
+
+        last_collect = 0
         while time.monotonic() < end:
+            if time.monotonic() - last_collect >= 10:
+                collect()
+                last_collect = time.monotonic()
             if time.monotonic() >= next_demo:
                 p = subprocess.Popen([demo, "--requests", "40", "--hang-at", "30", "--hang-ms", "3000",
                                       "--interval-ms", "20", "--stuck", "sleep"], stdout=subprocess.PIPE, text=True)
@@ -123,14 +140,11 @@ def main():
             time.sleep(1)
         time.sleep(3)
         status = json.loads(argus(env, "status", "--json"))
-        snaps = json.loads(argus(env, "hangs", "--recorded", "--json"))["snapshots"]
+        collect()
         argus(env, "stop", check=False)
-        state_dir = os.path.join(tmp, "state", "snapshots")
-        metas = {}
-        for s in snaps:
-            if not s.get("damaged"):
-                with open(os.path.join(state_dir, s["id"] + ".json")) as f:
-                    metas[s["id"]] = json.load(f)
+        collect()
+        snaps = [s for s, _ in seen.values()]
+        metas = {sid: m for sid, (_, m) in seen.items()}
         demo_pids = {d["app_pid"] for d in demos}
         found = [metas[s["id"]] for s in snaps if s.get("pid") in demo_pids]
         lat = sorted((m["detect_ns"] - m["start_ns"] - m["threshold_ns"]) / 1e6 for m in found)

@@ -24,7 +24,7 @@ struct env env = {
 		.threshold_ns = 2000000000ull,
 		.before_ns = 30000000000ull,
 		.flush_after_ns = 10000000000ull,
-		.max_snapshot_bytes = 256ull << 20,
+		.max_snapshot_bytes = 128ull << 20,
 		.max_total_bytes = 1ull << 30,
 		.max_count = 20,
 	},
@@ -60,7 +60,7 @@ static const char usage[] =
 	"                        (docs/flight-recorder.md); without it the detector is off\n"
 	"  --hang-threshold-ms MS  out of its event loop this long is a hang (default 2000)\n"
 	"  --snapshot-before-s S   a snapshot starts S seconds before its hang (default 30)\n"
-	"  --snapshot-max-bytes BYTES  one snapshot at most (default 256M; oldest records dropped)\n"
+	"  --snapshot-max-bytes BYTES  one snapshot at most (default 128M; oldest records dropped)\n"
 	"  --snapshot-max-total BYTES  all snapshots (default 1G; oldest snapshots deleted)\n"
 	"  --snapshot-max-count N  snapshots kept (default 20; oldest deleted)\n"
 	"  --watch-pid PID       also watch this process's threads, event loop or not (repeatable)\n"

@@ -29,7 +29,9 @@
  * A hang is written when it has ended (plus GRACE_NS, so its end is drained),
  * or flush_after_ns after detection while still ongoing (and again, replacing
  * it, when it ends, if the ring still holds its start).  Writing runs in a
- * forked child at low priority (snapshot_writer.c); one at a time.
+ * forked child at low priority (snapshot_writer.c); one at a time.  At
+ * shutdown, one last child writes the hangs not written yet, after the
+ * daemon is gone.
  *
  * Invariants: observe never allocates, never does I/O, and touches at most
  * one table slot; a hang is written at least once (shutdown writes the rest);
@@ -625,26 +627,39 @@ void hang_detector_check(struct hang_detector *hd, uint64_t now)
 
 void hang_detector_finish(struct hang_detector *hd, uint64_t now)
 {
-	struct snapshot_request req;
+	struct snapshot_request *reqs;
 	char err[256];
-	int status;
+	uint32_t n = 0, i;
+	pid_t pid;
 
-	if (hd->writer)
-		waitpid(hd->writer, &status, 0);
-	hd->writer = 0;
-	hd->writing = NULL;
-	for (uint32_t i = 0; i < HD_SLOTS; i++) {
+	reqs = calloc(HD_SLOTS, sizeof(*reqs));
+	if (!reqs)
+		return;
+	for (i = 0; i < HD_SLOTS; i++) {
 		struct hd_thread *t = &hd->slots[i];
 
-		if (!t->tid || t->hang == HANG_NONE)
-			continue;
-		fill_request(hd, t, now, &req);
-		if (snapshot_write(&hd->cfg, &req, err, sizeof(err)))
-			log_msg("failed to write snapshot %s: %s", req.id, err);
-		else
-			hd->snapshots++;
-		t->hang = HANG_NONE;
+		if (t->tid && t->hang != HANG_NONE)
+			fill_request(hd, t, now, &reqs[n++]);
 	}
+	/* `argus stop` waits for the socket, removed after this: the writing
+	 * goes on in a child of its own, which outlives the daemon */
+	pid = n ? fork() : -1;
+	if (pid == 0) {
+		setpriority(PRIO_PROCESS, 0, 10);
+		if (hd->writer)
+			waitpid(hd->writer, NULL, 0);
+		for (i = 0; i < n; i++)
+			if (snapshot_write(&hd->cfg, &reqs[i], err, sizeof(err)))
+				log_msg("failed to write snapshot %s: %s", reqs[i].id, err);
+			else
+				log_msg("snapshot %s written at shutdown (%s, %s %.1f s)", reqs[i].id, reqs[i].block_type,
+					reqs[i].ongoing ? "ongoing," : "lasted",
+					(double)(reqs[i].end_ns - reqs[i].start_ns) / 1e9);
+		_exit(0);
+	}
+	if (n && pid < 0)
+		log_msg("failed to fork the snapshot writer: %s; %u hangs not written", strerror(errno), n);
+	free(reqs);
 }
 
 void hang_detector_stats(const struct hang_detector *hd, struct hang_detector_stats *st)

@@ -44,8 +44,8 @@ void hang_detector_observe(struct hang_detector *hd, const struct argus_event_he
  * watched threads, opens hangs, starts snapshot writers, reaps them. */
 void hang_detector_check(struct hang_detector *hd, uint64_t now_ns);
 
-/* At shutdown, after the last drain: writes every hang not yet written (in
- * this process) and waits for the writers. */
+/* At shutdown, after the last drain: every hang not yet written is written
+ * by one last child, which the daemon does not wait for. */
 void hang_detector_finish(struct hang_detector *hd, uint64_t now_ns);
 
 struct hang_detector_stats {

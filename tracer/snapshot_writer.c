@@ -13,7 +13,8 @@
  *      shows (PROC_SNAPSHOT, THREAD_NAME, FD_INFO, MAPPING: the set
  *      argus_decode_file_window keeps from before a window).
  *   3. Over max_snapshot_bytes: the oldest window records are dropped (the
- *      hang is at the end), the state records kept.
+ *      hang is at the end), the state records kept; while reading already,
+ *      so the copy's memory stays within 1.25 x the bound.
  *   4. Write them with the ordinary producer into a new ring file sized to
  *      hold them all (argus_rb_create: mode 0600, temporary name, O_EXCL),
  *      with the ring's clock stamps, then rename it to <id>.argus; then the
@@ -45,6 +46,7 @@ struct recs {
 
 struct collect {
 	uint64_t since, until;
+	uint64_t max;                /* max_snapshot_bytes, 0: no bound */
 	struct recs state, window;
 	int oom;
 };
@@ -83,6 +85,21 @@ static bool framed(const void *rec, uint32_t size)
 	return size >= sizeof(*h) && h->size == size;
 }
 
+/* Drops the oldest window records until state + window fit in max bytes. */
+static void trim(struct collect *c, uint64_t max)
+{
+	size_t off = 0;
+
+	while (c->state.len + c->window.len - off > max && off < c->window.len) {
+		const struct argus_event_header *h = (const void *)(c->window.buf + off);
+
+		off += h->size;
+		c->window.n--;
+	}
+	memmove(c->window.buf, c->window.buf + off, c->window.len - off);
+	c->window.len -= off;
+}
+
 static int keep_window(const void *rec, uint32_t size, uint64_t seq, void *ctx)
 {
 	struct collect *c = ctx;
@@ -91,8 +108,12 @@ static int keep_window(const void *rec, uint32_t size, uint64_t seq, void *ctx)
 	(void)seq;
 	if (!framed(rec, size))
 		return 0;
-	if (h->ts_ns >= c->since && h->ts_ns <= c->until)
+	if (h->ts_ns >= c->since && h->ts_ns <= c->until) {
 		c->oom |= append(&c->window, rec, size);
+		/* memory stays near the bound: the oldest records go as we read */
+		if (c->max && c->window.len > c->max + c->max / 4)
+			trim(c, c->max);
+	}
 	else if (h->ts_ns < c->since && is_state(h->type))
 		c->oom |= append(&c->state, rec, size);
 	return c->oom;
@@ -107,21 +128,6 @@ static int keep_state(const void *rec, uint32_t size, uint64_t seq, void *ctx)
 	if (framed(rec, size) && h->ts_ns < c->since && is_state(h->type))
 		c->oom |= append(&c->state, rec, size);
 	return c->oom;
-}
-
-/* Drops the oldest window records until state + window fit in max bytes. */
-static void trim(struct collect *c, uint64_t max)
-{
-	size_t off = 0;
-
-	while (c->state.len + c->window.len - off > max && off < c->window.len) {
-		const struct argus_event_header *h = (const void *)(c->window.buf + off);
-
-		off += h->size;
-		c->window.n--;
-	}
-	memmove(c->window.buf, c->window.buf + off, c->window.len - off);
-	c->window.len -= off;
 }
 
 static int write_recs(struct argus_rb_producer *p, const struct recs *r)
@@ -222,7 +228,7 @@ static int check_dir(const char *dir, char *err, size_t errlen)
 int snapshot_write(const struct hang_detector_config *cfg, const struct snapshot_request *q,
 		   char *err, size_t errlen)
 {
-	struct collect c = { .since = q->since_ns, .until = q->until_ns };
+	struct collect c = { .since = q->since_ns, .until = q->until_ns, .max = cfg->max_snapshot_bytes };
 	struct argus_rb *ring = NULL, *out = NULL;
 	struct argus_rb_producer prod;
 	struct argus_rb_stats st;
