@@ -313,7 +313,7 @@ def test_wait_sites_and_wait_fds_keep_separate_caches():
     """waits.sites(g) and g.wait_fds(v) both cache per graph; they once used
     the same attribute (g._wait_sites) for different objects, so whichever
     ran second failed.  Both orders, on one loop's poll wait site."""
-    from argus.graphbuild.crafted import Trace as CraftedTrace
+    from support.crafted import Trace as CraftedTrace
     from argus.tracer import schema as S
 
     def graph():
