@@ -67,7 +67,7 @@ def one_run(argus, tmp, name, hz, culprit, seconds):
                                        check=True).stdout)
         daemon = int(st["pid"])
         mine = [p for i, p in progs().items() if i not in before and p.get("name") == "sample_cpu"]
-        if hz and len(mine) != 1:
+        if len(mine) != (1 if hz else 0):
             return None       # another sampling daemon started at the same moment: whose program is whose?
         c0 = cpu_ns(daemon)
         p0 = {p["id"]: (p.get("run_cnt", 0), p.get("run_time_ns", 0)) for p in mine}

@@ -11,7 +11,9 @@ Algorithm, for thread utid over [a, b]:
      -> libdw (graphbuild/dwfl.py: symtab, debug file, .gnu_debugdata,
      dynsym, FDE start) ; a pc in no file mapping through the JIT's
      /tmp/perf-PID.map (CPython's `-X perf` trampolines name Python
-     functions there as "py::function:file"); a kernel frame (an offset from
+     functions there as "py::function:file"); a vDSO pc through a copy of
+     this machine's vDSO (the same image in every process of one kernel);
+     a kernel frame (an offset from
      _stext) through /proc/kallsyms of this machine;
   4. counts: self (the innermost frame, bottom-up) and total (anywhere on
      the stack, once per sample) per function and per shared object; the
@@ -164,6 +166,31 @@ def _perf_map(pid):
     return [e[0] for e in entries], [(e[1], e[2]) for e in entries]
 
 
+@lru_cache(maxsize=1)
+def _vdso_copy():
+    """A file holding this machine's vDSO image (copied from our own [vdso] mapping, 0600, removed at
+    exit), or None: every process of one kernel maps the same vDSO, so a trace read on the machine
+    that recorded it names its frames (clock_gettime in a polling loop)."""
+    import atexit
+    import tempfile
+    try:
+        with open("/proc/self/maps") as f:
+            line = next((l for l in f if l.rstrip().endswith("[vdso]")), None)
+        if line is None:
+            return None
+        start, end = (int(x, 16) for x in line.split()[0].split("-"))
+        with open("/proc/self/mem", "rb") as mem:
+            mem.seek(start)
+            image = mem.read(end - start)
+        fd, path = tempfile.mkstemp(prefix="argus-vdso-", suffix=".so")
+        with os.fdopen(fd, "wb") as f:
+            f.write(image)
+        atexit.register(lambda: os.path.exists(path) and os.unlink(path))
+        return path
+    except (OSError, ValueError):
+        return None
+
+
 class FrameNamer:
     """(pid, pc, kind) -> (function, shared object), each distinct frame named once."""
 
@@ -176,12 +203,14 @@ class FrameNamer:
         self._cache = {}
 
     def _elf(self, path):
-        e = self._elves.get(path)
-        if e is None:
-            from argus.graphbuild.dwfl import ElfSymbols
-            from argus.graphbuild.stacks import _load_segments
-            e = self._elves[path] = ElfSymbols(path) if path.startswith("/") and os.path.isfile(path) else None
-            self._loads[path] = _load_segments(path) if e is not None else []
+        if path in self._elves:
+            return self._elves[path]
+        from argus.graphbuild.dwfl import ElfSymbols
+        from argus.graphbuild.stacks import _load_segments
+        real = _vdso_copy() if path == "[vdso]" else path
+        e = ElfSymbols(real) if real and real.startswith("/") and os.path.isfile(real) else None
+        self._elves[path] = e
+        self._loads[path] = _load_segments(real) if e is not None else []
         return e
 
     def name(self, kind, pid, pc):

@@ -161,3 +161,27 @@ def test_minidebuginfo_names_a_static_function_of_a_stripped_binary(tmp_path):
         elf = ELFFile(f)
         assert elf.get_section_by_name(".symtab") is None and elf.get_section_by_name(".gnu_debugdata")
     assert dwfl.ElfSymbols(str(exe)).name(addr + 1) == "tucked_away"
+
+
+def test_vdso_frames_are_named_from_this_machines_vdso():
+    path = P._vdso_copy()
+    if path is None or not dwfl.available():
+        pytest.skip("no [vdso] mapping or no libdw")
+    with open(path, "rb") as f:
+        sym = next((s for s in ELFFile(f).get_section_by_name(".dynsym").iter_symbols()
+                    if s.name.endswith("clock_gettime")), None)
+    if sym is None:
+        pytest.skip("this vDSO has no clock_gettime")
+    t = C.Trace()
+    t.thread(10, 10, "poller")
+    t.run(10, 0)
+    base = 0x7FFF00000000
+    t.row(0, 10, schema.MAPPING, obj=base, obj2=base + 0x2000, val=0, aux=schema.MAP_EXEC, peer_tid=0, peer_pid=6)
+    t.row(0, 10, schema.USER_STACK, obj=0, aux=1, obj2=5)
+    for i in range(20):
+        t.row(C.ms(10 * i + 5), 10, schema.CPU_SAMPLE, obj=5, aux=10000)
+    g = t.build(trace_end=C.s(1))
+    g.frames, g.strings = np.array([base + sym["st_value"] + 3], np.uint64), b"[vdso]\0"
+    p = P.build_profile(g, g.utid_of_tid(10), 0, C.s(1))
+    lead = p["bottom_up"][0]
+    assert lead["function"].endswith("clock_gettime") and lead["dso"] == "[vdso]"   # or its __vdso_ alias
