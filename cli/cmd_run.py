@@ -43,8 +43,13 @@ def agent_env(base, agent, hooks_file, verbose):
 def run_run(args):
     hooks = hookspec.load(args.hooks)
     agent = native_path("libargus-agent.so")
+    if not os.path.isdir(RUN_DIR) or not os.access(RUN_DIR, os.X_OK):
+        raise ArgusError(f"no tracing daemon reachable ({RUN_DIR} is missing or not ours): run `argus start` first, "
+                         f"as the same user")
     if not os.path.isdir(ring_dir()):
         raise ArgusError(f"no tracing daemon takes tracepoints ({ring_dir()} is missing): run `argus start` first")
+    if not os.access(ring_dir(), os.W_OK | os.X_OK):
+        raise ArgusError(f"{ring_dir()} is not writable by this user: run `argus run` as the user running argusd")
     fd, hooks_file = tempfile.mkstemp(prefix="hooks-", suffix=".list", dir=RUN_DIR)   # 0600
     try:
         with os.fdopen(fd, "w") as f:

@@ -1,8 +1,8 @@
 """The hook spec: which functions the trampolines hook and what they record.
 
 Data in dylib-instrument/hooks/*.json (installed as argus/hooks/): one file
-per library, each hook naming its symbol, the record type at entry and,
-optionally, at return.  `argus run` validates the files and flattens them
+per library (its soname: the symbols are taken from it), each hook naming
+its symbol, the record type at entry and, optionally, at return.  `argus run` validates the files and flattens them
 into the agent's hook list (one line per hook: probe id, symbol, entry type,
 return type, tab separated; see dylib-instrument/agent.c).  Record types
 are the schema's user-space tracepoint types (argus_ev_probe).
@@ -19,6 +19,7 @@ from argus.tracer import schema
 PROBE_TYPES = {schema.TYPE_NAMES[t]: t for t in schema.PROBE_TYPES}
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.@]*$")
+_LIBRARY = re.compile(r"(-|[A-Za-z0-9_][A-Za-z0-9_.+-]*)$")   # a soname, no path: no tab, no space
 
 
 def default_spec_dir():
@@ -33,7 +34,7 @@ def _type(value, where):
 
 
 def load_file(path):
-    """The hooks of one spec file as (symbol, enter_type, return_type) tuples."""
+    """The hooks of one spec file as (symbol, enter_type, return_type, library) tuples."""
     try:
         with open(path, encoding="utf-8") as f:
             spec = json.load(f)
@@ -44,6 +45,9 @@ def load_file(path):
     hooks = spec.get("hooks") if isinstance(spec, dict) else None
     if not isinstance(hooks, list):
         raise ArgusError(f"hook spec {path}: needs a list \"hooks\"")
+    library = spec.get("library", "-")
+    if not isinstance(library, str) or not _LIBRARY.match(library):
+        raise ArgusError(f"hook spec {path}: \"library\" must be a soname such as libc.so.6")
     out = []
     for i, h in enumerate(hooks):
         where = f"{path}: hook {i}"
@@ -53,7 +57,7 @@ def load_file(path):
         ret = _type(h["return"], where) if "return" in h else 0
         if not enter and not ret:
             raise ArgusError(f"{where}: records nothing (give \"enter\" or \"return\")")
-        out.append((h["symbol"], enter, ret))
+        out.append((h["symbol"], enter, ret, library))
     return out
 
 
@@ -75,4 +79,4 @@ def load(paths=None):
 
 def flatten(hooks):
     """The agent's hook list: probe id = index in the spec."""
-    return "".join(f"{i}\t{sym}\t{enter}\t{ret}\n" for i, (sym, enter, ret) in enumerate(hooks))
+    return "".join(f"{i}\t{sym}\t{enter}\t{ret}\t{lib}\n" for i, (sym, enter, ret, lib) in enumerate(hooks))

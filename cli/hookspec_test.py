@@ -20,10 +20,10 @@ def test_shipped_specs_load_and_flatten():
     spec_dir = os.path.join(REPO, "dylib-instrument", "hooks")
     paths = sorted(os.path.join(spec_dir, n) for n in os.listdir(spec_dir))
     hooks = hookspec.load(paths)
-    assert ("pthread_mutex_lock", 53, 56) in hooks
+    assert ("pthread_mutex_lock", 53, 56, "libc.so.6") in hooks
     flat = hookspec.flatten(hooks).splitlines()
     assert len(flat) == len(hooks)
-    assert all(len(line.split("\t")) == 4 for line in flat)
+    assert all(len(line.split("\t")) == 5 for line in flat)
 
 
 @pytest.mark.parametrize("spec,message", [
@@ -31,6 +31,7 @@ def test_shipped_specs_load_and_flatten():
     ({"hooks": [{"symbol": "f; rm -rf", "enter": "enqueue"}]}, "needs a \"symbol\""),
     ({"hooks": [{"symbol": "f"}]}, "records nothing"),
     ({"nohooks": 1}, "needs a list"),
+    ({"library": "../evil lib", "hooks": [{"symbol": "f", "enter": "enqueue"}]}, "must be a soname"),
 ])
 def test_bad_specs_are_one_clear_error(tmp_path, spec, message):
     p = tmp_path / "s.json"

@@ -2,13 +2,14 @@
 /*
  * The LD_PRELOAD agent (libargus-agent.so) that `argus run -- CMD` puts into
  * a program.  Its constructor reads the hook list `argus run` flattened from
- * the hook spec (hooks/*.json), installs every hook whose symbol is loaded,
- * and retries the missing ones after each dlopen (the agent's dlopen wraps
- * the real one).  Inert without ARGUS_URING_DIR and ARGUS_HOOKS.
+ * the hook spec (the JSON files of hooks/), installs every hook whose symbol
+ * is loaded, and retries the missing ones after each dlopen (the agent's
+ * dlopen wraps the real one).  Inert without ARGUS_URING_DIR and ARGUS_HOOKS.
  *
  * Hook list: one hook a line, tab separated:
- *   probe_id  symbol  enter_type  return_type
- * (types are the numbers of probe_record.h; 0 = none).  A hook the
+ *   probe_id  symbol  enter_type  return_type  library
+ * (types are the numbers of tracer/argus_event.h, 0 = none; library is the
+ * soname the symbol must come from, "-" for the first definition found).  A hook the
  * relocator refuses is reported once on stderr with ARGUS_AGENT_VERBOSE=1
  * and skipped: the program keeps running without it.
  */
@@ -27,6 +28,7 @@
 
 struct planned_hook {
 	char symbol[128];
+	char library[128];   /* "" = any */
 	struct argus_hook_spec spec;
 	struct argus_hook hook;
 	int state;   /* 0 not found yet, 1 installed, -1 refused */
@@ -46,8 +48,11 @@ static int read_plan(const char *path)
 	while (nplan < MAX_HOOKS && fgets(line, sizeof(line), f)) {
 		struct planned_hook *p = &plan[nplan];
 		unsigned id, enter, ret;
-		if (line[0] == '#' || sscanf(line, "%u\t%127s\t%u\t%u", &id, p->symbol, &enter, &ret) != 4)
+		if (line[0] == '#' ||
+		    sscanf(line, "%u\t%127s\t%u\t%u\t%127s", &id, p->symbol, &enter, &ret, p->library) != 5)
 			continue;
+		if (strcmp(p->library, "-") == 0)
+			p->library[0] = 0;
 		p->spec.probe_id = id;
 		p->spec.enter_type = (uint16_t)enter;
 		p->spec.return_type = (uint16_t)ret;
@@ -67,9 +72,25 @@ static size_t symbol_size(void *addr)
 	return 0;
 }
 
-/* scope: RTLD_DEFAULT (libraries loaded at start), or a dlopen handle: a
- * library opened RTLD_LOCAL (ctypes, most plugin loaders) is not in the
- * global scope, only its handle finds its symbols. */
+static void *(*real_dlopen)(const char *, int);
+
+/* A hook naming its library finds the symbol there, once that library is
+ * loaded (RTLD_NOLOAD: never loads it); one without, in scope: RTLD_DEFAULT
+ * (libraries loaded at start) or a dlopen handle (a library opened
+ * RTLD_LOCAL, as ctypes and most plugin loaders do, is not in the global
+ * scope: only its handle finds its symbols). */
+static void *find_symbol(const struct planned_hook *p, void *scope)
+{
+	if (!p->library[0])
+		return dlsym(scope, p->symbol);
+	void *lib = real_dlopen(p->library, RTLD_LAZY | RTLD_NOLOAD);
+	if (!lib)
+		return NULL;
+	void *fn = dlsym(lib, p->symbol);
+	dlclose(lib);   /* only drops the reference NOLOAD took */
+	return fn;
+}
+
 static void install_missing(void *scope)
 {
 	pthread_mutex_lock(&install_lock);
@@ -77,7 +98,7 @@ static void install_missing(void *scope)
 		struct planned_hook *p = &plan[i];
 		if (p->state)
 			continue;
-		void *fn = dlsym(scope, p->symbol);
+		void *fn = find_symbol(p, scope);
 		if (!fn)
 			continue;
 		p->spec.fn_size = symbol_size(fn);
@@ -92,9 +113,6 @@ static void install_missing(void *scope)
 
 __attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
 {
-	static void *(*real_dlopen)(const char *, int);
-	if (!real_dlopen)
-		real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
 	void *h = real_dlopen(file, mode);
 	if (h && nplan)
 		install_missing(h);
@@ -126,6 +144,7 @@ __attribute__((constructor)) static void agent_init(void)
 	const char *dir = getenv("ARGUS_URING_DIR"), *hooks = getenv("ARGUS_HOOKS");
 	const char *v = getenv("ARGUS_AGENT_VERBOSE");
 	verbose = v && *v == '1';
+	real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
 	if (!dir || !hooks)
 		return;
 	if (read_plan(hooks) || argus_recorder_init(dir, 0)) {

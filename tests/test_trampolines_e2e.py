@@ -108,3 +108,36 @@ def test_hooks_come_out_when_tracing_stops(argus_cli):
     assert "argus-agent: tracing stopped: hooks removed" in err
     # the daemon took its rings away
     assert not any(n.startswith(f"{ids['pid']}-") for n in os.listdir(os.path.join(argus_cli.env["ARGUS_RUN_DIR"], "urings")))
+
+
+FORK_SCRIPT = """
+import ctypes, os, sys
+g = ctypes.CDLL('libglib-2.0.so.0')
+g.g_main_context_iteration(None, 0)          # the parent's ring exists before the fork
+child = os.fork()
+for _ in range(20):
+    g.g_main_context_iteration(None, 0)
+if child == 0:
+    print(os.getpid(), flush=True)
+    os._exit(0)
+os.waitpid(child, 0)
+print(os.getpid(), flush=True)
+"""
+
+
+def test_a_forked_child_records_into_its_own_ring(argus_cli):
+    # the child inherits the hooks and the parent's mapping of its ring; it
+    # must start a ring of its own (one producer per ring), under its own pid
+    require_tracing()
+    argus_cli.start(size="64M")
+    proc = _run(argus_cli, "/usr/bin/python3", "-c", FORK_SCRIPT)
+    assert proc.returncode == 0, proc.stderr
+    child_pid, parent_pid = (int(x) for x in proc.stdout.split())
+    argus_cli.wait_drained()
+    argus_cli.stop()
+    for pid, want in ((parent_pid, 21), (child_pid, 20)):
+        out = argus_cli.run("events", "--buffer", argus_cli.buffer, "--json", "--pid", str(pid),
+                            "--type", "callback_begin").stdout
+        events = [json.loads(line) for line in out.splitlines()]
+        assert len(events) == want, (pid, len(events))
+        assert {e["tid"] for e in events} == {pid}

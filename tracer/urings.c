@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +135,7 @@ static struct open_ring *find(struct argus_urings *u, uint32_t pid, uint32_t tid
 
 static void forget(struct argus_urings *u, struct open_ring *o)
 {
-	char path[600];
+	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%u-%u.ring", u->dir, o->pid, o->tid);
 	argus_uring_unmap(&o->r);
 	unlink(path);
@@ -156,7 +157,7 @@ static void scan(struct argus_urings *u)
 				slot = &u->rings[i];
 		if (!slot)
 			break;
-		char path[600];
+		char path[PATH_MAX];
 		snprintf(path, sizeof(path), "%s/%s", u->dir, de->d_name);
 		if (argus_uring_open(&slot->r, path))
 			continue;   /* still being created, or not a ring: next scan */
