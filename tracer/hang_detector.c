@@ -99,6 +99,7 @@ struct hd_thread {
 struct hang_detector {
 	struct hang_detector_config cfg;
 	struct hd_thread *slots;
+	uint32_t keys[HD_SLOTS];         /* slots[i].tid: probed instead of the slots (16 KiB stay in cache) */
 	uint32_t used;                   /* slots with tid != 0 */
 	uint32_t watch_pids[HD_MAX_WATCH];
 	uint32_t nwatch_pids;
@@ -197,9 +198,9 @@ static inline uint32_t slot_of(uint32_t tid)
 static struct hd_thread *lookup(struct hang_detector *hd, uint32_t tid)
 {
 	for (uint32_t i = slot_of(tid), n = 0; n < HD_SLOTS; i = (i + 1) & (HD_SLOTS - 1), n++) {
-		if (hd->slots[i].tid == tid)
+		if (hd->keys[i] == tid)
 			return &hd->slots[i];
-		if (!hd->slots[i].tid)
+		if (!hd->keys[i])
 			return NULL;
 	}
 	return NULL;
@@ -214,6 +215,7 @@ static void compact(struct hang_detector *hd)
 		return;
 	hd->slots = fresh;
 	hd->used = 0;
+	memset(hd->keys, 0, sizeof(hd->keys));
 	for (uint32_t i = 0; i < HD_SLOTS; i++) {
 		uint32_t j;
 
@@ -222,6 +224,7 @@ static void compact(struct hang_detector *hd)
 		for (j = slot_of(old[i].tid); fresh[j].tid; j = (j + 1) & (HD_SLOTS - 1))
 			;
 		fresh[j] = old[i];
+		hd->keys[j] = old[i].tid;
 		if (&old[i] == hd->writing)
 			hd->writing = &fresh[j];
 		hd->used++;
@@ -238,8 +241,9 @@ static struct hd_thread *insert(struct hang_detector *hd, uint32_t tid, uint32_t
 		if (hd->used >= HD_SLOTS / 4 * 3)
 			return NULL;
 	}
-	for (i = slot_of(tid); hd->slots[i].tid; i = (i + 1) & (HD_SLOTS - 1))
+	for (i = slot_of(tid); hd->keys[i]; i = (i + 1) & (HD_SLOTS - 1))
 		;
+	hd->keys[i] = tid;
 	memset(&hd->slots[i], 0, sizeof(hd->slots[i]));
 	hd->slots[i].tid = tid;
 	hd->slots[i].pid = pid;
@@ -609,7 +613,7 @@ void hang_detector_check(struct hang_detector *hd, uint64_t now)
 	for (uint32_t i = 0; i < HD_SLOTS; i++) {
 		struct hd_thread *t = &hd->slots[i];
 
-		if (!t->tid)
+		if (!hd->keys[i])
 			continue;
 		if (t->hang == HANG_NONE) {
 			if (!t->dead && !t->in_loop && t->out_since && watched(t) && now > t->out_since &&
