@@ -20,6 +20,8 @@
  *   SYSCALL_ENTER of a poll-family syscall on the loop site's object -> back
  *     in the loop (a poll that returns at once never switches out).
  *   SWITCH_IN after an idle loop wait -> left the loop: out_since = ts.
+ *   SWITCH_OUT blocked waiting for a child -> as in the loop: a shell or
+ *     launcher waiting for its job is idle, never hung.
  *   EXIT -> an open hang ends; the entry is free for the tid's next thread.
  *   Any other switch accumulates run / wait time for the block type guess.
  * Every 100 ms (check): a watched thread not in its loop with now - out_since
@@ -354,6 +356,14 @@ static void on_switch_out(struct hd_thread *t, const struct argus_ev_switch_out 
 	t->wait_reason = e->wait_reason;
 	t->switches++;
 	t->in_loop = 0;
+	/* waiting for a child (wait4, waitid) is a shell or launcher idle while
+	 * its job runs, never a hang (diagnose/candidates.py leaves such threads
+	 * out too): treated like the loop's own wait */
+	if (!runnable && e->wait_reason == ARGUS_WAIT_CHILD) {
+		t->in_loop = 1;
+		back_in_loop(t, ts);
+		return;
+	}
 	if (!runnable && e->wait_reason == ARGUS_WAIT_POLL) {
 		t->npoll++;
 		if (count_poll_site(t, e->syscall_nr, e->wait_obj)) {
