@@ -6,6 +6,7 @@
  * dropped, a reply the client does not read is lost: the daemon never blocks.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -219,6 +220,42 @@ static void client_reply(struct client *c, const char *text)
 		log_msg("failed to answer control client: %s", strerror(errno));
 }
 
+/* The processes running now under a name (`watch comm`: those that exec or
+ * are renamed later are caught from their records). */
+static unsigned watch_running(struct daemon *d, const char *name)
+{
+	char path[64], comm[32];
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *dp = opendir("/proc");
+	ssize_t len;
+	int fd;
+
+	if (!dp)
+		return 0;
+	while ((de = readdir(dp))) {
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+
+		if (*end || !pid || pid > UINT32_MAX)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%lu/comm", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		comm[len] = 0;
+		comm[strcspn(comm, "\n")] = 0;
+		if (!strcmp(comm, name) && hang_detector_watch_pid(d->hangs, (uint32_t)pid) == 0)
+			n++;
+	}
+	closedir(dp);
+	return n;
+}
+
 /* `watch pid N` / `watch comm NAME`: one more process for the hang detector. */
 static void watch_command(struct daemon *d, const char *arg, char *reply, size_t n)
 {
@@ -246,6 +283,8 @@ static void watch_command(struct daemon *d, const char *arg, char *reply, size_t
 			snprintf(reply, n, "error: too many watched names (at most %d)\n", HD_MAX_WATCH);
 			return;
 		}
+		log_msg("watching processes named %s for hangs (control socket; %u running)", arg + 5,
+			watch_running(d, arg + 5));
 	} else {
 		snprintf(reply, n, "error: watch pid PID | watch comm NAME (1 to 15 bytes)\n");
 		return;

@@ -20,6 +20,8 @@
  *   SYSCALL_ENTER of a poll-family syscall on the loop site's object -> back
  *     in the loop (a poll that returns at once never switches out).
  *   SWITCH_IN after an idle loop wait -> left the loop: out_since = ts.
+ *   SWITCH_OUT blocked waiting for a child -> as in the loop: a shell or
+ *     launcher waiting for its job is idle, never hung.
  *   EXIT -> an open hang ends; the entry is free for the tid's next thread.
  *   Any other switch accumulates run / wait time for the block type guess.
  * Every 100 ms (check): a watched thread not in its loop with now - out_since
@@ -103,6 +105,7 @@ struct hd_thread {
 struct hang_detector {
 	struct hang_detector_config cfg;
 	struct hd_thread *slots;
+	uint32_t keys[HD_SLOTS];         /* slots[i].tid: probed instead of the slots (16 KiB stay in cache) */
 	uint32_t used;                   /* slots with tid != 0 */
 	uint32_t watch_pids[HD_MAX_WATCH];
 	uint32_t nwatch_pids;
@@ -211,9 +214,9 @@ static inline uint32_t slot_of(uint32_t tid)
 static struct hd_thread *lookup(struct hang_detector *hd, uint32_t tid)
 {
 	for (uint32_t i = slot_of(tid), n = 0; n < HD_SLOTS; i = (i + 1) & (HD_SLOTS - 1), n++) {
-		if (hd->slots[i].tid == tid)
+		if (hd->keys[i] == tid)
 			return &hd->slots[i];
-		if (!hd->slots[i].tid)
+		if (!hd->keys[i])
 			return NULL;
 	}
 	return NULL;
@@ -228,6 +231,7 @@ static void compact(struct hang_detector *hd)
 		return;
 	hd->slots = fresh;
 	hd->used = 0;
+	memset(hd->keys, 0, sizeof(hd->keys));
 	for (uint32_t i = 0; i < HD_SLOTS; i++) {
 		uint32_t j;
 
@@ -236,6 +240,7 @@ static void compact(struct hang_detector *hd)
 		for (j = slot_of(old[i].tid); fresh[j].tid; j = (j + 1) & (HD_SLOTS - 1))
 			;
 		fresh[j] = old[i];
+		hd->keys[j] = old[i].tid;
 		if (&old[i] == hd->writing)
 			hd->writing = &fresh[j];
 		hd->used++;
@@ -252,8 +257,9 @@ static struct hd_thread *insert(struct hang_detector *hd, uint32_t tid, uint32_t
 		if (hd->used >= HD_SLOTS / 4 * 3)
 			return NULL;
 	}
-	for (i = slot_of(tid); hd->slots[i].tid; i = (i + 1) & (HD_SLOTS - 1))
+	for (i = slot_of(tid); hd->keys[i]; i = (i + 1) & (HD_SLOTS - 1))
 		;
+	hd->keys[i] = tid;
 	memset(&hd->slots[i], 0, sizeof(hd->slots[i]));
 	hd->slots[i].tid = tid;
 	hd->slots[i].pid = pid;
@@ -364,6 +370,14 @@ static void on_switch_out(struct hd_thread *t, const struct argus_ev_switch_out 
 	t->wait_reason = e->wait_reason;
 	t->switches++;
 	t->in_loop = 0;
+	/* waiting for a child (wait4, waitid) is a shell or launcher idle while
+	 * its job runs, never a hang (diagnose/candidates.py leaves such threads
+	 * out too): treated like the loop's own wait */
+	if (!runnable && e->wait_reason == ARGUS_WAIT_CHILD) {
+		t->in_loop = 1;
+		back_in_loop(t, ts);
+		return;
+	}
 	if (!runnable && e->wait_reason == ARGUS_WAIT_POLL) {
 		t->npoll++;
 		if (count_poll_site(t, e->syscall_nr, e->wait_obj)) {
@@ -623,7 +637,7 @@ void hang_detector_check(struct hang_detector *hd, uint64_t now)
 	for (uint32_t i = 0; i < HD_SLOTS; i++) {
 		struct hd_thread *t = &hd->slots[i];
 
-		if (!t->tid)
+		if (!hd->keys[i])
 			continue;
 		if (t->hang == HANG_NONE) {
 			if (!t->dead && !t->in_loop && t->out_since && watched(t) && now > t->out_since &&
