@@ -53,18 +53,24 @@ def select_rows(rows, pids=None, tids=None, types=None):
     return rows[mask]
 
 
+def _shower(f):
+    """value -> as shown, for one field (shown()'s per-field step)."""
+    if f.ctype == "comm":
+        return decode_comm
+    return f.display
+
+
+# type -> ((name, show), ...) of the fields shown (not side-array indexes)
+_SHOWN = {t: tuple((f.name, _shower(f)) for f in fields if f.ctype != "side")
+          for t, fields in schema.ROW_FIELDS.items()}
+
+
 def shown(row):
     """{field name: value as shown} of one row, from the schema's per-type
     field map (schema.ROW_FIELDS): enum names, bools, decoded comms; ints as
     the record's C type has them.  Side-array indexes are left out."""
     values = schema.row_values(row)
-    out = {}
-    for f in schema.ROW_FIELDS.get(int(row["type"]), ()):
-        if f.ctype == "comm":
-            out[f.name] = decode_comm(values[f.name])
-        elif f.ctype != "side":
-            out[f.name] = f.display(values[f.name])
-    return out
+    return {name: show(values[name]) for name, show in _SHOWN.get(int(row["type"]), ())}
 
 
 def describe(row, threads, trace):

@@ -367,19 +367,29 @@ def _c_value(value, ctype):
     return value
 
 
+def _reader(ctype):
+    """value -> the C member's value, for one ctype (row_values' per-field step)."""
+    if ctype == "comm":
+        return bytes
+    if ctype == "side":
+        return int
+    bits = int(ctype[1:])
+    mask, sign = (1 << bits) - 1, 1 << (bits - 1)
+    if ctype[0] == "u":
+        return lambda v: int(v) & mask
+    return lambda v: ((int(v) & mask) ^ sign) - sign
+
+
+# type -> ((name, column, reader), ...): ROW_FIELDS compiled once, because
+# `argus events` reads millions of rows through it
+_READERS = {t: tuple((f.name, f.column, _reader(f.ctype)) for f in fields) for t, fields in ROW_FIELDS.items()}
+
+
 def row_values(row):
     """{field name: value} of one row, per ROW_FIELDS: ints as the C member
     had them, comm as the raw 16 bytes, side-array indexes as ints (read the
     arrays with stack_frames / mapping_path / wait_site_fds)."""
-    out = {}
-    for f in ROW_FIELDS.get(int(row["type"]), ()):
-        if f.ctype == "comm":
-            out[f.name] = bytes(row[f.column])
-        elif f.ctype == "side":
-            out[f.name] = int(row[f.column])
-        else:
-            out[f.name] = _c_value(int(row[f.column]), f.ctype)
-    return out
+    return {name: read(row[col]) for name, col, read in _READERS.get(int(row["type"]), ())}
 
 
 def stack_frames(row, frames):
