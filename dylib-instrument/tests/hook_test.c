@@ -83,6 +83,24 @@ static void count_record(const struct argus_event_header *rec, void *arg)
 		t->bad++;
 }
 
+/* Removes the ring files and dir itself (the rings stay mapped: unlink only). */
+static void remove_rings(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[600];
+
+	while (d && (de = readdir(d))) {
+		if (!strstr(de->d_name, ".ring"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
 /* Drains every ring in dir into tally; returns the number of rings. */
 static int drain_dir(const char *dir, struct tally *total)
 {
@@ -128,10 +146,17 @@ static void expect_refused(void *fn, size_t size, int want, const char *what)
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s RING_DIR\n", argv[0]);
+		fprintf(stderr, "usage: %s PARENT_DIR\n", argv[0]);
 		return 2;
 	}
-	const char *dir = argv[1];
+	/* a directory of this run's own: the ring count below must not see an
+	 * earlier run's rings */
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s/hook-test.XXXXXX", argv[1]);
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "hook-test: failed to create a ring directory in %s: %s\n", argv[1], strerror(errno));
+		return 1;
+	}
 	if (argus_recorder_init(dir, 1u << 22)) {
 		fprintf(stderr, "hook-test: failed to init the recorder in %s\n", dir);
 		return 1;
@@ -210,5 +235,6 @@ int main(int argc, char **argv)
 	      "no records after removal, results unchanged");
 
 	printf("%d passed, %d failed\n", passed, failed);
+	remove_rings(dir);
 	return failed ? 1 : 0;
 }
