@@ -17,8 +17,9 @@
  *     byte-wise; nested levels are flushed when their program ends.
  *   - level 0 keeps its records across programs (the batching), and is
  *     flushed when the next record would not fit, when the CPU switches to
- *     idle, at every hrtimer expiry on the CPU (the tick: a busy CPU flushes
- *     at least once per tick), and before a record written directly
+ *     idle, after any program that interrupted the idle task (a NO_HZ idle
+ *     CPU has no tick), at every hrtimer expiry on the CPU (the tick: a busy
+ *     CPU flushes at least once per tick), and before a record written directly
  *     (output(): variable-length stacks, wait sites), so records of one
  *     program keep their order in the file.
  *   - the records still staged when the programs are detached are lost: at
@@ -35,23 +36,25 @@
 #define STAGE_BYTES 2048        /* flush threshold and largest blob; a power of two (index mask) */
 _Static_assert(ARGUS_EVENT_MAX_SIZE <= STAGE_BYTES, "a record fits an empty stage");
 #define STAGE_LEVELS 3          /* task context, and two nested interrupts */
-#define STAGE_NONE STAGE_LEVELS /* no free level: records are dropped and counted */
+#define STAGE_NONE STAGE_LEVELS /* no level for the running program: its records are dropped and counted */
 
 struct stage {
 	__u32 len;               /* bytes staged */
 	__u32 nrec;              /* records staged */
-	__u32 prev;              /* level to restore when the program holding this one ends */
-	__u32 pad;
 	/* Twice the threshold, so that the verifier can bound every offset and
 	 * length with a mask: the stage never holds more than STAGE_BYTES. */
 	__u8 buf[2 * STAGE_BYTES];
 };
 
+/* Programs on one CPU nest like the interrupts that start them (last in,
+ * first out; tracepoint programs do not sleep and, with preemption off in
+ * tracepoints, are not preempted), so the levels in use are always
+ * 0..k and the running program holds the highest: it is derived from the
+ * busy bits, never stored, and a program interrupted anywhere in
+ * stage_enter / stage_exit still finds its own level afterwards. */
 struct stage_ctl {
-	__u32 cur;               /* level of the running program, STAGE_NONE if none free */
 	__u32 busy;              /* bit per level held by a running program */
-	__u32 none_prev;         /* level to restore when a program that found none free ends */
-	__u32 pad;
+	__u32 overflow;          /* programs running with no level (all taken) */
 };
 
 struct {
@@ -75,6 +78,18 @@ static __always_inline struct stage_ctl *stage_ctl(void)
 	return bpf_map_lookup_elem(&stage_ctls, &zero);
 }
 
+/* The running program's level: the number of busy levels minus one,
+ * computed without branches (a level known per branch would split every
+ * verifier state after it in three). */
+static __always_inline __u32 cur_level(struct stage_ctl *c)
+{
+	__u32 b = c->busy;
+
+	if (c->overflow)
+		return STAGE_NONE;
+	return (b & 1) + (b >> 1 & 1) + (b >> 2 & 1) - 1;   /* 0 busy: wraps, no such level */
+}
+
 static __always_inline struct stage *cur_stage(void)
 {
 	struct stage_ctl *c = stage_ctl();
@@ -82,7 +97,7 @@ static __always_inline struct stage *cur_stage(void)
 
 	if (!c)
 		return NULL;
-	lvl = c->cur;
+	lvl = cur_level(c);
 	return bpf_map_lookup_elem(&stages, &lvl);
 }
 
@@ -106,29 +121,19 @@ static __always_inline void stage_flush(struct stage *st)
 	st->nrec = 0;
 }
 
-/* Take this CPU's lowest free level for the running program.  The level and
- * the one to restore live in the maps, not in registers: a level carried in
- * a register would split every verifier state after it in four. */
+/* Take the next level for the running program. */
 static __always_inline void stage_enter(void)
 {
 	struct stage_ctl *c = stage_ctl();
-	struct stage *st;
-	__u32 prev, lvl;
+	__u32 b;
 
 	if (!c)
 		return;
-	prev = c->cur;
-	for (lvl = 0; lvl < STAGE_LEVELS; lvl++)
-		if (!(c->busy & (1u << lvl)))
-			break;
-	c->cur = lvl;
-	st = bpf_map_lookup_elem(&stages, &lvl);
-	if (!st) {
-		c->none_prev = prev;
-		return;
-	}
-	c->busy |= 1u << lvl;
-	st->prev = prev;
+	b = c->busy;
+	if (b == (1u << STAGE_LEVELS) - 1)
+		c->overflow++;
+	else
+		c->busy = b | (b + 1);       /* the lowest clear bit: levels in use are 0..k */
 }
 
 /* flush: also flush level 0 (the CPU goes idle, or a tick). */
@@ -140,16 +145,20 @@ static __always_inline void stage_exit(bool flush)
 
 	if (!c)
 		return;
-	lvl = c->cur;
-	st = bpf_map_lookup_elem(&stages, &lvl);
-	if (!st) {
-		c->cur = c->none_prev;
+	if (c->overflow) {
+		c->overflow--;
 		return;
 	}
-	if (lvl || flush)
+	lvl = cur_level(c);
+	st = bpf_map_lookup_elem(&stages, &lvl);
+	if (!st)
+		return;
+	/* On the idle task the program interrupted idle (a wakeup from an
+	 * interrupt): the CPU may sleep for long with no tick, so nothing
+	 * staged may wait for the next program. */
+	if (lvl || flush || !bpf_get_current_pid_tgid())
 		stage_flush(st);
 	c->busy &= ~(1u << (lvl & 31));
-	c->cur = st->prev;
 }
 
 /* Room for a record of `size` bytes (<= ARGUS_EVENT_MAX_SIZE) in the running
