@@ -22,7 +22,8 @@ Algorithm, for vertex v:
                       the hung instance's syscalls
        function       only the hung instance's samples have it: its share of
                       them (0.8 x); a shared function whose share grew:
-                      0.5 x the growth
+                      0.5 x the growth; functions under 2% of the samples
+                      are left out
 Invariants: the hung instance is never its own baseline; with no baseline
 the result says so and lists no differences.
 """
@@ -35,6 +36,7 @@ from argus.graphbuild import graph as G
 from argus.diagnose import blocktype as BT
 
 MAX_BASELINES = 10
+MIN_FUNCTION_SHARE = 0.02
 
 
 def _who(g, utid):
@@ -168,6 +170,8 @@ def compare(g, v, threshold_ns):
         btot = sum(bf.values())
         for f, c in hf.items():
             share = c / tot
+            if share < MIN_FUNCTION_SHARE:
+                continue            # a sample or two anywhere: noise, not a difference
             if f not in bf:
                 diffs.append({"kind": "function", "score": round(0.8 * share, 3), "function": f, "samples": c,
                               "share": round(share, 3)})
