@@ -91,6 +91,14 @@ static void *find_symbol(const struct planned_hook *p, void *scope)
 	return fn;
 }
 
+static int already_hooked(void *fn)
+{
+	for (int i = 0; i < nplan; i++)
+		if (plan[i].state == 1 && plan[i].hook.target == fn)
+			return 1;
+	return 0;
+}
+
 static void install_missing(void *scope)
 {
 	pthread_mutex_lock(&install_lock);
@@ -101,6 +109,12 @@ static void install_missing(void *scope)
 		void *fn = find_symbol(p, scope);
 		if (!fn)
 			continue;
+		if (already_hooked(fn)) {   /* an alias (e.g. __pthread_mutex_lock): hooked once */
+			p->state = -1;
+			if (verbose)
+				fprintf(stderr, "argus-agent: %s skipped: already hooked under another name\n", p->symbol);
+			continue;
+		}
 		p->spec.fn_size = symbol_size(fn);
 		int err = argus_hook_install(fn, &p->spec, &p->hook);
 		p->state = err ? -1 : 1;

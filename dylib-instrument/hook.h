@@ -10,9 +10,9 @@
  * the original bytes; the trampoline page stays mapped, since a thread may
  * still be running in it (or return through its thunk).
  *
- * Runs on x86_64; on other architectures install returns
- * ARGUS_ERR_UNSUPPORTED (arm64 relocation exists and is tested as data, its
- * trampoline code generator does not yet).
+ * Runs on x86_64; arm64 hooks are built the same way (arch/arm64/, tested
+ * as data here, never run on this project's machines); other architectures
+ * get ARGUS_ERR_UNSUPPORTED.
  */
 #ifndef ARGUS_HOOK_H
 #define ARGUS_HOOK_H
@@ -43,10 +43,5 @@ struct argus_hook {
 int argus_hook_install(void *fn, const struct argus_hook_spec *spec, struct argus_hook *h);
 int argus_hook_remove(struct argus_hook *h);
 
-/* Called from the generated thunks (arch/<arch>/<arch>_thunk.c). */
-struct argus_x86_enter_frame;
-struct argus_x86_return_frame;
-void argus_hook_on_enter(struct argus_hook *h, struct argus_x86_enter_frame *f);
-uint64_t argus_hook_on_return(struct argus_hook *h, struct argus_x86_return_frame *f);
 
 #endif

@@ -2,20 +2,20 @@
 /*
  * What the thunks call (built -mgeneral-regs-only, like recorder.c: vector
  * argument registers are live here).  Return hooks keep the caller's return
- * address on a per-thread shadow stack, with the stack slot it came from:
- * a frame abandoned by longjmp or an exception leaves entries whose slot
- * lies below the returning one, and those are dropped on the next return.
+ * address on a per-thread shadow stack, keyed by the caller's stack pointer
+ * after the call (arch/frames.h): a frame abandoned by longjmp or an
+ * exception leaves entries with a lower key than the returning one, and
+ * those are dropped on the next return.
  * A call deeper than the shadow stack simply gets no return record.
  */
-#include "hook.h"
+#include "hook_events.h"
 #include "recorder.h"
-#include "arch/x86_64/x86_frames.h"
 
 #define SHADOW_DEPTH 256
 
 struct shadow_entry {
 	uint64_t ret;
-	uint64_t slot;   /* address the return address was read from */
+	uint64_t caller_sp;
 };
 
 static __thread struct {
@@ -23,30 +23,29 @@ static __thread struct {
 	int depth;
 } shadow __attribute__((tls_model("initial-exec")));
 
-void argus_hook_on_enter(struct argus_hook *h, struct argus_x86_enter_frame *f)
+void argus_hook_on_enter(struct argus_hook *h, argus_enter_frame *f)
 {
 	if (h->spec.enter_type)
-		argus_record(h->spec.enter_type, f->rdi, (uint64_t)h->target, h->spec.probe_id);
+		argus_record(h->spec.enter_type, FRAME_ARG0(f), (uint64_t)h->target, h->spec.probe_id);
 	if (h->return_thunk && shadow.depth < SHADOW_DEPTH) {
 		/* claim the slot before filling it: a signal handler calling a
 		 * hooked function in between then pushes above it, not over it */
 		int i = shadow.depth++;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		shadow.e[i].ret = f->ret;
-		shadow.e[i].slot = (uint64_t)&f->ret;
-		f->ret = (uint64_t)h->return_thunk;
+		shadow.e[i].ret = FRAME_RET(f);
+		shadow.e[i].caller_sp = ENTER_CALLER_SP(f);
+		FRAME_RET(f) = (uint64_t)h->return_thunk;
 	}
 }
 
-uint64_t argus_hook_on_return(struct argus_hook *h, struct argus_x86_return_frame *f)
+uint64_t argus_hook_on_return(struct argus_hook *h, argus_return_frame *f)
 {
-	/* the function's ret popped its slot: rsp at the thunk = slot + 8 */
-	uint64_t slot = (uint64_t)(f + 1) - 8;
-	while (shadow.depth > 1 && shadow.e[shadow.depth - 1].slot < slot)
+	uint64_t caller_sp = RETURN_CALLER_SP(f);
+	while (shadow.depth > 1 && shadow.e[shadow.depth - 1].caller_sp < caller_sp)
 		shadow.depth--;
-	f->ret = shadow.e[shadow.depth - 1].ret;
+	FRAME_RET(f) = shadow.e[shadow.depth - 1].ret;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* read before the slot is released */
 	shadow.depth--;
-	argus_record(h->spec.return_type, f->rax, (uint64_t)h->target, h->spec.probe_id);
-	return f->ret;
+	argus_record(h->spec.return_type, FRAME_RETVAL(f), (uint64_t)h->target, h->spec.probe_id);
+	return FRAME_RET(f);
 }

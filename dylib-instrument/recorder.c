@@ -40,6 +40,7 @@ static inline uint64_t record_time(void)
 	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 }
 
+#if defined(__x86_64__)
 static int kernel_clocksource_is_tsc(void)
 {
 	char buf[16] = "";
@@ -50,6 +51,7 @@ static int kernel_clocksource_is_tsc(void)
 	fclose(f);
 	return ok;
 }
+#endif
 
 struct thread_state {
 	struct argus_uring ring;

@@ -99,7 +99,8 @@ def test_exit_status_is_the_programs(argus_cli):
 def test_hooks_come_out_when_tracing_stops(argus_cli):
     require_tracing()
     argus_cli.start(size="64M")
-    cmd = [sys.executable, "-m", "argus.cli", "run", "--verbose", "--", native("argus-mutex-holder"), "sleep", "1.5", "0.5"]
+    # the main loop keeps locking every 20 ms for 4 s: records follow the stop
+    cmd = [sys.executable, "-m", "argus.cli", "run", "--verbose", "--", native("argus-mutex-holder"), "sleep", "0.1", "4"]
     proc = subprocess.Popen(cmd, env=argus_cli.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ids = json.loads(proc.stdout.readline())
     argus_cli.stop()                        # while the program runs

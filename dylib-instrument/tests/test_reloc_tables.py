@@ -50,3 +50,11 @@ def test_random_bytes_never_crash_and_successes_are_well_formed():
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "2 passed, 0 failed"
+
+
+def test_arm64_thunks_as_data():
+    # the arm64 enter/return thunks, byte for byte against llvm-mc's assembly
+    proc = subprocess.run([native("argus-thunk-arm64-test"), os.path.join(HERE, "thunk_arm64.txt")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "4 passed, 0 failed"

@@ -90,3 +90,58 @@ void a64_put_load_u64(struct argus_writer *w, unsigned rd, uint64_t value)
 	a64_put_insn(w, 0x14000003u);
 	argus_put_u64(w, value);
 }
+
+void a64_put_stp_sp(struct argus_writer *w, unsigned a, unsigned b, unsigned off)
+{
+	a64_put_insn(w, 0xA9000000u | ((off / 8) << 15) | (b << 10) | (A64_SP << 5) | a);
+}
+
+void a64_put_ldp_sp(struct argus_writer *w, unsigned a, unsigned b, unsigned off)
+{
+	a64_put_insn(w, 0xA9400000u | ((off / 8) << 15) | (b << 10) | (A64_SP << 5) | a);
+}
+
+void a64_put_str_sp(struct argus_writer *w, unsigned t, unsigned off)
+{
+	a64_put_insn(w, 0xF9000000u | ((off / 8) << 10) | (A64_SP << 5) | t);
+}
+
+void a64_put_ldr_sp(struct argus_writer *w, unsigned t, unsigned off)
+{
+	a64_put_insn(w, 0xF9400000u | ((off / 8) << 10) | (A64_SP << 5) | t);
+}
+
+void a64_put_sub_sp(struct argus_writer *w, unsigned imm12)
+{
+	a64_put_insn(w, 0xD1000000u | (imm12 << 10) | (A64_SP << 5) | A64_SP);
+}
+
+void a64_put_add_sp(struct argus_writer *w, unsigned imm12)
+{
+	a64_put_insn(w, 0x91000000u | (imm12 << 10) | (A64_SP << 5) | A64_SP);
+}
+
+void a64_put_mov_from_sp(struct argus_writer *w, unsigned rd)
+{
+	a64_put_insn(w, 0x91000000u | (A64_SP << 5) | rd);           /* add xd, sp, #0 */
+}
+
+void a64_put_mov(struct argus_writer *w, unsigned rd, unsigned rm)
+{
+	a64_put_insn(w, 0xAA0003E0u | (rm << 16) | rd);              /* orr xd, xzr, xm */
+}
+
+void a64_put_ldr_literal_at(struct argus_writer *w, unsigned rt, uint64_t literal)
+{
+	a64_put_with_imm19(w, 0x58000000u | rt, literal);
+}
+
+void a64_put_blr(struct argus_writer *w, unsigned rn)
+{
+	a64_put_insn(w, 0xD63F0000u | (rn << 5));
+}
+
+void a64_put_ret(struct argus_writer *w)
+{
+	a64_put_insn(w, 0xD65F03C0u);
+}

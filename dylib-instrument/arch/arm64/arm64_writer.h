@@ -33,4 +33,20 @@ void a64_put_add_imm12(struct argus_writer *w, unsigned rd, unsigned rn, unsigne
 void a64_put_load_u64(struct argus_writer *w, unsigned rd, uint64_t value);
 int a64_adrp_fits(const struct argus_writer *w, uint64_t target);
 
+#define A64_SP 31
+#define A64_LR 30
+/* stp/ldp xa, xb, [sp, #off] and str/ldr xt, [sp, #off] (off a multiple of 8) */
+void a64_put_stp_sp(struct argus_writer *w, unsigned a, unsigned b, unsigned off);
+void a64_put_ldp_sp(struct argus_writer *w, unsigned a, unsigned b, unsigned off);
+void a64_put_str_sp(struct argus_writer *w, unsigned t, unsigned off);
+void a64_put_ldr_sp(struct argus_writer *w, unsigned t, unsigned off);
+void a64_put_sub_sp(struct argus_writer *w, unsigned imm12);
+void a64_put_add_sp(struct argus_writer *w, unsigned imm12);
+void a64_put_mov_from_sp(struct argus_writer *w, unsigned rd);      /* mov xd, sp */
+void a64_put_mov(struct argus_writer *w, unsigned rd, unsigned rm);  /* mov xd, xm */
+/* ldr xt, <literal at an absolute address> (within +-1 MiB) */
+void a64_put_ldr_literal_at(struct argus_writer *w, unsigned rt, uint64_t literal);
+void a64_put_blr(struct argus_writer *w, unsigned rn);
+void a64_put_ret(struct argus_writer *w);
+
 #endif

@@ -7,6 +7,7 @@
  */
 #include "x86_thunk.h"
 #include "x86_frames.h"
+#include "../../hook_events.h"
 #include "x86_writer.h"
 
 static const enum x86_reg saved[] = {X86_RDI, X86_RSI, X86_RDX, X86_RCX, X86_R8,
