@@ -585,6 +585,22 @@ static void fill_request(const struct hang_detector *hd, const struct hd_thread 
 	}
 }
 
+/* In a writer child: nothing of the daemon's stays open (a BPF link fd kept
+ * by the child would keep the programs attached after the daemon stops). */
+static void child_setup(void)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 3u, ~0u, 0u) == 0)
+		goto done;
+#endif
+	for (int fd = 3; fd < 65536; fd++)
+		close(fd);
+#ifdef SYS_close_range
+done:
+#endif
+	setpriority(PRIO_PROCESS, 0, 10);
+}
+
 static void start_writer(struct hang_detector *hd, struct hd_thread *t, uint64_t now)
 {
 	struct snapshot_request req;
@@ -599,7 +615,7 @@ static void start_writer(struct hang_detector *hd, struct hd_thread *t, uint64_t
 	}
 	if (pid == 0) {
 		/* the child: low priority, away from the drain loop */
-		setpriority(PRIO_PROCESS, 0, 10);
+		child_setup();
 		if (snapshot_write(&hd->cfg, &req, err, sizeof(err))) {
 			log_msg("failed to write snapshot %s: %s", req.id, err);
 			_exit(1);
@@ -673,9 +689,7 @@ void hang_detector_finish(struct hang_detector *hd, uint64_t now)
 	 * goes on in a child of its own, which outlives the daemon */
 	pid = n ? fork() : -1;
 	if (pid == 0) {
-		setpriority(PRIO_PROCESS, 0, 10);
-		if (hd->writer)
-			waitpid(hd->writer, NULL, 0);
+		child_setup();
 		for (i = 0; i < n; i++)
 			if (snapshot_write(&hd->cfg, &reqs[i], err, sizeof(err)))
 				log_msg("failed to write snapshot %s: %s", reqs[i].id, err);
