@@ -118,12 +118,18 @@ WAIT_SITES = """
     import json, os, select, socket, threading, time
     a, b = socket.socketpair()
     c, d = socket.socketpair()
-    def server():
-        for _ in range(6):
+    # the echo server is a process, not a thread: a thread would take the
+    # GIL back from each poll, so the poll's last action could be that
+    # futex wake instead of the send
+    if os.fork() == 0:
+        a.close()
+        while True:
             req = b.recv(16)
+            if not req:                      # the parent is gone
+                os._exit(0)
             time.sleep(0.02)
             b.send(req)
-    threading.Thread(target=server, daemon=True).start()
+    b.close()
     p = select.poll()
     p.register(a, select.POLLIN)
     p.register(c, select.POLLIN | select.POLLPRI)
