@@ -14,10 +14,11 @@ pytestmark = pytest.mark.skipif(platform.machine() != "x86_64", reason="trampoli
 
 
 def test_hooks_record_and_keep_behaviour(tmp_path):
-    proc = subprocess.run([native("argus-hook-test"), str(tmp_path)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([native("argus-hook-test"), str(tmp_path), "--keep"], capture_output=True, text=True,
+                          timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "17 passed, 0 failed"
-    rings = sorted(tmp_path.glob("*.ring"))
+    assert proc.stdout.strip().splitlines()[-2] == "17 passed, 0 failed"
+    rings = sorted(tmp_path.glob("hook-test.*/*.ring"))
     assert len(rings) == 5   # main thread + 4 workers, one ring each
     pid = {r.name.split("-")[0] for r in rings}
     assert len(pid) == 1
