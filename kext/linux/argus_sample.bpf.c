@@ -20,20 +20,16 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "argus_sample.h"
+#include "record.bpf.h"
+
+#define STACK_SEEN_ENTRIES ARGUS_SAMPLE_STACK_SEEN_ENTRIES
+#include "stack_walk.bpf.h"
 
 const volatile __u32 targ_exclude_tgid = 0;   /* the daemon */
 const volatile __u32 period_us = 0;           /* 1e6 / frequency, stamped on every sample */
 const volatile __u64 kernel_base = 0;         /* _stext; 0 = no kernel stacks */
 
 char LICENSE[] SEC("license") = "GPL";
-
-enum stack_kind { STACK_USER = 0, STACK_KERNEL = 1 };
-
-struct stack_key {
-	__u32 pid;               /* 0 for kernel stacks: one address space */
-	__u32 kind;              /* enum stack_kind */
-	__u64 stack_id;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -47,21 +43,6 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, ARGUS_SAMPLE_STACK_SEEN_ENTRIES);
-	__type(key, struct stack_key);
-	__type(value, __u64);
-} stack_seen SEC(".maps");
-
-/* A stack record is built here, then copied out at its real size. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct argus_ev_user_stack);
-} stack_scratch SEC(".maps");
-
 static __always_inline void count_drop(void)
 {
 	__u32 zero = 0;
@@ -71,18 +52,6 @@ static __always_inline void count_drop(void)
 		__sync_fetch_and_add(n, 1);
 }
 
-static __always_inline void fill_header(struct argus_event_header *h, __u16 type, __u16 size,
-					__u32 pid, __u32 tid, __u64 ts)
-{
-	h->ts_ns = ts;
-	h->pid = pid;
-	h->tid = tid;
-	h->type = type;
-	h->size = size;
-	h->cpu = bpf_get_smp_processor_id();
-	h->flags = 0;
-}
-
 /* Walks one stack of the sampled context, writes its frames when this
  * (pid, kind, id) was not written in the last refresh period; its id, or 0. */
 static __always_inline __u64 sample_stack(struct bpf_perf_event_data *ctx, __u32 kind, __u32 pid,
@@ -90,41 +59,22 @@ static __always_inline __u64 sample_stack(struct bpf_perf_event_data *ctx, __u32
 {
 	struct argus_ev_user_stack *rec;
 	struct stack_key key = {};
-	__u64 h = 0xcbf29ce484222325ull, *seen;
-	__u32 zero = 0, n, i, size;
-	long bytes;
+	__u32 n, size = 0;
+	__u64 h;
 
-	rec = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!rec)
+	h = walk_stack(ctx, kind == STACK_USER ? BPF_F_USER_STACK : 0,
+		       kind == STACK_KERNEL ? kernel_base : 0, &rec, &n);
+	if (!h)
 		return 0;
-	bytes = bpf_get_stack(ctx, rec->frames, sizeof(rec->frames), kind == STACK_USER ? BPF_F_USER_STACK : 0);
-	if (bytes < (long)sizeof(__u64))
-		return 0;
-	n = (__u32)bytes / sizeof(__u64);
-	if (n > ARGUS_USER_STACK_MAX_FRAMES)
-		n = ARGUS_USER_STACK_MAX_FRAMES;
-	for (i = 0; i < ARGUS_USER_STACK_MAX_FRAMES; i++) {
-		if (i >= n)
-			break;
-		if (kind == STACK_KERNEL)
-			rec->frames[i] -= kernel_base;
-		h = (h ^ rec->frames[i]) * 0x100000001b3ull;
-	}
-	h |= 1;   /* 0 means "no stack" */
 	key.pid = kind == STACK_USER ? pid : 0;
 	key.kind = kind;
 	key.stack_id = h;
-	seen = bpf_map_lookup_elem(&stack_seen, &key);
-	if (!seen || ts - *seen > ARGUS_SAMPLE_REFRESH_NS) {
-		bpf_map_update_elem(&stack_seen, &key, &ts, BPF_ANY);
-		rec->stack_id = h;
-		size = 32 + n * 8;
-		fill_header(&rec->h, kind == STACK_USER ? ARGUS_EV_USER_STACK : ARGUS_EV_KERNEL_STACK,
-			    size, pid, tid, ts);
-		if (size >= 40 && size <= sizeof(*rec) &&
-		    bpf_ringbuf_output(&samples, rec, size, BPF_RB_NO_WAKEUP))
-			count_drop();
-	}
+	if (stack_record_due(rec, n, &key, ARGUS_SAMPLE_REFRESH_NS,
+			     kind == STACK_USER ? ARGUS_EV_USER_STACK : ARGUS_EV_KERNEL_STACK,
+			     pid, tid, ts, &size) &&
+	    size >= 40 && size <= sizeof(*rec) &&
+	    bpf_ringbuf_output(&samples, rec, size, BPF_RB_NO_WAKEUP))
+		count_drop();
 	return h;
 }
 

@@ -158,17 +158,7 @@ static __always_inline __u64 ptr_bits(const void *p)
 	return v;
 }
 
-static __always_inline void fill_header(struct argus_event_header *h, __u16 type, __u16 size,
-					__u32 pid, __u32 tid, __u64 ts)
-{
-	h->ts_ns = ts;
-	h->pid = pid;
-	h->tid = tid;
-	h->type = type;
-	h->size = size;
-	h->cpu = bpf_get_smp_processor_id();
-	h->flags = 0;
-}
+#include "record.bpf.h"
 
 /* comm is NUL-padded in the record whatever the source holds after the NUL. */
 static __always_inline void copy_comm(char *dst, const char *src)
