@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 #include "argus_event.h"
 #include "argus_sample.h"
 #include "argus_sample.skel.h"
+#include "bpf_loader_util.h"
 #include "sampler.h"
 
 /* Pids whose stacks reached the file, with when they were last handed out.
@@ -50,21 +50,9 @@ struct argus_sampler {
 	uint64_t records;
 	uint64_t rejected;
 	uint64_t *drop_values;
-	uint32_t queued[PID_SLOTS];
-	size_t nqueued;
+	struct argus_pid_queue queued;
 	struct { uint32_t pid; uint64_t ns; } handed[PID_SLOTS];
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static uint64_t mono_ns(void)
 {
@@ -109,16 +97,12 @@ static int open_cpu_clock(int cpu, uint32_t freq_hz)
 
 static void queue_pid(struct argus_sampler *s, uint32_t pid)
 {
-	size_t slot = pid % PID_SLOTS, i;
+	size_t slot = pid % PID_SLOTS;
 	uint64_t t;
 
 	if (s->handed[slot].pid == pid && mono_ns() - s->handed[slot].ns < REQUEUE_NS)
 		return;
-	for (i = 0; i < s->nqueued; i++)
-		if (s->queued[i] == pid)
-			return;
-	if (s->nqueued < PID_SLOTS)
-		s->queued[s->nqueued++] = pid;
+	argus_pid_queue_push(&s->queued, pid);
 	t = mono_ns();
 	s->handed[slot].pid = pid;
 	s->handed[slot].ns = t;
@@ -150,13 +134,13 @@ int argus_sampler_open(const struct argus_sampler_config *cfg, struct argus_samp
 
 	*out = NULL;
 	if (!cfg->freq_hz || cfg->freq_hz > 100000) {
-		set_err(err, errlen, "failed to configure CPU sampler: frequency %u Hz is not in 1..100000",
+		argus_set_err(err, errlen, "failed to configure CPU sampler: frequency %u Hz is not in 1..100000",
 			cfg->freq_hz);
 		return -EINVAL;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		set_err(err, errlen, "failed to allocate CPU sampler");
+		argus_set_err(err, errlen, "failed to allocate CPU sampler");
 		return -ENOMEM;
 	}
 	s->observe = cfg->observe;
@@ -164,7 +148,7 @@ int argus_sampler_open(const struct argus_sampler_config *cfg, struct argus_samp
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0) {
 		ret = s->ncpus ? s->ncpus : -ENODEV;
-		set_err(err, errlen, "failed to count CPUs: %s", strerror(-ret));
+		argus_set_err(err, errlen, "failed to count CPUs: %s", strerror(-ret));
 		goto cleanup;
 	}
 	s->links = calloc(s->ncpus, sizeof(*s->links));
@@ -172,7 +156,7 @@ int argus_sampler_open(const struct argus_sampler_config *cfg, struct argus_samp
 	s->drop_values = calloc(s->ncpus, sizeof(*s->drop_values));
 	if (!s->links || !s->pfds || !s->drop_values) {
 		ret = -ENOMEM;
-		set_err(err, errlen, "failed to allocate CPU sampler");
+		argus_set_err(err, errlen, "failed to allocate CPU sampler");
 		goto cleanup;
 	}
 	for (cpu = 0; cpu < s->ncpus; cpu++)
@@ -181,7 +165,7 @@ int argus_sampler_open(const struct argus_sampler_config *cfg, struct argus_samp
 	s->obj = argus_sample_bpf__open();
 	if (!s->obj) {
 		ret = -errno;
-		set_err(err, errlen, "failed to open BPF object argus_sample: %s", strerror(errno));
+		argus_set_err(err, errlen, "failed to open BPF object argus_sample: %s", strerror(errno));
 		goto cleanup;
 	}
 	s->obj->rodata->targ_exclude_tgid = cfg->exclude_tgid;
@@ -189,7 +173,7 @@ int argus_sampler_open(const struct argus_sampler_config *cfg, struct argus_samp
 	s->obj->rodata->kernel_base = kernel_text_base();
 	ret = argus_sample_bpf__load(s->obj);
 	if (ret) {
-		set_err(err, errlen, "failed to load BPF object argus_sample: %s", strerror(-ret));
+		argus_set_err(err, errlen, "failed to load BPF object argus_sample: %s", strerror(-ret));
 		goto cleanup;
 	}
 	for (cpu = 0; cpu < s->ncpus; cpu++) {
@@ -198,26 +182,26 @@ int argus_sampler_open(const struct argus_sampler_config *cfg, struct argus_samp
 			if (errno == ENODEV)   /* offline CPU */
 				continue;
 			ret = -errno;
-			set_err(err, errlen, "failed to open perf event on CPU %d: %s", cpu, strerror(errno));
+			argus_set_err(err, errlen, "failed to open perf event on CPU %d: %s", cpu, strerror(errno));
 			goto cleanup;
 		}
 		s->links[cpu] = bpf_program__attach_perf_event(s->obj->progs.sample_cpu, s->pfds[cpu]);
 		if (!s->links[cpu]) {
 			ret = -errno;
-			set_err(err, errlen, "failed to attach CPU sampler on CPU %d: %s", cpu, strerror(errno));
+			argus_set_err(err, errlen, "failed to attach CPU sampler on CPU %d: %s", cpu, strerror(errno));
 			goto cleanup;
 		}
 		attached++;
 	}
 	if (!attached) {
 		ret = -ENODEV;
-		set_err(err, errlen, "failed to attach CPU sampler: no online CPU");
+		argus_set_err(err, errlen, "failed to attach CPU sampler: no online CPU");
 		goto cleanup;
 	}
 	s->ring = ring_buffer__new(bpf_map__fd(s->obj->maps.samples), on_record, s, NULL);
 	if (!s->ring) {
 		ret = -errno;
-		set_err(err, errlen, "failed to create ring buffer reader: %s", strerror(errno));
+		argus_set_err(err, errlen, "failed to create ring buffer reader: %s", strerror(errno));
 		goto cleanup;
 	}
 	if (cfg->verbose)
@@ -246,26 +230,16 @@ int argus_sampler_poll(struct argus_sampler *s, struct argus_rb_producer *out)
 
 size_t argus_sampler_stack_pids(struct argus_sampler *s, uint32_t *out, size_t max)
 {
-	size_t n = s->nqueued < max ? s->nqueued : max;
-
-	memcpy(out, s->queued, n * sizeof(*out));
-	memmove(s->queued, s->queued + n, (s->nqueued - n) * sizeof(*out));
-	s->nqueued -= n;
-	return n;
+	return argus_pid_queue_take(&s->queued, out, max);
 }
 
 uint64_t argus_sampler_lost(struct argus_sampler *s)
 {
-	__u32 zero = 0;
-	uint64_t sum = s->rejected;
-	int i;
+	uint64_t drops;
 
-	if (bpf_map__lookup_elem(s->obj->maps.drops, &zero, sizeof(zero), s->drop_values,
-				 sizeof(*s->drop_values) * s->ncpus, 0))
-		return sum;
-	for (i = 0; i < s->ncpus; i++)
-		sum += s->drop_values[i];
-	return sum;
+	if (argus_percpu_sum(s->obj->maps.drops, s->drop_values, s->ncpus, &drops))
+		return s->rejected;
+	return s->rejected + drops;
 }
 
 void argus_sampler_close(struct argus_sampler *s)

@@ -26,6 +26,7 @@
 
 #include "argus_trace.h"
 #include "argus_trace.skel.h"
+#include "bpf_loader_util.h"
 #include "platform.h"
 
 struct linux_tracer {
@@ -33,7 +34,7 @@ struct linux_tracer {
 	struct ring_buffer *ring;
 	struct argus_rb_producer *out;   /* the destination while poll runs */
 	int ncpus;
-	__u64 *drop_values;              /* one per possible CPU */
+	uint64_t *drop_values;           /* one per possible CPU */
 	uint64_t records;
 	uint64_t rejected;
 	int verbose;
@@ -41,8 +42,7 @@ struct linux_tracer {
 	void *observe_ctx;
 	/* Processes whose user stacks were drained since the daemon last asked
 	 * (argus_platform_ops.stack_pids): it records their mappings. */
-	uint32_t stack_pids[ARGUS_STACK_PID_QUEUE];
-	size_t nstack_pids;
+	struct argus_pid_queue stack_pids;
 };
 
 /*
@@ -155,17 +155,6 @@ static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list a
 	return vfprintf(stderr, fmt, args);
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static uint64_t round_up_pow2(uint64_t v)
 {
 	uint64_t p = 1;
@@ -215,7 +204,7 @@ static int select_programs(struct linux_tracer *t, const struct argus_tracer_con
 	vmlinux = btf__load_vmlinux_btf();
 	if (!vmlinux) {
 		ret = -errno;
-		set_err(err, errlen, "failed to load kernel BTF: %s", strerror(errno));
+		argus_set_err(err, errlen, "failed to load kernel BTF: %s", strerror(errno));
 		return ret;
 	}
 	bpf_object__for_each_program(prog, t->obj->obj) {
@@ -234,7 +223,7 @@ static int select_programs(struct linux_tracer *t, const struct argus_tracer_con
 			continue;
 		if (is_required(name)) {
 			ret = -ENOENT;
-			set_err(err, errlen, "failed to find tracepoint %s: not in this kernel's BTF", tp + 1);
+			argus_set_err(err, errlen, "failed to find tracepoint %s: not in this kernel's BTF", tp + 1);
 			break;
 		}
 		if (t->verbose)
@@ -257,7 +246,7 @@ static int linux_open(const struct argus_tracer_config *cfg, void **state, char 
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		ret = -ENOMEM;
-		set_err(err, errlen, "failed to allocate tracer state: %s", strerror(ENOMEM));
+		argus_set_err(err, errlen, "failed to allocate tracer state: %s", strerror(ENOMEM));
 		goto cleanup;
 	}
 	t->verbose = cfg->verbose;
@@ -267,7 +256,7 @@ static int linux_open(const struct argus_tracer_config *cfg, void **state, char 
 	obj = argus_trace_bpf__open();
 	if (!obj) {
 		ret = -errno;
-		set_err(err, errlen, "failed to open BPF object: %s", strerror(errno));
+		argus_set_err(err, errlen, "failed to open BPF object: %s", strerror(errno));
 		goto cleanup;
 	}
 	t->obj = obj;
@@ -279,13 +268,13 @@ static int linux_open(const struct argus_tracer_config *cfg, void **state, char 
 	ring_bytes = round_up_pow2(ring_bytes);
 	if (ring_bytes > (1ull << 31)) {
 		ret = -EINVAL;
-		set_err(err, errlen, "failed to size BPF ring buffer: %llu bytes is over the 2 GiB limit",
+		argus_set_err(err, errlen, "failed to size BPF ring buffer: %llu bytes is over the 2 GiB limit",
 			(unsigned long long)ring_bytes);
 		goto cleanup;
 	}
 	ret = bpf_map__set_max_entries(obj->maps.events, (__u32)ring_bytes);
 	if (ret) {
-		set_err(err, errlen, "failed to size BPF ring buffer: %s", strerror(-ret));
+		argus_set_err(err, errlen, "failed to size BPF ring buffer: %s", strerror(-ret));
 		goto cleanup;
 	}
 	wake = cfg->wakeup_bytes ? cfg->wakeup_bytes : ring_bytes / 4;
@@ -307,20 +296,20 @@ static int linux_open(const struct argus_tracer_config *cfg, void **state, char 
 
 	ret = argus_trace_bpf__load(obj);
 	if (ret) {
-		set_err(err, errlen, "failed to load BPF programs: %s", strerror(-ret));
+		argus_set_err(err, errlen, "failed to load BPF programs: %s", strerror(-ret));
 		goto cleanup;
 	}
 
 	t->ncpus = libbpf_num_possible_cpus();
 	if (t->ncpus <= 0) {
 		ret = t->ncpus ? t->ncpus : -EINVAL;
-		set_err(err, errlen, "failed to count possible CPUs: %s", strerror(-ret));
+		argus_set_err(err, errlen, "failed to count possible CPUs: %s", strerror(-ret));
 		goto cleanup;
 	}
 	t->drop_values = calloc(t->ncpus, sizeof(*t->drop_values));
 	if (!t->drop_values) {
 		ret = -ENOMEM;
-		set_err(err, errlen, "failed to allocate drop counters: %s", strerror(ENOMEM));
+		argus_set_err(err, errlen, "failed to allocate drop counters: %s", strerror(ENOMEM));
 		goto cleanup;
 	}
 	*state = t;
@@ -332,19 +321,6 @@ cleanup:
 		free(t->drop_values);
 	free(t);
 	return ret;
-}
-
-/* A full queue drops the pid: the daemon re-reads mappings of a pid whose
- * stacks keep appearing, so the next USER_STACK record queues it again. */
-static void queue_stack_pid(struct linux_tracer *t, uint32_t pid)
-{
-	size_t i;
-
-	for (i = 0; i < t->nstack_pids; i++)
-		if (t->stack_pids[i] == pid)
-			return;
-	if (t->nstack_pids < ARGUS_STACK_PID_QUEUE)
-		t->stack_pids[t->nstack_pids++] = pid;
 }
 
 /* One BPF ring-buffer sample is a blob of whole records (the programs stage
@@ -373,7 +349,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		if (t->observe)
 			t->observe(t->observe_ctx, h, h->size);
 		if (h->type == ARGUS_EV_USER_STACK)
-			queue_stack_pid(t, h->pid);
+			argus_pid_queue_push(&t->stack_pids, h->pid);
 	}
 	return 0;
 }
@@ -381,12 +357,8 @@ static int on_record(void *ctx, void *data, size_t size)
 static size_t linux_stack_pids(void *state, uint32_t *out, size_t max)
 {
 	struct linux_tracer *t = state;
-	size_t n = t->nstack_pids < max ? t->nstack_pids : max;
 
-	memcpy(out, t->stack_pids, n * sizeof(*out));
-	memmove(t->stack_pids, t->stack_pids + n, (t->nstack_pids - n) * sizeof(*out));
-	t->nstack_pids -= n;
-	return n;
+	return argus_pid_queue_take(&t->stack_pids, out, max);
 }
 
 static int linux_start(void *state, char *err, size_t errlen)
@@ -396,13 +368,13 @@ static int linux_start(void *state, char *err, size_t errlen)
 
 	ret = argus_trace_bpf__attach(t->obj);
 	if (ret) {
-		set_err(err, errlen, "failed to attach BPF programs: %s", strerror(-ret));
+		argus_set_err(err, errlen, "failed to attach BPF programs: %s", strerror(-ret));
 		goto cleanup;
 	}
 	t->ring = ring_buffer__new(bpf_map__fd(t->obj->maps.events), on_record, t, NULL);
 	if (!t->ring) {
 		ret = -errno;
-		set_err(err, errlen, "failed to create ring buffer reader: %s", strerror(errno));
+		argus_set_err(err, errlen, "failed to create ring buffer reader: %s", strerror(errno));
 		goto cleanup;
 	}
 	return 0;
@@ -441,15 +413,10 @@ static int linux_poll(void *state, struct argus_rb_producer *out, int timeout_ms
 
 static uint64_t kernel_drops(struct linux_tracer *t)
 {
-	__u32 zero = 0;
-	uint64_t sum = 0;
-	int i;
+	uint64_t sum;
 
-	if (bpf_map__lookup_elem(t->obj->maps.drops, &zero, sizeof(zero), t->drop_values,
-				 sizeof(*t->drop_values) * t->ncpus, 0))
+	if (argus_percpu_sum(t->obj->maps.drops, t->drop_values, t->ncpus, &sum))
 		return 0;
-	for (i = 0; i < t->ncpus; i++)
-		sum += t->drop_values[i];
 	return sum;
 }
 
