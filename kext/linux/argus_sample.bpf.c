@@ -20,10 +20,6 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "argus_sample.h"
-#include "record.bpf.h"
-
-#define STACK_SEEN_ENTRIES ARGUS_SAMPLE_STACK_SEEN_ENTRIES
-#include "stack_walk.bpf.h"
 
 const volatile __u32 targ_exclude_tgid = 0;   /* the daemon */
 const volatile __u32 period_us = 0;           /* 1e6 / frequency, stamped on every sample */
@@ -36,21 +32,10 @@ struct {
 	__uint(max_entries, ARGUS_SAMPLE_RINGBUF_BYTES);
 } samples SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
+#include "record.bpf.h"
 
-static __always_inline void count_drop(void)
-{
-	__u32 zero = 0;
-	__u64 *n = bpf_map_lookup_elem(&drops, &zero);
-
-	if (n)
-		__sync_fetch_and_add(n, 1);
-}
+#define STACK_SEEN_ENTRIES ARGUS_SAMPLE_STACK_SEEN_ENTRIES
+#include "stack_walk.bpf.h"
 
 /* Walks one stack of the sampled context, writes its frames when this
  * (pid, kind, id) was not written in the last refresh period; its id, or 0. */
@@ -74,7 +59,7 @@ static __always_inline __u64 sample_stack(struct bpf_perf_event_data *ctx, __u32
 			     pid, tid, ts, &size) &&
 	    size >= 40 && size <= sizeof(*rec) &&
 	    bpf_ringbuf_output(&samples, rec, size, BPF_RB_NO_WAKEUP))
-		count_drop();
+		count_drops(1);
 	return h;
 }
 
@@ -96,6 +81,6 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	e.in_kernel = in_kernel;
 	fill_header(&e.h, ARGUS_EV_CPU_SAMPLE, sizeof(e), pid, tid, ts);
 	if (bpf_ringbuf_output(&samples, &e, sizeof(e), BPF_RB_NO_WAKEUP))
-		count_drop();
+		count_drops(1);
 	return 0;
 }

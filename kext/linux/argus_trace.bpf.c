@@ -17,8 +17,9 @@
  * tracefs format parsing.
  *
  * This file holds the shared state (per-thread syscall_state, the ring
- * buffer and record helpers), the record-writing handlers and the thin SEC
- * wrappers at the bottom.  Helpers live beside it, one concern each:
+ * buffer), the record-writing handlers and the thin SEC wrappers at the
+ * bottom.  Helpers live beside it, one concern each:
+ *   record.bpf.h        record header and drop counter (shared with the sampler)
  *   irq_context.bpf.h   which interrupt (if any) a wakeup comes from
  *   timers.bpf.h        timers armed from syscalls and their fires
  *   syscall_args.bpf.h  syscall number and argument decoding
@@ -98,12 +99,7 @@ struct {
 	__uint(max_entries, ARGUS_BPF_RINGBUF_DEFAULT);
 } events SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
+#include "record.bpf.h"
 
 /* Task-local rather than a tid-keyed hash: the kernel frees it with the
  * task (exit and exit_group have no sys_exit), it has no capacity limit, and
@@ -157,8 +153,6 @@ static __always_inline __u64 ptr_bits(const void *p)
 	bpf_probe_read_kernel(&v, sizeof(v), &p);
 	return v;
 }
-
-#include "record.bpf.h"
 
 /* comm is NUL-padded in the record whatever the source holds after the NUL. */
 static __always_inline void copy_comm(char *dst, const char *src)

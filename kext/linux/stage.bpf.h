@@ -101,16 +101,6 @@ static __always_inline struct stage *cur_stage(void)
 	return bpf_map_lookup_elem(&stages, &lvl);
 }
 
-static __always_inline void count_drops(__u64 n)
-{
-	__u32 zero = 0;
-	__u64 *cnt;
-
-	cnt = bpf_map_lookup_elem(&drops, &zero);
-	if (cnt)
-		*cnt += n;
-}
-
 static __always_inline void stage_flush(struct stage *st)
 {
 	__u32 n = st->len & (2 * STAGE_BYTES - 1);
