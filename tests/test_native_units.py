@@ -1,6 +1,7 @@
 """The C unit tests beside their units, run by the README's test command: the
 ring buffer (tracer/argus_rb_test.c), the shared radix sort
-(tracer/argus_radix_sort_test.c) and the graph core
+(tracer/argus_radix_sort_test.c), the loaders' pid queue
+(tracer/bpf_loader_util_test.c) and the graph core
 (graphbuild/core/argus_graph_test.c), cmocka programs registered with ctest,
 and the property check of argusd's name refresh (tests/programs/thread_names_check.c).
 tests/native/run.sh configures and builds them (build/native) and runs ctest;
@@ -11,7 +12,7 @@ import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN = os.path.join(ROOT, "tests", "native", "run.sh")
-UNITS = {"argus_rb", "argus_radix_sort", "argus_graph", "thread_names",
+UNITS = {"argus_rb", "argus_radix_sort", "argus_graph", "thread_names", "bpf_loader_util",
          # dylib-instrument/: relocation tables as data, random bytes, hooks, the per-thread rings
          "reloc_x86_64", "reloc_arm64", "reloc_random", "hook_x86_64", "thunk_arm64", "uring_load"}
 
