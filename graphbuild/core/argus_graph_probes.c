@@ -113,6 +113,7 @@ static void on_mutex_return(struct argus_graph *g, int64_t u, const struct argus
 	if (!g->oom)
 		VEC_AT(&g->msg_edges, struct edge, g->msg_edges.len - 1).owner_kind = ARGUS_OWNER_MUTEX;
 	g->st.mutex_edges++;
+	g->st.ownership_edges++;
 }
 
 void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)

@@ -640,6 +640,7 @@ static void test_mutex_unlock_to_the_waiting_lock_is_an_ownership_edge(void **st
 	assert_int_equal(g.edge.owner_kind[own[0]], ARGUS_OWNER_MUTEX);
 	assert_int_equal(g.edge.weak[own[0]], 0);
 	assert_int_equal(g.st.mutex_edges, 1);
+	assert_int_equal(g.st.ownership_edges, 1);
 	free(t.rows);
 	graph_free(&g);
 }
