@@ -98,6 +98,8 @@ def origin_text(g, origin):
     if kind == "no_incoming_edge":
         label = origin["label"]
         return f"slice ends at {thread_label(g, int(g.seg.utid[v]))} ({_START_LABELS.get(label, label)})"
+    if kind == "input":
+        return f"started by an input event read by {thread_label(g, int(g.seg.utid[v]))}"
     if kind == "cycle":
         return f"slice ends in a cycle at {thread_label(g, int(g.seg.utid[v]))}"
     return origin.get("label", kind)
@@ -116,6 +118,8 @@ def trigger_text(g, res, t0):
     o = res.origin
     if o and o["kind"] == "culled":
         txt += f", {o['label']} wakeup"
+    elif o and o["kind"] == "input":
+        txt += ", from an input event"
     return txt
 
 

@@ -50,7 +50,8 @@ SPLIT_EVENT_LOOP = 1   # return from an event-loop wait that did not block
 SPLIT_PEER_CHANGE = 2  # a message operation with a new peer set
 SPLIT_BATCH = 3        # receive right after a reply on the same channel, io_uring submit+wait
 SPLIT_CALLBACK = 4     # exact: a callback_begin / callback_end probe (dylib-instrument/, `argus run`)
-SPLIT_NAMES = {0: "none", 1: "event_loop", 2: "peer_change", 3: "batch", 4: "callback"}
+SPLIT_INPUT = 5        # exact: an input probe (a key / button event read); slices stop here
+SPLIT_NAMES = {0: "none", 1: "event_loop", 2: "peer_change", 3: "batch", 4: "callback", 5: "input"}
 
 # --- edge types (edge.type) ---
 EDGE_PROGRAM_ORDER = 0

@@ -45,7 +45,7 @@ STAT_FIELDS = ("rows", "ignored_wakeups", "lost_records", "lost_rows", "tid_reus
 STAT_TAIL = ("splits_blocking_wait", "splits_event_loop", "splits_peer_change", "splits_batch",
              "weak_program_order", "message_edges", "timer_edges", "learned_channels",
              "gap_segments", "lost_regions", "ownership_edges", "wait_sites",
-             "probe_rows", "splits_callback", "enqueue_edges", "mutex_edges")
+             "probe_rows", "splits_callback", "enqueue_edges", "mutex_edges", "splits_input")
 
 
 class Stats(ctypes.Structure):

@@ -52,7 +52,8 @@
  *            event-loop guess on that thread after its first dispatch);
  *            enqueue -> dispatch on the same object is a message edge; a
  *            mutex unlock -> the waiting locker's lock return is an
- *            ownership edge (owner_kind mutex).
+ *            ownership edge (owner_kind mutex); an input record opens a
+ *            vertex (split kind input) that slices stop at.
  *  sites     a blocking event-loop wait names its wait site (the thread's
  *            last WAIT_SITE row: fd set hash), timeout and user stack; every
  *            blocking wait names the thread's last action since its previous
@@ -313,6 +314,8 @@ void split_at(struct argus_graph *g, int64_t u, int64_t ts, int criterion, int e
 		g->st.splits_peer_change++;
 	else if (criterion == ARGUS_SPLIT_CALLBACK)
 		g->st.splits_callback++;
+	else if (criterion == ARGUS_SPLIT_INPUT)
+		g->st.splits_input++;
 	else
 		g->st.splits_batch++;
 }

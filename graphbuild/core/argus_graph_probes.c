@@ -19,6 +19,9 @@
  *              ownership edge, owner_kind MUTEX, strong (the library said
  *              so).  An uncontended lock makes no edge.  Edge ts = the lock's
  *              return, src_ts = the unlock.
+ *   input      INPUT (a key / button event read) opens a vertex (split kind
+ *              INPUT): the work that follows it in the thread starts there,
+ *              and a slice of that work stops at it (diagnose/slice.py).
  *
  * Invariants: without probe rows nothing here runs and the graph is the one
  * the kernel rows give.  Every handler owns its row; maps are keyed (pid, obj)
@@ -62,17 +65,25 @@ static void note_handoff(struct argus_graph *g, struct map *m, int64_t u, const 
 	h->used = 0;
 }
 
-/* Segment boundary at ts for a callback begin / end (not a heuristic: runs
- * without splits too).  No empty segment: a segment that started at ts and
- * owns no row yet is already the boundary. */
-static void cut(struct argus_graph *g, int64_t u, int64_t ts)
+/* Segment boundary at ts for a callback begin / end or an input (not a
+ * heuristic: runs without splits too).  No empty segment: a segment that
+ * started at ts and owns no row yet is already the boundary; an input at the
+ * ts of a callback begin makes that vertex the input's. */
+static void cut(struct argus_graph *g, int64_t u, int64_t ts, int criterion)
 {
 	struct thr *t = TH(g, u);
 	struct seg *s = SG(g, t->seg);
 
-	if (s->start == ts && s->row_lo == t->nrows)
-		return;
-	split_at(g, u, ts, ARGUS_SPLIT_CALLBACK, 1);
+	if (s->start != ts) {
+		split_at(g, u, ts, criterion, 1);
+	} else if (criterion == ARGUS_SPLIT_INPUT && s->start_kind == ARGUS_START_SPLIT &&
+		   s->split_kind == ARGUS_SPLIT_CALLBACK) {
+		s->split_kind = ARGUS_SPLIT_INPUT;     /* a dispatch that starts with the input */
+		g->st.splits_callback--;
+		g->st.splits_input++;
+	} else if (s->row_lo != t->nrows) {
+		split_at(g, u, ts, criterion, 1);
+	}
 }
 
 static void on_callback_begin(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i)
@@ -81,7 +92,7 @@ static void on_callback_begin(struct argus_graph *g, int64_t u, const struct arg
 	struct handoff *h;
 	struct thr *t;
 
-	cut(g, u, ts);
+	cut(g, u, ts, ARGUS_SPLIT_CALLBACK);
 	own_row(g, u, i);
 	t = TH(g, u);
 	t->cb_seen = 1;
@@ -127,7 +138,10 @@ void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 		return on_callback_begin(g, u, r, i);
 	case ARGUS_EV_CALLBACK_END:
 		own_row(g, u, i);
-		return cut(g, u, (int64_t)r->ts_ns);
+		return cut(g, u, (int64_t)r->ts_ns, ARGUS_SPLIT_CALLBACK);
+	case ARGUS_EV_INPUT:
+		cut(g, u, (int64_t)r->ts_ns, ARGUS_SPLIT_INPUT);
+		return own_row(g, u, i);
 	}
 	own_row(g, u, i);
 	t = TH(g, u);

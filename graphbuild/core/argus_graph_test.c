@@ -24,7 +24,8 @@
  *              guess on that thread; an enqueue by another thread -> the
  *              next dispatch of the same object is a MESSAGE edge; a mutex
  *              unlock -> the return of a lock that waited for it is an
- *              OWNERSHIP edge (owner_kind MUTEX), an uncontended lock none
+ *              OWNERSHIP edge (owner_kind MUTEX), an uncontended lock none;
+ *              an input opens a vertex (split kind INPUT)
  *   order      segments come out by (utid, start), edges by (ts, type, src);
  *              every edge joins existing segments at times inside them; the
  *              CSR index orders ids by (key, ts, id); unsorted rows are
@@ -572,6 +573,33 @@ static void test_callback_probes_cut_segments_exactly(void **state)
 	graph_free(&g);
 }
 
+static void test_input_opens_a_vertex(void **state)
+{
+	struct trace t;
+	struct graph g;
+	int64_t a[8];
+
+	(void)state;
+	trace_init(&t);
+	snapshot(&t, A, A, "gui");
+	run(&t, A, A, 1 * MS);
+	probe(&t, A, A, 2 * MS, ARGUS_EV_CALLBACK_BEGIN, CTX, DISPATCH_FN);
+	probe(&t, A, A, 3 * MS, ARGUS_EV_INPUT, 0x77, 0xB00);           /* inside the dispatch */
+	probe(&t, A, A, 4 * MS, ARGUS_EV_CALLBACK_END, 1, DISPATCH_FN);
+	probe(&t, A, A, 5 * MS, ARGUS_EV_CALLBACK_BEGIN, CTX, DISPATCH_FN);
+	probe(&t, A, A, 5 * MS, ARGUS_EV_INPUT, 0x77, 0xB00);           /* first thing it does */
+	build(&t, 10 * MS, &g);
+	assert_int_equal(segments_of(&g, A, a, 8), 5);
+	assert_int_equal(g.seg.split_kind[a[2]], ARGUS_SPLIT_INPUT);
+	assert_int_equal(g.seg.start[a[2]], 3 * MS);
+	assert_int_equal(g.seg.split_kind[a[4]], ARGUS_SPLIT_INPUT);    /* no empty vertex: relabelled */
+	assert_int_equal(g.seg.start[a[4]], 5 * MS);
+	assert_int_equal(g.st.splits_input, 2);
+	assert_int_equal(g.st.splits_callback, 2);
+	free(t.rows);
+	graph_free(&g);
+}
+
 static void test_enqueue_by_another_thread_is_a_message_edge_to_the_dispatch(void **state)
 {
 	struct trace t;
@@ -785,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_futex_owner_gives_an_edge_from_the_owners_segment),
 		cmocka_unit_test(test_failed_lock_try_points_to_the_holder_the_kernel_named),
 		cmocka_unit_test(test_callback_probes_cut_segments_exactly),
+		cmocka_unit_test(test_input_opens_a_vertex),
 		cmocka_unit_test(test_enqueue_by_another_thread_is_a_message_edge_to_the_dispatch),
 		cmocka_unit_test(test_mutex_unlock_to_the_waiting_lock_is_an_ownership_edge),
 		cmocka_unit_test(test_segments_and_edges_come_out_sorted_and_consistent),
