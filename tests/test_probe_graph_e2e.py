@@ -9,6 +9,8 @@ the trace built into the event graph.
             thread wakes the context (g_main_context_wakeup): the enqueue ->
             the dispatch it caused is a message edge, and every dispatch is
             cut into its own segment (split kind callback).
+  hang      a GLib idle callback (added from a worker thread) computes 1.5 s:
+            `argus debug --auto --json` names the dispatch the hang sits in.
 """
 import json
 import subprocess
@@ -101,3 +103,53 @@ def test_glib_enqueue_to_dispatch_edge_and_callback_segments(argus_cli):
     for k in msg.tolist():
         assert e.src_ts[k] <= e.ts[k]
         assert g.seg.start[e.dst[k]] == e.ts[k]          # the dispatch opens its segment
+
+
+GLIB_HANG = """
+import ctypes, os, threading, time
+g = ctypes.CDLL('libglib-2.0.so.0')
+g.g_main_context_default.restype = ctypes.c_void_p
+g.g_main_context_wakeup.argtypes = [ctypes.c_void_p]
+g.g_main_context_iteration.argtypes = [ctypes.c_void_p, ctypes.c_int]
+SourceFunc = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+g.g_idle_add.argtypes = [SourceFunc, ctypes.c_void_p]
+ctx = g.g_main_context_default()
+g.g_main_context_iteration(ctx, 0)
+def slow(_):
+    end = time.time() + 1.5             # the hang: 1.5 s of CPU in one callback
+    while time.time() < end:
+        pass
+    return 0                            # G_SOURCE_REMOVE
+cb = SourceFunc(slow)
+def worker():
+    time.sleep(0.2)
+    g.g_idle_add(cb, None)
+    g.g_main_context_wakeup(ctx)
+w = threading.Thread(target=worker)
+w.start()
+deadline = time.time() + 3
+while time.time() < deadline and (w.is_alive() or g.g_main_context_iteration(ctx, 0)):
+    g.g_main_context_iteration(ctx, 1)
+w.join()
+print(os.getpid(), hex(ctx), flush=True)
+"""
+
+
+def test_debug_names_the_dispatch_a_glib_hang_sits_in(argus_cli):
+    require_tracing()
+    argus_cli.start(size="64M")
+    out = _run(argus_cli, "/usr/bin/python3", "-c", GLIB_HANG).split()
+    pid, ctx = int(out[0]), int(out[1], 16)
+    argus_cli.wait_drained()
+    argus_cli.stop()
+    report = argus_cli.json("debug", "--buffer", argus_cli.buffer, "--pid", str(pid), "--auto", "--json",
+                            "--threshold", "1")
+    s = report["spinning"]
+    assert s["tid"] == pid and s["block_type"] == "LongRunning"
+    d = s["dispatch"]
+    assert d["obj"] == ctx and not d["ongoing"]
+    assert 1_400_000_000 <= d["dur_ns"] and d["window_share"] >= 0.9
+    assert s["start_ns"] <= d["start_ns"] + 50_000_000 and d["end_ns"] <= s["end_ns"]
+    text = argus_cli.run("debug", "--buffer", argus_cli.buffer, "--pid", str(pid), "--auto",
+                         "--threshold", "1").stdout
+    assert "in a dispatch: callback began at" in text
