@@ -224,6 +224,9 @@ class AskingChooser(Chooser):
             from argus.graphbuild.graph import SPLIT_NAMES
             kind = SPLIT_NAMES.get(int(self.g.seg.split_kind[edge.dst]), "?") \
                 if "split_kind" in self.g.seg.names else "?"
+            if kind == "callback":     # an exact cut from a callback probe, not a guess
+                return "weak program-order edge (a callback began or ended here: the earlier vertex " \
+                       "is other work of the same loop)"
             return f"weak program-order edge (the {kind} heuristic split the thread's run here: the " \
                    f"earlier vertex may be other work)"
         return "weak edge (maybe only a lock handed over)"

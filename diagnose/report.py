@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from argus.diagnose.blocktype import LONG_RUNNING, LONG_WAIT, REPEATED_YIELD
+from argus.diagnose.dispatch import dispatch_in
 
 SCHEMA = "argus.diagnosis/1"
 
@@ -98,6 +99,8 @@ def origin_text(g, origin):
     if kind == "no_incoming_edge":
         label = origin["label"]
         return f"slice ends at {thread_label(g, int(g.seg.utid[v]))} ({_START_LABELS.get(label, label)})"
+    if kind == "input":
+        return f"started by an input event read by {thread_label(g, int(g.seg.utid[v]))}"
     if kind == "cycle":
         return f"slice ends in a cycle at {thread_label(g, int(g.seg.utid[v]))}"
     return origin.get("label", kind)
@@ -116,6 +119,8 @@ def trigger_text(g, res, t0):
     o = res.origin
     if o and o["kind"] == "culled":
         txt += f", {o['label']} wakeup"
+    elif o and o["kind"] == "input":
+        txt += ", from an input event"
     return txt
 
 
@@ -279,6 +284,9 @@ def to_json(d):
     spinning["baseline"] = extra.get("baseline")
     spinning["origin"] = _origin(g, extra.get("origin"))
     spinning["owner"] = extra.get("owner")
+    dispatch = dispatch_in(g, h.utid, int(h.start_ns), int(h.end_ns))
+    if dispatch is not None:          # the callback the hang sits in (probes, `argus run`)
+        spinning["dispatch"] = dispatch
     flags = extra.get("flags")
     spinning["data_flags"] = [{"addr": int(a), "reads": int(n)} for a, n in sorted(flags.items())] if flags else []
     path = []
@@ -386,6 +394,11 @@ def render_text(d):
     if own:
         out.append(f"  held by: {own['comm']}/{own['tid']} ({own['kind']}{', weak' if own['weak'] else ''}, "
                    f"{own['tries']} {'try' if own['tries'] == 1 else 'tries'} point at it)")
+    dp = s.get("dispatch")
+    if dp:
+        state = "still running at trace end" if dp["ongoing"] else f"returned at {fmt_rel(dp['end_ns'] - t0)}"
+        out.append(f"  in a dispatch: callback began at {fmt_rel(dp['start_ns'] - t0)}, {state} "
+                   f"({fmt_dur(dp['dur_ns'])}, {round(100 * dp['window_share'])}% of the hang; object 0x{dp['obj']:x})")
     if s.get("data_flags"):
         out.append("  data flags read: " + ", ".join(f"0x{f['addr']:x} x{f['reads']}" for f in s["data_flags"]))
     out.append("")

@@ -22,7 +22,9 @@ Algorithm: walk backwards from a vertex along incoming causal edges.
       chooser.follow_weak(edge).
       Else stop: origin "no_incoming_edge" with v's start label
       (trace_start, thread_start, switch_in, pre_trace).
-  Stop also at a vertex already on the slice ("cycle") and after 64 hops
+  Stop also at a vertex an input probe opened (split kind "input": the key
+  press or button that started the work; origin "input", before looking at
+  its edges), at a vertex already on the slice ("cycle") and after 64 hops
   ("max_hops").  The first hop may be forced (`first_edge`: the data_flag
   edge of a RepeatedYield baseline).
 
@@ -211,6 +213,10 @@ def program_order_step(g, v, same_work_gap_ns=SAME_WORK_GAP_NS):
     return None
 
 
+def _input_start(g, v):
+    return "split_kind" in g.seg.names and int(g.seg.split_kind[v]) == G.SPLIT_INPUT
+
+
 def _culled_start(g, v):
     return (g.seg.start_kind[v] == G.START_WAKEUP and g.seg.start_ctx[v] != schema.WAKE_TASK
             and g.in_wake[v] < 0)
@@ -233,6 +239,9 @@ def interactive_slice(g, v, chooser, cursor=None, first_edge=None, max_hops=MAX_
             break
         if forced is not None:
             e, forced = forced, None
+        elif _input_start(g, cur):
+            origin = {"kind": "input", "label": "an input event (the key press or button that started it)"}
+            break
         else:
             cands = candidates(g, cur, t)
             if cands:

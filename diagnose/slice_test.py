@@ -208,3 +208,29 @@ def test_timer_edges_are_not_followed():
     res = interactive_slice(g, v, AutoChooser())
     assert tids(g, res) == [R]
     assert (res.origin["kind"], res.origin["label"]) == ("culled", "timer")
+
+
+def test_an_input_vertex_stops_the_slice():
+    """A GUI thread woken by another thread reads a key press (an INPUT
+    probe row, `argus run`) and then computes: the graph opens a vertex at the
+    input (split kind input) and the slice of the work stops there, origin
+    "input" (the key press that started it), instead of walking on to the
+    waker of the loop's wait."""
+    def trace(with_input):
+        t = threads()
+        t.run(A, 0).block(R, 0, "read", "poll", obj=3)
+        t.wake(A, R, ms(1)).run(R, ms(1))
+        if with_input:
+            t.row(ms(1.5), R, schema.INPUT, obj=0x1234, obj2=0xABC, nr=0)
+        t.run(R, ms(2), until=ms(50), preempt=True)
+        return t.build()
+
+    g = trace(True)
+    assert g.stats["splits"]["input"] == 1
+    v = seg(g, R, -1)
+    assert g.seg.split_kind[v] == G.SPLIT_INPUT and g.seg.start[v] == ms(1.5)
+    res = interactive_slice(g, v, AutoChooser())
+    assert tids(g, res) == [R] and res.origin["kind"] == "input" and res.origin["vertex"] == v
+    g = trace(False)
+    res = interactive_slice(g, seg(g, R, -1), AutoChooser())
+    assert tids(g, res) == [R, A] and res.origin["kind"] != "input"

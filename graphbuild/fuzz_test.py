@@ -7,11 +7,14 @@ from argus.tracer import schema
 from argus.graphbuild import build_graph, graph as G
 
 
-def random_rows(seed, n=20000):
+def random_rows(seed, n=20000, probes=False):
     rng = np.random.default_rng(seed)
     rows = schema.empty_rows(n)
     rows["ts_ns"] = np.sort(rng.integers(0, 10**9, n)).astype(np.uint64)
     rows["type"] = rng.integers(1, schema.FILE_LOCK + 3, n)  # every type, and a few unknown ones
+    if probes:     # a third of the rows user-space tracepoints (callback, enqueue, mutex, input, return)
+        some = rng.random(n) < 0.33
+        rows["type"][some] = rng.choice(np.array(schema.PROBE_TYPES, np.uint16), int(some.sum()))
     rows["pid"] = rng.integers(0, 6, n)
     rows["tid"] = rng.integers(0, 12, n)
     rows["peer_pid"] = rng.integers(0, 6, n)
@@ -27,9 +30,9 @@ def random_rows(seed, n=20000):
     return rows
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_random_rows_build_a_consistent_graph(seed):
-    g = build_graph(random_rows(seed), head_gap_end=10**8)
+@pytest.mark.parametrize("seed,probes", [(s, False) for s in range(6)] + [(s, True) for s in range(3)])
+def test_random_rows_build_a_consistent_graph(seed, probes):
+    g = build_graph(random_rows(seed, probes=probes), head_gap_end=10**8)
     nseg = g.num_vertices
     seg = g.seg
     assert nseg > 0

@@ -49,7 +49,9 @@ SPLIT_NONE = 0
 SPLIT_EVENT_LOOP = 1   # return from an event-loop wait that did not block
 SPLIT_PEER_CHANGE = 2  # a message operation with a new peer set
 SPLIT_BATCH = 3        # receive right after a reply on the same channel, io_uring submit+wait
-SPLIT_NAMES = {0: "none", 1: "event_loop", 2: "peer_change", 3: "batch"}
+SPLIT_CALLBACK = 4     # exact: a callback_begin / callback_end probe (dylib-instrument/, `argus run`)
+SPLIT_INPUT = 5        # exact: an input probe (a key / button event read); slices stop here
+SPLIT_NAMES = {0: "none", 1: "event_loop", 2: "peer_change", 3: "batch", 4: "callback", 5: "input"}
 
 # --- edge types (edge.type) ---
 EDGE_PROGRAM_ORDER = 0
@@ -68,7 +70,8 @@ OWNER_NONE = 0
 OWNER_FUTEX_OWNER = 1    # the futex word names the holder (PI: strong; glibc __owner: weak)
 OWNER_FUTEX_CHANNEL = 2  # the thread(s) that woke waiters of the same futex before (weak)
 OWNER_FILE_LOCK = 3      # the lock table or the kernel's lock list names the holder (strong)
-OWNER_KIND_NAMES = {0: "none", 1: "futex_owner", 2: "futex_channel", 3: "file_lock"}
+OWNER_MUTEX = 4          # mutex_unlock probe -> the waiting locker's lock return (strong)
+OWNER_KIND_NAMES = {0: "none", 1: "futex_owner", 2: "futex_channel", 3: "file_lock", 4: "mutex"}
 
 # --- the thread's last action before a blocking wait (seg.act_kind) ---
 ACT_NONE = 0

@@ -178,7 +178,7 @@ GOLDEN_STATS = {
                       "ownership": 0},
     "weak_edges": 426,
     "weak_edges_by_type": {"program_order": 426},
-    "splits": {"blocking_wait": 3917, "event_loop": 2, "peer_change": 199, "batch": 225},
+    "splits": {"blocking_wait": 3917, "event_loop": 2, "peer_change": 199, "batch": 225, "callback": 0, "input": 0},
     "culled_wakeups": 102,
     "culled_by_label": {"block": 7, "device": 1, "other": 5, "rcu": 18, "timer": 71},
     "learned_channels": 8,

@@ -47,6 +47,13 @@
  *  owners    ownership edges from the holder of a futex or file lock to
  *            the vertex that waits for it or failed to take it
  *            (argus_graph_owners.c).
+ *  probes    user-space tracepoints (argus_graph_probes.c): callback
+ *            begin / end cut segments exactly (split kind callback, and no
+ *            event-loop guess on that thread after its first dispatch);
+ *            enqueue -> dispatch on the same object is a message edge; a
+ *            mutex unlock -> the waiting locker's lock return is an
+ *            ownership edge (owner_kind mutex); an input record opens a
+ *            vertex (split kind input) that slices stop at.
  *  sites     a blocking event-loop wait names its wait site (the thread's
  *            last WAIT_SITE row: fd set hash), timeout and user stack; every
  *            blocking wait names the thread's last action since its previous
@@ -183,7 +190,7 @@ static void flush(struct argus_graph *g, int64_t u, int64_t end, int kind)
 	s->row_hi = t->nrows;
 }
 
-static void own_row(struct argus_graph *g, int64_t u, uint64_t i)
+void own_row(struct argus_graph *g, int64_t u, uint64_t i)
 {
 	g->owner[i] = (int32_t)u;
 	TH(g, u)->nrows++;
@@ -263,7 +270,7 @@ static void end_wait(struct argus_graph *g, int64_t u, int64_t ts)
 }
 
 /* The thread named by a row's header, as a running thread. */
-static int64_t own(struct argus_graph *g, uint32_t tid, uint32_t pid, int64_t ts, int switch_out)
+int64_t own(struct argus_graph *g, uint32_t tid, uint32_t pid, int64_t ts, int switch_out)
 {
 	int64_t u = lookup(g, tid, pid, ts);
 
@@ -278,12 +285,14 @@ static int64_t own(struct argus_graph *g, uint32_t tid, uint32_t pid, int64_t ts
 	return u;
 }
 
-/* A heuristic split of a running thread's segment at ts (the row at ts opens the new one). */
-static void split(struct argus_graph *g, int64_t u, int64_t ts, int criterion)
+/* A split of a running thread's segment at ts (the row at ts opens the new
+ * one): a heuristic one, or an exact one (a callback boundary a probe
+ * recorded, made without heuristics too). */
+void split_at(struct argus_graph *g, int64_t u, int64_t ts, int criterion, int exact)
 {
 	struct thr *t = TH(g, u);
 
-	if (g->cfg.flags & ARGUS_GRAPH_NO_SPLITS)
+	if ((g->cfg.flags & ARGUS_GRAPH_NO_SPLITS) && !exact)
 		return;
 	if (t->state == RUNNING) {
 		if (ts > t->cpu_mark)
@@ -303,8 +312,17 @@ static void split(struct argus_graph *g, int64_t u, int64_t ts, int criterion)
 		g->st.splits_event_loop++;
 	else if (criterion == ARGUS_SPLIT_PEER_CHANGE)
 		g->st.splits_peer_change++;
+	else if (criterion == ARGUS_SPLIT_CALLBACK)
+		g->st.splits_callback++;
+	else if (criterion == ARGUS_SPLIT_INPUT)
+		g->st.splits_input++;
 	else
 		g->st.splits_batch++;
+}
+
+static void split(struct argus_graph *g, int64_t u, int64_t ts, int criterion)
+{
+	split_at(g, u, ts, criterion, 0);
 }
 
 static void futex_used(struct argus_graph *g, uint32_t pid, uint64_t uaddr, int64_t u, int bit)
@@ -429,8 +447,10 @@ static void on_syscall_exit(struct argus_graph *g, const struct argus_row *r, ui
 			SG(g, p)->flags |= SF_TIMEDOUT;
 	}
 	t->pending_exit = -1;
-	if (same && (ro & ARGUS_ROLE_LOOP_WAIT) && r->val >= 0)
-		split(g, u, ts, ARGUS_SPLIT_EVENT_LOOP);
+	if (same && (ro & ARGUS_ROLE_LOOP_WAIT) && r->val >= 0) {
+		if (!t->cb_seen)          /* callback probes cut this thread's loop exactly */
+			split(g, u, ts, ARGUS_SPLIT_EVENT_LOOP);
+	}
 	else if (same && (ro & ARGUS_ROLE_MSG_RECV) && t->batch_armed && r->val > 0)
 		split(g, u, ts, ARGUS_SPLIT_BATCH);
 	else if (same && (ro & ARGUS_ROLE_URING) && t->cur_aux > 0 && t->cur_obj2 > 0 && r->val > 0)
@@ -772,6 +792,8 @@ static void on_row(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 		return on_timer(g, r);
 	if (!r->tid)
 		return;
+	if (r->type >= ARGUS_EV_CALLBACK_BEGIN && r->type <= ARGUS_EV_PROBE_RETURN)
+		return on_probe(g, r, i);
 	switch (r->type) {
 	case ARGUS_EV_SYSCALL_ENTER:
 		return on_syscall_enter(g, r, i);
@@ -935,7 +957,7 @@ static int reserve_row(struct argus_graph *g)
 	struct vec *per_row[] = {
 		&g->thr, &g->seg, &g->wakes, &g->spawns, &g->running, &g->runnable, &g->yields, &g->flags,
 		&g->msg_edges, &g->lost, &g->sendv, &g->fdiv, &g->tfirev, &g->treqs, &g->lockv,
-		&g->oreqs,
+		&g->oreqs, &g->handoffs,
 	};
 	size_t k;
 
@@ -980,11 +1002,13 @@ struct argus_graph *argus_graph_build(const struct argus_row *rows, uint64_t nro
 	vec_init(&g->treqs, sizeof(struct treq));
 	vec_init(&g->lockv, sizeof(struct held));
 	vec_init(&g->oreqs, sizeof(struct oreq));
+	vec_init(&g->handoffs, sizeof(struct handoff));
 	g->owner = big_alloc((nrows ? nrows : 1) * sizeof(int32_t), &g->owner_mapped);
 	if (!g->owner || map_init(&g->tid_map, 1024) || map_init(&g->ppid, 256) || map_init(&g->futex, 1024) ||
 	    map_init(&g->channel, 256) || map_init(&g->sends, 1024) || map_init(&g->timers, 64) ||
 	    map_init(&g->fdinfo, 1024) || map_init(&g->owners, 1024) || map_init(&g->tfires, 256) ||
-	    map_init(&g->fchan, 256) || map_init(&g->locks, 64))
+	    map_init(&g->fchan, 256) || map_init(&g->locks, 64) || map_init(&g->enqueues, 64) ||
+	    map_init(&g->unlocks, 256))
 		goto oom;
 	for (i = 0; i < nrows; i++) {
 		if (i && rows[i].ts_ns < rows[i - 1].ts_ns) {

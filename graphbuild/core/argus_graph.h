@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define ARGUS_GRAPH_ABI 2
+#define ARGUS_GRAPH_ABI 3
 
 /* The library is built with hidden visibility: only these functions are
  * exported (the units' internal functions stay private). */
@@ -47,11 +47,13 @@ enum argus_graph_role {
 enum { ARGUS_START_TRACE, ARGUS_START_THREAD, ARGUS_START_WAKEUP, ARGUS_START_SWITCH_IN,
        ARGUS_START_PRE_TRACE, ARGUS_START_SPLIT };
 enum { ARGUS_END_BLOCKED, ARGUS_END_EXIT, ARGUS_END_TRACE, ARGUS_END_SPLIT };
-enum { ARGUS_SPLIT_NONE, ARGUS_SPLIT_EVENT_LOOP, ARGUS_SPLIT_PEER_CHANGE, ARGUS_SPLIT_BATCH };
+enum { ARGUS_SPLIT_NONE, ARGUS_SPLIT_EVENT_LOOP, ARGUS_SPLIT_PEER_CHANGE, ARGUS_SPLIT_BATCH,
+       ARGUS_SPLIT_CALLBACK, ARGUS_SPLIT_INPUT };
 enum { ARGUS_EDGE_PROGRAM_ORDER, ARGUS_EDGE_WAKEUP, ARGUS_EDGE_SPAWN, ARGUS_EDGE_DATA_FLAG,
        ARGUS_EDGE_MESSAGE, ARGUS_EDGE_TIMER, ARGUS_EDGE_OWNERSHIP };
 /* edge.owner_kind of an ownership edge (0 on every other edge) */
-enum { ARGUS_OWNER_NONE, ARGUS_OWNER_FUTEX_OWNER, ARGUS_OWNER_FUTEX_CHANNEL, ARGUS_OWNER_FILE_LOCK };
+enum { ARGUS_OWNER_NONE, ARGUS_OWNER_FUTEX_OWNER, ARGUS_OWNER_FUTEX_CHANNEL, ARGUS_OWNER_FILE_LOCK,
+       ARGUS_OWNER_MUTEX };
 /* seg.act_kind: the thread's last action before its blocking wait */
 enum { ARGUS_ACT_NONE, ARGUS_ACT_SEND, ARGUS_ACT_WAKE };
 /* seg.wait_timeout_ms of a wait that is not an event-loop wait */
@@ -80,6 +82,7 @@ struct argus_graph_stats {
 	uint64_t weak_program_order, message_edges, timer_edges, learned_channels;
 	uint64_t gap_segments, lost_regions;
 	uint64_t ownership_edges, wait_sites;
+	uint64_t probe_rows, splits_callback, enqueue_edges, mutex_edges, splits_input;
 };
 
 struct argus_graph_counts {

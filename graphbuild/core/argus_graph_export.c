@@ -334,6 +334,9 @@ void free_pass_tables(struct argus_graph *g)
 	map_free(&g->tfires);
 	map_free(&g->fchan);
 	map_free(&g->locks);
+	map_free(&g->enqueues);
+	map_free(&g->unlocks);
+	vec_free(&g->handoffs);
 	vec_free(&g->lockv);
 	vec_free(&g->sendv);
 	vec_free(&g->fdiv);

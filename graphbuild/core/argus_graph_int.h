@@ -4,6 +4,7 @@
  *   argus_graph.c           the pass: tracker, per-thread state machine, row handlers
  *   argus_graph_channels.c  channel identities and learning, message matching, timer fires
  *   argus_graph_owners.c    lock table, futex owners and channels, ownership edges
+ *   argus_graph_probes.c    user-space tracepoints: callback cuts, enqueue and mutex edges
  *   argus_graph_edges.c     edges, vertex order, edge sort, gaps
  *   argus_graph_export.c    counts, exports to numpy columns, CSR, free
  * See argus_graph.c for the algorithm and its invariants.
@@ -81,6 +82,10 @@ struct thr {
 	int32_t lk_fd;
 	int64_t lk_start, lk_end, lk_row;
 	uint64_t lk_inode;
+	/* probes: dispatched a callback once; a MUTEX_LOCK waiting for its return */
+	uint8_t cb_seen, mx_pending;
+	uint64_t mx_obj, mx_fn;
+	int64_t mx_ts;
 };
 
 struct wake {
@@ -114,6 +119,7 @@ struct held {
 };
 struct send { int64_t seg, ts, row; uint8_t matched; };
 struct fdi { uint64_t local, peer; uint8_t kind; };                /* FD_INFO of one (pid, fd, inode) */
+struct handoff { int64_t utid, seg, ts, row; uint8_t used; };   /* the last ENQUEUE / MUTEX_UNLOCK of an object */
 struct tfire { int64_t arm_utid, arm_ts, fire_ts; };                 /* the last fire of a timer */
 struct treq { int64_t arm_utid, arm_ts, dst, ts, row; uint64_t obj; }; /* timer edge, src resolved at the end */
 
@@ -136,7 +142,9 @@ struct argus_graph {
 	struct map tfires;        /* low 32 bits of a timer id -> index into tfirev */
 	struct map fchan;         /* (pid, futex uaddr) -> the last two wakers (utid + 1 each, 32 bits) */
 	struct map locks;         /* inode -> first struct held of its chain in lockv */
-	struct vec sendv, fdiv, tfirev, treqs, lockv, oreqs;
+	struct map enqueues;      /* (pid, obj) -> its last ENQUEUE in handoffs */
+	struct map unlocks;       /* (pid, mutex) -> its last MUTEX_UNLOCK in handoffs */
+	struct vec sendv, fdiv, tfirev, treqs, lockv, oreqs, handoffs;
 	int32_t *owner;           /* row -> utid, -1 */
 	size_t owner_mapped;
 
@@ -188,6 +196,12 @@ int order_segments(struct argus_graph *g);
 int finish_edges(struct argus_graph *g);
 void mark_gaps(struct argus_graph *g);
 void free_pass_tables(struct argus_graph *g);
+/* argus_graph.c, for the units' row handlers */
+int64_t own(struct argus_graph *g, uint32_t tid, uint32_t pid, int64_t ts, int switch_out);
+void own_row(struct argus_graph *g, int64_t u, uint64_t i);
+void split_at(struct argus_graph *g, int64_t u, int64_t ts, int criterion, int exact);
+/* argus_graph_probes.c */
+void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i);
 /* argus_graph_owners.c */
 void on_futex_state(struct argus_graph *g, int64_t u, const struct argus_row *r);
 void on_file_lock(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i);

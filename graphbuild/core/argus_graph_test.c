@@ -19,6 +19,13 @@
  *              waiter's; the waiter itself, another process's tid, or no
  *              owner give none; a failed lock try points to the holder the
  *              kernel named
+ *   probes     callback_begin / callback_end cut segments exactly (split
+ *              kind CALLBACK, with NO_SPLITS too) and stop the event-loop
+ *              guess on that thread; an enqueue by another thread -> the
+ *              next dispatch of the same object is a MESSAGE edge; a mutex
+ *              unlock -> the return of a lock that waited for it is an
+ *              OWNERSHIP edge (owner_kind MUTEX), an uncontended lock none;
+ *              an input opens a vertex (split kind INPUT)
  *   order      segments come out by (utid, start), edges by (ts, type, src);
  *              every edge joins existing segments at times inside them; the
  *              CSR index orders ids by (key, ts, id); unsorted rows are
@@ -147,6 +154,16 @@ static void wake(struct trace *t, uint32_t pid, uint32_t tid, uint32_t wakee_pid
 	r->peer_tid = wakee;
 	r->reason = ctx;
 	r->irq = irq;
+}
+
+/* A user-space tracepoint row (struct argus_ev_probe: obj, obj2 = fn, nr = probe id). */
+static void probe(struct trace *t, uint32_t pid, uint32_t tid, int64_t ts, uint16_t type, uint64_t obj, uint64_t fn)
+{
+	struct argus_row *r = row(t, ts, pid, tid, type);
+
+	r->cpu = 0xFFFF;
+	r->obj = obj;
+	r->obj2 = fn;
 }
 
 /* ---- building and reading the graph -------------------------------------- */
@@ -505,6 +522,157 @@ static void test_failed_lock_try_points_to_the_holder_the_kernel_named(void **st
 	graph_free(&g);
 }
 
+/* ---- probes ------------------------------------------------------------------------ */
+
+#define CTX 0x10
+#define DISPATCH_FN 0xD00
+#define LOCK_FN 0xF00
+#define MUTEX 0x2000
+
+static void test_callback_probes_cut_segments_exactly(void **state)
+{
+	struct trace t;
+	struct graph g;
+	int64_t a[8];
+	const uint8_t kinds[6] = { ARGUS_SPLIT_NONE, ARGUS_SPLIT_EVENT_LOOP, ARGUS_SPLIT_CALLBACK,
+				   ARGUS_SPLIT_CALLBACK, ARGUS_SPLIT_CALLBACK, ARGUS_SPLIT_CALLBACK };
+	const int64_t starts[6] = { 0, 2 * MS + 10 * US, 3 * MS, 4 * MS, 6 * MS, 7 * MS };
+
+	(void)state;
+	trace_init(&t);
+	snapshot(&t, A, A, "loop");
+	run(&t, A, A, 1 * MS);
+	enter(&t, A, A, 2 * MS, NR_EPOLL_WAIT, 100, 3);
+	leave(&t, A, A, 2 * MS + 10 * US, NR_EPOLL_WAIT, 1);        /* no probe yet: the loop guess */
+	probe(&t, A, A, 3 * MS, ARGUS_EV_CALLBACK_BEGIN, CTX, DISPATCH_FN);
+	probe(&t, A, A, 4 * MS, ARGUS_EV_CALLBACK_END, 1, DISPATCH_FN);
+	enter(&t, A, A, 5 * MS, NR_EPOLL_WAIT, 100, 3);
+	leave(&t, A, A, 5 * MS + 10 * US, NR_EPOLL_WAIT, 1);        /* dispatches cut this loop now */
+	probe(&t, A, A, 6 * MS, ARGUS_EV_CALLBACK_BEGIN, CTX, DISPATCH_FN);
+	probe(&t, A, A, 7 * MS, ARGUS_EV_CALLBACK_END, 1, DISPATCH_FN);
+	build(&t, 10 * MS, &g);
+	assert_int_equal(segments_of(&g, A, a, 8), 6);
+	for (int k = 1; k < 6; k++) {
+		assert_int_equal(g.seg.start[a[k]], starts[k]);
+		assert_int_equal(g.seg.split_kind[a[k]], kinds[k]);
+		assert_int_equal(g.seg.end[a[k - 1]], starts[k]);
+	}
+	/* the begin row opens the callback's segment, the end row closes it */
+	assert_int_equal(g.seg.row_hi[a[2]] - g.seg.row_lo[a[2]], 2);
+	assert_int_equal(g.st.splits_callback, 4);
+	assert_int_equal(g.st.splits_event_loop, 1);
+	assert_int_equal(g.st.probe_rows, 4);
+	graph_free(&g);
+
+	t.flags = ARGUS_GRAPH_NO_SPLITS;                              /* exact cuts are no heuristic */
+	build(&t, 10 * MS, &g);
+	assert_int_equal(segments_of(&g, A, a, 8), 5);
+	assert_int_equal(g.st.splits_callback, 4);
+	assert_int_equal(g.st.splits_event_loop, 0);
+	free(t.rows);
+	graph_free(&g);
+}
+
+static void test_input_opens_a_vertex(void **state)
+{
+	struct trace t;
+	struct graph g;
+	int64_t a[8];
+
+	(void)state;
+	trace_init(&t);
+	snapshot(&t, A, A, "gui");
+	run(&t, A, A, 1 * MS);
+	probe(&t, A, A, 2 * MS, ARGUS_EV_CALLBACK_BEGIN, CTX, DISPATCH_FN);
+	probe(&t, A, A, 3 * MS, ARGUS_EV_INPUT, 0x77, 0xB00);           /* inside the dispatch */
+	probe(&t, A, A, 4 * MS, ARGUS_EV_CALLBACK_END, 1, DISPATCH_FN);
+	probe(&t, A, A, 5 * MS, ARGUS_EV_CALLBACK_BEGIN, CTX, DISPATCH_FN);
+	probe(&t, A, A, 5 * MS, ARGUS_EV_INPUT, 0x77, 0xB00);           /* first thing it does */
+	build(&t, 10 * MS, &g);
+	assert_int_equal(segments_of(&g, A, a, 8), 5);
+	assert_int_equal(g.seg.split_kind[a[2]], ARGUS_SPLIT_INPUT);
+	assert_int_equal(g.seg.start[a[2]], 3 * MS);
+	assert_int_equal(g.seg.split_kind[a[4]], ARGUS_SPLIT_INPUT);    /* no empty vertex: relabelled */
+	assert_int_equal(g.seg.start[a[4]], 5 * MS);
+	assert_int_equal(g.st.splits_input, 2);
+	assert_int_equal(g.st.splits_callback, 2);
+	free(t.rows);
+	graph_free(&g);
+}
+
+static void test_enqueue_by_another_thread_is_a_message_edge_to_the_dispatch(void **state)
+{
+	struct trace t;
+	struct graph g;
+	int64_t a[8], b[4], msg[4];
+
+	(void)state;
+	trace_init(&t);
+	snapshot(&t, A, A, "loop");
+	snapshot(&t, A, B, "worker");
+	run(&t, A, A, 1 * MS);
+	run(&t, A, B, 1 * MS);
+	probe(&t, A, B, 2 * MS, ARGUS_EV_ENQUEUE, CTX, 0xE00);
+	probe(&t, A, A, 3 * MS, ARGUS_EV_CALLBACK_BEGIN, CTX, DISPATCH_FN);
+	probe(&t, A, A, 4 * MS, ARGUS_EV_CALLBACK_END, 1, DISPATCH_FN);
+	probe(&t, A, A, 5 * MS, ARGUS_EV_CALLBACK_BEGIN, CTX, DISPATCH_FN);   /* consumed: no second edge */
+	probe(&t, A, A, 5 * MS + 1, ARGUS_EV_ENQUEUE, 0x99, 0xE00);            /* own thread: program order */
+	probe(&t, A, A, 6 * MS, ARGUS_EV_CALLBACK_END, 1, DISPATCH_FN);
+	probe(&t, A, A, 7 * MS, ARGUS_EV_CALLBACK_BEGIN, 0x99, DISPATCH_FN);
+	build(&t, 10 * MS, &g);
+	segments_of(&g, A, a, 8);
+	segments_of(&g, B, b, 4);
+	assert_int_equal(edges_of(&g, ARGUS_EDGE_MESSAGE, msg, 4), 1);
+	assert_int_equal(g.edge.src[msg[0]], b[0]);
+	assert_int_equal(g.edge.dst[msg[0]], a[1]);
+	assert_int_equal(g.edge.src_ts[msg[0]], 2 * MS);
+	assert_int_equal(g.edge.ts[msg[0]], 3 * MS);
+	assert_int_equal(g.edge.obj[msg[0]], CTX);
+	assert_int_equal(g.st.enqueue_edges, 1);
+	free(t.rows);
+	graph_free(&g);
+}
+
+static void test_mutex_unlock_to_the_waiting_lock_is_an_ownership_edge(void **state)
+{
+	struct trace t;
+	struct graph g;
+	int64_t h[4], w[4], own[4];
+
+	(void)state;
+	trace_init(&t);
+	snapshot(&t, 300, 301, "holder");
+	snapshot(&t, 300, 302, "waiter");
+	run(&t, 300, 301, 1 * MS);
+	run(&t, 300, 302, 1 * MS);
+	probe(&t, 300, 302, 2 * MS, ARGUS_EV_MUTEX_LOCK, MUTEX, LOCK_FN);
+	block(&t, 300, 302, 2 * MS + 1, ARGUS_WAIT_FUTEX, NR_FUTEX, FUTEX_PRIVATE | FUTEX_WAIT_OP, MUTEX);
+	probe(&t, 300, 301, 3 * MS, ARGUS_EV_MUTEX_UNLOCK, MUTEX, 0xF10);
+	wake(&t, 300, 301, 300, 302, 3 * MS + 1, ARGUS_WAKE_TASK, ARGUS_IRQ_NONE);
+	run(&t, 300, 302, 3 * MS + 2);
+	leave(&t, 300, 302, 3 * MS + 3, NR_FUTEX, 0);
+	probe(&t, 300, 302, 3 * MS + 10 * US, ARGUS_EV_PROBE_RETURN, 0, LOCK_FN);
+	/* uncontended: the lock is asked after the unlock, no edge */
+	probe(&t, 300, 302, 4 * MS, ARGUS_EV_MUTEX_UNLOCK, MUTEX, 0xF10);
+	probe(&t, 300, 301, 5 * MS, ARGUS_EV_MUTEX_LOCK, MUTEX, LOCK_FN);
+	probe(&t, 300, 301, 5 * MS + 1, ARGUS_EV_PROBE_RETURN, 0, LOCK_FN);
+	build(&t, 10 * MS, &g);
+	segments_of(&g, 301, h, 4);
+	assert_int_equal(segments_of(&g, 302, w, 4), 2);
+	assert_int_equal(edges_of(&g, ARGUS_EDGE_OWNERSHIP, own, 4), 1);
+	assert_int_equal(g.edge.src[own[0]], h[0]);
+	assert_int_equal(g.edge.dst[own[0]], w[1]);
+	assert_int_equal(g.edge.src_ts[own[0]], 3 * MS);
+	assert_int_equal(g.edge.ts[own[0]], 3 * MS + 10 * US);
+	assert_int_equal(g.edge.obj[own[0]], MUTEX);
+	assert_int_equal(g.edge.owner_kind[own[0]], ARGUS_OWNER_MUTEX);
+	assert_int_equal(g.edge.weak[own[0]], 0);
+	assert_int_equal(g.st.mutex_edges, 1);
+	assert_int_equal(g.st.ownership_edges, 1);
+	free(t.rows);
+	graph_free(&g);
+}
+
 /* ---- order ------------------------------------------------------------------------- */
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -644,6 +812,10 @@ int main(void)
 		cmocka_unit_test(test_channel_learned_from_a_wakeup_carries_a_later_message),
 		cmocka_unit_test(test_futex_owner_gives_an_edge_from_the_owners_segment),
 		cmocka_unit_test(test_failed_lock_try_points_to_the_holder_the_kernel_named),
+		cmocka_unit_test(test_callback_probes_cut_segments_exactly),
+		cmocka_unit_test(test_input_opens_a_vertex),
+		cmocka_unit_test(test_enqueue_by_another_thread_is_a_message_edge_to_the_dispatch),
+		cmocka_unit_test(test_mutex_unlock_to_the_waiting_lock_is_an_ownership_edge),
 		cmocka_unit_test(test_segments_and_edges_come_out_sorted_and_consistent),
 		cmocka_unit_test(test_csr_orders_ids_by_key_then_time_then_id),
 		cmocka_unit_test(test_unsorted_rows_are_refused_naming_the_row),

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Graph core: user-space tracepoint rows (dylib-instrument/, `argus run`;
+ * struct argus_ev_probe: obj, obj2 = hooked function, nr = probe id) in the
+ * pass (see argus_graph.c for the pass, docs/event-graph.md for the model).
+ *
+ *   callbacks  CALLBACK_BEGIN and CALLBACK_END cut the thread's segment
+ *              exactly (split kind CALLBACK): the begin row opens the
+ *              callback's segment, the row after the end opens the next.
+ *              A thread that dispatched once needs no event-loop guess: its
+ *              later non-blocking loop-wait returns do not split.
+ *   enqueue    ENQUEUE on obj (GMainContext, GSource) by one thread ->
+ *              the next CALLBACK_BEGIN on the same (pid, obj) by another
+ *              thread: a message edge (the handoff the kernel sees only as
+ *              an eventfd write, if at all).  The last enqueue wins.
+ *   mutex      MUTEX_UNLOCK of (pid, mutex) by one thread -> the PROBE_RETURN
+ *              (result 0) of the next MUTEX_LOCK of it by another thread
+ *              that asked before that unlock (it waited for the holder): an
+ *              ownership edge, owner_kind MUTEX, strong (the library said
+ *              so).  An uncontended lock makes no edge.  Edge ts = the lock's
+ *              return, src_ts = the unlock.
+ *   input      INPUT (a key / button event read) opens a vertex (split kind
+ *              INPUT): the work that follows it in the thread starts there,
+ *              and a slice of that work stops at it (diagnose/slice.py).
+ *
+ * Invariants: without probe rows nothing here runs and the graph is the one
+ * the kernel rows give.  Every handler owns its row; maps are keyed (pid, obj)
+ * since the addresses are per process.
+ */
+
+#include "argus_graph_int.h"
+
+/* The last unconsumed ENQUEUE / MUTEX_UNLOCK of a (pid, obj). */
+static struct handoff *last_handoff(struct argus_graph *g, struct map *m, uint32_t pid, uint64_t obj, int create)
+{
+	struct map_slot *s;
+	int ins;
+
+	if (!create) {
+		s = map_find(m, pid, obj);
+		return s ? &VEC_AT(&g->handoffs, struct handoff, s->val) : NULL;
+	}
+	s = map_upsert(m, pid, obj, -1, &ins);
+	if (!s)
+		return g->oom = 1, NULL;
+	if (ins) {
+		if (!vec_push(&g->handoffs))
+			return g->oom = 1, NULL;
+		s->val = (int64_t)g->handoffs.len - 1;
+	}
+	return &VEC_AT(&g->handoffs, struct handoff, s->val);
+}
+
+static void note_handoff(struct argus_graph *g, struct map *m, int64_t u, const struct argus_row *r, uint64_t i)
+{
+	struct thr *t = TH(g, u);
+	struct handoff *h = last_handoff(g, m, t->pid, r->obj, 1);
+
+	if (!h)
+		return;
+	h->utid = u;
+	h->seg = t->seg;
+	h->ts = (int64_t)r->ts_ns;
+	h->row = (int64_t)i;
+	h->used = 0;
+}
+
+/* Segment boundary at ts for a callback begin / end or an input (not a
+ * heuristic: runs without splits too).  No empty segment: a segment that
+ * started at ts and owns no row yet is already the boundary; an input at the
+ * ts of a callback begin makes that vertex the input's. */
+static void cut(struct argus_graph *g, int64_t u, int64_t ts, int criterion)
+{
+	struct thr *t = TH(g, u);
+	struct seg *s = SG(g, t->seg);
+
+	if (s->start != ts) {
+		split_at(g, u, ts, criterion, 1);
+	} else if (criterion == ARGUS_SPLIT_INPUT && s->start_kind == ARGUS_START_SPLIT &&
+		   s->split_kind == ARGUS_SPLIT_CALLBACK) {
+		s->split_kind = ARGUS_SPLIT_INPUT;     /* a dispatch that starts with the input */
+		g->st.splits_callback--;
+		g->st.splits_input++;
+	} else if (s->row_lo != t->nrows) {
+		split_at(g, u, ts, criterion, 1);
+	}
+}
+
+static void on_callback_begin(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i)
+{
+	int64_t ts = (int64_t)r->ts_ns;
+	struct handoff *h;
+	struct thr *t;
+
+	cut(g, u, ts, ARGUS_SPLIT_CALLBACK);
+	own_row(g, u, i);
+	t = TH(g, u);
+	t->cb_seen = 1;
+	h = last_handoff(g, &g->enqueues, t->pid, r->obj, 0);
+	if (h && !h->used && h->utid != u) {
+		h->used = 1;
+		push_edge(g, &g->msg_edges, h->seg, t->seg, ARGUS_EDGE_MESSAGE, 0, ts, h->ts, h->row, -1,
+			  r->obj, 0);
+		g->st.enqueue_edges++;
+	}
+}
+
+static void on_mutex_return(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i)
+{
+	struct thr *t = TH(g, u);
+	struct handoff *h;
+
+	if (!t->mx_pending || r->obj2 != t->mx_fn)
+		return;
+	t->mx_pending = 0;
+	if (r->obj != 0)                  /* the lock failed: nothing handed over */
+		return;
+	h = last_handoff(g, &g->unlocks, t->pid, t->mx_obj, 0);
+	if (!h || h->used || h->utid == u || h->ts < t->mx_ts)
+		return;                   /* uncontended, or our own unlock */
+	h->used = 1;
+	push_edge(g, &g->msg_edges, h->seg, t->seg, ARGUS_EDGE_OWNERSHIP, 0, (int64_t)r->ts_ns, h->ts, (int64_t)i,
+		  -1, t->mx_obj, 0);
+	if (!g->oom)
+		VEC_AT(&g->msg_edges, struct edge, g->msg_edges.len - 1).owner_kind = ARGUS_OWNER_MUTEX;
+	g->st.mutex_edges++;
+	g->st.ownership_edges++;
+}
+
+void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)
+{
+	int64_t u = own(g, r->tid, r->pid, (int64_t)r->ts_ns, 0);
+	struct thr *t;
+
+	g->st.probe_rows++;
+	switch (r->type) {
+	case ARGUS_EV_CALLBACK_BEGIN:
+		return on_callback_begin(g, u, r, i);
+	case ARGUS_EV_CALLBACK_END:
+		own_row(g, u, i);
+		return cut(g, u, (int64_t)r->ts_ns, ARGUS_SPLIT_CALLBACK);
+	case ARGUS_EV_INPUT:
+		cut(g, u, (int64_t)r->ts_ns, ARGUS_SPLIT_INPUT);
+		return own_row(g, u, i);
+	}
+	own_row(g, u, i);
+	t = TH(g, u);
+	switch (r->type) {
+	case ARGUS_EV_ENQUEUE:
+		return note_handoff(g, &g->enqueues, u, r, i);
+	case ARGUS_EV_MUTEX_UNLOCK:
+		return note_handoff(g, &g->unlocks, u, r, i);
+	case ARGUS_EV_MUTEX_LOCK:
+		t->mx_pending = 1;
+		t->mx_obj = r->obj;
+		t->mx_fn = r->obj2;
+		t->mx_ts = (int64_t)r->ts_ns;
+		return;
+	case ARGUS_EV_PROBE_RETURN:
+		return on_mutex_return(g, u, r, i);
+	default:
+		return;
+	}
+}

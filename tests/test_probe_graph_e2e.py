@@ -1,0 +1,155 @@
+"""The graph uses the user-space tracepoints (issue 10, item 5) end to end:
+real programs under `argus run` with the shipped hook specs, a real daemon,
+the trace built into the event graph.
+
+  mutex     argus-mutex-holder: the worker holds state_lock 0.3 s while the
+            main thread blocks in pthread_mutex_lock; its unlock -> the main
+            thread's lock return is an ownership edge (owner_kind mutex).
+  glib      a GLib main loop blocks in g_main_context_iteration; a worker
+            thread wakes the context (g_main_context_wakeup): the enqueue ->
+            the dispatch it caused is a message edge, and every dispatch is
+            cut into its own segment (split kind callback).
+  hang      a GLib idle callback (added from a worker thread) computes 1.5 s:
+            `argus debug --auto --json` names the dispatch the hang sits in.
+"""
+import json
+import subprocess
+import sys
+
+import numpy as np
+
+from argus.graphbuild import graph as G
+from argus.graphbuild.builder import build_graph_from_trace
+from argus.tracer import reader
+from conftest import native, require_tracing
+
+GLIB_LOOP = """
+import ctypes, os, threading, time
+g = ctypes.CDLL('libglib-2.0.so.0')
+g.g_main_context_default.restype = ctypes.c_void_p
+g.g_main_context_wakeup.argtypes = [ctypes.c_void_p]
+g.g_main_context_iteration.argtypes = [ctypes.c_void_p, ctypes.c_int]
+ctx = g.g_main_context_default()
+g.g_main_context_iteration(ctx, 0)          # the loop owns its context
+def worker():
+    for _ in range(5):
+        time.sleep(0.05)
+        g.g_main_context_wakeup(ctx)
+    print(threading.get_native_id(), flush=True)
+w = threading.Thread(target=worker)
+w.start()
+for _ in range(5):
+    g.g_main_context_iteration(ctx, 1)      # blocks in poll until the worker wakes it
+w.join()
+print(os.getpid(), hex(ctx), flush=True)
+"""
+
+
+def _run(argus_cli, *cmd):
+    proc = subprocess.run([sys.executable, "-m", "argus.cli", "run", "--", *cmd],
+                          env=argus_cli.env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def _graph(argus_cli):
+    argus_cli.wait_drained()
+    argus_cli.stop()
+    return build_graph_from_trace(reader.decode_file(argus_cli.buffer, strict=False))
+
+
+def test_mutex_unlock_to_the_waiting_lock_is_an_ownership_edge(argus_cli):
+    require_tracing()
+    argus_cli.start(size="64M")
+    out = _run(argus_cli, native("argus-mutex-holder"), "sleep", "0.3", "0.3")
+    ids = json.loads(out.splitlines()[0])
+    g = _graph(argus_cli)
+    assert g.stats["probe_rows"] > 0 and g.stats["mutex_edges"] >= 1
+    tid = g.threads.tid[g.seg.utid]
+    e = g.edges
+    mutex = np.flatnonzero((e.type == G.EDGE_OWNERSHIP) & (e.owner_kind == G.OWNER_MUTEX))
+    pairs = {(int(tid[e.src[k]]), int(tid[e.dst[k]])) for k in mutex.tolist()}
+    # the long hold: the worker's unlock hands the mutex to the main thread
+    assert (ids["worker_tid"], ids["tid"]) in pairs, pairs
+    # ... to the segment that ends the main thread's 0.3 s wait in pthread_mutex_lock
+    long_wait = [k for k in mutex.tolist() if (tid[e.src[k]], tid[e.dst[k]]) == (ids["worker_tid"], ids["tid"])
+                 and e.ts[k] - g.seg.end[e.dst[k] - 1] >= 250_000_000]
+    assert long_wait, "no edge to the lock return that waited 0.3 s"
+    for k in mutex.tolist():
+        assert e.weak[k] == 0 and e.src_ts[k] <= e.ts[k]
+        assert g.seg.start[e.src[k]] <= e.src_ts[k] <= g.seg.end[e.src[k]]
+        assert g.seg.start[e.dst[k]] <= e.ts[k] <= g.seg.end[e.dst[k]]
+
+
+def test_glib_enqueue_to_dispatch_edge_and_callback_segments(argus_cli):
+    require_tracing()
+    argus_cli.start(size="64M")
+    out = _run(argus_cli, "/usr/bin/python3", "-c", GLIB_LOOP).split()
+    worker_tid, pid, ctx = int(out[0]), int(out[1]), int(out[2], 16)
+    g = _graph(argus_cli)
+    tid = g.threads.tid[g.seg.utid]
+    main = (tid == pid)
+    callback = np.flatnonzero(main & (g.seg.split_kind == G.SPLIT_CALLBACK))
+    # 6 dispatches, each cut at its begin and its end (a begin right after a
+    # blocking wait's wakeup needs no cut: the wakeup began the segment)
+    assert len(callback) >= 6, len(callback)
+    for v in callback.tolist():
+        assert g.seg.start_kind[v] == G.START_SPLIT and g.seg.end[v - 1] == g.seg.start[v]
+    e = g.edges
+    msg = np.flatnonzero((e.type == G.EDGE_MESSAGE) & (e.obj == ctx))
+    pairs = [(int(tid[e.src[k]]), int(tid[e.dst[k]])) for k in msg.tolist()]
+    assert pairs and all(p == (worker_tid, pid) for p in pairs), pairs
+    assert g.stats["enqueue_edges"] == len(msg) and len(msg) >= 3
+    for k in msg.tolist():
+        assert e.src_ts[k] <= e.ts[k]
+        assert g.seg.start[e.dst[k]] == e.ts[k]          # the dispatch opens its segment
+
+
+GLIB_HANG = """
+import ctypes, os, threading, time
+g = ctypes.CDLL('libglib-2.0.so.0')
+g.g_main_context_default.restype = ctypes.c_void_p
+g.g_main_context_wakeup.argtypes = [ctypes.c_void_p]
+g.g_main_context_iteration.argtypes = [ctypes.c_void_p, ctypes.c_int]
+SourceFunc = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+g.g_idle_add.argtypes = [SourceFunc, ctypes.c_void_p]
+ctx = g.g_main_context_default()
+g.g_main_context_iteration(ctx, 0)
+def slow(_):
+    end = time.time() + 1.5             # the hang: 1.5 s of CPU in one callback
+    while time.time() < end:
+        pass
+    return 0                            # G_SOURCE_REMOVE
+cb = SourceFunc(slow)
+def worker():
+    time.sleep(0.2)
+    g.g_idle_add(cb, None)
+    g.g_main_context_wakeup(ctx)
+w = threading.Thread(target=worker)
+w.start()
+deadline = time.time() + 3
+while time.time() < deadline and (w.is_alive() or g.g_main_context_iteration(ctx, 0)):
+    g.g_main_context_iteration(ctx, 1)
+w.join()
+print(os.getpid(), hex(ctx), flush=True)
+"""
+
+
+def test_debug_names_the_dispatch_a_glib_hang_sits_in(argus_cli):
+    require_tracing()
+    argus_cli.start(size="64M")
+    out = _run(argus_cli, "/usr/bin/python3", "-c", GLIB_HANG).split()
+    pid, ctx = int(out[0]), int(out[1], 16)
+    argus_cli.wait_drained()
+    argus_cli.stop()
+    report = argus_cli.json("debug", "--buffer", argus_cli.buffer, "--pid", str(pid), "--auto", "--json",
+                            "--threshold", "1")
+    s = report["spinning"]
+    assert s["tid"] == pid and s["block_type"] == "LongRunning"
+    d = s["dispatch"]
+    assert d["obj"] == ctx and not d["ongoing"]
+    assert 1_400_000_000 <= d["dur_ns"] and d["window_share"] >= 0.9
+    assert s["start_ns"] <= d["start_ns"] + 50_000_000 and d["end_ns"] <= s["end_ns"]
+    text = argus_cli.run("debug", "--buffer", argus_cli.buffer, "--pid", str(pid), "--auto",
+                         "--threshold", "1").stdout
+    assert "in a dispatch: callback began at" in text
