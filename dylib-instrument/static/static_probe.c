@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libargus-static.so: the recorder of statically instrumented libraries.
+ * `argus instrument` gives a library a DT_NEEDED on this file and a pointer
+ * slot relocated against argus_static_enter; its trampolines call that.
+ * Rings go to $ARGUS_URING_DIR (as under `argus run`); without it nothing
+ * is recorded and the functions just run.  Built -mgeneral-regs-only, like
+ * the recorder: vector registers may hold the hooked function's arguments.
+ */
+#include "../recorder.h"
+
+#include <stdlib.h>
+
+__attribute__((visibility("default")))
+void argus_static_enter(uint32_t type, uint32_t probe_id, uint64_t fn, uint64_t arg0)
+{
+	argus_record((uint16_t)type, arg0, fn, probe_id);
+}
+
+__attribute__((constructor)) static void argus_static_init(void)
+{
+	const char *dir = getenv("ARGUS_URING_DIR");
+	if (dir && *dir)
+		argus_recorder_init(dir, 0);
+}
