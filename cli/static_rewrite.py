@@ -219,7 +219,8 @@ def _instrument_macho(lief, src, out, spec, warn):
         raise ArgusError(f"{src}: unsupported CPU {cpu.name}")
     if b.get_segment("__ARGUS_TEXT") is not None:
         raise ArgusError(f"{src} is already instrumented")
-    install_name = b.id_dylib.name if b.has_id_dylib else os.path.basename(src)
+    ids = [c.name for c in b.commands if c.command == lief.MachO.LoadCommand.TYPE.ID_DYLIB]
+    install_name = ids[0] if ids else os.path.basename(src)
     names = {install_name, os.path.basename(install_name), os.path.basename(src)}
 
     def symbol(sym):
@@ -235,18 +236,14 @@ def _instrument_macho(lief, src, out, spec, warn):
     hooks = [h for h in hooks if h[2] or warn(f"{h[1]}: return-only hook needs `argus run`; skipped")]
     gen = Generator()
 
-    text = lief.MachO.SegmentCommand("__ARGUS_TEXT")
+    # segments without sections (LIEF 1.0 builds no free-standing Section)
+    text = lief.MachO.SegmentCommand("__ARGUS_TEXT", [0] * (TRAMP_SLOT * max(len(hooks), 1)))
     text.init_protection = text.max_protection = 5          # r-x
-    sect = lief.MachO.Section("__tramp", [0] * (TRAMP_SLOT * max(len(hooks), 1)))
-    sect.alignment = 4
-    text.add_section(sect)
     text = b.add(text)
-    data = lief.MachO.SegmentCommand("__ARGUS_DATA")
+    data = lief.MachO.SegmentCommand("__ARGUS_DATA", [0] * 8)
     data.init_protection = data.max_protection = 3          # rw-
-    data.add_section(lief.MachO.Section("__slots", [0] * 8))
     data = b.add(data)
-    tramp_va = text.get_section("__tramp").virtual_address
-    slot_va = data.get_section("__slots").virtual_address
+    tramp_va, slot_va = text.virtual_address, data.virtual_address
 
     def lookup(sym):
         s = symbol(sym)
