@@ -20,6 +20,8 @@ void argus_static_enter(uint32_t type, uint32_t probe_id, uint64_t fn, uint64_t 
 __attribute__((constructor)) static void argus_static_init(void)
 {
 	const char *dir = getenv("ARGUS_URING_DIR");
-	if (dir && *dir)
-		argus_recorder_init(dir, 0);
+	/* the main thread's ring closes at exit (other threads' at thread exit),
+	 * so argusd forgets it at once */
+	if (dir && *dir && argus_recorder_init(dir, 0) == 0)
+		atexit(argus_recorder_thread_done);
 }
