@@ -114,7 +114,10 @@ def _place(gen, arch, hooks, lookup, read, tramp_va, slot_va, warn):
 
 def instrument(src, out, hooks, warn):
     """Writes the instrumented copy; returns the number of hooks placed."""
-    import lief
+    try:
+        import lief
+    except ImportError:
+        raise ArgusError("argus instrument needs LIEF (pip install lief; scripts/setup.sh installs it)")
     lief.logging.disable()
     try:
         with open(src, "rb") as f:
@@ -139,13 +142,12 @@ def _instrument_elf(lief, src, out, spec, warn):
         arch, reloc_type = ARCH_ARM64, lief.ELF.Relocation.TYPE.AARCH64_GLOB_DAT
     else:
         raise ArgusError(f"{src}: unsupported architecture {machine.name}")
-    if b.has(lief.ELF.DynamicEntry.TAG.NEEDED) and any(
-            getattr(e, "name", "").endswith("libargus-static.so") for e in b.dynamic_entries):
-        raise ArgusError(f"{src} is already instrumented")
     soname = os.path.basename(src)
     for e in b.dynamic_entries:
         if e.tag == lief.ELF.DynamicEntry.TAG.SONAME:
             soname = e.name
+        elif e.tag == lief.ELF.DynamicEntry.TAG.NEEDED and e.name.endswith("/libargus-static.so"):
+            raise ArgusError(f"{src} is already instrumented")
 
     def defined(sym):
         s = b.get_dynamic_symbol(sym)

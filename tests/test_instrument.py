@@ -276,7 +276,8 @@ def test_macho_dylib_rewrite(tmp_path, target):
         body = list(md.disasm(code[n * 256:(n + 1) * 256], tramp.virtual_address + n * 256))
         start = next(i for i, insn in enumerate(body) if (insn.mnemonic, insn.op_str) == restored) + 1
         copies = body[start:start + len(moved)]
-        for old, copy in zip(moved, copies, strict=True):
+        assert len(copies) == len(moved)
+        for old, copy in zip(moved, copies):
             assert old.mnemonic == copy.mnemonic, (old, copy)
             assert _pc_relative_targets(old) == _pc_relative_targets(copy)   # same absolute operand
             checked_pc_relative += bool(_pc_relative_targets(old))
