@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import require_tracing
+from conftest import native, require_tracing
 
 LIB_C = r"""
 #include <stdio.h>
@@ -285,3 +285,36 @@ def test_macho_dylib_rewrite(tmp_path, target):
             back = body[start + len(moved)]
             assert back.mnemonic == branch and back.operands[0].imm == va + sum(i.size for i in moved)
     assert checked_pc_relative >= 1      # base's first instruction addresses `table` PC-relatively
+
+
+def test_libc_pthread_instrumented_copy(tmp_path, argus_cli):
+    """libc itself, rewritten with the shipped hooks/pthread.json (the spec
+    `argus run` uses), under a real two-thread program: lock records from
+    both threads on the one mutex they share."""
+    require_tracing()
+    import lief
+    libc = next((p for p in ("/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6")
+                 if os.path.exists(p)), None)
+    if libc is None:
+        pytest.skip("no x86_64 glibc here")
+    spec = os.path.join(os.path.dirname(__import__("argus").__file__), "hooks", "pthread.json")
+    proc = _argus("instrument", libc, "-o", str(tmp_path / "libc.so.6"), "--hooks", spec)
+    assert proc.returncode == 0, proc.stderr
+    assert "2 hooks placed" in proc.stdout
+    lock_va = lief.ELF.parse(str(tmp_path / "libc.so.6")).get_dynamic_symbol("pthread_mutex_lock").value
+    argus_cli.start(size="64M")
+    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path),
+               ARGUS_URING_DIR=os.path.join(argus_cli.env["ARGUS_RUN_DIR"], "urings"))
+    run = subprocess.run([native("argus-mutex-holder"), "sleep", "0.2", "1.0"], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    ids = json.loads(run.stdout.splitlines()[0])
+    events = _events(argus_cli, ids["pid"])
+    locks = [e for e in events if e["type"] == "mutex_lock"]
+    unlocks = [e for e in events if e["type"] == "mutex_unlock"]
+    assert len(locks) >= 40 and len(unlocks) >= 40, (len(locks), len(unlocks))
+    by_obj = {}
+    for e in locks:
+        by_obj.setdefault(e["obj"], set()).add(e["tid"])
+    assert any({ids["tid"], ids["worker_tid"]} <= tids for tids in by_obj.values())
+    assert len({e["fn"] for e in locks}) == 1 and next(iter({e["fn"] for e in locks})) % 4096 == lock_va % 4096
