@@ -76,13 +76,15 @@ def select_hooks(hooks, names, defines):
     return out
 
 
-def _write_output(write, src, out):
+def _write_output(write, src, out, check=None):
     mode = os.stat(src).st_mode & 0o777     # the input's permission bits, never set-id
     d = os.path.dirname(os.path.abspath(out))
     fd, tmp = tempfile.mkstemp(prefix=".argus-instrument-", dir=d)
     os.close(fd)
     try:
         write(tmp)
+        if check:
+            check(tmp)
         os.chmod(tmp, mode)
         os.replace(tmp, out)
     except BaseException:
@@ -100,6 +102,9 @@ def _place(gen, arch, hooks, lookup, read, tramp_va, slot_va, warn):
         if ret:
             warn(f"{sym}: return records need the run-time agent (argus run); entry only here")
         va, size = lookup(sym)
+        if va in patches:
+            warn(f"{sym}: hook skipped: an alias of a function hooked already")
+            continue
         code = read(va, min(size, CODE_WINDOW) if size else 64)
         at = tramp_va + n * TRAMP_SLOT
         try:
@@ -199,7 +204,16 @@ def _instrument_elf(lief, src, out, spec, warn):
     rel.symbol = sym
     b.add_dynamic_relocation(rel)
     b.add_library(native_path("libargus-static.so"))
-    _write_output(b.write, src, out)
+
+    def bound(path):
+        # LIEF adds a relocation only to an existing relocation table: a
+        # library without one would load with the slot empty, silently
+        back = lief.ELF.parse(path)
+        if back is None or back.get(lief.ELF.DynamicEntry.TAG.RELA) is None or not any(
+                r.has_symbol and r.symbol.name == RECORDER_SYMBOL for r in back.dynamic_relocations):
+            raise ArgusError(f"{src}: cannot bind the recorder (the library has no dynamic relocation table)")
+
+    _write_output(b.write, src, out, bound)
     return len(patches)
 
 

@@ -197,9 +197,11 @@ def test_glib_instrumented_copy(tmp_path, argus_cli):
 
 MACHO_C = """
 static int table[64];
+int shared_table[4];                    /* exported: reached through the GOT, never relaxed to adr */
 int work(int x) { table[x & 63] += x; return table[(x + 1) & 63] * 3; }
-int *base(void) { return table; }      /* first instruction PC-relative: adrp / lea [rip] */
+int *base(void) { return shared_table; }   /* first instruction PC-relative: adrp / lea [rip] */
 void empty(void) {}
+int *start = table;                     /* one dynamic relocation: a relocation table to add to */
 """
 HOOKED = ("work", "base", "empty")
 
@@ -226,13 +228,60 @@ def _pc_relative_targets(insn):
     return out
 
 
-@pytest.mark.parametrize("target", ["aarch64-macos", "x86_64-macos"])
-def test_macho_dylib_rewrite(tmp_path, target):
+def _check_trampolines(arm64, orig, new, address_of, tramp_va, code, stderr, orig_address_of=None):
+    """Each hooked entry branches to its trampoline slot; the slot runs the
+    original instructions the patch covered, with the same absolute
+    PC-relative operands, then jumps back right after them.  Returns how
+    many moved instructions had PC-relative operands."""
+    import capstone
+    if arm64:
+        md = capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
+        branch, patch_size, restored = "b", 4, ("add", "sp, sp, #0xa0")
+    else:
+        md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+        branch, patch_size, restored = "jmp", 5, ("pop", "rdi")
+    md.detail = True
+    checked_pc_relative = 0
+    for n, name in enumerate(HOOKED):
+        va = address_of(name)
+        # the original instructions the patch covers, whole (decoded at their new address)
+        ova = orig_address_of(name) if orig_address_of else va
+        moved = []
+        for insn in md.disasm(bytes(orig.get_content_from_virtual_address(ova, 32)), va):
+            if sum(i.size for i in moved) >= patch_size or (moved and moved[-1].mnemonic == "ret"):
+                break
+            moved.append(insn)
+        if sum(i.size for i in moved) < patch_size:      # x86_64 `empty` is a lone ret: refused, untouched
+            assert f"argus instrument: {name}: hook skipped: " in stderr
+            assert new.get_content_from_virtual_address(va, 1) == orig.get_content_from_virtual_address(ova, 1)
+            continue
+        entry = next(md.disasm(bytes(new.get_content_from_virtual_address(va, 8)), va))
+        assert entry.mnemonic == branch and entry.operands[0].imm == tramp_va + n * 256
+        # trampoline: save, call, restore, then the moved copies, then the jump back
+        body = list(md.disasm(code[n * 256:(n + 1) * 256], tramp_va + n * 256))
+        start = next(i for i, insn in enumerate(body) if (insn.mnemonic, insn.op_str) == restored) + 1
+        copies = body[start:start + len(moved)]
+        assert len(copies) == len(moved)
+        for old, copy in zip(moved, copies):
+            assert old.mnemonic == copy.mnemonic, (old, copy)
+            assert _pc_relative_targets(old) == _pc_relative_targets(copy)   # same absolute operand
+            checked_pc_relative += bool(_pc_relative_targets(old))
+        if moved[-1].mnemonic != "ret":
+            back = body[start + len(moved)]
+            assert back.mnemonic == branch and back.operands[0].imm == va + sum(i.size for i in moved)
+    return checked_pc_relative
+
+
+def _need_zig():
     if not _have_zig():
         if os.environ.get("CI"):
             pytest.fail("CI must have ziglang (scripts/setup.sh installs it)")
         pytest.skip("ziglang is not installed")
-    import capstone
+
+
+@pytest.mark.parametrize("target", ["aarch64-macos", "x86_64-macos"])
+def test_macho_dylib_rewrite(tmp_path, target):
+    _need_zig()
     import lief
     lief.logging.disable()
     (tmp_path / "m.c").write_text(MACHO_C)
@@ -249,41 +298,9 @@ def test_macho_dylib_rewrite(tmp_path, target):
     orig, new = fat_orig.at(0), fat_new.at(0)
     tramp = new.get_segment("__ARGUS_TEXT")
     assert tramp is not None and tramp.init_protection == 5 and new.get_segment("__ARGUS_DATA") is not None
-    if target.startswith("aarch64"):
-        md = capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
-        branch, patch_size, restored = "b", 4, ("add", "sp, sp, #0xa0")
-    else:
-        md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-        branch, patch_size, restored = "jmp", 5, ("pop", "rdi")
-    md.detail = True
-    code = bytes(tramp.content)
-    checked_pc_relative = 0
-    for n, name in enumerate(HOOKED):
-        va = new.get_symbol("_" + name).value
-        # the original instructions the patch covers, whole
-        moved = []
-        for insn in md.disasm(bytes(orig.get_content_from_virtual_address(va, 32)), va):
-            if sum(i.size for i in moved) >= patch_size or (moved and moved[-1].mnemonic == "ret"):
-                break
-            moved.append(insn)
-        if sum(i.size for i in moved) < patch_size:      # x86_64 `empty` is a lone ret: refused, untouched
-            assert f"argus instrument: {name}: hook skipped: " in proc.stderr
-            assert new.get_content_from_virtual_address(va, 1) == orig.get_content_from_virtual_address(va, 1)
-            continue
-        entry = next(md.disasm(bytes(new.get_content_from_virtual_address(va, 8)), va))
-        assert entry.mnemonic == branch and entry.operands[0].imm == tramp.virtual_address + n * 256
-        # trampoline: save, call, restore, then the moved copies, then the jump back
-        body = list(md.disasm(code[n * 256:(n + 1) * 256], tramp.virtual_address + n * 256))
-        start = next(i for i, insn in enumerate(body) if (insn.mnemonic, insn.op_str) == restored) + 1
-        copies = body[start:start + len(moved)]
-        assert len(copies) == len(moved)
-        for old, copy in zip(moved, copies):
-            assert old.mnemonic == copy.mnemonic, (old, copy)
-            assert _pc_relative_targets(old) == _pc_relative_targets(copy)   # same absolute operand
-            checked_pc_relative += bool(_pc_relative_targets(old))
-        if moved[-1].mnemonic != "ret":
-            back = body[start + len(moved)]
-            assert back.mnemonic == branch and back.operands[0].imm == va + sum(i.size for i in moved)
+    checked_pc_relative = _check_trampolines(target.startswith("aarch64"), orig, new,
+                                             lambda name: new.get_symbol("_" + name).value,
+                                             tramp.virtual_address, bytes(tramp.content), proc.stderr)
     assert checked_pc_relative >= 1      # base's first instruction addresses `table` PC-relatively
 
 
@@ -318,3 +335,30 @@ def test_libc_pthread_instrumented_copy(tmp_path, argus_cli):
         by_obj.setdefault(e["obj"], set()).add(e["tid"])
     assert any({ids["tid"], ids["worker_tid"]} <= tids for tids in by_obj.values())
     assert len({e["fn"] for e in locks}) == 1 and next(iter({e["fn"] for e in locks})) % 4096 == lock_va % 4096
+
+
+def test_elf_arm64_rewrite(tmp_path):
+    """An aarch64 Linux .so (zig cross-build): the same rewrite, checked as data."""
+    _need_zig()
+    import lief
+    (tmp_path / "m.c").write_text(MACHO_C)
+    lib = tmp_path / "libm.so"
+    subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "aarch64-linux-gnu", "-shared", "-O2",
+                    "-fomit-frame-pointer", "-o", str(lib), str(tmp_path / "m.c")], check=True)
+    spec = {"library": "libm.so", "hooks": [{"symbol": name, "enter": "enqueue"} for name in HOOKED]}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    out = tmp_path / "out.so"
+    proc = _argus("instrument", str(lib), "-o", str(out), "--hooks", str(tmp_path / "spec.json"))
+    assert proc.returncode == 0, proc.stderr
+    orig, new = lief.ELF.parse(str(lib)), lief.ELF.parse(str(out))
+    def code_segments(b):
+        return [s for s in b.segments if s.type == lief.ELF.Segment.TYPE.LOAD and s.has(lief.ELF.Segment.FLAGS.X)]
+    # LIEF makes room for the program headers by shifting the old segments; the new one comes last
+    assert len(code_segments(new)) == len(code_segments(orig)) + 1
+    added = [max(code_segments(new), key=lambda s: s.virtual_address)]
+    rel = [r for r in new.dynamic_relocations if r.has_symbol and r.symbol.name == "argus_static_enter"]
+    assert len(rel) == 1 and rel[0].type == lief.ELF.Relocation.TYPE.AARCH64_GLOB_DAT
+    code = bytes(new.get_content_from_virtual_address(added[0].virtual_address, 256 * len(HOOKED)))
+    assert _check_trampolines(True, orig, new, lambda name: new.get_dynamic_symbol(name).value,
+                              added[0].virtual_address, code, proc.stderr,
+                              lambda name: orig.get_dynamic_symbol(name).value) >= 1
