@@ -16,6 +16,8 @@ Algorithm (ELF .so and Mach-O dylib, x86_64 and arm64):
   4. ELF: a DT_NEEDED on libargus-static.so (absolute path) and a GLOB_DAT
      relocation of the slot against argus_static_enter, so the dynamic
      loader binds the recorder; nothing runs at load time besides that.
+     The written file is read back: no bound slot (a library without a
+     relocation table, where LIEF adds none) is an error, not a silent copy.
      Mach-O: the slot stays empty (binding it is left; see the README), and
      an empty slot makes a trampoline just run the function.
 Invariants: bytes outside the patched entries and the added segments are
