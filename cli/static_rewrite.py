@@ -1,0 +1,280 @@
+"""Static instrumentation: a copy of a shared library with its hooks built in.
+
+The paper's way (`argus instrument LIB -o OUT`): the same trampolines as the
+run-time agent, written into the file instead of into memory.
+
+Algorithm (ELF .so and Mach-O dylib, x86_64 and arm64):
+  1. pick the hooks of the spec for this library (its soname / install name,
+     or hooks without a library whose symbol the library defines);
+  2. add an executable segment with one TRAMP_SLOT-byte trampoline per hook
+     and a writable segment with one pointer slot (the recorder's address);
+  3. generate each trampoline at its final address with the C relocator
+     (libargus-static-gen.so, dylib-instrument/static/static_tramp.c, through
+     ctypes: relocation logic exists once, in C) and patch the function's
+     entry with a branch to it; a prologue the relocator refuses leaves that
+     function untouched (one warning line);
+  4. ELF: a DT_NEEDED on libargus-static.so (absolute path) and a GLOB_DAT
+     relocation of the slot against argus_static_enter, so the dynamic
+     loader binds the recorder; nothing runs at load time besides that.
+     The written file is read back: no bound slot (a library without a
+     relocation table, where LIEF adds none) is an error, not a silent copy.
+     Mach-O: the slot stays empty (binding it is left; see the README), and
+     an empty slot makes a trampoline just run the function.
+Invariants: bytes outside the patched entries and the added segments are
+the input's; the output is written to a temporary file in the output's
+directory and renamed, with the input's permission bits minus set-id bits.
+LIEF does the container work (segments, symbols, relocations, load
+commands): no hand-written ELF or Mach-O editing.
+"""
+import ctypes
+import os
+import tempfile
+
+from argus.cli.common import ArgusError, native_path
+
+ARCH_X86_64, ARCH_ARM64 = 1, 2
+TRAMP_SLOT = 256          # bytes per trampoline (largest: arm64 with a far jump back, ~200)
+CODE_WINDOW = 4096        # bytes of a function read for relocation and the branch-back scan
+RECORDER_SYMBOL = "argus_static_enter"
+
+
+class Generator:
+    """ctypes face of libargus-static-gen.so."""
+
+    def __init__(self):
+        lib = ctypes.CDLL(native_path("libargus-static-gen.so"))
+        self._tramp = lib.argus_static_trampoline
+        self._tramp.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t,
+                                ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32,
+                                ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t,
+                                ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)]
+        self._patch = lib.argus_static_entry_patch
+        self._patch.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_char_p, ctypes.c_size_t]
+        self._strerror = lib.argus_static_strerror
+        self._strerror.restype = ctypes.c_char_p
+
+    def trampoline(self, arch, code, fn_size, fn_pc, tramp_pc, slot_pc, rtype, probe_id):
+        """(trampoline bytes, entry patch bytes), or raises ValueError(reason)."""
+        out = ctypes.create_string_buffer(TRAMP_SLOT)
+        out_len, consumed = ctypes.c_size_t(), ctypes.c_size_t()
+        err = self._tramp(arch, bytes(code), len(code), fn_size, fn_pc, tramp_pc, slot_pc, rtype, probe_id,
+                          out, TRAMP_SLOT, ctypes.byref(out_len), ctypes.byref(consumed))
+        if err:
+            raise ValueError(self._strerror(err).decode())
+        patch = ctypes.create_string_buffer(16)
+        n = self._patch(arch, fn_pc, tramp_pc, patch, 16)
+        if n < 0:
+            raise ValueError(self._strerror(n).decode())
+        return out.raw[:out_len.value], patch.raw[:n]
+
+
+def select_hooks(hooks, names, defines):
+    """[(probe_id, symbol, enter_type, return_type)] of the spec that concern this library.
+    probe ids are spec indexes, as under `argus run` (hookspec.flatten)."""
+    out = []
+    for i, (sym, enter, ret, lib) in enumerate(hooks):
+        if lib in names or (lib == "-" and defines(sym)):
+            out.append((i, sym, enter, ret))
+    return out
+
+
+def _write_output(write, src, out, check=None):
+    mode = os.stat(src).st_mode & 0o777     # the input's permission bits, never set-id
+    d = os.path.dirname(os.path.abspath(out))
+    fd, tmp = tempfile.mkstemp(prefix=".argus-instrument-", dir=d)
+    os.close(fd)
+    try:
+        write(tmp)
+        if check:
+            check(tmp)
+        os.chmod(tmp, mode)
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _place(gen, arch, hooks, lookup, read, tramp_va, slot_va, warn):
+    """Trampoline bytes for the segment and {entry address: patch bytes}."""
+    code_bytes = bytearray(b"\xcc" * (TRAMP_SLOT * len(hooks)) if arch == ARCH_X86_64
+                           else b"\x00\x00\x20\xd4" * (TRAMP_SLOT * len(hooks) // 4))   # int3 / brk #0
+    patches = {}
+    for n, (probe_id, sym, enter, ret) in enumerate(hooks):
+        if ret:
+            warn(f"{sym}: return records need the run-time agent (argus run); entry only here")
+        va, size = lookup(sym)
+        if va in patches:
+            warn(f"{sym}: hook skipped: an alias of a function hooked already")
+            continue
+        code = read(va, min(size, CODE_WINDOW) if size else 64)
+        at = tramp_va + n * TRAMP_SLOT
+        try:
+            tramp, patch = gen.trampoline(arch, code, size, va, at, slot_va, enter, probe_id)
+        except ValueError as e:
+            warn(f"{sym}: hook skipped: {e}")
+            continue
+        code_bytes[n * TRAMP_SLOT:n * TRAMP_SLOT + len(tramp)] = tramp
+        patches[va] = patch
+    return bytes(code_bytes), patches
+
+
+def instrument(src, out, hooks, warn):
+    """Writes the instrumented copy; returns the number of hooks placed."""
+    try:
+        import lief
+    except ImportError:
+        raise ArgusError("argus instrument needs LIEF (pip install lief; scripts/setup.sh installs it)")
+    lief.logging.disable()
+    try:
+        with open(src, "rb") as f:
+            magic = f.read(4)
+    except OSError as e:
+        raise ArgusError(f"cannot read {src}: {e.strerror}")
+    if magic == b"\x7fELF":
+        return _instrument_elf(lief, src, out, hooks, warn)
+    if magic in (b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe"):
+        return _instrument_macho(lief, src, out, hooks, warn)
+    raise ArgusError(f"{src} is not an ELF shared library or a Mach-O dylib")
+
+
+def _instrument_elf(lief, src, out, spec, warn):
+    b = lief.ELF.parse(src)
+    if b is None or b.header.file_type != lief.ELF.Header.FILE_TYPE.DYN:
+        raise ArgusError(f"{src} is not an ELF shared library")
+    machine = b.header.machine_type
+    if machine == lief.ELF.ARCH.X86_64:
+        arch, reloc_type = ARCH_X86_64, lief.ELF.Relocation.TYPE.X86_64_GLOB_DAT
+    elif machine == lief.ELF.ARCH.AARCH64:
+        arch, reloc_type = ARCH_ARM64, lief.ELF.Relocation.TYPE.AARCH64_GLOB_DAT
+    else:
+        raise ArgusError(f"{src}: unsupported architecture {machine.name}")
+    soname = os.path.basename(src)
+    for e in b.dynamic_entries:
+        if e.tag == lief.ELF.DynamicEntry.TAG.SONAME:
+            soname = e.name
+        elif e.tag == lief.ELF.DynamicEntry.TAG.NEEDED and e.name.endswith("/libargus-static.so"):
+            raise ArgusError(f"{src} is already instrumented")
+
+    def defined(sym):
+        s = b.get_dynamic_symbol(sym)
+        return s is not None and s.shndx != 0 and s.type == lief.ELF.Symbol.TYPE.FUNC
+
+    hooks = select_hooks(spec, {soname, os.path.basename(src)}, defined)
+    if not hooks:
+        raise ArgusError(f"the hook spec has no hook for {soname}")
+    for _, sym, _, _ in hooks:
+        if not defined(sym):
+            raise ArgusError(f"{src}: no function {sym} defined (hook spec for {soname})")
+    hooks = [h for h in hooks if h[2] or warn(f"{h[1]}: return-only hook needs `argus run`; skipped")]
+    gen = Generator()
+
+    code_seg = lief.ELF.Segment()
+    code_seg.type = lief.ELF.Segment.TYPE.LOAD
+    code_seg.flags = lief.ELF.Segment.FLAGS.R | lief.ELF.Segment.FLAGS.X
+    code_seg.alignment = 0x1000
+    code_seg.content = [0] * (TRAMP_SLOT * max(len(hooks), 1))
+    code_seg = b.add(code_seg)
+    slot_seg = lief.ELF.Segment()
+    slot_seg.type = lief.ELF.Segment.TYPE.LOAD
+    slot_seg.flags = lief.ELF.Segment.FLAGS.R | lief.ELF.Segment.FLAGS.W
+    slot_seg.alignment = 0x1000
+    slot_seg.content = [0] * 8
+    slot_seg = b.add(slot_seg)
+
+    def lookup(sym):
+        s = b.get_dynamic_symbol(sym)
+        return s.value, s.size
+
+    def read(va, n):
+        return bytes(b.get_content_from_virtual_address(va, n))
+
+    code, patches = _place(gen, arch, hooks, lookup, read, code_seg.virtual_address,
+                           slot_seg.virtual_address, warn)
+    if not patches:
+        raise ArgusError(f"{src}: no hook could be placed")
+    b.patch_address(code_seg.virtual_address, list(code))
+    for va, patch in patches.items():
+        b.patch_address(va, list(patch))
+
+    sym = lief.ELF.Symbol()
+    sym.name = RECORDER_SYMBOL
+    sym.type = lief.ELF.Symbol.TYPE.FUNC
+    sym.binding = lief.ELF.Symbol.BINDING.GLOBAL
+    sym = b.add_dynamic_symbol(sym)
+    rel = lief.ELF.Relocation(slot_seg.virtual_address, reloc_type, lief.ELF.Relocation.ENCODING.RELA)
+    rel.symbol = sym
+    b.add_dynamic_relocation(rel)
+    b.add_library(native_path("libargus-static.so"))
+
+    def bound(path):
+        # LIEF adds a relocation only to an existing relocation table: a
+        # library without one would load with the slot empty, silently
+        back = lief.ELF.parse(path)
+        if back is None or back.get(lief.ELF.DynamicEntry.TAG.RELA) is None or not any(
+                r.has_symbol and r.symbol.name == RECORDER_SYMBOL for r in back.dynamic_relocations):
+            raise ArgusError(f"{src}: cannot bind the recorder (the library has no dynamic relocation table)")
+
+    _write_output(b.write, src, out, bound)
+    return len(patches)
+
+
+def _instrument_macho(lief, src, out, spec, warn):
+    fat = lief.MachO.parse(src)
+    if fat is None:
+        raise ArgusError(f"{src} is not a readable Mach-O file")
+    if fat.size != 1:
+        raise ArgusError(f"{src}: universal binaries are not supported (thin it with lipo first)")
+    b = fat.at(0)
+    if b.header.file_type != lief.MachO.Header.FILE_TYPE.DYLIB:
+        raise ArgusError(f"{src} is not a Mach-O dylib")
+    cpu = b.header.cpu_type
+    if cpu == lief.MachO.Header.CPU_TYPE.X86_64:
+        arch = ARCH_X86_64
+    elif cpu == lief.MachO.Header.CPU_TYPE.ARM64:
+        arch = ARCH_ARM64
+    else:
+        raise ArgusError(f"{src}: unsupported CPU {cpu.name}")
+    if b.get_segment("__ARGUS_TEXT") is not None:
+        raise ArgusError(f"{src} is already instrumented")
+    ids = [c.name for c in b.commands if c.command == lief.MachO.LoadCommand.TYPE.ID_DYLIB]
+    install_name = ids[0] if ids else os.path.basename(src)
+    names = {install_name, os.path.basename(install_name), os.path.basename(src)}
+
+    def symbol(sym):
+        s = b.get_symbol("_" + sym)
+        return s if s is not None and s.value else None
+
+    hooks = select_hooks(spec, names, lambda s: symbol(s) is not None)
+    if not hooks:
+        raise ArgusError(f"the hook spec has no hook for {install_name}")
+    for _, sym, _, _ in hooks:
+        if symbol(sym) is None:
+            raise ArgusError(f"{src}: no function {sym} defined (hook spec for {install_name})")
+    hooks = [h for h in hooks if h[2] or warn(f"{h[1]}: return-only hook needs `argus run`; skipped")]
+    gen = Generator()
+
+    # segments without sections (LIEF 1.0 builds no free-standing Section)
+    text = lief.MachO.SegmentCommand("__ARGUS_TEXT", [0] * (TRAMP_SLOT * max(len(hooks), 1)))
+    text.init_protection = text.max_protection = 5          # r-x
+    text = b.add(text)
+    data = lief.MachO.SegmentCommand("__ARGUS_DATA", [0] * 8)
+    data.init_protection = data.max_protection = 3          # rw-
+    data = b.add(data)
+    tramp_va, slot_va = text.virtual_address, data.virtual_address
+
+    def lookup(sym):
+        s = symbol(sym)
+        return s.value, 0    # Mach-O symbols carry no size
+
+    def read(va, n):
+        return bytes(b.get_content_from_virtual_address(va, n))
+
+    code, patches = _place(gen, arch, hooks, lookup, read, tramp_va, slot_va, warn)
+    if not patches:
+        raise ArgusError(f"{src}: no hook could be placed")
+    b.patch_address(tramp_va, list(code))
+    for va, patch in patches.items():
+        b.patch_address(va, list(patch))
+    _write_output(b.write, src, out)
+    return len(patches)

@@ -1,0 +1,62 @@
+"""The static trampoline generator (libargus-static-gen.so through ctypes)
+on known bytes, and which hooks of a spec concern a library."""
+import capstone
+import pytest
+
+from argus.cli import static_rewrite
+from argus.cli.static_rewrite import ARCH_ARM64, ARCH_X86_64
+
+
+@pytest.fixture(scope="module")
+def gen():
+    return static_rewrite.Generator()
+
+
+def _x86(code, at):
+    """[(mnemonic, operands, absolute address of a [rip+d] operand or None)]"""
+    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    md.detail = True
+    out = []
+    for i in md.disasm(code, at):
+        rip = [i.address + i.size + op.mem.disp for op in i.operands
+               if op.type == capstone.CS_OP_MEM and op.mem.base == capstone.x86.X86_REG_RIP]
+        out.append((i.mnemonic, i.op_str, rip[0] if rip else None))
+    return out
+
+
+def test_x86_rip_relative_prologue_is_relocated(gen):
+    # push rbx; mov rax, [rip+0x2ee9] at 0x1110 (reads 0x1118 + 0x2ee9); then ret
+    code = bytes.fromhex("53488b05e92e0000") + b"\xc3"
+    tramp, patch = gen.trampoline(ARCH_X86_64, code, len(code), 0x1110, 0x6000, 0x7000, 48, 3)
+    assert patch == b"\xe9" + (0x6000 - 0x1115).to_bytes(4, "little", signed=True)
+    insns = _x86(tramp, 0x6000)
+    assert ("lea", 0x1110) in [(m, a) for m, _, a in insns]          # rdx = fn
+    assert ("mov", 0x7000) in [(m, a) for m, _, a in insns]          # rax = the slot
+    assert ("movabs", "rdi, 0x30", None) in insns and ("movabs", "rsi, 3", None) in insns
+    i = insns.index(("pop", "rdi", None))
+    push, mov, back = insns[i + 1:i + 4]
+    assert push[:2] == ("push", "rbx")
+    assert mov[0] == "mov" and mov[2] == 0x1118 + 0x2ee9                     # the moved load reads the same address
+    assert back[0] == "jmp" and int(back[1], 16) == 0x1110 + 8       # back after the moved bytes
+
+
+@pytest.mark.parametrize("arch,code,reason", [
+    (ARCH_X86_64, b"\xc3", "function ends"),                 # a lone ret
+    (ARCH_ARM64, bytes.fromhex("5f7c5fc8") * 2, "refused"),   # ldxr: exclusive monitor
+])
+def test_refused_prologue_is_a_reason(gen, arch, code, reason):
+    with pytest.raises(ValueError) as e:
+        gen.trampoline(arch, code, 0, 0x1000, 0x8000, 0x9000, 48, 0)
+    assert e.value.args[0]
+
+
+def test_out_of_reach_slot_is_refused(gen):
+    with pytest.raises(ValueError):
+        gen.trampoline(ARCH_X86_64, bytes.fromhex("554889e5") + b"\x90" * 8, 12, 0x1000, 0x8000,
+                       0x8000 + (3 << 31), 48, 0)
+
+
+def test_select_hooks_by_soname_or_definition():
+    spec = [("a", 48, 0, "libx.so.1"), ("b", 50, 0, "liby.so"), ("c", 50, 0, "-"), ("d", 50, 0, "-")]
+    picked = static_rewrite.select_hooks(spec, {"libx.so.1"}, lambda s: s == "c")
+    assert picked == [(0, "a", 48, 0), (2, "c", 50, 0)]          # probe ids are spec indexes
