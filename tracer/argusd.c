@@ -635,8 +635,10 @@ cleanup:
 		log_msg("CPU sampler: %llu samples or stacks lost", (unsigned long long)argus_sampler_lost(d.sampler));
 		argus_sampler_close(d.sampler);
 	}
-	if (d.urings && d.prod_live)
+	if (d.urings && d.prod_live) {
+		argus_urings_rescan(d.urings);   /* rings of threads that began since the last scan */
 		argus_urings_poll(d.urings, now_ns(), urings_write, &d);
+	}
 	argus_urings_free(d.urings);
 	if (d.hangs && d.rb && !argus_rb_faulted(d.rb, NULL)) {
 		if (d.prod_live)

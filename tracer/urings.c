@@ -247,6 +247,12 @@ long argus_urings_poll(struct argus_urings *u, uint64_t now_ns, argus_urings_wri
 	return total;
 }
 
+void argus_urings_rescan(struct argus_urings *u)
+{
+	if (u)
+		scan(u);
+}
+
 int argus_urings_active(const struct argus_urings *u)
 {
 	return u->nopen > 0;
@@ -257,7 +263,10 @@ void argus_urings_free(struct argus_urings *u)
 	if (!u)
 		return;
 	/* tracing stops: producers see `detached`, take their hooks out and
-	 * record no more; the files go (a new daemon starts with none) */
+	 * record no more; the files go (a new daemon starts with none).  The
+	 * scan first: a thread's ring created since the last one is detached
+	 * too, not left behind with its hooks in. */
+	scan(u);
 	for (int i = 0; i < MAX_RINGS; i++) {
 		if (!u->rings[i].used)
 			continue;

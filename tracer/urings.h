@@ -26,6 +26,8 @@ int argus_urings_new(const char *dir, struct argus_urings **out);
  * empty.  Returns the number of records written. */
 long argus_urings_poll(struct argus_urings *u, uint64_t now_ns, argus_urings_write_fn write, void *ctx);
 /* 1 while any ring is open: the caller polls more often then. */
+/* Picks up rings registered since the last scan (the final drain at stop). */
+void argus_urings_rescan(struct argus_urings *u);
 int argus_urings_active(const struct argus_urings *u);
 /* Tracing stops: marks every ring detached (its process stops recording and
  * removes its hooks), unlinks them, frees u. */
