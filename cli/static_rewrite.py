@@ -72,7 +72,7 @@ def select_hooks(hooks, names, defines):
     """[(probe_id, symbol, enter_type, return_type)] of the spec that concern this library.
     probe ids are spec indexes, as under `argus run` (hookspec.flatten)."""
     out = []
-    for i, (sym, enter, ret, lib) in enumerate(hooks):
+    for i, (sym, enter, ret, lib, *_) in enumerate(hooks):
         if lib in names or (lib == "-" and defines(sym)):
             out.append((i, sym, enter, ret))
     return out
