@@ -64,6 +64,9 @@ def check_feature(feature, report, argus, truth):
     if feature == "trigger":
         # the slice of a LongRunning hang reaches the process whose request started it
         return any(p["pid"] == truth.extra["trigger_pid"] for p in path)
+    if feature == "enqueue":
+        # the chain reaches the thread that queued the work (a message edge: enqueue -> dispatch)
+        return any(p["tid"] == truth.extra["enqueue_tid"] for p in path)
     if feature == "weak_mutex_edge":
         return any((p.get("edge_in") or {}).get("weak") for p in path)
     if feature == "ownership":
