@@ -6,11 +6,11 @@ g_source_attach as an enqueue on the same context, so the graph has a
 message edge from the worker's enqueue to the dispatch.  Ground truth: the
 root cause is the dispatch on the main thread (LongRunning); the causal
 chain reaches the worker that queued it (feature "enqueue")."""
+import os
 import subprocess
 import time
 
 from harness import DRIVERS, LONG_RUNNING, PY, Scenario, Truth
-import os
 
 COMPUTE_S = 4.0
 ADD_AFTER_S = 1.0
@@ -39,4 +39,4 @@ def reproduce(ctx):
     ctx.finish(app, timeout=60)
     time.sleep(0.5)
     return Truth(ids["pid"], ids["tid"], roots=[(ids["pid"], ids["tid"])],
-                 extra={"enqueue_tid": ids["worker_tid"], "ctx": ids["ctx"]})
+                 extra={"enqueue_tid": ids["worker_tid"], "obj": ids["ctx"]})
