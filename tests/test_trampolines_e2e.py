@@ -144,47 +144,6 @@ def test_a_forked_child_records_into_its_own_ring(argus_cli):
         assert {e["tid"] for e in events} == {pid}
 
 
-GIL_CONTENTION = """
-import os, threading, time
-def spin():
-    end = time.monotonic() + 0.6
-    while time.monotonic() < end:
-        pass
-w = threading.Thread(target=spin)
-w.start()
-spin()                                   # two threads share the GIL: every 5 ms one asks the other to drop it
-w.join()
-print(os.getpid(), w.native_id, flush=True)
-"""
-
-
-def test_cond_hooks_on_cpythons_gil(argus_cli):
-    """pthread.json's condition-variable points on a real program: CPython's
-    GIL is a mutex + condition variable. drop_gil signals the condition
-    (enqueue, obj = the cond); take_gil waits on it with
-    pthread_cond_timedwait(cond, mutex), recorded as the release of its
-    mutex (obj_arg 1): the mutex the same thread locked before."""
-    from argus.cli import hookspec
-    require_tracing()
-    argus_cli.start(size="64M")
-    proc = _run(argus_cli, "/usr/bin/python3", "-c", GIL_CONTENTION)
-    assert proc.returncode == 0, proc.stderr
-    for sym in ("pthread_cond_signal", "pthread_cond_timedwait"):
-        assert f"argus-agent: {sym} hooked" in proc.stderr
-    pid, worker = map(int, proc.stdout.split())
-    probe = {h.symbol: i for i, h in enumerate(hookspec.load())}
-    events = _events(argus_cli, pid)
-    signals = [e for e in events if e["type"] == "enqueue" and e["probe_id"] == probe["pthread_cond_signal"]]
-    waits = [e for e in events if e["type"] == "mutex_unlock" and e["probe_id"] == probe["pthread_cond_timedwait"]]
-    assert signals and waits, (len(signals), len(waits))
-    assert {e["tid"] for e in waits} & {pid, worker}
-    # the wait records the mutex (the second argument), not the condition:
-    # an object the threads lock with pthread_mutex_lock, never one signalled
-    locked = {e["obj"] for e in events if e["type"] == "mutex_lock"}
-    assert {e["obj"] for e in waits} <= locked
-    assert not {e["obj"] for e in waits} & {e["obj"] for e in signals}
-
-
 NODE_WORKER = """
 const { Worker } = require('worker_threads');
 const w = new Worker(`const { parentPort } = require('worker_threads');
