@@ -2,11 +2,16 @@
 
 Data in dylib-instrument/hooks/*.json (installed as argus/hooks/): one file
 per library (its soname: the symbols are taken from it), each hook naming
-its symbol, the record type at entry and, optionally, at return.  `argus run` validates the files and flattens them
+its symbol, the record type at entry and, optionally, at return, which
+argument is the entry's obj ("obj_arg", default 0) and a function of no
+arguments whose result stands for a NULL obj ("null_obj", e.g. GLib's
+g_main_context_default).  `argus run` validates the files and flattens them
 into the agent's hook list (one line per hook: probe id, symbol, entry type,
-return type, tab separated; see dylib-instrument/agent.c).  Record types
+return type, library, obj_arg, null_obj, tab separated; see
+dylib-instrument/agent.c).  Record types
 are the schema's user-space tracepoint types (argus_ev_probe).
 """
+import collections
 import json
 import os
 import re
@@ -19,6 +24,10 @@ from argus.tracer import schema
 PROBE_TYPES = {schema.TYPE_NAMES[t]: t for t in schema.PROBE_TYPES}
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.@]*$")
+MAX_OBJ_ARG = 5   # the integer argument registers the thunks save: x86_64 rdi..r9, arm64 x0..x5
+
+Hook = collections.namedtuple("Hook", "symbol enter ret library obj_arg null_obj", defaults=(0, "-"))
+
 _LIBRARY = re.compile(r"(-|[A-Za-z0-9_][A-Za-z0-9_.+-]*)$")   # a soname, no path: no tab, no space
 
 
@@ -34,7 +43,7 @@ def _type(value, where):
 
 
 def load_file(path):
-    """The hooks of one spec file as (symbol, enter_type, return_type, library) tuples."""
+    """The hooks of one spec file as Hook tuples."""
     try:
         with open(path, encoding="utf-8") as f:
             spec = json.load(f)
@@ -57,7 +66,13 @@ def load_file(path):
         ret = _type(h["return"], where) if "return" in h else 0
         if not enter and not ret:
             raise ArgusError(f"{where}: records nothing (give \"enter\" or \"return\")")
-        out.append((h["symbol"], enter, ret, library))
+        obj_arg = h.get("obj_arg", 0)
+        if type(obj_arg) is not int or not 0 <= obj_arg <= MAX_OBJ_ARG:
+            raise ArgusError(f"{where}: \"obj_arg\" must be an argument index 0-{MAX_OBJ_ARG}")
+        null_obj = h.get("null_obj", "-")
+        if null_obj != "-" and (not isinstance(null_obj, str) or not _SYMBOL.match(null_obj)):
+            raise ArgusError(f"{where}: \"null_obj\" must name a function (a C identifier)")
+        out.append(Hook(h["symbol"], enter, ret, library, obj_arg, null_obj))
     return out
 
 
@@ -79,4 +94,5 @@ def load(paths=None):
 
 def flatten(hooks):
     """The agent's hook list: probe id = index in the spec."""
-    return "".join(f"{i}\t{sym}\t{enter}\t{ret}\t{lib}\n" for i, (sym, enter, ret, lib) in enumerate(hooks))
+    return "".join(f"{i}\t{h.symbol}\t{h.enter}\t{h.ret}\t{h.library}\t{h.obj_arg}\t{h.null_obj}\n"
+                   for i, h in enumerate(hooks))

@@ -20,10 +20,12 @@ def test_shipped_specs_load_and_flatten():
     spec_dir = os.path.join(REPO, "dylib-instrument", "hooks")
     paths = sorted(os.path.join(spec_dir, n) for n in os.listdir(spec_dir))
     hooks = hookspec.load(paths)
-    assert ("pthread_mutex_lock", 53, 56, "libc.so.6") in hooks
+    assert ("pthread_mutex_lock", 53, 56, "libc.so.6", 0, "-") in hooks
+    # GLib's enqueue side names the context its dispatch records, NULL = the default one
+    assert ("g_source_attach", 50, 0, "libglib-2.0.so.0", 1, "g_main_context_default") in hooks
     flat = hookspec.flatten(hooks).splitlines()
     assert len(flat) == len(hooks)
-    assert all(len(line.split("\t")) == 5 for line in flat)
+    assert all(len(line.split("\t")) == 7 for line in flat)
 
 
 @pytest.mark.parametrize("spec,message", [
@@ -31,6 +33,9 @@ def test_shipped_specs_load_and_flatten():
     ({"hooks": [{"symbol": "f; rm -rf", "enter": "enqueue"}]}, "needs a \"symbol\""),
     ({"hooks": [{"symbol": "f"}]}, "records nothing"),
     ({"nohooks": 1}, "needs a list"),
+    ({"hooks": [{"symbol": "f", "enter": "enqueue", "obj_arg": 6}]}, "must be an argument index 0-5"),
+    ({"hooks": [{"symbol": "f", "enter": "enqueue", "obj_arg": "1"}]}, "must be an argument index 0-5"),
+    ({"hooks": [{"symbol": "f", "enter": "enqueue", "null_obj": "a b"}]}, "must name a function"),
     ({"library": "../evil lib", "hooks": [{"symbol": "f", "enter": "enqueue"}]}, "must be a soname"),
 ])
 def test_bad_specs_are_one_clear_error(tmp_path, spec, message):

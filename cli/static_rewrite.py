@@ -68,12 +68,20 @@ class Generator:
         return out.raw[:out_len.value], patch.raw[:n]
 
 
-def select_hooks(hooks, names, defines):
+def select_hooks(hooks, names, defines, warn=None):
     """[(probe_id, symbol, enter_type, return_type)] of the spec that concern this library.
-    probe ids are spec indexes, as under `argus run` (hookspec.flatten)."""
+    probe ids are spec indexes, as under `argus run` (hookspec.flatten).
+    A hook recording another argument than the first is left out: the
+    static trampolines record argument 0, and a wrong obj would pair records
+    that have nothing to do with each other.  A NULL substitute (null_obj)
+    is not applied here: NULL is recorded as 0, which pairs with nothing."""
     out = []
-    for i, (sym, enter, ret, lib) in enumerate(hooks):
+    for i, (sym, enter, ret, lib, *rest) in enumerate(hooks):
         if lib in names or (lib == "-" and defines(sym)):
+            if rest and rest[0]:   # obj_arg
+                if warn:
+                    warn(f"{sym}: its obj (argument {rest[0]}) needs `argus run`; skipped")
+                continue
             out.append((i, sym, enter, ret))
     return out
 
@@ -160,7 +168,7 @@ def _instrument_elf(lief, src, out, spec, warn):
         s = b.get_dynamic_symbol(sym)
         return s is not None and s.shndx != 0 and s.type == lief.ELF.Symbol.TYPE.FUNC
 
-    hooks = select_hooks(spec, {soname, os.path.basename(src)}, defined)
+    hooks = select_hooks(spec, {soname, os.path.basename(src)}, defined, warn)
     if not hooks:
         raise ArgusError(f"the hook spec has no hook for {soname}")
     for _, sym, _, _ in hooks:
@@ -245,7 +253,7 @@ def _instrument_macho(lief, src, out, spec, warn):
         s = b.get_symbol("_" + sym)
         return s if s is not None and s.value else None
 
-    hooks = select_hooks(spec, names, lambda s: symbol(s) is not None)
+    hooks = select_hooks(spec, names, lambda s: symbol(s) is not None, warn)
     if not hooks:
         raise ArgusError(f"the hook spec has no hook for {install_name}")
     for _, sym, _, _ in hooks:

@@ -7,9 +7,13 @@
  * dlopen wraps the real one).  Inert without ARGUS_URING_DIR and ARGUS_HOOKS.
  *
  * Hook list: one hook a line, tab separated:
- *   probe_id  symbol  enter_type  return_type  library
+ *   probe_id  symbol  enter_type  return_type  library  [obj_arg  null_obj]
  * (types are the numbers of tracer/argus_event.h, 0 = none; library is the
- * soname the symbol must come from, "-" for the first definition found).  A hook the
+ * soname the symbol must come from, "-" for the first definition found;
+ * obj_arg the integer argument recorded as obj, default 0; null_obj "-" or
+ * a function of no arguments in the same library, called once when the hook
+ * is installed: its result is recorded in place of a NULL obj, e.g. GLib's
+ * g_main_context_default for the functions where NULL means that context).  A hook the
  * relocator refuses is reported once on stderr with ARGUS_AGENT_VERBOSE=1
  * and skipped: the program keeps running without it.
  */
@@ -29,6 +33,7 @@
 struct planned_hook {
 	char symbol[128];
 	char library[128];   /* "" = any */
+	char null_obj[128];  /* "" = none */
 	struct argus_hook_spec spec;
 	struct argus_hook hook;
 	int state;   /* 0 not found yet, 1 installed, -1 refused */
@@ -47,12 +52,16 @@ static int read_plan(const char *path)
 	char line[512];
 	while (nplan < MAX_HOOKS && fgets(line, sizeof(line), f)) {
 		struct planned_hook *p = &plan[nplan];
-		unsigned id, enter, ret;
-		if (line[0] == '#' ||
-		    sscanf(line, "%u\t%127s\t%u\t%u\t%127s", &id, p->symbol, &enter, &ret, p->library) != 5)
+		unsigned id, enter, ret, obj_arg = 0;
+		int n = line[0] == '#' ? 0 : sscanf(line, "%u\t%127s\t%u\t%u\t%127s\t%u\t%127s", &id, p->symbol,
+						     &enter, &ret, p->library, &obj_arg, p->null_obj);
+		if ((n != 5 && n != 7) || obj_arg > 5)
 			continue;
 		if (strcmp(p->library, "-") == 0)
 			p->library[0] = 0;
+		if (n == 5 || strcmp(p->null_obj, "-") == 0)
+			p->null_obj[0] = 0;
+		p->spec.obj_arg = (uint8_t)obj_arg;
 		p->spec.probe_id = id;
 		p->spec.enter_type = (uint16_t)enter;
 		p->spec.return_type = (uint16_t)ret;
@@ -79,14 +88,14 @@ static void *(*real_dlopen)(const char *, int);
  * (libraries loaded at start) or a dlopen handle (a library opened
  * RTLD_LOCAL, as ctypes and most plugin loaders do, is not in the global
  * scope: only its handle finds its symbols). */
-static void *find_symbol(const struct planned_hook *p, void *scope)
+static void *find_symbol(const struct planned_hook *p, const char *symbol, void *scope)
 {
 	if (!p->library[0])
-		return dlsym(scope, p->symbol);
+		return dlsym(scope, symbol);
 	void *lib = real_dlopen(p->library, RTLD_LAZY | RTLD_NOLOAD);
 	if (!lib)
 		return NULL;
-	void *fn = dlsym(lib, p->symbol);
+	void *fn = dlsym(lib, symbol);
 	dlclose(lib);   /* only drops the reference NOLOAD took */
 	return fn;
 }
@@ -106,9 +115,16 @@ static void install_missing(void *scope)
 		struct planned_hook *p = &plan[i];
 		if (p->state)
 			continue;
-		void *fn = find_symbol(p, scope);
+		void *fn = find_symbol(p, p->symbol, scope);
 		if (!fn)
 			continue;
+		if (p->null_obj[0]) {
+			/* called here, outside any hook (thunks must not call
+			 * into libraries: vector registers are live there) */
+			void *(*get)(void) = (void *(*)(void))find_symbol(p, p->null_obj, scope);
+			if (get)
+				p->spec.null_obj = (uint64_t)get();
+		}
 		if (already_hooked(fn)) {   /* an alias (e.g. __pthread_mutex_lock): hooked once */
 			p->state = -1;
 			if (verbose)

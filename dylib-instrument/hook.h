@@ -25,6 +25,8 @@ struct argus_hook_spec {
 	uint16_t enter_type;    /* record type at entry, 0 = none */
 	uint16_t return_type;   /* record type at return, 0 = no return hook */
 	size_t fn_size;         /* symbol size when known (0 = unknown): bounds reads and the branch scan */
+	uint8_t obj_arg;        /* the integer argument recorded as obj at entry (0-5) */
+	uint64_t null_obj;      /* recorded in place of a NULL obj (e.g. GLib's default context), 0 = none */
 };
 
 struct argus_hook {

@@ -25,8 +25,10 @@ static __thread struct {
 
 void argus_hook_on_enter(struct argus_hook *h, argus_enter_frame *f)
 {
-	if (h->spec.enter_type)
-		argus_record(h->spec.enter_type, FRAME_ARG0(f), (uint64_t)h->target, h->spec.probe_id);
+	if (h->spec.enter_type) {
+		uint64_t obj = FRAME_ARG(f, h->spec.obj_arg);
+		argus_record(h->spec.enter_type, obj ? obj : h->spec.null_obj, (uint64_t)h->target, h->spec.probe_id);
+	}
 	if (h->return_thunk && shadow.depth < SHADOW_DEPTH) {
 		/* claim the slot before filling it: a signal handler calling a
 		 * hooked function in between then pushes above it, not over it */

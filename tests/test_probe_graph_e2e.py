@@ -153,3 +153,46 @@ def test_debug_names_the_dispatch_a_glib_hang_sits_in(argus_cli):
     text = argus_cli.run("debug", "--buffer", argus_cli.buffer, "--pid", str(pid), "--auto",
                          "--threshold", "1").stdout
     assert "in a dispatch: callback began at" in text
+
+
+GLIB_IDLE_FROM_WORKER = """
+import ctypes, os, threading, time
+g = ctypes.CDLL('libglib-2.0.so.0')
+g.g_main_context_default.restype = ctypes.c_void_p
+g.g_main_context_iteration.argtypes = [ctypes.c_void_p, ctypes.c_int]
+SourceFunc = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+g.g_idle_add.argtypes = [SourceFunc, ctypes.c_void_p]
+ctx = g.g_main_context_default()
+g.g_main_context_iteration(ctx, 0)          # the loop owns its context
+ran = []
+cb = SourceFunc(lambda _: ran.append(1) or 0)   # G_SOURCE_REMOVE
+def worker():
+    time.sleep(0.2)
+    g.g_idle_add(cb, None)                  # attach to the default context (NULL): no explicit wakeup
+    print(threading.get_native_id(), flush=True)
+w = threading.Thread(target=worker)
+w.start()
+while not ran:
+    g.g_main_context_iteration(ctx, 1)      # blocks in poll until the attach wakes it
+w.join()
+print(os.getpid(), hex(ctx), flush=True)
+"""
+
+
+def test_glib_idle_added_from_a_worker_is_a_message_edge_to_its_dispatch(argus_cli):
+    """g_idle_add from a worker: g_source_attach(source, NULL) records the
+    default context (obj_arg 1, null_obj), the dispatch records it too: the
+    two pair into a message edge from the worker to the main thread."""
+    require_tracing()
+    argus_cli.start(size="64M")
+    out = _run(argus_cli, "/usr/bin/python3", "-c", GLIB_IDLE_FROM_WORKER).split()
+    worker_tid, pid, ctx = int(out[0]), int(out[1]), int(out[2], 16)
+    g = _graph(argus_cli)
+    tid = g.threads.tid[g.seg.utid]
+    e = g.edges
+    msg = np.flatnonzero((e.type == G.EDGE_MESSAGE) & (e.obj == ctx))
+    pairs = [(int(tid[e.src[k]]), int(tid[e.dst[k]])) for k in msg.tolist()]
+    assert (worker_tid, pid) in pairs, pairs
+    for k in msg.tolist():
+        assert e.src_ts[k] <= e.ts[k]
+        assert g.seg.start[e.dst[k]] == e.ts[k]          # the dispatch opens its segment

@@ -142,3 +142,36 @@ def test_a_forked_child_records_into_its_own_ring(argus_cli):
         events = [json.loads(line) for line in out.splitlines()]
         assert len(events) == want, (pid, len(events))
         assert {e["tid"] for e in events} == {pid}
+
+
+NODE_WORKER = """
+const { Worker } = require('worker_threads');
+const w = new Worker(`const { parentPort } = require('worker_threads');
+for (let i = 0; i < 20; i++) parentPort.postMessage(i);`, { eval: true });
+let n = 0;
+w.on('message', () => { n++; });
+w.on('exit', () => { console.log(process.pid, n); });
+"""
+
+
+def test_libuv_async_send_in_node(argus_cli):
+    """libuv.json on node (which links libuv in and exports it): a worker
+    thread's postMessage wakes the main loop with uv_async_send, an enqueue
+    recorded from a thread that is not the main one."""
+    import shutil
+    import pytest
+    from argus.cli import hookspec
+    node = shutil.which("node")
+    if not node:
+        pytest.skip("node is not installed")
+    require_tracing()
+    argus_cli.start(size="64M")
+    proc = _run(argus_cli, node, "-e", NODE_WORKER)
+    assert proc.returncode == 0, proc.stderr
+    assert "argus-agent: uv_async_send hooked" in proc.stderr
+    pid, received = map(int, proc.stdout.split())
+    assert received == 20
+    probe = {h.symbol: i for i, h in enumerate(hookspec.load())}["uv_async_send"]
+    sends = [e for e in _events(argus_cli, pid) if e["type"] == "enqueue" and e["probe_id"] == probe]
+    assert any(e["tid"] != pid for e in sends), sends
+    assert all(e["obj"] for e in sends)     # the uv_async_t

@@ -64,6 +64,20 @@ def check_feature(feature, report, argus, truth):
     if feature == "trigger":
         # the slice of a LongRunning hang reaches the process whose request started it
         return any(p["pid"] == truth.extra["trigger_pid"] for p in path)
+    if feature == "enqueue":
+        # the chain reaches the thread that queued the work, and the graph
+        # pairs its enqueue with the hung thread's dispatch (a message edge on
+        # the queue's object; the kernel alone sees only the wakeup)
+        if not any(p["tid"] == truth.extra["enqueue_tid"] for p in path):
+            return False
+        proc = subprocess.run([sys.executable, os.path.join(harness.HERE, "graph_probe.py"), "--messages",
+                               argus.buffer, str(truth.extra["obj"])], capture_output=True, text=True)
+        try:
+            pairs = json.loads(proc.stdout)["messages"]
+        except (ValueError, KeyError):
+            return None
+        truth.extra["messages"] = pairs
+        return [truth.extra["enqueue_tid"], truth.hung_tid] in pairs
     if feature == "weak_mutex_edge":
         return any((p.get("edge_in") or {}).get("weak") for p in path)
     if feature == "ownership":
