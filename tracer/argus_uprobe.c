@@ -124,8 +124,8 @@ static int attach_one(struct argus_uprobes *u, const struct argus_uprobes_config
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 	struct bpf_link *entry = NULL, *ret = NULL;
 
-	if (h->enter || h->ret) {   /* the entry stashes fn for the return record */
-		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->enter);
+	{   /* always: the entry keeps fn for the return record */
+		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->enter, h->ret);
 		entry = bpf_program__attach_uprobe_opts(u->obj->progs.probe_entry, -1, h->path, h->offset, &opts);
 		if (!entry) {
 			skip(cfg, "uprobe hook %lu %s in %s skipped: failed to attach uprobe: %s", h->probe_id,
@@ -134,7 +134,7 @@ static int attach_one(struct argus_uprobes *u, const struct argus_uprobes_config
 		}
 	}
 	if (h->ret) {
-		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->ret);
+		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->ret, 0);
 		opts.retprobe = true;
 		ret = bpf_program__attach_uprobe_opts(u->obj->progs.probe_return, -1, h->path, h->offset, &opts);
 		if (!ret) {

@@ -31,12 +31,12 @@ struct {
 	__uint(max_entries, ARGUS_UPROBE_RINGBUF_BYTES);
 } probes SEC(".maps");
 
-/* tid -> entry address; one level: a nested call of the same hooked function
- * overwrites it, and both returns name the inner entry (same function). */
+/* (tid << 32 | probe id) -> entry address.  One level per hook: a nested
+ * call of the same function overwrites it with the same address. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, ARGUS_UPROBE_INFLIGHT_ENTRIES);
-	__type(key, __u32);
+	__type(key, __u64);
 	__type(value, __u64);
 } inflight SEC(".maps");
 
@@ -62,21 +62,23 @@ SEC("uprobe")
 int BPF_KPROBE(probe_entry)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx), fn = PT_REGS_IP(ctx);
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 key = (bpf_get_current_pid_tgid() << 32) | ARGUS_UPROBE_COOKIE_ID(cookie);
 
-	/* Every entry stashes its address: a hook with no return record costs
-	 * an update of an LRU slot, which is cheap next to the trap. */
-	bpf_map_update_elem(&inflight, &tid, &fn, BPF_ANY);
+	if (ARGUS_UPROBE_COOKIE_HAS_RETURN(cookie))
+		bpf_map_update_elem(&inflight, &key, &fn, BPF_ANY);
 	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie), PT_REGS_PARM1(ctx), fn);
 }
 
 SEC("uretprobe")
 int BPF_KRETPROBE(probe_return)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx), *fn;
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 cookie = bpf_get_attach_cookie(ctx), *stashed, fn = 0;
+	__u64 key = (bpf_get_current_pid_tgid() << 32) | ARGUS_UPROBE_COOKIE_ID(cookie);
 
-	fn = bpf_map_lookup_elem(&inflight, &tid);
-	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie), PT_REGS_RC(ctx),
-			   fn ? *fn : 0);
+	/* Left in place (the LRU map ages it out): the outer call of a nested
+	 * pair returns later and needs the same address. */
+	stashed = bpf_map_lookup_elem(&inflight, &key);
+	if (stashed)
+		fn = *stashed;
+	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie), PT_REGS_RC(ctx), fn);
 }
