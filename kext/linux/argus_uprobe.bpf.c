@@ -53,7 +53,7 @@ static __always_inline int write_probe(__u16 type, __u32 probe_id, __u64 obj, __
 	e.fn = fn;
 	e.probe_id = probe_id;
 	fill_header(&e.h, type, sizeof(e), id >> 32, (__u32)id, bpf_ktime_get_ns());
-	if (bpf_ringbuf_output(&probes, &e, sizeof(e), 0))
+	if (bpf_ringbuf_output(&probes, &e, sizeof(e), BPF_RB_NO_WAKEUP))   /* drained every loop turn */
 		count_drops(1);
 	return 0;
 }
