@@ -118,3 +118,40 @@ def test_unknown_spec_name_is_one_line(argus_cli):
     proc = argus_cli.run("start", "--buffer", argus_cli.buffer, "--uprobe-hooks", "nosuchspec", check=False)
     assert proc.returncode != 0
     assert proc.stderr.strip().count("\n") == 0 and "nosuchspec" in proc.stderr and "glib" in proc.stderr
+
+
+def test_argusd_checks_the_hook_list(argus_cli, tmp_path):
+    """The hook list is data: argusd skips each bad line, and each hook the
+    kernel refuses, with one log line, and attaches the rest."""
+    require_tracing()
+    from argus.cli import uprobe_hooks
+    from conftest import native
+
+    listing, _ = uprobe_hooks.hook_list(["glib"])
+    good = listing.splitlines()[0]
+    lines = [good,
+             "1\t50\t0\t1000",                                              # 4 fields
+             "2\t99\t0\t1000\t/usr/lib/x.so\tf",                           # not a probe type
+             "3\t50\t0\t1000\tlib/x.so\tf",                                # relative path
+             "4\t50\t0\tzz\t/usr/lib/x.so\tf",                             # offset not hex
+             "5\t50\t0\t1000\t/nonexistent/libargus-none.so\tf"]           # the kernel refuses it
+    hooks = tmp_path / "hooks"
+    hooks.write_text("\n".join(lines) + "\n")
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    log = run / "argusd.log"
+    read_fd, write_fd = os.pipe()
+    subprocess.Popen([native("argusd"), "--buffer", argus_cli.buffer, "--size", str(64 << 20),
+                      "--socket", str(run / "argusd.sock"), "--ready-fd", str(write_fd), "--log", str(log),
+                      "--sample-hz", "0", "--uprobe-hooks", str(hooks)], pass_fds=(write_fd,),
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as r:
+        assert r.readline().strip() == "ready"
+    argus_cli.stop()
+    text = log.read_text()
+    for n, why in ((2, "needs 6 tab-separated fields"), (3, "bad record type"),
+                   (4, "library path is not absolute"), (5, "bad number")):
+        assert text.count(f"uprobe hook list line {n} skipped: {why}") == 1, text
+    assert text.count("uprobe hook 5 f in /nonexistent/libargus-none.so skipped: failed to attach uprobe") == 1
+    assert "no uprobe hooks" not in text      # the good hook attached
