@@ -15,7 +15,8 @@ DISPATCHES = 20
 
 # Loads GLib, says where g_main_context_dispatch and the default context are,
 # waits for a line (tracing starts meanwhile), then runs a main loop that
-# dispatches a 2 ms timeout DISPATCHES times.
+# dispatches a 2 ms timeout DISPATCHES times, then stays until told (so the
+# daemon can read its mappings).
 GLIB_LOOP = """
 import ctypes, json, os, sys
 g = ctypes.CDLL('libglib-2.0.so.0')
@@ -41,6 +42,8 @@ def tick(_):
 cb = CB(tick)
 g.g_timeout_add(2, cb, None)
 g.g_main_loop_run(loop)
+print("done", flush=True)
+sys.stdin.readline()
 """ % DISPATCHES
 
 
@@ -57,8 +60,12 @@ def test_glib_dispatches_of_a_running_process(argus_cli):
                             text=True)
     try:
         info = json.loads(prog.stdout.readline())
-        argus_cli.run("start", "--buffer", argus_cli.buffer, "--size", "64M", "--uprobe-hooks", "glib")
+        argus_cli.run("start", "--buffer", argus_cli.buffer, "--size", "1G", "--uprobe-hooks", "glib")
         prog.stdin.write("go\n")
+        prog.stdin.flush()
+        assert prog.stdout.readline().strip() == "done"
+        argus_cli.wait_drained()
+        prog.stdin.write("exit\n")
         prog.stdin.flush()
         assert prog.wait(timeout=60) == 0
     finally:
@@ -77,6 +84,9 @@ def test_glib_dispatches_of_a_running_process(argus_cli):
     dispatch_id = [h[0] for h in hookspec.load()].index("g_main_context_dispatch")   # as under argus run
     assert {e["probe_id"] for e in begins} == {dispatch_id}
     assert all(e["tid"] == info["pid"] and e["cpu"] != 0xFFFF for e in begins)
+    # the daemon recorded the process's mappings: fn lies in libglib's text
+    maps = [e for e in events if e["type"] == "mapping" and e["start"] <= info["dispatch"] < e["end"]]
+    assert maps and "libglib-2.0.so" in maps[-1]["path"] and maps[-1]["prot"] & 4
     # each dispatch returns before the next begins
     marks = sorted((e["ts_ns"], e["type"]) for e in begins + ends)
     assert [t for _, t in marks[:4]] == ["callback_begin", "callback_end"] * 2

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -31,6 +32,12 @@
 
 #define MAX_HOOKS 256
 #define MAX_LINE 1024
+/* A process with probe records is handed to the daemon for its mappings (so
+ * fn can be symbolized) once, then at most every REQUEUE_NS, as the
+ * sampler does: reading /proc/PID/maps per record would cost more than the
+ * records. */
+#define PID_SLOTS 256
+#define REQUEUE_NS (10ull * 1000000000ull)
 
 struct argus_uprobes {
 	struct argus_uprobe_bpf *obj;
@@ -44,6 +51,8 @@ struct argus_uprobes {
 	void *observe_ctx;
 	uint64_t records;
 	uint64_t rejected;
+	struct argus_pid_queue queued;
+	struct { uint32_t pid; uint64_t ns; } handed[PID_SLOTS];
 };
 
 struct hook_line {
@@ -195,6 +204,26 @@ static int attach_hooks(struct argus_uprobes *u, const struct argus_uprobes_conf
 	return hooks;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void queue_pid(struct argus_uprobes *u, uint32_t pid)
+{
+	size_t slot = pid % PID_SLOTS;
+	uint64_t t = mono_ns();
+
+	if (u->handed[slot].pid == pid && t - u->handed[slot].ns < REQUEUE_NS)
+		return;
+	argus_pid_queue_push(&u->queued, pid);
+	u->handed[slot].pid = pid;
+	u->handed[slot].ns = t;
+}
+
 /* Invalid input from the kernel side is counted and skipped, never fatal. */
 static int on_record(void *ctx, void *data, size_t size)
 {
@@ -208,6 +237,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	u->records++;
 	if (u->observe)
 		u->observe(u->observe_ctx, data, h->size);
+	queue_pid(u, h->pid);
 	return 0;
 }
 
@@ -282,6 +312,11 @@ int argus_uprobes_poll(struct argus_uprobes *u, struct argus_rb_producer *out)
 	if (ret < 0 && ret != -EINTR)
 		return ret;
 	return (int)((u->records - before) > INT_MAX ? INT_MAX : (u->records - before));
+}
+
+size_t argus_uprobes_pids(struct argus_uprobes *u, uint32_t *out, size_t max)
+{
+	return argus_pid_queue_take(&u->queued, out, max);
 }
 
 uint64_t argus_uprobes_lost(struct argus_uprobes *u)

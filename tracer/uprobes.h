@@ -43,6 +43,9 @@ int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_upro
 		       size_t errlen);
 /* Records moved (>= 0) or -errno. */
 int argus_uprobes_poll(struct argus_uprobes *u, struct argus_rb_producer *out);
+/* Pids with probe records in the file (each at most every 10 s), so the
+ * daemon records their mappings and fn can be symbolized. */
+size_t argus_uprobes_pids(struct argus_uprobes *u, uint32_t *out, size_t max);
 /* Records that never reached the file, cumulative. */
 uint64_t argus_uprobes_lost(struct argus_uprobes *u);
 void argus_uprobes_close(struct argus_uprobes *u);
@@ -56,6 +59,8 @@ static inline int argus_uprobes_open(const struct argus_uprobes_config *cfg, str
 }
 static inline int argus_uprobes_poll(struct argus_uprobes *u, struct argus_rb_producer *out)
 { (void)u; (void)out; return 0; }
+static inline size_t argus_uprobes_pids(struct argus_uprobes *u, uint32_t *out, size_t max)
+{ (void)u; (void)out; (void)max; return 0; }
 static inline uint64_t argus_uprobes_lost(struct argus_uprobes *u) { (void)u; return 0; }
 static inline void argus_uprobes_close(struct argus_uprobes *u) { (void)u; }
 #endif
