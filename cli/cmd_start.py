@@ -44,6 +44,9 @@ def register(sub):
                    help="CPU samples per second per CPU, with user and kernel stacks (default 99; "
                         "docs/profile.md)")
     p.add_argument("--no-sample", action="store_true", help="no CPU samples (same as --sample-hz 0)")
+    p.add_argument("--uprobe-hooks", action="append", default=[], metavar="SPEC",
+                   help="also apply this hook spec (glib, pthread, or a .json file) to every process, running "
+                        "or not, through uprobes (slower than `argus run`: for low-rate points); repeatable")
     g = p.add_argument_group("flight recorder (docs/flight-recorder.md)")
     g.add_argument("--no-hang-detector", action="store_true",
                    help="do not watch event loops for hangs nor keep snapshots of them")
@@ -224,10 +227,32 @@ def _send_watches(args):
                 raise ArgusError(f"watch {what} {v}: {reply.strip().removeprefix('error: ')}")
 
 
+def _uprobe_flags(names):
+    """argusd flags for --uprobe-hooks: the resolved hook list in RUN_DIR
+    (0600), each hook that did not resolve said in one line."""
+    from argus.cli import safe_files, uprobe_hooks
+
+    if not names:
+        return []
+    listing, skipped = uprobe_hooks.hook_list(names)
+    for line in skipped:
+        print(f"argus: {line}")
+    if not listing:
+        print("argus: no uprobe hook resolved; tracing without them")
+        return []
+    dir_fd = open_run_dir(create=True)
+    try:
+        safe_files.write_file(dir_fd, "uprobe-hooks", listing)
+    finally:
+        os.close(dir_fd)
+    return ["--uprobe-hooks", os.path.join(RUN_DIR, "uprobe-hooks")]
+
+
 def run_start(args):
     flags = (["--no-stacks"] if args.no_stacks else []) + (["--no-syscalls"] if args.no_syscalls else [])
     flags += ["--sample-hz", "0" if args.no_sample else str(args.sample_hz)]
     flags += hang_detector_flags(args)
+    flags += _uprobe_flags(args.uprobe_hooks)
     path = os.path.abspath(args.buffer or DEFAULT_BUFFER)
     appending = not args.force and os.path.isfile(path) and os.path.getsize(path) > 0
     buffer, started = start_daemon(args.buffer, args.size, flags, force=args.force)
@@ -238,6 +263,8 @@ def run_start(args):
     else:
         _send_watches(args)
         print(f"argus: already tracing into {buffer} (daemon pid {st.get('pid', '?')})")
+        if args.uprobe_hooks:
+            print("argus: --uprobe-hooks takes effect when tracing starts; `argus stop` first to change them")
     return 0
 
 

@@ -439,7 +439,9 @@ struct argus_ev_cpu_sample {        /* 48 bytes */
  * return) recorded it into its thread's ring (dylib-instrument/uring.h);
  * argusd copied it into the trace, with pid/tid set from the ring's owner
  * and ts_ns put on CLOCK_MONOTONIC.  cpu is 0xFFFF: a trampoline does not
- * ask the kernel. */
+ * ask the kernel.  The same records come from uprobes on the same hooks
+ * (`argus start --uprobe-hooks`, kext/linux/argus_uprobe.bpf.c), with the
+ * kernel's cpu and time. */
 struct argus_ev_probe {             /* 48 bytes: CALLBACK_BEGIN .. PROBE_RETURN */
 	struct argus_event_header h;
 	__u64 obj;                   /* first argument (mutex, GMainContext, GSource...); return value for PROBE_RETURN */

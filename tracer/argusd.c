@@ -67,6 +67,7 @@
 #include "proc_snapshot.h"
 #include "urings.h"
 #include "sampler.h"
+#include "uprobes.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -106,6 +107,12 @@ void log_msg(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	fflush(stderr);
+}
+
+/* A uprobe hook skipped (uprobes.h): one log line each. */
+static void log_line(const char *line)
+{
+	log_msg("%s", line);
 }
 
 /* The one line a failed start reports, both to the log and to `argus start`. */
@@ -455,6 +462,8 @@ static int run_loop(struct daemon *d)
 		}
 		if (d->sampler)
 			argus_sampler_poll(d->sampler, &d->prod);
+		if (d->uprobes)
+			argus_uprobes_poll(d->uprobes, &d->prod);
 		if (d->urings)
 			argus_urings_poll(d->urings, now_ns(), urings_write, d);
 		if (buffer_faulted(d))
@@ -608,6 +617,13 @@ int main(int argc, char **argv)
 		if (argus_sampler_open(&scfg, &d.sampler, err, sizeof(err)))
 			log_msg("no CPU samples: %s", err);
 	}
+	if (env.uprobe_hooks) {
+		struct argus_uprobes_config ucfg = { .hooks_path = env.uprobe_hooks, .exclude_tgid = (uint32_t)getpid(),
+						     .skipped = log_line, .observe = observe, .observe_ctx = &d };
+
+		if (argus_uprobes_open(&ucfg, &d.uprobes, err, sizeof(err)))
+			log_msg("no uprobe hooks: %s", err);
+	}
 	nsnap = write_snapshot(&d);
 	open_urings(&d);
 	d.start_ns = now_ns();
@@ -634,6 +650,12 @@ cleanup:
 			argus_sampler_poll(d.sampler, &d.prod);
 		log_msg("CPU sampler: %llu samples or stacks lost", (unsigned long long)argus_sampler_lost(d.sampler));
 		argus_sampler_close(d.sampler);
+	}
+	if (d.uprobes) {
+		if (d.prod_live)
+			argus_uprobes_poll(d.uprobes, &d.prod);
+		log_msg("uprobe hooks: %llu records lost", (unsigned long long)argus_uprobes_lost(d.uprobes));
+		argus_uprobes_close(d.uprobes);
 	}
 	if (d.urings && d.prod_live) {
 		argus_urings_rescan(d.urings);   /* rings of threads that began since the last scan */

@@ -41,6 +41,7 @@ struct env {
 	bool no_stacks;
 	bool verbose;
 	uint32_t sample_hz;         /* CPU samples per second per CPU (argus_sample.c); 0 = off */
+	char *uprobe_hooks;         /* hook list for uprobes (argus_uprobe.c, uprobes.h); NULL = off */
 	/* the hang detector: on when snapshot_dir is set */
 	char *snapshot_dir;
 	struct hang_detector_config hangs;
@@ -72,6 +73,7 @@ struct daemon {
 	uint64_t mapping_records;
 	struct thread_names *names;  /* names re-emitted after a wrap (thread_names.c) */
 	struct argus_sampler *sampler;  /* NULL: no CPU samples */
+	struct argus_uprobes *uprobes;  /* NULL: no hooks through uprobes */
 	uint64_t refresh_seq;        /* producer chunk seq at the last refresh */
 	bool refreshing;
 	uint64_t names_emitted;

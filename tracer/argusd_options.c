@@ -33,7 +33,7 @@ struct env env = {
 static const char usage[] =
 	"usage: argusd --buffer FILE --size BYTES --socket PATH [--ready-fd N] [--foreground]\n"
 	"              [--log FILE] [--fresh] [--kernel-buffer BYTES] [--no-syscalls]\n"
-	"              [--stacks | --no-stacks] [--sample-hz HZ] [--verbose]\n"
+	"              [--stacks | --no-stacks] [--sample-hz HZ] [--uprobe-hooks FILE] [--verbose]\n"
 	"              [--snapshot-dir DIR [--hang-threshold-ms MS] [--snapshot-before-s S]\n"
 	"               [--snapshot-max-bytes BYTES] [--snapshot-max-total BYTES] [--snapshot-max-count N]\n"
 	"               [--watch-pid PID]... [--watch-comm COMM]...]\n"
@@ -55,6 +55,8 @@ static const char usage[] =
 	"                        symbolize them (default: on)\n"
 	"  --sample-hz HZ        CPU samples per second per CPU with stacks (default 99; 0 = off;\n"
 	"                        --no-stacks turns them off too)\n"
+	"  --uprobe-hooks FILE   attach the hooks of this list (from `argus start --uprobe-hooks`)\n"
+	"                        as uprobes, system-wide; a hook that fails is skipped\n"
 	"  --verbose             loader diagnostics\n"
 	"  --snapshot-dir DIR    detect hangs online and freeze a snapshot of each into DIR\n"
 	"                        (docs/flight-recorder.md); without it the detector is off\n"
@@ -128,7 +130,7 @@ static char *default_log_path(const char *socket_path)
 
 enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS, OPT_SAMPLE_HZ, OPT_SNAP_DIR,
        OPT_HANG_MS, OPT_SNAP_BEFORE, OPT_SNAP_BYTES, OPT_SNAP_TOTAL, OPT_SNAP_COUNT, OPT_WATCH_PID,
-       OPT_WATCH_COMM };
+       OPT_WATCH_COMM, OPT_UPROBE_HOOKS };
 
 /* A positive integer option at most max: 0, or one line and -EINVAL. */
 static int parse_count(const char *name, const char *s, uint64_t max, uint64_t *out)
@@ -211,6 +213,7 @@ int parse_args(int argc, char **argv)
 		{ "stacks", no_argument, NULL, OPT_STACKS },
 		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 		{ "sample-hz", required_argument, NULL, OPT_SAMPLE_HZ },
+		{ "uprobe-hooks", required_argument, NULL, OPT_UPROBE_HOOKS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "snapshot-dir", required_argument, NULL, OPT_SNAP_DIR },
 		{ "hang-threshold-ms", required_argument, NULL, OPT_HANG_MS },
@@ -284,6 +287,9 @@ int parse_args(int argc, char **argv)
 				return -EINVAL;
 			}
 			env.sample_hz = (uint32_t)fd;
+			break;
+		case OPT_UPROBE_HOOKS:
+			env.uprobe_hooks = optarg;
 			break;
 		case 'v':
 			env.verbose = true;

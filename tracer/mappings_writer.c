@@ -15,6 +15,7 @@
 
 #include "argusd.h"
 #include "sampler.h"
+#include "uprobes.h"
 
 /* "major:minor" of /proc/PID/maps as the kernel's dev_t (major << 20 | minor). */
 static uint32_t parse_dev(const char *s)
@@ -179,6 +180,9 @@ void record_stack_mappings(struct daemon *d)
 	for (i = 0; i < n; i++)
 		record_mappings(d, pids[i], t);
 	n = d->sampler ? argus_sampler_stack_pids(d->sampler, pids, sizeof(pids) / sizeof(pids[0])) : 0;
+	for (i = 0; i < n; i++)
+		record_mappings(d, pids[i], t);
+	n = d->uprobes ? argus_uprobes_pids(d->uprobes, pids, sizeof(pids) / sizeof(pids[0])) : 0;
 	for (i = 0; i < n; i++)
 		record_mappings(d, pids[i], t);
 }

@@ -1,0 +1,47 @@
+"""cli/uprobe_hooks.py against the shipped spec and this machine's libraries."""
+import ctypes
+import json
+
+import pytest
+
+from argus.cli import hookspec, uprobe_hooks
+from argus.cli.common import ArgusError
+
+
+def test_shipped_ids_match_argus_run_order():
+    # argus run numbers the whole shipped spec in file order (hookspec.load)
+    everything = hookspec.load()
+    got = uprobe_hooks.numbered_hooks(uprobe_hooks.spec_paths(["pthread"]))
+    assert {sym for _, sym, *_ in got} >= {"pthread_mutex_lock", "pthread_mutex_unlock"}
+    assert all(everything[pid][0] == sym and everything[pid][3] == "libc.so.6" for pid, sym, *_ in got)
+
+
+def test_offset_is_where_the_function_is_in_the_file():
+    """The bytes at the file offset are the bytes this process runs at the
+    function's address: the offset a uprobe needs."""
+    path = uprobe_hooks.find_library("libc.so.6")
+    assert path and path.startswith("/")
+    offsets = uprobe_hooks.symbol_offsets(path, {"getpid", "no_such_function_here"})
+    assert set(offsets) == {"getpid"}
+    with open(path, "rb") as f:
+        f.seek(offsets["getpid"])
+        in_file = f.read(16)
+    addr = ctypes.cast(ctypes.CDLL("libc.so.6").getpid, ctypes.c_void_p).value
+    assert ctypes.string_at(addr, 16) == in_file
+
+
+def test_hook_list_skips_what_does_not_resolve(tmp_path):
+    spec = tmp_path / "s.json"
+    spec.write_text(json.dumps({"library": "libc.so.6", "hooks": [
+        {"symbol": "getpid", "enter": "enqueue", "return": "probe_return"},
+        {"symbol": "no_such_function_here", "enter": "enqueue"}]}))
+    listing, skipped = uprobe_hooks.hook_list([str(spec)])
+    fields = listing.splitlines()[0].split("\t")
+    assert len(listing.splitlines()) == 1 and fields[0] == "0" and fields[1:3] == ["50", "56"]
+    assert fields[5] == "getpid" and int(fields[3], 16) > 0
+    assert len(skipped) == 1 and "no_such_function_here" in skipped[0]
+
+
+def test_unknown_name():
+    with pytest.raises(ArgusError, match="shipped: .*glib"):
+        uprobe_hooks.spec_paths(["nosuch"])

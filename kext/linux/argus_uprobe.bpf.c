@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The hook spec (dylib-instrument/hooks/*.json) through uprobes, for
+ * processes that did not start under `argus run`: one uprobe program at the
+ * entry of every hooked function and one uretprobe program at the return of
+ * those that record it, system-wide (the loader attaches each hook to its
+ * library file, every process mapping it included, with no restart).
+ *
+ * Each link carries its hook as the attach cookie (probe id, record type:
+ * argus_uprobe.h), so the two programs serve the whole spec.  A record is a
+ * struct argus_ev_probe as the trampolines write it: obj = first argument
+ * (return value for PROBE_RETURN), fn = the function's address in the
+ * process (the instruction pointer at entry), probe_id = index in the spec;
+ * but pid/tid/cpu/ts come from the kernel, as for every other BPF record.
+ *
+ * A uprobe costs a trap per call (bench/trampoline_cost.py: ~1.7 us), which
+ * is why `argus start` turns this on only for the spec files it is given.
+ * The daemon itself is never recorded.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "argus_uprobe.h"
+
+const volatile __u32 targ_exclude_tgid = 0;   /* the daemon */
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, ARGUS_UPROBE_RINGBUF_BYTES);
+} probes SEC(".maps");
+
+/* (tid << 32 | probe id) -> entry address.  One level per hook: a nested
+ * call of the same function overwrites it with the same address. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ARGUS_UPROBE_INFLIGHT_ENTRIES);
+	__type(key, __u64);
+	__type(value, __u64);
+} inflight SEC(".maps");
+
+#include "record.bpf.h"
+
+static __always_inline int write_probe(__u16 type, __u32 probe_id, __u64 obj, __u64 fn)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct argus_ev_probe e = {};
+
+	if ((__u32)(id >> 32) == targ_exclude_tgid || !type)
+		return 0;
+	e.obj = obj;
+	e.fn = fn;
+	e.probe_id = probe_id;
+	fill_header(&e.h, type, sizeof(e), id >> 32, (__u32)id, bpf_ktime_get_ns());
+	if (bpf_ringbuf_output(&probes, &e, sizeof(e), BPF_RB_NO_WAKEUP))   /* drained every loop turn */
+		count_drops(1);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(probe_entry)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx), fn = PT_REGS_IP(ctx);
+	__u64 key = (bpf_get_current_pid_tgid() << 32) | ARGUS_UPROBE_COOKIE_ID(cookie);
+
+	if (ARGUS_UPROBE_COOKIE_HAS_RETURN(cookie))
+		bpf_map_update_elem(&inflight, &key, &fn, BPF_ANY);
+	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie), PT_REGS_PARM1(ctx), fn);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(probe_return)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx), *stashed, fn = 0;
+	__u64 key = (bpf_get_current_pid_tgid() << 32) | ARGUS_UPROBE_COOKIE_ID(cookie);
+
+	/* Left in place (the LRU map ages it out): the outer call of a nested
+	 * pair returns later and needs the same address. */
+	stashed = bpf_map_lookup_elem(&inflight, &key);
+	if (stashed)
+		fn = *stashed;
+	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie), PT_REGS_RC(ctx), fn);
+}

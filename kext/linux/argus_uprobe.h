@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What crosses the boundary between the uprobe hooks' BPF programs
+ * (argus_uprobe.bpf.c) and their loader (tracer/argus_uprobe.c), besides the
+ * records themselves (struct argus_ev_probe, tracer/argus_event.h).
+ */
+#ifndef ARGUS_UPROBE_H
+#define ARGUS_UPROBE_H
+
+#include "../../tracer/argus_event.h"
+
+/* The hooks' own BPF ring buffer: the points are low-rate (the issue's
+ * GLib dispatches, pthread creation); the daemon drains it every loop turn. */
+#define ARGUS_UPROBE_RINGBUF_BYTES (1u << 20)
+
+/* Threads inside a hooked function that records its return: (tid, probe
+ * id) -> entry address, so the return record names the function as the
+ * entry did. */
+#define ARGUS_UPROBE_INFLIGHT_ENTRIES 16384
+
+/* The attach cookie of every link: probe id, record type (0 = none) and,
+ * on an entry link, whether the hook records its return too (the entry then
+ * keeps its address for it), so one program serves every hook. */
+#define ARGUS_UPROBE_COOKIE(probe_id, type, has_return) \
+	(((__u64)(probe_id) << 16) | ((__u64)!!(has_return) << 8) | (__u64)((type) & 0xFF))
+#define ARGUS_UPROBE_COOKIE_ID(c) ((__u32)((c) >> 16))
+#define ARGUS_UPROBE_COOKIE_TYPE(c) ((__u16)((c) & 0xFF))
+#define ARGUS_UPROBE_COOKIE_HAS_RETURN(c) (((c) >> 8) & 1)
+
+#endif /* ARGUS_UPROBE_H */

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Loader of the hook spec through uprobes (kext/linux/argus_uprobe.bpf.c),
+ * in the libbpf-tools shape: open -> configure (rodata) -> load -> attach
+ * one uprobe (and uretprobe) per hook -> poll the ring buffer; one cleanup
+ * path.
+ *
+ * The hook list is data from `argus start` (tracer/uprobes.h gives its
+ * format); every field is checked here, and a line that fails a check, or a
+ * hook the kernel refuses, is skipped with one line through cfg->skipped.
+ * Attach is system-wide (pid -1): the kernel puts the breakpoint in the
+ * library file's page cache, so processes already running are hooked too.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "argus_event.h"
+#include "argus_uprobe.h"
+#include "argus_uprobe.skel.h"
+#include "bpf_loader_util.h"
+#include "uprobes.h"
+
+#define MAX_HOOKS 256
+#define MAX_LINE 1024
+/* A process with probe records is handed to the daemon for its mappings (so
+ * fn can be symbolized) once, then at most every REQUEUE_NS, as the
+ * sampler does: reading /proc/PID/maps per record would cost more than the
+ * records. */
+#define PID_SLOTS 256
+#define REQUEUE_NS (10ull * 1000000000ull)
+
+struct argus_uprobes {
+	struct argus_uprobe_bpf *obj;
+	struct ring_buffer *ring;
+	struct bpf_link *links[2 * MAX_HOOKS];
+	int nlinks;
+	int ncpus;
+	uint64_t *drop_values;
+	struct argus_rb_producer *out;
+	void (*observe)(void *ctx, const void *rec, uint32_t size);
+	void *observe_ctx;
+	uint64_t records;
+	uint64_t rejected;
+	struct argus_pid_queue queued;
+	struct { uint32_t pid; uint64_t ns; } handed[PID_SLOTS];
+};
+
+struct hook_line {
+	unsigned long probe_id, enter, ret;
+	unsigned long long offset;
+	char *path, *symbol;
+};
+
+static void skip(const struct argus_uprobes_config *cfg, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void skip(const struct argus_uprobes_config *cfg, const char *fmt, ...)
+{
+	char line[MAX_LINE + 128];
+	va_list ap;
+
+	if (!cfg->skipped)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	cfg->skipped(line);
+}
+
+static bool valid_type(unsigned long t)
+{
+	return t == 0 || (t >= ARGUS_EV_CALLBACK_BEGIN && t <= ARGUS_EV_PROBE_RETURN);
+}
+
+static bool parse_ulong(const char *s, int base, unsigned long long max, unsigned long long *v)
+{
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, base);
+	return !errno && !*end && *v <= max;
+}
+
+/* Splits and checks one line in place: 0, or a reason. */
+static const char *parse_hook(char *line, struct hook_line *h)
+{
+	char *field[6], *save = NULL, *p;
+	unsigned long long v[4];
+	int n = 0;
+
+	for (p = strtok_r(line, "\t", &save); p && n < 6; p = strtok_r(NULL, "\t", &save))
+		field[n++] = p;
+	if (n != 6 || p)
+		return "needs 6 tab-separated fields";
+	if (!parse_ulong(field[0], 10, 65535, &v[0]) || !parse_ulong(field[1], 10, 255, &v[1]) ||
+	    !parse_ulong(field[2], 10, 255, &v[2]) || !parse_ulong(field[3], 16, ULLONG_MAX, &v[3]))
+		return "bad number";
+	h->probe_id = v[0];
+	h->enter = v[1];
+	h->ret = v[2];
+	h->offset = v[3];
+	h->path = field[4];
+	h->symbol = field[5];
+	if (!valid_type(h->enter) || !valid_type(h->ret) || (!h->enter && !h->ret))
+		return "bad record type";
+	if (!h->offset)
+		return "zero offset";
+	if (h->path[0] != '/')
+		return "library path is not absolute";
+	for (p = h->path; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			return "control character in the library path";
+	for (p = h->symbol; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			return "control character in the symbol";
+	return NULL;
+}
+
+static int attach_one(struct argus_uprobes *u, const struct argus_uprobes_config *cfg, const struct hook_line *h)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	struct bpf_link *entry = NULL, *ret = NULL;
+
+	{   /* always: the entry keeps fn for the return record */
+		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->enter, h->ret);
+		entry = bpf_program__attach_uprobe_opts(u->obj->progs.probe_entry, -1, h->path, h->offset, &opts);
+		if (!entry) {
+			skip(cfg, "uprobe hook %lu %s in %s skipped: failed to attach uprobe: %s", h->probe_id,
+			     h->symbol, h->path, strerror(errno));
+			return -1;
+		}
+	}
+	if (h->ret) {
+		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->ret, 0);
+		opts.retprobe = true;
+		ret = bpf_program__attach_uprobe_opts(u->obj->progs.probe_return, -1, h->path, h->offset, &opts);
+		if (!ret) {
+			skip(cfg, "uprobe hook %lu %s in %s skipped: failed to attach uretprobe: %s", h->probe_id,
+			     h->symbol, h->path, strerror(errno));
+			bpf_link__destroy(entry);
+			return -1;
+		}
+	}
+	u->links[u->nlinks++] = entry;
+	if (ret)
+		u->links[u->nlinks++] = ret;
+	return 0;
+}
+
+/* Attaches every good line of the hook list: how many hooks, or -errno. */
+static int attach_hooks(struct argus_uprobes *u, const struct argus_uprobes_config *cfg, char *err, size_t errlen)
+{
+	char line[MAX_LINE + 2];
+	struct hook_line h;
+	const char *why;
+	int lineno = 0, hooks = 0;
+	FILE *f = fopen(cfg->hooks_path, "re");
+
+	if (!f) {
+		argus_set_err(err, errlen, "failed to open hook list %s: %s", cfg->hooks_path, strerror(errno));
+		return -errno;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+
+		lineno++;
+		if (len && line[len - 1] == '\n')
+			line[--len] = '\0';
+		else if (!feof(f)) {   /* longer than any hook: skip the rest of it */
+			int c;
+
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+			skip(cfg, "uprobe hook list line %d skipped: too long", lineno);
+			continue;
+		}
+		if (!len)
+			continue;
+		why = parse_hook(line, &h);
+		if (why) {
+			skip(cfg, "uprobe hook list line %d skipped: %s", lineno, why);
+			continue;
+		}
+		if (u->nlinks + 2 > 2 * MAX_HOOKS) {
+			skip(cfg, "uprobe hook list line %d skipped: more than %d hooks", lineno, MAX_HOOKS);
+			continue;
+		}
+		if (!attach_one(u, cfg, &h))
+			hooks++;
+	}
+	fclose(f);
+	return hooks;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void queue_pid(struct argus_uprobes *u, uint32_t pid)
+{
+	size_t slot = pid % PID_SLOTS;
+	uint64_t t = mono_ns();
+
+	if (u->handed[slot].pid == pid && t - u->handed[slot].ns < REQUEUE_NS)
+		return;
+	argus_pid_queue_push(&u->queued, pid);
+	u->handed[slot].pid = pid;
+	u->handed[slot].ns = t;
+}
+
+/* Invalid input from the kernel side is counted and skipped, never fatal. */
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct argus_uprobes *u = ctx;
+	const struct argus_event_header *h = data;
+
+	if (size < sizeof(*h) || h->size > size || !u->out || argus_rb_write(u->out, data, h->size)) {
+		u->rejected++;
+		return 0;
+	}
+	u->records++;
+	if (u->observe)
+		u->observe(u->observe_ctx, data, h->size);
+	queue_pid(u, h->pid);
+	return 0;
+}
+
+int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_uprobes **out, char *err,
+		       size_t errlen)
+{
+	struct argus_uprobes *u;
+	int ret;
+
+	*out = NULL;
+	u = calloc(1, sizeof(*u));
+	if (!u) {
+		argus_set_err(err, errlen, "failed to allocate uprobe hooks");
+		return -ENOMEM;
+	}
+	u->observe = cfg->observe;
+	u->observe_ctx = cfg->observe_ctx;
+	u->ncpus = libbpf_num_possible_cpus();
+	if (u->ncpus <= 0) {
+		ret = u->ncpus ? u->ncpus : -ENODEV;
+		argus_set_err(err, errlen, "failed to count CPUs: %s", strerror(-ret));
+		goto cleanup;
+	}
+	u->drop_values = calloc(u->ncpus, sizeof(*u->drop_values));
+	if (!u->drop_values) {
+		ret = -ENOMEM;
+		argus_set_err(err, errlen, "failed to allocate uprobe hooks");
+		goto cleanup;
+	}
+	u->obj = argus_uprobe_bpf__open();
+	if (!u->obj) {
+		ret = -errno;
+		argus_set_err(err, errlen, "failed to open BPF object argus_uprobe: %s", strerror(errno));
+		goto cleanup;
+	}
+	u->obj->rodata->targ_exclude_tgid = cfg->exclude_tgid;
+	ret = argus_uprobe_bpf__load(u->obj);
+	if (ret) {
+		argus_set_err(err, errlen, "failed to load BPF object argus_uprobe: %s", strerror(-ret));
+		goto cleanup;
+	}
+	ret = attach_hooks(u, cfg, err, errlen);
+	if (ret < 0)
+		goto cleanup;
+	if (!ret) {
+		ret = -ENOENT;
+		argus_set_err(err, errlen, "failed to attach uprobe hooks: none of the hook list could be attached");
+		goto cleanup;
+	}
+	u->ring = ring_buffer__new(bpf_map__fd(u->obj->maps.probes), on_record, u, NULL);
+	if (!u->ring) {
+		ret = -errno;
+		argus_set_err(err, errlen, "failed to create ring buffer reader: %s", strerror(errno));
+		goto cleanup;
+	}
+	*out = u;
+	return 0;
+
+cleanup:
+	argus_uprobes_close(u);
+	return ret;
+}
+
+int argus_uprobes_poll(struct argus_uprobes *u, struct argus_rb_producer *out)
+{
+	uint64_t before = u->records;
+	int ret;
+
+	u->out = out;
+	ret = ring_buffer__consume(u->ring);
+	u->out = NULL;
+	if (ret < 0 && ret != -EINTR)
+		return ret;
+	return (int)((u->records - before) > INT_MAX ? INT_MAX : (u->records - before));
+}
+
+size_t argus_uprobes_pids(struct argus_uprobes *u, uint32_t *out, size_t max)
+{
+	return argus_pid_queue_take(&u->queued, out, max);
+}
+
+uint64_t argus_uprobes_lost(struct argus_uprobes *u)
+{
+	uint64_t drops;
+
+	if (argus_percpu_sum(u->obj->maps.drops, u->drop_values, u->ncpus, &drops))
+		return u->rejected;
+	return u->rejected + drops;
+}
+
+void argus_uprobes_close(struct argus_uprobes *u)
+{
+	int i;
+
+	if (!u)
+		return;
+	for (i = 0; i < u->nlinks; i++)
+		bpf_link__destroy(u->links[i]);
+	ring_buffer__free(u->ring);
+	argus_uprobe_bpf__destroy(u->obj);
+	free(u->drop_values);
+	free(u);
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The hook spec through uprobes, as argusd sees it (loader: argus_uprobe.c,
+ * BPF side: kext/linux/argus_uprobe.bpf.c): for processes not started under
+ * `argus run`.  Like the CPU sampler, a separate source with its own BPF
+ * object and ring buffer; a hook that cannot be attached is skipped with one
+ * log line, and failing to set up the whole source only leaves the trace
+ * without these records.
+ *
+ *   open   read the hook list `argus start` resolved, load, attach each hook
+ *   poll   move pending records into the file ring buffer (never blocks)
+ *   close  detach and free
+ *
+ * The hook list (a file, one hook a line, tab separated; cli/uprobe_hooks.py):
+ *   probe_id  enter_type  return_type  file_offset  library_path  symbol
+ * types are record type numbers (0 = none, else 48..56), the offset is the
+ * symbol's file offset in hexadecimal, the path absolute.
+ *
+ * Elsewhere than Linux every call is a stub that says "not supported".
+ */
+#ifndef ARGUS_UPROBES_H
+#define ARGUS_UPROBES_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "argus_rb.h"
+
+struct argus_uprobes;
+
+struct argus_uprobes_config {
+	const char *hooks_path;       /* the hook list */
+	uint32_t exclude_tgid;        /* never recorded: the daemon */
+	void (*skipped)(const char *line);   /* one line per hook skipped (bad line, attach failure) */
+	void (*observe)(void *ctx, const void *rec, uint32_t size);  /* as argus_tracer_config */
+	void *observe_ctx;
+};
+
+#ifdef __linux__
+/* 0 with *out set (at least one hook attached), or -errno and err. */
+int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_uprobes **out, char *err,
+		       size_t errlen);
+/* Records moved (>= 0) or -errno. */
+int argus_uprobes_poll(struct argus_uprobes *u, struct argus_rb_producer *out);
+/* Pids with probe records in the file (each at most every 10 s), so the
+ * daemon records their mappings and fn can be symbolized. */
+size_t argus_uprobes_pids(struct argus_uprobes *u, uint32_t *out, size_t max);
+/* Records that never reached the file, cumulative. */
+uint64_t argus_uprobes_lost(struct argus_uprobes *u);
+void argus_uprobes_close(struct argus_uprobes *u);
+#else
+static inline int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_uprobes **out,
+				     char *err, size_t errlen)
+{
+	(void)cfg; (void)err; (void)errlen;
+	*out = NULL;
+	return -ENOTSUP;
+}
+static inline int argus_uprobes_poll(struct argus_uprobes *u, struct argus_rb_producer *out)
+{ (void)u; (void)out; return 0; }
+static inline size_t argus_uprobes_pids(struct argus_uprobes *u, uint32_t *out, size_t max)
+{ (void)u; (void)out; (void)max; return 0; }
+static inline uint64_t argus_uprobes_lost(struct argus_uprobes *u) { (void)u; return 0; }
+static inline void argus_uprobes_close(struct argus_uprobes *u) { (void)u; }
+#endif
+
+#endif /* ARGUS_UPROBES_H */
