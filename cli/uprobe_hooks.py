@@ -44,7 +44,7 @@ def spec_paths(names):
 
 
 def numbered_hooks(paths):
-    """(probe_id, symbol, enter, ret, library) of the given spec files."""
+    """(probe_id, hookspec.Hook) of the given spec files."""
     d = hookspec.default_spec_dir()
     shipped = sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(".json")) if os.path.isdir(d) else []
     wanted = {os.path.realpath(p) for p in paths}
@@ -53,7 +53,7 @@ def numbered_hooks(paths):
     for p in order:
         hooks = hookspec.load_file(p)
         if os.path.realpath(p) in wanted:
-            out.extend((i + k, *h) for k, h in enumerate(hooks))
+            out.extend((i + k, h) for k, h in enumerate(hooks))
         i += len(hooks)
     return out
 
@@ -117,19 +117,27 @@ def symbol_offsets(path, symbols):
     return found
 
 
+MAX_OBJ_ARG = 4     # the uprobe program reads arguments 0-4 (libbpf has no PT_REGS_PARM6)
+
+
 def hook_list(names):
     """argusd's hook list for the named specs and the lines of what was skipped."""
     hooks = numbered_hooks(spec_paths(names))
     lines, skipped, libs = [], [], {}
-    for lib in sorted({h[4] for h in hooks}):
+    for lib in sorted({h.library for _, h in hooks}):
         path = find_library(lib) if lib != "-" else None
-        libs[lib] = (path, symbol_offsets(path, {h[1] for h in hooks if h[4] == lib}) if path else {})
-    for probe_id, symbol, enter, ret, lib in hooks:
+        libs[lib] = (path, symbol_offsets(path, {h.symbol for _, h in hooks if h.library == lib}) if path else {})
+    for probe_id, h in hooks:
+        symbol, enter, ret, lib = h.symbol, h.enter, h.ret, h.library
         path, offsets = libs[lib]
-        if path is None:
+        if h.obj_arg > MAX_OBJ_ARG:
+            skipped.append(f"uprobe hook {symbol}: argument {h.obj_arg} is not readable from a uprobe; skipped")
+        elif path is None:
             skipped.append(f"uprobe hook {symbol}: library {lib} not found (ldconfig -p); skipped")
         elif symbol not in offsets:
             skipped.append(f"uprobe hook {symbol}: no such function in {path}; skipped")
         else:
-            lines.append(f"{probe_id}\t{enter}\t{ret}\t{offsets[symbol]:x}\t{path}\t{symbol}\n")
+            # obj_arg: the argument that is the record's obj; null_obj (what a
+            # NULL obj stands for) needs a call in the process: the agent's only
+            lines.append(f"{probe_id}\t{enter}\t{ret}\t{offsets[symbol]:x}\t{path}\t{symbol}\t{h.obj_arg}\n")
     return "".join(lines), skipped

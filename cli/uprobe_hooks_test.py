@@ -12,8 +12,8 @@ def test_shipped_ids_match_argus_run_order():
     # argus run numbers the whole shipped spec in file order (hookspec.load)
     everything = hookspec.load()
     got = uprobe_hooks.numbered_hooks(uprobe_hooks.spec_paths(["pthread"]))
-    assert {sym for _, sym, *_ in got} >= {"pthread_mutex_lock", "pthread_mutex_unlock"}
-    assert all(everything[pid][0] == sym and everything[pid][3] == "libc.so.6" for pid, sym, *_ in got)
+    assert {h.symbol for _, h in got} >= {"pthread_mutex_lock", "pthread_mutex_unlock"}
+    assert all(everything[pid][0] == h.symbol and everything[pid][3] == "libc.so.6" for pid, h in got)
 
 
 def test_offset_is_where_the_function_is_in_the_file():

@@ -58,6 +58,23 @@ static __always_inline int write_probe(__u16 type, __u32 probe_id, __u64 obj, __
 	return 0;
 }
 
+/* The hook's obj: argument n (the hook spec's obj_arg) of the call.  Each
+ * register is read at its fixed context offset first: a switch over ctx
+ * fields can compile to a variable-offset context read, which the verifier
+ * refuses. */
+static __always_inline __u64 call_arg(struct pt_regs *ctx, __u32 n)
+{
+	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), a2 = PT_REGS_PARM3(ctx);
+	__u64 a3 = PT_REGS_PARM4(ctx), a4 = PT_REGS_PARM5(ctx);
+
+	barrier_var(a0);
+	barrier_var(a1);
+	barrier_var(a2);
+	barrier_var(a3);
+	barrier_var(a4);
+	return n == 1 ? a1 : n == 2 ? a2 : n == 3 ? a3 : n == 4 ? a4 : a0;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(probe_entry)
 {
@@ -66,7 +83,8 @@ int BPF_KPROBE(probe_entry)
 
 	if (ARGUS_UPROBE_COOKIE_HAS_RETURN(cookie))
 		bpf_map_update_elem(&inflight, &key, &fn, BPF_ANY);
-	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie), PT_REGS_PARM1(ctx), fn);
+	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie),
+			   call_arg(ctx, ARGUS_UPROBE_COOKIE_OBJ_ARG(cookie)), fn);
 }
 
 SEC("uretprobe")

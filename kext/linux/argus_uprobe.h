@@ -18,13 +18,16 @@
  * entry did. */
 #define ARGUS_UPROBE_INFLIGHT_ENTRIES 16384
 
-/* The attach cookie of every link: probe id, record type (0 = none) and,
- * on an entry link, whether the hook records its return too (the entry then
- * keeps its address for it), so one program serves every hook. */
-#define ARGUS_UPROBE_COOKIE(probe_id, type, has_return) \
-	(((__u64)(probe_id) << 16) | ((__u64)!!(has_return) << 8) | (__u64)((type) & 0xFF))
+/* The attach cookie of every link: probe id, record type (0 = none),
+ * on an entry link whether the hook records its return too (the entry then
+ * keeps its address for it), and which argument (0-5) is the record's obj,
+ * so one program serves every hook. */
+#define ARGUS_UPROBE_COOKIE(probe_id, type, has_return, obj_arg) \
+	(((__u64)(probe_id) << 16) | ((__u64)((obj_arg) & 7) << 9) | ((__u64)!!(has_return) << 8) | \
+	 (__u64)((type) & 0xFF))
 #define ARGUS_UPROBE_COOKIE_ID(c) ((__u32)((c) >> 16))
 #define ARGUS_UPROBE_COOKIE_TYPE(c) ((__u16)((c) & 0xFF))
 #define ARGUS_UPROBE_COOKIE_HAS_RETURN(c) (((c) >> 8) & 1)
+#define ARGUS_UPROBE_COOKIE_OBJ_ARG(c) (((c) >> 9) & 7)
 
 #endif /* ARGUS_UPROBE_H */
