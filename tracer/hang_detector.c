@@ -52,7 +52,7 @@
 #ifdef __linux__
 #include <sys/syscall.h>
 #else
-#include "kdebug_decode.h"   /* ARGUS_KD_NR_BSD: how kdebug_decode.c numbers BSD syscalls */
+#include "kdebug_decode.h"   /* kdd_is_poll_syscall: xnu's poll-family syscalls */
 #endif
 #include <sys/wait.h>
 #include <syslog.h>
@@ -120,14 +120,7 @@ struct hang_detector {
 static bool is_poll_syscall(uint32_t nr)
 {
 #ifndef __linux__
-	/* xnu (kdebug_decode.c): select, poll, kevent, kevent64, kevent_qos,
-	 * kevent_id, select_nocancel, poll_nocancel, as BSD syscall numbers */
-	static const uint32_t bsd_polls[] = { 93, 230, 363, 369, 374, 375, 407, 417 };
-	size_t i;
-
-	for (i = 0; i < sizeof(bsd_polls) / sizeof(bsd_polls[0]); i++)
-		if (nr == (ARGUS_KD_NR_BSD | bsd_polls[i]))
-			return true;
+	return kdd_is_poll_syscall(nr);   /* xnu: the kdebug decoder's table */
 #endif
 	switch (nr) {
 #ifdef SYS_poll

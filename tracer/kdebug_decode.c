@@ -628,6 +628,15 @@ static const struct sc_info *sc_lookup(const struct sc_info *tab, size_t n, uint
 	return NULL;
 }
 
+int kdd_is_poll_syscall(uint32_t nr)
+{
+	const struct sc_info *sc = NULL;
+
+	if ((nr & ~0xFFFFu) == ARGUS_KD_NR_BSD)
+		sc = sc_lookup(bsd_table, sizeof(bsd_table) / sizeof(bsd_table[0]), nr & 0xFFFFu);
+	return sc && sc->reason == ARGUS_WAIT_POLL;
+}
+
 static int32_t clip32(uint64_t v)
 {
 	return v > INT32_MAX ? INT32_MAX : (int32_t)v;

@@ -83,6 +83,10 @@ uint64_t kdd_ns(const struct kdd *d, uint64_t mach_time);
 
 void kdd_get_stats(const struct kdd *d, struct kdd_stats *st);
 
+/* Whether decoded syscall number nr (ARGUS_KD_NR_BSD | n) is one of xnu's
+ * poll-family waits (select, poll, kevent...): the decoder's own table. */
+int kdd_is_poll_syscall(uint32_t nr);
+
 #ifdef __cplusplus
 }
 #endif
