@@ -18,8 +18,11 @@ Algorithm (ELF .so and Mach-O dylib, x86_64 and arm64):
      loader binds the recorder; nothing runs at load time besides that.
      The written file is read back: no bound slot (a library without a
      relocation table, where LIEF adds none) is an error, not a silent copy.
-     Mach-O: the slot stays empty (binding it is left; see the README), and
-     an empty slot makes a trampoline just run the function.
+     Mach-O: an LC_LOAD_DYLIB on @loader_path/libargus-static.dylib and a
+     bind of the slot against _argus_static_enter (classic dyld info; the
+     bind entry is written by hand, static_rewrite_macho.py says why), read
+     back the same way.  An empty slot makes a trampoline just run the
+     function.
 Invariants: bytes outside the patched entries and the added segments are
 the input's; the output is written to a temporary file in the output's
 directory and renamed, with the input's permission bits minus set-id bits.
@@ -30,12 +33,17 @@ import ctypes
 import os
 import tempfile
 
+from argus.cli import static_rewrite_macho
 from argus.cli.common import ArgusError, native_path
 
 ARCH_X86_64, ARCH_ARM64 = 1, 2
 TRAMP_SLOT = 256          # bytes per trampoline (largest: arm64 with a far jump back, ~200)
 CODE_WINDOW = 4096        # bytes of a function read for relocation and the branch-back scan
 RECORDER_SYMBOL = "argus_static_enter"
+# The Mach-O recorder is looked up next to the instrumented copy: this
+# machine has no macOS install path to point at (the ELF copy names the
+# absolute path of the installed libargus-static.so).
+MACHO_RECORDER = "@loader_path/libargus-static.dylib"
 
 
 class Generator:
@@ -245,6 +253,10 @@ def _instrument_macho(lief, src, out, spec, warn):
         raise ArgusError(f"{src}: unsupported CPU {cpu.name}")
     if b.get_segment("__ARGUS_TEXT") is not None:
         raise ArgusError(f"{src} is already instrumented")
+    if b.has_dyld_chained_fixups or not b.has_dyld_info:
+        # the slot is bound with a classic bind opcode (static_rewrite_macho.py)
+        raise ArgusError(f"{src}: only dylibs with classic dyld info can be instrumented, not chained fixups "
+                         "(LC_DYLD_CHAINED_FIXUPS; relink with -Wl,-no_fixup_chains)")
     ids = [c.name for c in b.commands if c.command == lief.MachO.LoadCommand.TYPE.ID_DYLIB]
     install_name = ids[0] if ids else os.path.basename(src)
     names = {install_name, os.path.basename(install_name), os.path.basename(src)}
@@ -262,12 +274,20 @@ def _instrument_macho(lief, src, out, spec, warn):
     hooks = [h for h in hooks if h[2] or warn(f"{h[1]}: return-only hook needs `argus run`; skipped")]
     gen = Generator()
 
-    # segments without sections (LIEF 1.0 builds no free-standing Section)
-    text = lief.MachO.SegmentCommand("__ARGUS_TEXT", [0] * (TRAMP_SLOT * max(len(hooks), 1)))
+    # one section per segment: tools that name a fixup by its section
+    # (llvm-objdump --bind) need one, dyld does not
+    text = lief.MachO.SegmentCommand("__ARGUS_TEXT")
     text.init_protection = text.max_protection = 5          # r-x
+    code_sec = lief.MachO.Section.create("__argus_tramp", [0] * (TRAMP_SLOT * max(len(hooks), 1)))
+    code_sec.flags = lief.MachO.Section.FLAGS.PURE_INSTRUCTIONS | lief.MachO.Section.FLAGS.SOME_INSTRUCTIONS
+    code_sec.alignment = 4                                  # 2^4
+    text.add_section(code_sec)
     text = b.add(text)
-    data = lief.MachO.SegmentCommand("__ARGUS_DATA", [0] * 8)
+    data = lief.MachO.SegmentCommand("__ARGUS_DATA")
     data.init_protection = data.max_protection = 3          # rw-
+    slot_sec = lief.MachO.Section.create("__argus_slot", [0] * 8)
+    slot_sec.alignment = 3
+    data.add_section(slot_sec)
     data = b.add(data)
     tramp_va, slot_va = text.virtual_address, data.virtual_address
 
@@ -284,5 +304,23 @@ def _instrument_macho(lief, src, out, spec, warn):
     b.patch_address(tramp_va, list(code))
     for va, patch in patches.items():
         b.patch_address(va, list(patch))
-    _write_output(b.write, src, out)
+    b.add_library(MACHO_RECORDER)
+    if b.has_code_signature:
+        b.remove_signature()        # invalid after the rewrite: re-signed on the Mac (codesign -f -s -)
+    page_size = b.page_size
+
+    def write(path):
+        b.write(path)
+        static_rewrite_macho.add_bind(lief, path, "__ARGUS_DATA", "_" + RECORDER_SYMBOL, MACHO_RECORDER, page_size)
+
+    def bound(path):
+        back = lief.MachO.parse(path)
+        back = back.at(0) if back is not None else None
+        slot = back.get_segment("__ARGUS_DATA") if back is not None else None
+        if slot is None or not any(
+                x.address == slot.virtual_address and x.has_symbol and x.symbol.name == "_" + RECORDER_SYMBOL
+                and x.has_library and x.library.name == MACHO_RECORDER for x in back.bindings):
+            raise ArgusError(f"{src}: cannot bind the recorder (the written dylib does not read back bound)")
+
+    _write_output(write, src, out, bound)
     return len(patches)
