@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if !defined(__APPLE__)
 #include <sys/syscall.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__)
@@ -26,11 +28,17 @@ enum { RING_NONE, RING_OPEN, RING_FAILED };
 
 /* The timestamp of a record.  x86_64: the raw TSC (a few ns; the kernel's
  * own CLOCK_MONOTONIC is derived from it when its clocksource is tsc), which
- * the draining daemon converts; elsewhere CLOCK_MONOTONIC through the vDSO. */
+ * the draining daemon converts; macOS: CLOCK_UPTIME_RAW, the kdebug clock;
+ * elsewhere CLOCK_MONOTONIC through the vDSO. */
 static int use_tsc;   /* only where the kernel itself trusts the TSC (clocksource tsc) */
 
 static inline uint64_t record_time(void)
 {
+#if defined(__APPLE__)
+	/* mach absolute time in ns, the kdebug records' clock (docs/macos.md);
+	 * read from the commpage, no syscall */
+	return clock_gettime_nsec_np(CLOCK_UPTIME_RAW);
+#else
 #if defined(__x86_64__)
 	if (use_tsc)
 		return __rdtsc();
@@ -38,9 +46,33 @@ static inline uint64_t record_time(void)
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+#endif
 }
 
-#if defined(__x86_64__)
+#if defined(__APPLE__)
+#define RECORD_CLOCK CLOCK_UPTIME_RAW
+/* The thread id the kdebug decoder gives this thread (out_tid in
+ * tracer/kdebug_decode.c): the main thread is tid = pid, others the low 32
+ * bits of the 64-bit thread id, with bit 31 set when that is in the pid range. */
+static uint32_t current_tid(uint32_t pid)
+{
+	uint64_t id = 0;
+	if (pthread_main_np())
+		return pid;
+	pthread_threadid_np(NULL, &id);
+	uint32_t v = (uint32_t)id;
+	return v <= 99999u ? v | 0x80000000u : v;
+}
+#else
+#define RECORD_CLOCK CLOCK_MONOTONIC
+static uint32_t current_tid(uint32_t pid)
+{
+	(void)pid;
+	return (uint32_t)syscall(SYS_gettid);
+}
+#endif
+
+#if defined(__x86_64__) && !defined(__APPLE__)
 static int kernel_clocksource_is_tsc(void)
 {
 	char buf[16] = "";
@@ -98,7 +130,7 @@ int argus_recorder_init(const char *dir, uint32_t bytes)
 	snprintf(ring_dir, sizeof(ring_dir), "%s", dir);
 	if (bytes)
 		ring_size = bytes;
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(__APPLE__)
 	use_tsc = kernel_clocksource_is_tsc() && !getenv("ARGUS_RECORD_CLOCK_MONOTONIC");
 #endif
 	int err = pthread_key_create(&exit_key, on_thread_exit);
@@ -114,11 +146,11 @@ static void open_ring(void)
 	if (!ring_dir[0])
 		return;
 	ts.pid = (uint32_t)getpid();
-	ts.tid = (uint32_t)syscall(SYS_gettid);
+	ts.tid = current_tid(ts.pid);
 	snprintf(path, sizeof(path), "%s/%u-%u.ring", ring_dir, ts.pid, ts.tid);
 	unlink(path);   /* a leftover of a recycled tid */
 	if (argus_uring_create(&ts.ring, path, ring_size, ts.pid, ts.tid,
-			       use_tsc ? ARGUS_URING_CLOCK_TSC : CLOCK_MONOTONIC) == 0) {
+			       use_tsc ? ARGUS_URING_CLOCK_TSC : RECORD_CLOCK) == 0) {
 		ts.state = RING_OPEN;
 		pthread_setspecific(exit_key, (void *)1);
 	}

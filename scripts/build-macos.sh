@@ -6,8 +6,9 @@
 #
 #   scripts/build-macos.sh [OUT_DIR]     (default build/macos)
 #
-# Outputs OUT_DIR/<arch>/argusd and OUT_DIR/<arch>/libargus_core.dylib for
-# arch in aarch64 x86_64.  Nothing here runs on Linux; tests/test_macos_cross.py
+# Outputs OUT_DIR/<arch>/argusd, OUT_DIR/<arch>/libargus_core.dylib and
+# OUT_DIR/<arch>/libargus-static.dylib (the recorder of dylibs instrumented
+# by `argus instrument`) for arch in aarch64 x86_64.  Nothing here runs on Linux; tests/test_macos_cross.py
 # checks that the outputs are Mach-O files for the right CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +39,13 @@ for arch in aarch64 x86_64; do
   # shellcheck disable=SC2086
   $PY -m ziglang cc -target "$target" "${CFLAGS[@]}" \
       -o "$dir/argusd" $DAEMON tracer/thread_names.c tracer/platform_macos.c tracer/urings.c dylib-instrument/uring.c $CORE
+  # The recorder of statically instrumented dylibs: exports
+  # _argus_static_enter and nothing else of its own (hidden visibility);
+  # -mgeneral-regs-only as on Linux (it runs inside trampolines).  The
+  # instrumented copy loads it as @loader_path/libargus-static.dylib.
+  $PY -m ziglang cc -target "$target" "${CFLAGS[@]}" -shared -fPIC -mgeneral-regs-only -fvisibility=hidden \
+      -Wl,-install_name,@loader_path/libargus-static.dylib -o "$dir/libargus-static.dylib" \
+      dylib-instrument/static/static_probe.c dylib-instrument/recorder.c dylib-instrument/uring.c
   # The trampoline engine's portable part (capstone seam, reader, relocator,
   # both architectures' writers and relocators, the per-thread ring), as
   # objects in an archive: capstone itself is linked on the Mac.  Only
@@ -54,5 +62,5 @@ for arch in aarch64 x86_64; do
   done
   rm -f "$dir/libargus_tramp_engine.a"
   $PY -m ziglang ar rcs "$dir/libargus_tramp_engine.a" "${objs[@]}"
-  echo "build-macos: $dir/argusd $dir/libargus_core.dylib $dir/libargus_tramp_engine.a"
+  echo "build-macos: $dir/argusd $dir/libargus_core.dylib $dir/libargus-static.dylib $dir/libargus_tramp_engine.a"
 done

@@ -3,7 +3,8 @@ libraries.  ELF: a test library built here with the system compiler and the
 system's libglib, rewritten, loaded by real programs (LD_LIBRARY_PATH) under a
 real daemon; their records are read back with `argus events --json`.
 Mach-O: dylibs cross-built with zig for arm64 and x86_64, rewritten, read
-back with LIEF and disassembled with capstone (they cannot run here)."""
+back with LIEF and llvm-objdump (the recorder's LC_LOAD_DYLIB and the slot's
+bind) and disassembled with capstone (they cannot run here)."""
 import json
 import os
 import platform
@@ -307,10 +308,60 @@ def test_macho_dylib_rewrite(tmp_path, target):
     orig, new = fat_orig.at(0), fat_new.at(0)
     tramp = new.get_segment("__ARGUS_TEXT")
     assert tramp is not None and tramp.init_protection == 5 and new.get_segment("__ARGUS_DATA") is not None
-    checked_pc_relative = _check_trampolines(target.startswith("aarch64"), orig, new,
+    arm64 = target.startswith("aarch64")
+    code = bytes(tramp.content)
+    checked_pc_relative = _check_trampolines(arm64, orig, new,
                                              lambda name: new.get_symbol("_" + name).value,
-                                             tramp.virtual_address, bytes(tramp.content), proc.stderr)
+                                             tramp.virtual_address, code, proc.stderr)
     assert checked_pc_relative >= 1      # base's first instruction addresses `table` PC-relatively
+
+    # the recorder: a load command on it, and the slot bound to its entry from that ordinal
+    recorder = "@loader_path/libargus-static.dylib"
+    loads = [c for c in new.commands if c.command == lief.MachO.LoadCommand.TYPE.LOAD_DYLIB]
+    assert [c.name for c in loads][-1] == recorder
+    assert [c.name for c in loads][:-1] == [c.name for c in orig.commands
+                                            if c.command == lief.MachO.LoadCommand.TYPE.LOAD_DYLIB]
+    slot = new.get_segment("__ARGUS_DATA")
+    assert slot.init_protection == 3 and [s.name for s in slot.sections] == ["__argus_slot"]
+    binds = [(x.address, x.symbol.name, x.library.name, x.library_ordinal) for x in new.bindings if x.has_symbol]
+    assert (slot.virtual_address, "_argus_static_enter", recorder, len(loads)) in binds
+    # the input's own bindings are all still there, at the same addresses
+    assert {(x.address, x.symbol.name) for x in orig.bindings if x.has_symbol} <= {b[:2] for b in binds}
+    assert not new.has_code_signature      # re-signed on the Mac (codesign -f -s -)
+    # every placed trampoline reads the recorder from that slot
+    placed = [n for n, name in enumerate(HOOKED) if f" {name}: hook skipped" not in proc.stderr]
+    assert placed and all(_slot_load(arm64, code, tramp.virtual_address, n) == slot.virtual_address for n in placed)
+
+    # an independent decoder of the bind opcodes: LLVM's
+    objdump = shutil.which("llvm-objdump")
+    if objdump is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must have llvm-objdump (scripts/setup.sh installs llvm)")
+        return
+    listing = subprocess.run([objdump, "--macho", "--bind", "--dylibs-used", str(out)],
+                             capture_output=True, text=True, check=True).stdout
+    assert recorder in listing
+    assert any(line.split()[:2] == ["__ARGUS_DATA", "__argus_slot"] and line.split()[-2:] ==
+               ["libargus-static", "_argus_static_enter"] and int(line.split()[2], 16) == slot.virtual_address
+               for line in listing.splitlines()), listing
+
+
+def _slot_load(arm64, code, tramp_va, n):
+    """The address trampoline n loads the recorder's pointer from: arm64
+    `adrp x16, page; ldr x16, [x16, #off]`, x86_64 `mov rax, [rip + disp]`."""
+    import capstone
+    if arm64:
+        md = capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
+    else:
+        md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    md.detail = True
+    body = list(md.disasm(code[n * 256:(n + 1) * 256], tramp_va + n * 256))
+    for a, b in zip(body, body[1:]):
+        if arm64 and a.mnemonic == "adrp" and b.mnemonic == "ldr" and b.op_str.startswith(a.op_str.split(",")[0]):
+            return a.operands[1].imm + b.operands[1].mem.disp
+        if not arm64 and a.mnemonic == "mov" and a.op_str.startswith("rax, qword ptr [rip"):
+            return a.address + a.size + a.operands[1].mem.disp
+    return None
 
 
 @x86_64_only

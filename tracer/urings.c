@@ -64,7 +64,16 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-#if defined(__x86_64__)
+/* The clock a ring may be stamped with and copied as is: the trace's time
+ * line.  macOS: mach absolute time in ns (CLOCK_UPTIME_RAW), the kdebug
+ * records' clock (docs/macos.md); TSC rings exist only on Linux. */
+#if defined(__APPLE__)
+#define TRACE_CLOCK CLOCK_UPTIME_RAW
+#else
+#define TRACE_CLOCK CLOCK_MONOTONIC
+#endif
+
+#if defined(__x86_64__) && !defined(__APPLE__)
 #include <x86intrin.h>
 #define HAVE_TSC 1
 static void sample_tsc(struct tsc_clock *c)
@@ -229,7 +238,7 @@ long argus_urings_poll(struct argus_urings *u, uint64_t now_ns, argus_urings_wri
 		if (!o->used)
 			continue;
 		uint32_t clock_id = o->r.hdr->clock_id;
-		if (clock_id != CLOCK_MONOTONIC && !(HAVE_TSC && clock_id == ARGUS_URING_CLOCK_TSC)) {
+		if (clock_id != TRACE_CLOCK && !(HAVE_TSC && clock_id == ARGUS_URING_CLOCK_TSC)) {
 			forget(u, o);   /* a clock we cannot put on the trace's time line */
 			continue;
 		}
