@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libargus-static.so: the recorder of statically instrumented libraries.
- * `argus instrument` gives a library a DT_NEEDED on this file and a pointer
- * slot relocated against argus_static_enter; its trampolines call that.
+ * libargus-static.so / .dylib: the recorder of statically instrumented
+ * libraries.  `argus instrument` gives a library a DT_NEEDED (Mach-O: an
+ * LC_LOAD_DYLIB on @loader_path/libargus-static.dylib) on this file and a
+ * pointer slot relocated (bound) against argus_static_enter; its trampolines
+ * call that.  macOS: built by scripts/build-macos.sh.
  * Rings go to $ARGUS_URING_DIR (as under `argus run`); without it nothing
  * is recorded and the functions just run.  Built -mgeneral-regs-only, like
  * the recorder: vector registers may hold the hooked function's arguments.
