@@ -19,9 +19,9 @@ Algorithm (ELF .so and Mach-O dylib, x86_64 and arm64):
      The written file is read back: no bound slot (a library without a
      relocation table, where LIEF adds none) is an error, not a silent copy.
      Mach-O: an LC_LOAD_DYLIB on @loader_path/libargus-static.dylib and a
-     bind of the slot against _argus_static_enter (classic dyld info; the
-     bind entry is written by hand, static_rewrite_macho.py says why), read
-     back the same way.  An empty slot makes a trampoline just run the
+     bind of the slot against _argus_static_enter (classic dyld info or
+     chained fixups; written by hand, static_rewrite_macho.py says why),
+     read back the same way.  An empty slot makes a trampoline just run the
      function.
 Invariants: bytes outside the patched entries and the added segments are
 the input's; the output is written to a temporary file in the output's
@@ -253,10 +253,15 @@ def _instrument_macho(lief, src, out, spec, warn):
         raise ArgusError(f"{src}: unsupported CPU {cpu.name}")
     if b.get_segment("__ARGUS_TEXT") is not None:
         raise ArgusError(f"{src} is already instrumented")
-    if b.has_dyld_chained_fixups or not b.has_dyld_info:
-        # the slot is bound with a classic bind opcode (static_rewrite_macho.py)
-        raise ArgusError(f"{src}: only dylibs with classic dyld info can be instrumented, not chained fixups "
-                         "(LC_DYLD_CHAINED_FIXUPS; relink with -Wl,-no_fixup_chains)")
+    # two segment commands with one section each and a dylib command; without
+    # that room LIEF shifts the file's contents by a page and leaves the
+    # symbol table pointing at the old addresses
+    room = 2 * (72 + 80) + 24 + (len(MACHO_RECORDER) + 1 + 7) // 8 * 8
+    if b.available_command_space < room:
+        raise ArgusError(f"{src}: no room for the new load commands ({b.available_command_space} bytes free, "
+                         f"{room} needed): relink it with -headerpad_max_install_names")
+    if not b.has_dyld_chained_fixups and not b.has_dyld_info:
+        raise ArgusError(f"{src}: the dylib has neither dyld info nor chained fixups to bind the recorder with")
     ids = [c.name for c in b.commands if c.command == lief.MachO.LoadCommand.TYPE.ID_DYLIB]
     install_name = ids[0] if ids else os.path.basename(src)
     names = {install_name, os.path.basename(install_name), os.path.basename(src)}

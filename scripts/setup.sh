@@ -33,6 +33,7 @@ APT_PACKAGES=(
   libcapstone-dev                                       # dylib-instrument/: the trampoline relocator's disassembler
   libglib2.0-0                                          # a real GLib for the trampoline hook tests (argus run)
   libdw1 xz-utils                                       # CPU profiles: symbols via libdw; .gnu_debugdata tests
+  lld-16 llvm-16                                        # argus instrument tests: chained-fixup dylibs (ld64.lld), read back (llvm-objdump --dyld-info)
 )
 
 missing=()

@@ -346,6 +346,111 @@ def test_macho_dylib_rewrite(tmp_path, target):
                for line in listing.splitlines()), listing
 
 
+def _ld64_lld():
+    for name in ("ld64.lld-16", "ld64.lld"):
+        path = shutil.which(name) or shutil.which(name, path="/usr/lib/llvm-16/bin")
+        if path:
+            return path
+    if os.environ.get("CI"):
+        pytest.fail("CI must have ld64.lld (scripts/setup.sh installs lld-16)")
+    pytest.skip("ld64.lld is not installed")
+
+
+# a libSystem stub for ld64.lld (zig's own .tbd names arm64e variants lld 16 cannot read)
+LIBSYSTEM_TBD = """--- !tapi-tbd
+tbd-version:     4
+targets:         [ x86_64-macos, arm64-macos ]
+install-name:    '/usr/lib/libSystem.B.dylib'
+current-version: 1319
+exports:
+  - targets:     [ x86_64-macos, arm64-macos ]
+    symbols:     [ _puts ]
+...
+"""
+CHAINED_C = MACHO_C + """
+int puts(const char *);
+int greet(void) { return puts("hi"); }  /* an import: a chained bind already in the file */
+"""
+
+
+def _chained_dylib(tmp_path, target, *ld_flags):
+    """A dylib with LC_DYLD_CHAINED_FIXUPS, as Apple's ld writes for macOS 12+:
+    compiled by zig, linked by ld64.lld -fixup_chains."""
+    ld = _ld64_lld()
+    (tmp_path / "c.c").write_text(CHAINED_C)
+    (tmp_path / "libSystem.tbd").write_text(LIBSYSTEM_TBD)
+    obj, lib = tmp_path / "c.o", tmp_path / "libm.dylib"
+    subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", target, "-O2", "-fomit-frame-pointer",
+                    "-c", "-o", str(obj), str(tmp_path / "c.c")], check=True)
+    arch = "arm64" if target.startswith("aarch64") else "x86_64"
+    subprocess.run([ld, "-arch", arch, "-dylib", "-platform_version", "macos", "15.0", "15.0", "-fixup_chains",
+                    "-install_name", "@rpath/libm.dylib", *ld_flags, "-o", str(lib), str(obj),
+                    str(tmp_path / "libSystem.tbd")], check=True, capture_output=True)
+    return lib
+
+
+@pytest.mark.parametrize("target", ["aarch64-macos", "x86_64-macos"])
+def test_macho_chained_fixups_rewrite(tmp_path, target):
+    """Chained fixups: the slot gets its own chain (one bind of a new import
+    naming the recorder's ordinal); the file's own fixups are unchanged."""
+    _need_zig()
+    import lief
+    lief.logging.disable()
+    lib = _chained_dylib(tmp_path, target, "-headerpad_max_install_names")
+    spec = {"library": "libm.dylib", "hooks": [{"symbol": name, "enter": "enqueue"} for name in HOOKED]}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    out = tmp_path / "out.dylib"
+    proc = _argus("instrument", str(lib), "-o", str(out), "--hooks", str(tmp_path / "spec.json"))
+    assert proc.returncode == 0, proc.stderr
+
+    orig, new = lief.MachO.parse(str(lib)).at(0), lief.MachO.parse(str(out)).at(0)
+    assert orig.has_dyld_chained_fixups and new.has_dyld_chained_fixups and not new.has_dyld_info
+    arm64 = target.startswith("aarch64")
+    tramp, slot = new.get_segment("__ARGUS_TEXT"), new.get_segment("__ARGUS_DATA")
+    code = bytes(tramp.content)
+    _check_trampolines(arm64, orig, new, lambda name: new.get_symbol("_" + name).value,
+                       tramp.virtual_address, code, proc.stderr)
+    recorder = "@loader_path/libargus-static.dylib"
+    loads = [c.name for c in new.commands if c.command == lief.MachO.LoadCommand.TYPE.LOAD_DYLIB]
+    assert loads[-1] == recorder
+    binds = {(x.address, x.symbol.name, x.library.name) for x in new.bindings if x.has_symbol and x.has_library}
+    assert (slot.virtual_address, "_argus_static_enter", recorder) in binds
+    assert {(x.address, x.symbol.name, x.library.name) for x in orig.bindings if x.has_symbol} <= binds
+    assert new.dyld_chained_fixups.imports_count == orig.dyld_chained_fixups.imports_count + 1
+    placed = [n for n, name in enumerate(HOOKED) if f" {name}: hook skipped" not in proc.stderr]
+    assert placed and all(_slot_load(arm64, code, tramp.virtual_address, n) == slot.virtual_address for n in placed)
+
+    # LLVM's decoder of chained fixups (llvm-objdump 16: --dyld-info walks the chains)
+    objdump = shutil.which("llvm-objdump", path="/usr/lib/llvm-16/bin")
+    if objdump is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must have llvm-objdump 16 (scripts/setup.sh installs llvm-16)")
+        return
+    rows = [line.split() for line in subprocess.run([objdump, "--macho", "--dyld-info", str(out)], capture_output=True,
+                                                    text=True, check=True).stdout.splitlines()]
+    assert ["__ARGUS_DATA", "__argus_slot", hex(slot.virtual_address)] in [r[:3] for r in rows]
+    ours = next(r for r in rows if r[:2] == ["__ARGUS_DATA", "__argus_slot"])
+    assert ours[-3:] == ["0x0", "libargus-static", "_argus_static_enter"] and ours[4] == "bind", ours
+    before = [r for r in subprocess.run([objdump, "--macho", "--dyld-info", str(lib)], capture_output=True,
+                                        text=True, check=True).stdout.splitlines()[2:]]
+    # the input's own fixups (binds and rebases) decode the same, at the same addresses
+    assert {tuple(r.split()[:3] + r.split()[4:]) for r in before} <= {tuple(r[:3] + r[4:]) for r in rows}
+
+
+@pytest.mark.parametrize("target", ["aarch64-macos"])
+def test_macho_without_header_room_refused(tmp_path, target):
+    """ld64.lld leaves no room after the load commands by default: LIEF
+    would shift the contents and leave the symbols behind, so the rewrite
+    is refused in one line."""
+    _need_zig()
+    lib = _chained_dylib(tmp_path, target)
+    spec = {"library": "libm.dylib", "hooks": [{"symbol": "work", "enter": "enqueue"}]}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    proc = _argus("instrument", str(lib), "-o", str(tmp_path / "out.dylib"), "--hooks", str(tmp_path / "spec.json"))
+    assert proc.returncode == 1 and not (tmp_path / "out.dylib").exists()
+    assert proc.stderr.count("\n") == 1 and "-headerpad_max_install_names" in proc.stderr, proc.stderr
+
+
 def _slot_load(arm64, code, tramp_va, n):
     """The address trampoline n loads the recorder's pointer from: arm64
     `adrp x16, page; ldr x16, [x16, #off]`, x86_64 `mov rax, [rip + disp]`."""
