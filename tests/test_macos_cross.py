@@ -8,6 +8,7 @@ plus the recorder must link into a program with zig's Mach-O linker.
 Runs when the ziglang package is importable (scripts/setup.sh installs it);
 in CI its absence is a failure, not a skip."""
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -110,6 +111,18 @@ def test_static_recorder_exports_and_clock(macos_build, arch):
     assert {"_clock_gettime_nsec_np", "_pthread_threadid_np", "_pthread_main_np", "_mmap", "_ftruncate",
             "_getenv"} <= imported, sorted(imported)
     assert "_clock_gettime" not in imported and "_syscall" not in imported
+    # every clock read asks for clock id 8, CLOCK_UPTIME_RAW (<time.h> on macOS)
+    objdump = shutil.which("llvm-objdump")
+    if objdump is None:
+        if IN_CI:
+            pytest.fail("CI must have llvm-objdump (scripts/setup.sh installs llvm)")
+        return
+    lines = subprocess.run([objdump, "--macho", "-d", str(macos_build / arch / "libargus-static.dylib")],
+                           capture_output=True, text=True, check=True).stdout.splitlines()
+    calls = [i for i, line in enumerate(lines) if "symbol stub for: _clock_gettime_nsec_np" in line]
+    assert calls
+    first_arg = "mov\tw0, #8" if arch == "aarch64" else "movl\t$8, %edi"
+    assert all(any(first_arg in line for line in lines[i - 3:i]) for i in calls), [lines[i - 3:i + 1] for i in calls]
 
 
 LIB_C = """
