@@ -59,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "argus_decode.h"     /* argus_split_switch */
 #include "argusd.h"
 #include "hang_detector.h"
 #include "snapshot_writer.h"
@@ -432,6 +433,15 @@ void hang_detector_observe(struct hang_detector *hd, const struct argus_event_he
 	struct hd_thread *t;
 	bool user;
 
+	if (h->type == ARGUS_EV_SWITCH) {
+		struct argus_ev_switch_out out;
+		struct argus_ev_switch_in in;
+
+		argus_split_switch((const struct argus_ev_switch *)h, &out, &in);
+		hang_detector_observe(hd, &out.h);
+		hang_detector_observe(hd, &in.h);
+		return;
+	}
 	switch (h->type) {
 	case ARGUS_EV_SWITCH_OUT:
 	case ARGUS_EV_SWITCH_IN:

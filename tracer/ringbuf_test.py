@@ -299,7 +299,7 @@ def test_truncated_file_names_both_sizes(buf):
 @pytest.mark.parametrize("field, value, message", [
     ("magic", b"NOTARGUS", r"bad magic at offset 0x0"),
     ("version", struct.pack("<I", 7), r"unsupported version 7 at offset 0x8"),
-    ("schema_version", struct.pack("<I", 3), r"unsupported schema_version 3 at offset 0x14"),
+    ("schema_version", struct.pack("<I", 4), r"unsupported schema_version 4 at offset 0x14"),
     ("chunk_size", struct.pack("<I", 4100), r"bad chunk_size 4100 at offset 0x30"),
     ("nchunks", struct.pack("<I", 1000), r"bad chunk_table_offset .* at offset 0x20"),
     ("data_offset", struct.pack("<Q", 1 << 19), r"bad data_offset 0x80000 at offset 0x28"),

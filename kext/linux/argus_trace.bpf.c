@@ -197,14 +197,18 @@ static __always_inline __u8 task_state_of(bool preempt, unsigned int prev_state)
 #include "ownership.bpf.h"
 #include "file_lock.bpf.h"
 
-static __always_inline void emit_switch_out(void *ctx, struct task_struct *prev, bool preempt,
-					    unsigned int prev_state, __u64 ts)
+/* The switch-out of prev; with next (the same sched_switch's switch-in is
+ * recorded too), one SWITCH record for both sides (schema v3): 48 bytes
+ * instead of 40 + 32, and one stage write instead of two. */
+static __always_inline void emit_switch(void *ctx, struct task_struct *prev, struct task_struct *next,
+					bool preempt, unsigned int prev_state, __u64 ts)
 {
 	struct argus_ev_user_stack *stack = NULL;
 	struct argus_ev_switch_out *e;
 	struct syscall_state *sc;
-	__u32 tid = prev->pid, stack_size = 0;
+	__u32 tid = prev->pid, stack_size = 0, size;
 	__u64 stack_id = 0;
+	__u16 type;
 	__u8 state, reason;
 
 	/* The syscall prev is in, if any: looked up once for the stack cache
@@ -223,12 +227,27 @@ static __always_inline void emit_switch_out(void *ctx, struct task_struct *prev,
 		else if (sc->wait_reason == ARGUS_WAIT_FUTEX)
 			emit_futex_state(prev, sc, ts);
 	}
-	/* Runnable switch-outs (most of them under load) stay 40 bytes. */
-	e = reserve(stack_id ? sizeof(*e) : ARGUS_SWITCH_OUT_BASE_SIZE);
+	/* Runnable switch-outs (most of them under load) carry no stack id. */
+	if (next) {
+		type = ARGUS_EV_SWITCH;
+		size = stack_id ? sizeof(struct argus_ev_switch) : ARGUS_SWITCH_BASE_SIZE;
+	} else {
+		type = ARGUS_EV_SWITCH_OUT;
+		size = stack_id ? sizeof(*e) : ARGUS_SWITCH_OUT_BASE_SIZE;
+	}
+	e = reserve(size);
 	if (!e)
 		return;
-	if (stack_id)
+	if (next) {
+		struct argus_ev_switch *sw = (void *)e;
+
+		sw->next_pid = next->tgid;
+		sw->next_tid = next->pid;
+		if (stack_id)
+			sw->user_stack_id = stack_id;
+	} else if (stack_id) {
 		e->user_stack_id = stack_id;
+	}
 	e->syscall_nr = sc ? sc->nr : ARGUS_SYSCALL_NONE;
 	e->wait_obj = sc ? sc->obj : 0;
 	if (state == ARGUS_STATE_RUNNABLE) {
@@ -247,8 +266,7 @@ static __always_inline void emit_switch_out(void *ctx, struct task_struct *prev,
 	e->state = state;
 	e->wait_reason = reason;
 	e->prio = prev->prio;
-	fill_header(&e->h, ARGUS_EV_SWITCH_OUT, stack_id ? sizeof(*e) : ARGUS_SWITCH_OUT_BASE_SIZE,
-		    prev->tgid, tid, ts);
+	fill_header(&e->h, type, size, prev->tgid, tid, ts);
 	submit(e);
 	if (stack && stack_size >= 40 && stack_size <= sizeof(*stack))
 		output(stack, stack_size);
@@ -271,11 +289,12 @@ static __always_inline int handle_sched_switch(void *ctx, bool preempt, struct t
 					       struct task_struct *next, unsigned int prev_state)
 {
 	__u64 ts = bpf_ktime_get_ns();
-
 	/* pid 0 is the per-CPU idle task: its "switches" are idle periods. */
-	if (prev->pid && !excluded(prev->tgid))
-		emit_switch_out(ctx, prev, preempt, prev_state, ts);
-	if (next->pid && !excluded(next->tgid))
+	bool out = prev->pid && !excluded(prev->tgid), in = next->pid && !excluded(next->tgid);
+
+	if (out)
+		emit_switch(ctx, prev, in ? next : NULL, preempt, prev_state, ts);
+	else if (in)
 		emit_switch_in(next, prev, ts);
 	return 0;
 }
