@@ -212,7 +212,7 @@ def test_blocked_thread_has_a_user_stack_in_libc(tracing):
         hex(int(frames[0])), [(hex(int(m["obj"])), hex(int(m["obj2"]))) for m in libc])
 
 
-SIZES = {schema.SWITCH_IN: 32, schema.WAKEUP: 40, schema.WAKEUP_NEW: 40, schema.SYSCALL_ENTER: 48,
+SIZES = {schema.SWITCH_IN: 32, schema.WAKEUP: 40, schema.WAKEUP_NEW: 40,
          schema.SYSCALL_EXIT: 40, schema.FORK: 48, schema.EXEC: 40, schema.EXIT: 32,
          schema.THREAD_NAME: 40, schema.FD_INFO: 56, schema.TIMER: 64, schema.CPU_SAMPLE: 48,
          schema.PROC_SNAPSHOT: 48, schema.LOST: 32, schema.DATA_FLAG_WRITE: 48, schema.DATA_FLAG_READ: 48,
@@ -230,6 +230,9 @@ def row_bytes(rows):
     # schema v2: a syscall_exit whose ret fits in 32 bits is the 32-byte form
     exits = rows["type"] == schema.SYSCALL_EXIT
     size[exits] = np.where((rows["val"][exits] >= -2**31) & (rows["val"][exits] < 2**31), 32, 40)
+    # schema v3: a syscall_enter whose obj and obj2 fit in 32 bits is the 40-byte form
+    enters = rows["type"] == schema.SYSCALL_ENTER
+    size[enters] = np.where((rows["obj"][enters] < 2**32) & (rows["obj2"][enters] < 2**32), 40, 48)
     out = rows["type"] == schema.SWITCH_OUT
     size[out] = np.where(rows["obj2"][out] != 0, 48, 40)
     # schema v3: a switch-out whose switch-in row follows at the same ts and

@@ -51,6 +51,7 @@ _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_e
 	       offsetof(struct argus_ev_switch, wait_obj) == offsetof(struct argus_ev_switch_out, wait_obj) &&
 	       sizeof(struct argus_ev_wakeup) == 40 && sizeof(struct argus_ev_syscall_enter) == 48 &&
 	       sizeof(struct argus_ev_syscall_exit) == 40 &&
+	       sizeof(struct argus_ev_syscall_enter_short) == ARGUS_SYSCALL_ENTER_SHORT_SIZE &&
 	       sizeof(struct argus_ev_syscall_exit_short) == ARGUS_SYSCALL_EXIT_SHORT_SIZE &&
 	       sizeof(struct argus_ev_fork) == 48 &&
 	       sizeof(struct argus_ev_comm) == 40 && sizeof(struct argus_ev_exit) == 32 &&
@@ -73,7 +74,7 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_SWITCH_IN] = sizeof(struct argus_ev_switch_in),
 	[ARGUS_EV_WAKEUP] = sizeof(struct argus_ev_wakeup),
 	[ARGUS_EV_WAKEUP_NEW] = sizeof(struct argus_ev_wakeup),
-	[ARGUS_EV_SYSCALL_ENTER] = sizeof(struct argus_ev_syscall_enter),
+	[ARGUS_EV_SYSCALL_ENTER] = ARGUS_SYSCALL_ENTER_SHORT_SIZE,
 	[ARGUS_EV_SYSCALL_EXIT] = ARGUS_SYSCALL_EXIT_SHORT_SIZE,
 	[ARGUS_EV_FORK] = sizeof(struct argus_ev_fork),
 	[ARGUS_EV_EXEC] = sizeof(struct argus_ev_comm),
@@ -268,11 +269,20 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		break;
 	}
 	case ARGUS_EV_SYSCALL_ENTER: {
-		const struct argus_ev_syscall_enter *e = rec;
-		r->nr = e->nr;
-		r->aux = e->aux;
-		r->obj = e->obj;
-		r->obj2 = e->obj2;
+		/* Two forms, told apart by size (schema v3): 64-bit obj and obj2, or 32. */
+		if (h->size >= sizeof(struct argus_ev_syscall_enter)) {
+			const struct argus_ev_syscall_enter *e = rec;
+			r->nr = e->nr;
+			r->aux = e->aux;
+			r->obj = e->obj;
+			r->obj2 = e->obj2;
+		} else {
+			const struct argus_ev_syscall_enter_short *e = rec;
+			r->nr = e->nr;
+			r->aux = e->aux;
+			r->obj = e->obj;
+			r->obj2 = e->obj2;
+		}
 		break;
 	}
 	case ARGUS_EV_SYSCALL_EXIT: {

@@ -41,7 +41,8 @@ typedef int64_t __s64;
 /* v2: SYSCALL_EXIT has a 32-byte form (struct argus_ev_syscall_exit_short).
  * v3: SWITCH, one record for the switch-out and switch-in of one
  * sched_switch (struct argus_ev_switch), decoded into the same two rows as a
- * SWITCH_OUT and a SWITCH_IN record.
+ * SWITCH_OUT and a SWITCH_IN record; and a 40-byte SYSCALL_ENTER when obj
+ * and obj2 fit in 32 bits (struct argus_ev_syscall_enter_short).
  * Readers take every version from ARGUS_SCHEMA_VERSION_MIN on; a record's
  * form is told by its type and size, not by the file's version. */
 #define ARGUS_SCHEMA_VERSION 3
@@ -188,6 +189,7 @@ enum argus_futex_state_flags {
 #define ARGUS_SWITCH_OUT_BASE_SIZE 40   /* switch_out without user_stack_id */
 #define ARGUS_SYSCALL_EXIT_SHORT_SIZE 32 /* syscall_exit with a 32-bit ret (schema v2) */
 #define ARGUS_SWITCH_BASE_SIZE 48       /* switch without user_stack_id (schema v3) */
+#define ARGUS_SYSCALL_ENTER_SHORT_SIZE 40 /* syscall_enter with 32-bit obj, obj2 (schema v3) */
 #define ARGUS_USER_STACK_MAX_FRAMES 28  /* 32 + 28 * 8 = ARGUS_EVENT_MAX_SIZE */
 #define ARGUS_MAPPING_MAX_PATH 192      /* 64 + 192 = ARGUS_EVENT_MAX_SIZE, NUL included */
 
@@ -259,6 +261,19 @@ struct argus_ev_syscall_enter {     /* 48 bytes */
 	__s32 aux;                   /* futex op, poll timeout ms, length (clipped) */
 	__u64 obj;                   /* fd, futex uaddr, epfd, ... (what is waited on / talked to) */
 	__u64 obj2;                  /* second identity: futex val2/uaddr2, dest fd, 0 */
+};
+
+/* Since schema v3, the form of SYSCALL_ENTER whose obj and obj2 fit in 32
+ * bits (zero-extended when read), told apart by size ==
+ * ARGUS_SYSCALL_ENTER_SHORT_SIZE: fds with the inode of a pipe or socket
+ * (small numbers from get_next_ino), epoll and poll sizes; not futex
+ * addresses nor a sign-extended negative pid. */
+struct argus_ev_syscall_enter_short { /* 40 bytes */
+	struct argus_event_header h;
+	__u32 nr;
+	__s32 aux;
+	__u32 obj;
+	__u32 obj2;
 };
 
 struct argus_ev_syscall_exit {      /* 40 bytes: a ret that does not fit in 32 bits */

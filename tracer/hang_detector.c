@@ -494,10 +494,13 @@ void hang_detector_observe(struct hang_detector *hd, const struct argus_event_he
 		break;
 	case ARGUS_EV_SYSCALL_ENTER: {
 		const struct argus_ev_syscall_enter *e = (const void *)h;
+		const struct argus_ev_syscall_enter_short *es = (const void *)h;
+		/* two forms, told apart by size (schema v3) */
+		uint64_t obj = h->size >= sizeof(*e) ? e->obj : es->obj;
 		const struct hd_site *s;
 
 		/* back in the loop, and out of it again unless the poll blocks */
-		if (is_poll_syscall(e->nr) && (s = loop_site(t)) && s->nr == e->nr && s->obj == e->obj) {
+		if (is_poll_syscall(e->nr) && (s = loop_site(t)) && s->nr == e->nr && s->obj == obj) {
 			back_in_loop(t, h->ts_ns);
 			if (t->hang == HANG_NONE)
 				left_loop(t, h->ts_ns);

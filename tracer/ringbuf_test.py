@@ -411,6 +411,22 @@ def test_both_syscall_exit_forms_are_read_by_size(buf):
         reader.decode_file(buf)
 
 
+def test_both_syscall_enter_forms_are_read_by_size(buf):
+    """Schema v3: a 40-byte syscall_enter (obj, obj2 as u32, zero-extended)
+    beside the 48-byte one; a 32-byte one is too short for either."""
+    producer.create_buffer(buf, 1 << 20, SMALL_CHUNK)
+    with producer.Producer(buf, 1) as p:
+        p.write_raw(event(schema.SYSCALL_ENTER, 40, 1) + struct.pack("<IiII", 0, 4096, 3, 0xFFFFFFFF))
+        p.write_raw(event(schema.SYSCALL_ENTER, 48, 2) + struct.pack("<IiQQ", 202, -1, 0x7F00_0000_0000, 1))
+        p.write_raw(event(schema.SYSCALL_ENTER, 48, 3) + struct.pack("<IiqQ", 61, 0, -1, 0))
+    rows = reader.decode_file(buf).rows
+    assert [(int(r["nr"]), int(r["aux"]), int(r["obj"]), int(r["obj2"])) for r in rows] == [
+        (0, 4096, 3, 0xFFFFFFFF), (202, -1, 0x7F00_0000_0000, 1), (61, 0, 2**64 - 1, 0)]
+    patch(buf, header_of(buf).data_offset + 16, struct.pack("<HH", schema.SYSCALL_ENTER, 32))
+    with pytest.raises(reader.TraceError, match="size 32, type 5 needs at least 40"):
+        reader.decode_file(buf)
+
+
 def switch_out(ts, tid, stack_id=None):
     body = struct.pack("<BBHIQ", schema.STATE_BLOCKED, schema.WAIT_READ, 120, 0, 7)
     if stack_id is None:

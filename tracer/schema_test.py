@@ -123,6 +123,7 @@ def test_defines_match_the_header():
     assert schema.SYSCALL_NONE == int(defines["ARGUS_SYSCALL_NONE"].rstrip("uU"), 0)
     assert schema.SWITCH_OUT_BASE_SIZE == int(defines["ARGUS_SWITCH_OUT_BASE_SIZE"])
     assert schema.SWITCH_BASE_SIZE == int(defines["ARGUS_SWITCH_BASE_SIZE"])
+    assert schema.SYSCALL_ENTER_SHORT_SIZE == int(defines["ARGUS_SYSCALL_ENTER_SHORT_SIZE"])
     assert schema.USER_STACK_MAX_FRAMES == int(defines["ARGUS_USER_STACK_MAX_FRAMES"])
     assert schema.MAPPING_MAX_PATH == int(defines["ARGUS_MAPPING_MAX_PATH"])
     assert schema.WAIT_SITE_MAX_FDS == int(defines["ARGUS_WAIT_SITE_MAX_FDS"])
@@ -130,7 +131,7 @@ def test_defines_match_the_header():
 
 
 @pytest.mark.parametrize("struct_name, size", [
-    ("argus_ev_switch_out", 48), ("argus_ev_switch", 56), ("argus_ev_fd_info", 56), ("argus_ev_timer", 64),
+    ("argus_ev_switch_out", 48), ("argus_ev_switch", 56), ("argus_ev_syscall_enter_short", 40), ("argus_ev_fd_info", 56), ("argus_ev_timer", 64),
     ("argus_ev_user_stack", 256), ("argus_ev_mapping", 256),
     ("argus_ev_wait_site", 96), ("argus_ev_futex_state", 48), ("argus_ev_file_lock", 64), ("argus_ev_probe", 48),
 ])

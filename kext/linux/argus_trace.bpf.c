@@ -335,10 +335,42 @@ static __always_inline bool lock_layout(__u8 layout)
 	return layout == ARGUS_SCL_FCNTL || layout == ARGUS_SCL_FLOCK;
 }
 
+/* 40 bytes instead of 48 when obj and obj2 fit in 32 bits (schema v3): an
+ * fd and the inode of its pipe or socket, an epoll fd and maxevents; not a
+ * futex address.  Returns whether the record was staged. */
+static __always_inline bool emit_syscall_enter(__u32 nr, __s32 aux, __u64 obj, __u64 obj2, __u64 pid_tgid,
+					       __u64 ts)
+{
+	struct argus_ev_syscall_enter_short *s;
+	struct argus_ev_syscall_enter *e;
+
+	if (obj == (__u32)obj && obj2 == (__u32)obj2) {
+		s = reserve(sizeof(*s));
+		if (!s)
+			return false;
+		s->nr = nr;
+		s->aux = aux;
+		s->obj = obj;
+		s->obj2 = obj2;
+		fill_header(&s->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*s), pid_tgid >> 32, (__u32)pid_tgid, ts);
+		submit(s);
+		return true;
+	}
+	e = reserve(sizeof(*e));
+	if (!e)
+		return false;
+	e->nr = nr;
+	e->aux = aux;
+	e->obj = obj;
+	e->obj2 = obj2;
+	fill_header(&e->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*e), pid_tgid >> 32, (__u32)pid_tgid, ts);
+	submit(e);
+	return true;
+}
+
 static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct argus_ev_syscall_enter *e;
 	struct argus_syscall_class cls;
 	struct syscall_state *sc;
 	__u32 tid = (__u32)pid_tgid;
@@ -369,17 +401,8 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 		sc->layout = cls.layout;
 		wait_site_args(sc, cls.layout, regs);
 	}
-	e = reserve(sizeof(*e));
-	if (e) {
-		e->nr = id;
-		e->aux = aux;
-		e->obj = obj;
-		e->obj2 = obj2;
-		fill_header(&e->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*e), pid_tgid >> 32, tid, ts);
-		submit(e);
-		if (lock_layout(cls.layout))
-			emit_file_lock(regs, cls.layout, obj2, pid_tgid >> 32, tid, ts);
-	}
+	if (emit_syscall_enter(id, aux, obj, obj2, pid_tgid, ts) && lock_layout(cls.layout))
+		emit_file_lock(regs, cls.layout, obj2, pid_tgid >> 32, tid, ts);
 	stage_exit(false);
 	return 0;
 }

@@ -43,7 +43,8 @@ def golden_records(limit):
 
 def merged_switches(records):
     """Schema v3: each SWITCH_OUT directly followed by a SWITCH_IN of the same
-    ts and cpu becomes one SWITCH record (48 bytes, 56 with a stack id), as
+    ts and cpu becomes one SWITCH record (48 bytes, 56 with a stack id), and
+    each SYSCALL_ENTER whose obj and obj2 fit in 32 bits the 40-byte form, as
     the tracer writes them now."""
     out, i = [], 0
     while i < len(records):
@@ -57,6 +58,10 @@ def merged_switches(records):
             out.append(struct.pack("<QIIHHHH", ts, pid, tid, 24, 48 + len(stack), cpu, flags) +
                        r[24:40] + struct.pack("<II", npid, ntid) + stack)
             i += 2
+        elif struct.unpack_from("<H", r, 16)[0] == 5 and max(struct.unpack_from("<QQ", r, 32)) < 1 << 32:
+            obj, obj2 = struct.unpack_from("<QQ", r, 32)      # the 40-byte syscall_enter
+            out.append(r[:18] + struct.pack("<H", 40) + r[20:32] + struct.pack("<II", obj, obj2))
+            i += 1
         else:
             out.append(r)
             i += 1
