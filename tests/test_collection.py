@@ -268,11 +268,20 @@ def test_bytes_per_event_under_sched_pipe(tracing, capsys):
     per_event = sizes[is_mine].sum() / len(mine)
     whole = trace.bytes / trace.nrows
     assert sizes.sum() == trace.bytes          # the recomputation is exact
+    # `argus status` counts events as rows: records + the second row of each
+    # SWITCH record (header extra_rows, read after the decode: counts only grow)
+    st = reader.buffer_stats(tracing.buffer)
+    pairs = int(((r["type"][:-1] == schema.SWITCH_OUT) & (r["type"][1:] == schema.SWITCH_IN)
+                 & (r["ts_ns"][:-1] == r["ts_ns"][1:]) & (r["cpu"][:-1] == r["cpu"][1:])
+                 & (r["peer_tid"][1:] == r["tid"][:-1])).sum())
+    assert st["extra_rows"] >= pairs > 0
+    status_per_event = st["bytes_written"] / (st["records_written"] + st["extra_rows"])
+    assert abs(status_per_event - whole) < 1.0, (status_per_event, whole)
     stacks = int((mine["type"] == schema.USER_STACK).sum())
     with capsys.disabled():
         print(f"\nperf bench sched pipe -l 100000: {len(mine)} events (rows) of perf, "
               f"{per_event:.2f} bytes/event ({stacks} user_stack records); "
-              f"whole trace {whole:.2f} bytes/event")
+              f"whole trace {whole:.2f} bytes/event, status {status_per_event:.2f}")
     assert per_event <= 40
 
 
