@@ -39,7 +39,9 @@ def run(args):
             st = reader.buffer_stats(path)
         except reader.TraceError as e:
             raise ArgusError(str(e))
-        events = st.get("records_written", 0)
+        # events are decoded rows: one per record, two per SWITCH record
+        # (schema v3, counted in extra_rows), as the daemon reports them
+        events = st.get("records_written", 0) + st.get("extra_rows", 0)
         info = {
             "tracing": False, "buffer": path, "events": events,
             "bytes": st.get("bytes_written", 0),

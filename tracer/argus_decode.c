@@ -17,6 +17,10 @@
  *      Already sorted input (one producer) is detected and left alone.
  *
  * Invariants:
+ *   - one row per record, except SWITCH (schema v3), which is split into the
+ *     SWITCH_OUT and SWITCH_IN records it stands for (argus_split_switch), each
+ *     widened as such: rows never have type SWITCH, and a v3 trace gives the
+ *     same rows as a v2 one of the same switches.
  *   - a row is produced only from a record whose frame is valid (size field
  *     matches, multiple of 8, 24..ARGUS_EVENT_MAX_SIZE) and whose size covers
  *     its type's payload; records longer than their type are accepted
@@ -43,8 +47,11 @@
 _Static_assert(sizeof(struct argus_row) == 80, "struct argus_row is 80 bytes (schema.py)");
 /* Record sizes documented in argus_event.h and docs/ring-buffer.md. */
 _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_ev_switch_in) == 32 &&
+	       sizeof(struct argus_ev_switch) == 56 &&
+	       offsetof(struct argus_ev_switch, wait_obj) == offsetof(struct argus_ev_switch_out, wait_obj) &&
 	       sizeof(struct argus_ev_wakeup) == 40 && sizeof(struct argus_ev_syscall_enter) == 48 &&
 	       sizeof(struct argus_ev_syscall_exit) == 40 &&
+	       sizeof(struct argus_ev_syscall_enter_short) == ARGUS_SYSCALL_ENTER_SHORT_SIZE &&
 	       sizeof(struct argus_ev_syscall_exit_short) == ARGUS_SYSCALL_EXIT_SHORT_SIZE &&
 	       sizeof(struct argus_ev_fork) == 48 &&
 	       sizeof(struct argus_ev_comm) == 40 && sizeof(struct argus_ev_exit) == 32 &&
@@ -55,7 +62,7 @@ _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_e
 	       sizeof(struct argus_ev_mapping) == ARGUS_EVENT_MAX_SIZE &&
 	       sizeof(struct argus_ev_wait_site) == 96 && sizeof(struct argus_ev_futex_state) == 48 &&
 	       sizeof(struct argus_ev_file_lock) == 64 && sizeof(struct argus_ev_cpu_sample) == 48,
-	       "schema v2 record sizes");
+	       "schema v3 record sizes");
 
 /* Fixed part of the variable-length records. */
 #define USER_STACK_BASE_SIZE offsetof(struct argus_ev_user_stack, frames)
@@ -67,7 +74,7 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_SWITCH_IN] = sizeof(struct argus_ev_switch_in),
 	[ARGUS_EV_WAKEUP] = sizeof(struct argus_ev_wakeup),
 	[ARGUS_EV_WAKEUP_NEW] = sizeof(struct argus_ev_wakeup),
-	[ARGUS_EV_SYSCALL_ENTER] = sizeof(struct argus_ev_syscall_enter),
+	[ARGUS_EV_SYSCALL_ENTER] = ARGUS_SYSCALL_ENTER_SHORT_SIZE,
 	[ARGUS_EV_SYSCALL_EXIT] = ARGUS_SYSCALL_EXIT_SHORT_SIZE,
 	[ARGUS_EV_FORK] = sizeof(struct argus_ev_fork),
 	[ARGUS_EV_EXEC] = sizeof(struct argus_ev_comm),
@@ -86,6 +93,7 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_FILE_LOCK] = sizeof(struct argus_ev_file_lock),
 	[ARGUS_EV_CPU_SAMPLE] = sizeof(struct argus_ev_cpu_sample),
 	[ARGUS_EV_KERNEL_STACK] = USER_STACK_BASE_SIZE,
+	[ARGUS_EV_SWITCH] = ARGUS_SWITCH_BASE_SIZE,
 	[ARGUS_EV_CALLBACK_BEGIN ... ARGUS_EV_PROBE_RETURN] = sizeof(struct argus_ev_probe),
 };
 
@@ -261,11 +269,20 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		break;
 	}
 	case ARGUS_EV_SYSCALL_ENTER: {
-		const struct argus_ev_syscall_enter *e = rec;
-		r->nr = e->nr;
-		r->aux = e->aux;
-		r->obj = e->obj;
-		r->obj2 = e->obj2;
+		/* Two forms, told apart by size (schema v3): 64-bit obj and obj2, or 32. */
+		if (h->size >= sizeof(struct argus_ev_syscall_enter)) {
+			const struct argus_ev_syscall_enter *e = rec;
+			r->nr = e->nr;
+			r->aux = e->aux;
+			r->obj = e->obj;
+			r->obj2 = e->obj2;
+		} else {
+			const struct argus_ev_syscall_enter_short *e = rec;
+			r->nr = e->nr;
+			r->aux = e->aux;
+			r->obj = e->obj;
+			r->obj2 = e->obj2;
+		}
 		break;
 	}
 	case ARGUS_EV_SYSCALL_EXIT: {
@@ -396,6 +413,54 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 	}
 }
 
+/* A SWITCH record (schema v3) as the SWITCH_OUT record of prev and the
+ * SWITCH_IN record of next it stands for, both with its ts and cpu.  Every
+ * switch_out member is copied from the SWITCH member of the same name
+ * (tracer/schema_test.py checks it), so widen() gives the rows the two
+ * records would have given. */
+void argus_split_switch(const struct argus_ev_switch *e, struct argus_ev_switch_out *o,
+			struct argus_ev_switch_in *i)
+{
+	memset(o, 0, sizeof *o);
+	memset(i, 0, sizeof *i);
+	o->h = e->h;
+	o->h.type = ARGUS_EV_SWITCH_OUT;
+	o->h.size = sizeof *o;
+	o->state = e->state;
+	o->wait_reason = e->wait_reason;
+	o->prio = e->prio;
+	o->syscall_nr = e->syscall_nr;
+	o->wait_obj = e->wait_obj;
+	if (e->h.size >= sizeof *e)
+		o->user_stack_id = e->user_stack_id;
+	i->h = e->h;
+	i->h.type = ARGUS_EV_SWITCH_IN;
+	i->h.size = sizeof *i;
+	i->h.pid = e->next_pid;
+	i->h.tid = e->next_tid;
+	i->prev_pid = e->h.pid;
+	i->prev_tid = e->h.tid;
+}
+
+/* One row from a validated record, unless the type mask leaves it out.
+ * Returns 1 (a row), 0 (filtered) or -ENOMEM. */
+static int add_row(struct decode_ctx *d, const void *rec, const struct argus_event_header *h)
+{
+	struct argus_decode_result *res = d->res;
+
+	if (d->type_mask && !(d->type_mask & (1ull << h->type)))
+		return 0;
+	if (res->nrows == d->cap && grow_rows(d) < 0)
+		return -ENOMEM;
+	widen(&res->rows[res->nrows], rec, h);
+	if (widen_side(d, &res->rows[res->nrows], rec, h->size) < 0)
+		return -ENOMEM;
+	if (h->ts_ns < res->first_window_ts)
+		res->first_window_ts = h->ts_ns;
+	res->nrows++;
+	return 1;
+}
+
 /* File offset of the record being visited; tracks the chunk position. */
 static uint64_t record_offset(struct decode_ctx *d, uint64_t chunk_seq, uint32_t size)
 {
@@ -419,6 +484,7 @@ static int decode_record(const void *rec, uint32_t size, uint64_t chunk_seq, voi
 	struct argus_decode_result *res = d->res;
 	struct argus_event_header h;
 	uint64_t offset;
+	int rc;
 
 	offset = record_offset(d, chunk_seq, size);
 	if (d->drop_chunk)
@@ -450,17 +516,24 @@ static int decode_record(const void *rec, uint32_t size, uint64_t chunk_seq, voi
 		res->seen_first_ts = h.ts_ns;
 	if (h.ts_ns > res->seen_last_ts)
 		res->seen_last_ts = h.ts_ns;
-	if (d->type_mask && !(d->type_mask & (1ull << h.type)))
-		return 0;
-	if (res->nrows == d->cap && grow_rows(d) < 0)
-		return -ENOMEM;
-	widen(&res->rows[res->nrows], rec, &h);
-	if (widen_side(d, &res->rows[res->nrows], rec, size) < 0)
-		return -ENOMEM;
-	if (h.ts_ns < res->first_window_ts)
-		res->first_window_ts = h.ts_ns;
-	res->nrows++;
-	res->bytes += size;
+	if (h.type == ARGUS_EV_SWITCH) {
+		struct argus_ev_switch_out out;
+		struct argus_ev_switch_in in;
+
+		argus_split_switch(rec, &out, &in);
+		rc = add_row(d, &out, &out.h);
+		if (rc >= 0) {
+			int rc_in = add_row(d, &in, &in.h);
+
+			rc = rc_in < 0 ? rc_in : rc | rc_in;
+		}
+	} else {
+		rc = add_row(d, rec, &h);
+	}
+	if (rc < 0)
+		return rc;
+	if (rc)
+		res->bytes += size;
 	return 0;
 }
 
@@ -636,8 +709,11 @@ int argus_decode_file_opts(const char *path, const struct argus_decode_opts *o,
 	res->seen_first_ts = UINT64_MAX;
 	/* Headroom for records a live producer commits while we read, but never
 	 * more rows than the data area can hold records (the estimate comes
-	 * from chunk headers, which a damaged file may have wrong). */
-	d.cap = o->rows_hint ? o->rows_hint : st.records_present + st.records_present / 8 + 1024;
+	 * from chunk headers, which a damaged file may have wrong): a record
+	 * is at least 24 bytes, and a 48-byte SWITCH is two rows. */
+	/* A SWITCH record is two rows: about one record in six on a busy
+	 * machine (one per sched_switch against ~4 syscall records). */
+	d.cap = o->rows_hint ? o->rows_hint : st.records_present + st.records_present / 4 + 1024;
 	if (d.cap > st.nchunks * st.chunk_size / sizeof(struct argus_event_header))
 		d.cap = st.nchunks * st.chunk_size / sizeof(struct argus_event_header) + 1;
 	res->rows = alloc_big(d.cap * sizeof *res->rows);

@@ -17,6 +17,9 @@
  *   SWITCH_OUT   state, reason=wait_reason, nr=syscall_nr, obj=wait_obj, aux=prio,
  *                obj2=user_stack_id (0: none)
  *   SWITCH_IN    peer_pid/peer_tid = previous task
+ *   SWITCH       (schema v3, a record but never a row) the SWITCH_OUT row of
+ *                header's task and the SWITCH_IN row of next_pid/next_tid,
+ *                both as above, via argus_split_switch()
  *   WAKEUP(_NEW) peer_pid/peer_tid = wakee, reason=context, irq=irq_kind,
  *                aux=irq_vec, obj=target_cpu
  *   SYSCALL_ENTER nr, aux, obj, obj2
@@ -134,6 +137,15 @@ int argus_decode_file_window(const char *path, uint64_t since_ns, uint64_t until
 int argus_decode_file_opts(const char *path, const struct argus_decode_opts *opts,
 			   struct argus_decode_result *result);
 void argus_decode_free(struct argus_decode_result *result);
+
+struct argus_ev_switch;
+struct argus_ev_switch_out;
+struct argus_ev_switch_in;
+/* A SWITCH record (schema v3) as the SWITCH_OUT record of prev and the
+ * SWITCH_IN record of next it stands for: what the decoder widens, and
+ * what live readers of records (argusd's hang detector) read instead. */
+void argus_split_switch(const struct argus_ev_switch *e, struct argus_ev_switch_out *out,
+			struct argus_ev_switch_in *in);
 
 #ifdef __cplusplus
 }

@@ -39,9 +39,13 @@ typedef int64_t __s64;
 #endif
 
 /* v2: SYSCALL_EXIT has a 32-byte form (struct argus_ev_syscall_exit_short).
+ * v3: SWITCH, one record for the switch-out and switch-in of one
+ * sched_switch (struct argus_ev_switch), decoded into the same two rows as a
+ * SWITCH_OUT and a SWITCH_IN record; and a 40-byte SYSCALL_ENTER when obj
+ * and obj2 fit in 32 bits (struct argus_ev_syscall_enter_short).
  * Readers take every version from ARGUS_SCHEMA_VERSION_MIN on; a record's
- * form is told by its size, not by the file's version. */
-#define ARGUS_SCHEMA_VERSION 2
+ * form is told by its type and size, not by the file's version. */
+#define ARGUS_SCHEMA_VERSION 3
 #define ARGUS_SCHEMA_VERSION_MIN 1
 #define ARGUS_EVENT_MAX_SIZE 256
 #define ARGUS_COMM_LEN 16
@@ -70,6 +74,7 @@ enum argus_event_type {
 	ARGUS_EV_FILE_LOCK = 21,      /* an fcntl / flock lock or unlock request */
 	ARGUS_EV_CPU_SAMPLE = 22,     /* a timer-driven sample of a thread on CPU (argus_sample.bpf.c) */
 	ARGUS_EV_KERNEL_STACK = 23,   /* kernel stack frames of samples, as offsets from _stext */
+	ARGUS_EV_SWITCH = 24,         /* SWITCH_OUT + SWITCH_IN of one sched_switch (schema v3): two rows */
 	/* User-space tracepoints (dylib-instrument/ trampolines), struct
 	 * argus_ev_probe; numbered from 48 so the kernel-side types can grow. */
 	ARGUS_EV_CALLBACK_BEGIN = 48, /* an event loop starts running a callback (dispatch) */
@@ -183,6 +188,8 @@ enum argus_futex_state_flags {
 #define ARGUS_FUTEX_TID_MASK 0x3fffffffu /* include/uapi/linux/futex.h FUTEX_TID_MASK */
 #define ARGUS_SWITCH_OUT_BASE_SIZE 40   /* switch_out without user_stack_id */
 #define ARGUS_SYSCALL_EXIT_SHORT_SIZE 32 /* syscall_exit with a 32-bit ret (schema v2) */
+#define ARGUS_SWITCH_BASE_SIZE 48       /* switch without user_stack_id (schema v3) */
+#define ARGUS_SYSCALL_ENTER_SHORT_SIZE 40 /* syscall_enter with 32-bit obj, obj2 (schema v3) */
 #define ARGUS_USER_STACK_MAX_FRAMES 28  /* 32 + 28 * 8 = ARGUS_EVENT_MAX_SIZE */
 #define ARGUS_MAPPING_MAX_PATH 192      /* 64 + 192 = ARGUS_EVENT_MAX_SIZE, NUL included */
 
@@ -215,6 +222,29 @@ struct argus_ev_switch_in {         /* 32 bytes */
 	__u32 prev_pid;
 };
 
+/* Since schema v3: the switch-out of prev and the switch-in of next of one
+ * sched_switch, when both are recorded (neither is the idle task nor the
+ * excluded daemon); otherwise the one side is a SWITCH_OUT or SWITCH_IN
+ * record as before.  The header is prev's (pid, tid) and, like the
+ * payload up to wait_obj, laid out as struct argus_ev_switch_out, so a
+ * reader of the switch-out side needs no second layout.  Decoded into two
+ * rows with the record's ts and cpu: the SWITCH_OUT of prev, then the
+ * SWITCH_IN of next (peer = prev) -- exactly the rows of the two records
+ * it replaces.  48 bytes instead of 40 + 32. */
+struct argus_ev_switch {            /* 48 bytes, 56 with user_stack_id */
+	struct argus_event_header h; /* prev: the task leaving the CPU */
+	__u8 state;                  /* as switch_out */
+	__u8 wait_reason;
+	__u16 prio;
+	__u32 syscall_nr;
+	__u64 wait_obj;
+	__u32 next_pid;              /* the task getting the CPU */
+	__u32 next_tid;
+	/* Only in 56-byte records (size > ARGUS_SWITCH_BASE_SIZE): as
+	 * switch_out.user_stack_id. */
+	__u64 user_stack_id;
+};
+
 struct argus_ev_wakeup {            /* 40 bytes; also WAKEUP_NEW */
 	struct argus_event_header h; /* waker = current task */
 	__u32 wakee_pid;
@@ -231,6 +261,19 @@ struct argus_ev_syscall_enter {     /* 48 bytes */
 	__s32 aux;                   /* futex op, poll timeout ms, length (clipped) */
 	__u64 obj;                   /* fd, futex uaddr, epfd, ... (what is waited on / talked to) */
 	__u64 obj2;                  /* second identity: futex val2/uaddr2, dest fd, 0 */
+};
+
+/* Since schema v3, the form of SYSCALL_ENTER whose obj and obj2 fit in 32
+ * bits (zero-extended when read), told apart by size ==
+ * ARGUS_SYSCALL_ENTER_SHORT_SIZE: fds with the inode of a pipe or socket
+ * (small numbers from get_next_ino), epoll and poll sizes; not futex
+ * addresses nor a sign-extended negative pid. */
+struct argus_ev_syscall_enter_short { /* 40 bytes */
+	struct argus_event_header h;
+	__u32 nr;
+	__s32 aux;
+	__u32 obj;
+	__u32 obj2;
 };
 
 struct argus_ev_syscall_exit {      /* 40 bytes: a ret that does not fit in 32 bits */

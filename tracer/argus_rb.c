@@ -618,6 +618,12 @@ void argus_rb_add_lost(struct argus_rb *rb, uint64_t count)
 		__atomic_fetch_add(&rb->hdr->records_lost, count, __ATOMIC_RELAXED);
 }
 
+void argus_rb_add_extra_rows(struct argus_rb *rb, uint64_t count)
+{
+	if (rb->writable)  /* statistics counter, like records_lost */
+		__atomic_fetch_add(&rb->hdr->extra_rows, count, __ATOMIC_RELAXED);
+}
+
 /* ---- producer ------------------------------------------------------------ */
 
 void argus_rb_producer_init(struct argus_rb *rb, struct argus_rb_producer *p, uint32_t producer_id)
@@ -1046,6 +1052,7 @@ int argus_rb_stats(struct argus_rb *rb, struct argus_rb_stats *st)
 	st->records_lost = __atomic_load_n(&h->records_lost, __ATOMIC_RELAXED);
 	st->chunks_skipped = __atomic_load_n(&h->chunks_skipped, __ATOMIC_RELAXED);
 	st->daemon_pid = __atomic_load_n(&h->daemon_pid, __ATOMIC_RELAXED);
+	st->extra_rows = __atomic_load_n(&h->extra_rows, __ATOMIC_RELAXED);
 
 	for (uint32_t i = 0; i < rb->nchunks; i++) {
 		struct argus_rb_chunk_header *c = &rb->chunks[i];

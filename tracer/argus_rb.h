@@ -78,7 +78,12 @@ struct argus_rb_file_header {
 	uint64_t chunks_skipped;     /* busy chunks skipped when taking a chunk */
 	uint32_t daemon_pid;         /* the tracing daemon, 0 when none */
 	uint32_t flags;
-	uint64_t reserved[8];
+	/* Decoded rows beyond one per record, ever: a record the decoder splits
+	 * into two rows (schema v3 SWITCH) adds 1, so the events written are
+	 * records_written + extra_rows.  0 in files of schema v1 / v2, where
+	 * every record is one row (it was a reserved word). */
+	uint64_t extra_rows;
+	uint64_t reserved[7];
 };
 
 struct argus_rb_chunk_header {
@@ -111,6 +116,7 @@ struct argus_rb_stats {
 	uint64_t first_ts, last_ts;  /* of readable records */
 	uint64_t created_ns, created_realtime_ns;
 	uint32_t daemon_pid;
+	uint64_t extra_rows;         /* header.extra_rows: events written = records_written + extra_rows */
 };
 
 /* Create a sparse file of `size` bytes, mode 0600: a new file renamed over
@@ -134,6 +140,8 @@ const char *argus_rb_error(const struct argus_rb *rb);
 struct argus_rb_file_header *argus_rb_header(struct argus_rb *rb);
 void argus_rb_set_daemon_pid(struct argus_rb *rb, uint32_t pid);
 void argus_rb_add_lost(struct argus_rb *rb, uint64_t count);
+/* Count rows the decoder will make beyond one per record (header.extra_rows). */
+void argus_rb_add_extra_rows(struct argus_rb *rb, uint64_t count);
 
 void argus_rb_producer_init(struct argus_rb *rb, struct argus_rb_producer *p, uint32_t producer_id);
 /* Append one record (size multiple of 8, <= chunk data size).  Returns 0 or -errno. */

@@ -330,6 +330,8 @@ static void observe(void *ctx, const void *rec, uint32_t size)
 
 	if (d->hangs)
 		hang_detector_observe(d->hangs, h);
+	if (h->type == ARGUS_EV_SWITCH)   /* two rows: `status` counts events as the decoder does */
+		argus_rb_add_extra_rows(d->rb, 1);
 
 	if (h->type == ARGUS_EV_USER_STACK && d->maps_seen[h->pid % MAPS_SEEN_SLOTS].pid == h->pid)
 		d->maps_seen[h->pid % MAPS_SEEN_SLOTS].stack_seq = seq;
@@ -402,7 +404,7 @@ static void tick(struct daemon *d)
 
 	account_lost(d);
 	if (argus_rb_stats(d->rb, &st) == 0)
-		sample_rate(d, now_ns(), st.records_written);
+		sample_rate(d, now_ns(), st.records_written + st.extra_rows);
 }
 
 static void handle_signals(struct daemon *d)

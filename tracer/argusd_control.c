@@ -182,10 +182,13 @@ static void format_status(struct daemon *d, char *out, size_t n)
 	struct argus_rb_stats st;
 	char buffer[PATH_MAX * 2];
 	struct hang_detector_stats hs = {};
-	uint64_t t = now_ns();
+	uint64_t t = now_ns(), events;
 
 	memset(&st, 0, sizeof(st));
 	argus_rb_stats(d->rb, &st);
+	/* Events are what a reader gets: decoded rows, one per record except a
+	 * SWITCH record (two); bytes/event is record bytes per row. */
+	events = st.records_written + st.extra_rows;
 	json_string(buffer, sizeof(buffer), env.buffer);
 	if (d->hangs)
 		hang_detector_stats(d->hangs, &hs);
@@ -194,10 +197,10 @@ static void format_status(struct daemon *d, char *out, size_t n)
 		 "\"overwritten\":%llu,\"events_per_s\":%.1f,\"bytes_per_event\":%.2f,\"fill\":%.4f,"
 		 "\"uptime_s\":%.1f,\"size\":%llu,\"platform\":\"%s\",\"hang_detector\":%s,"
 		 "\"watched_loops\":%llu,\"hangs_detected\":%llu,\"snapshots_written\":%llu}\n",
-		 (int)getpid(), buffer, (unsigned long long)st.records_written,
+		 (int)getpid(), buffer, (unsigned long long)events,
 		 (unsigned long long)st.bytes_written, (unsigned long long)st.records_lost,
-		 (unsigned long long)st.records_overwritten, events_per_s(d, t, st.records_written),
-		 st.records_written ? (double)st.bytes_written / (double)st.records_written : 0.0,
+		 (unsigned long long)st.records_overwritten, events_per_s(d, t, events),
+		 events ? (double)st.bytes_written / (double)events : 0.0,
 		 st.nchunks ? (double)st.chunks_in_use / (double)st.nchunks : 0.0,
 		 (double)(t - d->start_ns) / 1e9, (unsigned long long)st.file_size, d->ops->name,
 		 d->hangs ? "true" : "false", (unsigned long long)hs.loops, (unsigned long long)hs.hangs,

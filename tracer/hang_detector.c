@@ -59,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "argus_decode.h"     /* argus_split_switch */
 #include "argusd.h"
 #include "hang_detector.h"
 #include "snapshot_writer.h"
@@ -432,6 +433,15 @@ void hang_detector_observe(struct hang_detector *hd, const struct argus_event_he
 	struct hd_thread *t;
 	bool user;
 
+	if (h->type == ARGUS_EV_SWITCH) {
+		struct argus_ev_switch_out out;
+		struct argus_ev_switch_in in;
+
+		argus_split_switch((const struct argus_ev_switch *)h, &out, &in);
+		hang_detector_observe(hd, &out.h);
+		hang_detector_observe(hd, &in.h);
+		return;
+	}
 	switch (h->type) {
 	case ARGUS_EV_SWITCH_OUT:
 	case ARGUS_EV_SWITCH_IN:
@@ -484,10 +494,13 @@ void hang_detector_observe(struct hang_detector *hd, const struct argus_event_he
 		break;
 	case ARGUS_EV_SYSCALL_ENTER: {
 		const struct argus_ev_syscall_enter *e = (const void *)h;
+		const struct argus_ev_syscall_enter_short *es = (const void *)h;
+		/* two forms, told apart by size (schema v3) */
+		uint64_t obj = h->size >= sizeof(*e) ? e->obj : es->obj;
 		const struct hd_site *s;
 
 		/* back in the loop, and out of it again unless the poll blocks */
-		if (is_poll_syscall(e->nr) && (s = loop_site(t)) && s->nr == e->nr && s->obj == e->obj) {
+		if (is_poll_syscall(e->nr) && (s = loop_site(t)) && s->nr == e->nr && s->obj == obj) {
 			back_in_loop(t, h->ts_ns);
 			if (t->hang == HANG_NONE)
 				left_loop(t, h->ts_ns);

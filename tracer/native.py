@@ -40,7 +40,8 @@ class RbFileHeader(ctypes.Structure):
         ("chunks_skipped", c_u64),
         ("daemon_pid", c_u32),
         ("flags", c_u32),
-        ("reserved", c_u64 * 8),
+        ("extra_rows", c_u64),
+        ("reserved", c_u64 * 7),
     ]
 
 
@@ -76,7 +77,7 @@ class RbStats(ctypes.Structure):
         "records_overwritten", "chunks_overwritten", "records_lost", "chunks_skipped",
         "chunks_in_use", "records_present", "bytes_present",
         "first_ts", "last_ts", "created_ns", "created_realtime_ns",
-    )] + [("daemon_pid", c_u32)]
+    )] + [("daemon_pid", c_u32), ("extra_rows", c_u64)]
 
 
 class DecodeResult(ctypes.Structure):
@@ -131,6 +132,7 @@ _SIGNATURES = {
     "argus_rb_header": (ctypes.POINTER(RbFileHeader), [_handle]),
     "argus_rb_set_daemon_pid": (None, [_handle, c_u32]),
     "argus_rb_add_lost": (None, [_handle, c_u64]),
+    "argus_rb_add_extra_rows": (None, [_handle, c_u64]),
     "argus_rb_producer_init": (None, [_handle, ctypes.POINTER(RbProducer), c_u32]),
     "argus_rb_write": (ctypes.c_int, [ctypes.POINTER(RbProducer), ctypes.c_char_p, c_u32]),
     "argus_rb_producer_close": (None, [ctypes.POINTER(RbProducer)]),

@@ -299,7 +299,7 @@ def test_truncated_file_names_both_sizes(buf):
 @pytest.mark.parametrize("field, value, message", [
     ("magic", b"NOTARGUS", r"bad magic at offset 0x0"),
     ("version", struct.pack("<I", 7), r"unsupported version 7 at offset 0x8"),
-    ("schema_version", struct.pack("<I", 3), r"unsupported schema_version 3 at offset 0x14"),
+    ("schema_version", struct.pack("<I", 4), r"unsupported schema_version 4 at offset 0x14"),
     ("chunk_size", struct.pack("<I", 4100), r"bad chunk_size 4100 at offset 0x30"),
     ("nchunks", struct.pack("<I", 1000), r"bad chunk_table_offset .* at offset 0x20"),
     ("data_offset", struct.pack("<Q", 1 << 19), r"bad data_offset 0x80000 at offset 0x28"),
@@ -409,6 +409,84 @@ def test_both_syscall_exit_forms_are_read_by_size(buf):
     patch(buf, header_of(buf).data_offset + 16, struct.pack("<HH", schema.SYSCALL_EXIT, 24))
     with pytest.raises(reader.TraceError, match="size 24, type 6 needs at least 32"):
         reader.decode_file(buf)
+
+
+def test_both_syscall_enter_forms_are_read_by_size(buf):
+    """Schema v3: a 40-byte syscall_enter (obj, obj2 as u32, zero-extended)
+    beside the 48-byte one; a 32-byte one is too short for either."""
+    producer.create_buffer(buf, 1 << 20, SMALL_CHUNK)
+    with producer.Producer(buf, 1) as p:
+        p.write_raw(event(schema.SYSCALL_ENTER, 40, 1) + struct.pack("<IiII", 0, 4096, 3, 0xFFFFFFFF))
+        p.write_raw(event(schema.SYSCALL_ENTER, 48, 2) + struct.pack("<IiQQ", 202, -1, 0x7F00_0000_0000, 1))
+        p.write_raw(event(schema.SYSCALL_ENTER, 48, 3) + struct.pack("<IiqQ", 61, 0, -1, 0))
+    rows = reader.decode_file(buf).rows
+    assert [(int(r["nr"]), int(r["aux"]), int(r["obj"]), int(r["obj2"])) for r in rows] == [
+        (0, 4096, 3, 0xFFFFFFFF), (202, -1, 0x7F00_0000_0000, 1), (61, 0, 2**64 - 1, 0)]
+    patch(buf, header_of(buf).data_offset + 16, struct.pack("<HH", schema.SYSCALL_ENTER, 32))
+    with pytest.raises(reader.TraceError, match="size 32, type 5 needs at least 40"):
+        reader.decode_file(buf)
+
+
+def switch_out(ts, tid, stack_id=None):
+    body = struct.pack("<BBHIQ", schema.STATE_BLOCKED, schema.WAIT_READ, 120, 0, 7)
+    if stack_id is None:
+        return event(schema.SWITCH_OUT, 40, ts, pid=tid, tid=tid) + body
+    return event(schema.SWITCH_OUT, 48, ts, pid=tid, tid=tid) + body + struct.pack("<Q", stack_id)
+
+
+def switch_pair(ts, prev, nxt, stack_id=None):
+    """Schema v3: one SWITCH record for prev's switch-out and nxt's switch-in."""
+    body = struct.pack("<BBHIQII", schema.STATE_BLOCKED, schema.WAIT_READ, 120, 0, 7, nxt + 1000, nxt)
+    if stack_id is None:
+        return event(schema.SWITCH, 48, ts, pid=prev, tid=prev) + body
+    return event(schema.SWITCH, 56, ts, pid=prev, tid=prev) + body + struct.pack("<Q", stack_id)
+
+
+def test_switch_record_gives_the_rows_of_a_switch_out_and_a_switch_in(tmp_path):
+    """A v3 SWITCH record is decoded into exactly the rows of the SWITCH_OUT
+    and SWITCH_IN records it replaces (v1/v2 files), in that order at one ts;
+    a type filter keeps either side; rows never have type SWITCH."""
+    old, new = str(tmp_path / "v2.argus"), str(tmp_path / "v3.argus")
+    for path in (old, new):
+        producer.create_buffer(path, 1 << 20, SMALL_CHUNK)
+    with producer.Producer(old, 1) as p:
+        for ts, stack in ((1, None), (2, 0xABCDEF)):
+            p.write_raw(switch_out(ts, 10 + ts, stack))
+            p.write_raw(event(schema.SWITCH_IN, 32, ts, pid=1020, tid=20) + struct.pack("<II", 10 + ts, 10 + ts))
+    with producer.Producer(new, 1) as p:
+        for ts, stack in ((1, None), (2, 0xABCDEF)):
+            p.write_raw(switch_pair(ts, 10 + ts, 20, stack))
+    a, b = reader.decode_file(old), reader.decode_file(new)
+    assert b.nrows == 4 and a.rows.tobytes() == b.rows.tobytes()
+    assert b.rows["type"].tolist() == [schema.SWITCH_OUT, schema.SWITCH_IN] * 2
+    assert b.rows["obj2"].tolist() == [0, 0, 0xABCDEF, 0]
+    assert (b.bytes, a.bytes) == (48 + 56, 2 * 32 + 40 + 48)
+    ins = reader.decode_file(new, types=[schema.SWITCH_IN]).rows
+    assert ins.tobytes() == a.rows[a.rows["type"] == schema.SWITCH_IN].tobytes()
+    assert reader.decode_file(new, types=[schema.WAKEUP]).nrows == 0
+    patch(new, header_of(new).data_offset + 16, struct.pack("<HH", schema.SWITCH, 40))
+    with pytest.raises(reader.TraceError, match="size 40, type 24 needs at least 48"):
+        reader.decode_file(new)
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_files_of_every_schema_version_are_read(buf, version):
+    """Readers take v1 (40-byte syscall_exit), v2 (+ the 32-byte one) and v3
+    (+ SWITCH): a record's form is told by its type and size."""
+    producer.create_buffer(buf, 1 << 20, SMALL_CHUNK)
+    with producer.Producer(buf, 1) as p:
+        p.write_raw(event(schema.SYSCALL_EXIT, 40, 1) + struct.pack("<IIq", 0, 0, -11))
+        p.write_raw(switch_out(2, 11))
+        if version >= 2:
+            p.write_raw(event(schema.SYSCALL_EXIT, 32, 3) + struct.pack("<Ii", 1, 5))
+        if version >= 3:
+            p.write_raw(switch_pair(4, 11, 20))
+    patch(buf, native.RbFileHeader.schema_version.offset, struct.pack("<I", version))   # as that version wrote it
+    t = reader.decode_file(buf)
+    assert header_of(buf).schema_version == version
+    want = [schema.SYSCALL_EXIT, schema.SWITCH_OUT] + [schema.SYSCALL_EXIT] * (version >= 2) + \
+        [schema.SWITCH_OUT, schema.SWITCH_IN] * (version >= 3)
+    assert t.rows["type"].tolist() == want and t.bad_records == 0
 
 
 def test_producer_rejects_malformed_records(buf):

@@ -1,4 +1,4 @@
-"""Event schema v1 as seen from Python.
+"""Event schema (v3; v1 and v2 files read the same) as seen from Python.
 
 Variable-length records (user stacks, mapping paths, wait-site fds) are widened
 into rows that index side arrays of the decode result (frames: uint64,
@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # enum argus_event_type
 SWITCH_OUT = 1
@@ -47,6 +47,8 @@ FUTEX_STATE = 20
 FILE_LOCK = 21
 CPU_SAMPLE = 22
 KERNEL_STACK = 23
+# a record, never a row: the decoder splits it into a SWITCH_OUT and a SWITCH_IN row
+SWITCH = 24
 CALLBACK_BEGIN = 48
 CALLBACK_END = 49
 ENQUEUE = 50
@@ -95,6 +97,8 @@ TYPE_NAMES = {
     PROBE_RETURN: "probe_return",
 }
 TYPE_BY_NAME = {v: k for k, v in TYPE_NAMES.items()}
+# record types that never appear as rows (not in TYPE_NAMES / ROW_FIELDS)
+RECORD_ONLY_TYPES = (SWITCH,)
 
 # enum argus_task_state
 STATE_RUNNABLE = 0
@@ -186,6 +190,8 @@ SYSCALL_NONE = 0xFFFFFFFF
 WAIT_SITE_MAX_FDS = 8
 FUTEX_TID_MASK = 0x3FFFFFFF
 SWITCH_OUT_BASE_SIZE = 40
+SWITCH_BASE_SIZE = 48
+SYSCALL_ENTER_SHORT_SIZE = 40
 USER_STACK_MAX_FRAMES = 28
 MAPPING_MAX_PATH = 192
 

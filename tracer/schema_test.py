@@ -105,7 +105,7 @@ def test_enum_values_match_the_header(enum_name, prefix, py_prefix):
 
 def test_name_tables_cover_every_enum_value():
     assert set(schema.TYPE_NAMES) == set(parse_enum(EVENT_H, "argus_event_type").values()) - {
-        parse_enum(EVENT_H, "argus_event_type")["ARGUS_EV_TYPE_MAX"]}
+        parse_enum(EVENT_H, "argus_event_type")["ARGUS_EV_TYPE_MAX"]} - set(schema.RECORD_ONLY_TYPES)
     assert set(schema.STATE_NAMES) == set(parse_enum(EVENT_H, "argus_task_state").values())
     assert set(schema.WAIT_NAMES) == set(parse_enum(EVENT_H, "argus_wait_reason").values())
     assert set(schema.WAKE_CONTEXT_NAMES) == set(parse_enum(EVENT_H, "argus_wake_context").values())
@@ -122,6 +122,8 @@ def test_defines_match_the_header():
     assert schema.SCHEMA_VERSION == int(defines["ARGUS_SCHEMA_VERSION"])
     assert schema.SYSCALL_NONE == int(defines["ARGUS_SYSCALL_NONE"].rstrip("uU"), 0)
     assert schema.SWITCH_OUT_BASE_SIZE == int(defines["ARGUS_SWITCH_OUT_BASE_SIZE"])
+    assert schema.SWITCH_BASE_SIZE == int(defines["ARGUS_SWITCH_BASE_SIZE"])
+    assert schema.SYSCALL_ENTER_SHORT_SIZE == int(defines["ARGUS_SYSCALL_ENTER_SHORT_SIZE"])
     assert schema.USER_STACK_MAX_FRAMES == int(defines["ARGUS_USER_STACK_MAX_FRAMES"])
     assert schema.MAPPING_MAX_PATH == int(defines["ARGUS_MAPPING_MAX_PATH"])
     assert schema.WAIT_SITE_MAX_FDS == int(defines["ARGUS_WAIT_SITE_MAX_FDS"])
@@ -129,7 +131,7 @@ def test_defines_match_the_header():
 
 
 @pytest.mark.parametrize("struct_name, size", [
-    ("argus_ev_switch_out", 48), ("argus_ev_fd_info", 56), ("argus_ev_timer", 64),
+    ("argus_ev_switch_out", 48), ("argus_ev_switch", 56), ("argus_ev_syscall_enter_short", 40), ("argus_ev_fd_info", 56), ("argus_ev_timer", 64),
     ("argus_ev_user_stack", 256), ("argus_ev_mapping", 256),
     ("argus_ev_wait_site", 96), ("argus_ev_futex_state", 48), ("argus_ev_file_lock", 64), ("argus_ev_probe", 48),
 ])
@@ -145,6 +147,12 @@ def test_new_record_layouts(struct_name, size):
     if struct_name == "argus_ev_switch_out":
         offsets = dict((name, off) for name, off, *_ in c_layout(fields)[0])
         assert offsets["user_stack_id"] == schema.SWITCH_OUT_BASE_SIZE
+    if struct_name == "argus_ev_switch":
+        offsets = dict((name, off) for name, off, *_ in c_layout(fields)[0])
+        assert offsets["user_stack_id"] == schema.SWITCH_BASE_SIZE
+        out = dict((name, off) for name, off, *_ in c_layout(parse_struct(text, "argus_ev_switch_out"))[0])
+        # the switch-out side has switch_out's layout (the hang detector and split rely on it)
+        assert all(offsets[m] == out[m] for m in ("state", "wait_reason", "prio", "syscall_nr", "wait_obj"))
 
 
 def test_row_dtype_matches_struct_argus_row():
@@ -244,6 +252,25 @@ def test_row_fields_match_the_decoder():
             assert f.ctype == want, f"{schema.TYPE_NAMES[t]}.{f.name}: {f.ctype} != {members[f.name]}"
             assert f.column in schema.ROW_DTYPE.names
             assert schema.column(t, f.name) == f.column
+
+
+def test_switch_split_copies_every_member_by_name():
+    """argus_split_switch makes the SWITCH_OUT and SWITCH_IN records a SWITCH
+    record stands for: every switch_out member from the SWITCH member of the
+    same name, and the switch-in side's task from next_pid / next_tid with
+    prev = the header's task.  So ROW_FIELDS of SWITCH_OUT / SWITCH_IN (checked
+    against widen() above) hold for the rows of SWITCH records too."""
+    body = c_function_body(header_text("argus_decode.c"), "argus_split_switch")
+    copies = dict(re.findall(r"\b(o->\w+(?:\.\w+)?|i->\w+(?:\.\w+)?)\s*=\s*e->([\w.]+);", body))
+    event_h = EVENT_H.replace("struct argus_event_header h;", "__u64 h;")
+    out_members = [name for name, *_ in parse_struct(event_h, "argus_ev_switch_out") if name != "h"]
+    switch_members = {name for name, *_ in parse_struct(event_h, "argus_ev_switch")}
+    for m in out_members:
+        assert copies.get(f"o->{m}") == m and m in switch_members, m
+    assert copies["o->h"] == "h" and copies["i->h"] == "h"
+    assert (copies["i->h.pid"], copies["i->h.tid"]) == ("next_pid", "next_tid")
+    assert (copies["i->prev_pid"], copies["i->prev_tid"]) == ("h.pid", "h.tid")
+    assert "ARGUS_EV_SWITCH_OUT" in body and "ARGUS_EV_SWITCH_IN" in body
 
 
 def test_the_field_map_parser_sees_the_columns_change_meaning():

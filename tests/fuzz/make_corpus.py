@@ -41,6 +41,33 @@ def golden_records(limit):
     return out
 
 
+def merged_switches(records):
+    """Schema v3: each SWITCH_OUT directly followed by a SWITCH_IN of the same
+    ts and cpu becomes one SWITCH record (48 bytes, 56 with a stack id), and
+    each SYSCALL_ENTER whose obj and obj2 fit in 32 bits the 40-byte form, as
+    the tracer writes them now."""
+    out, i = [], 0
+    while i < len(records):
+        r = records[i]
+        nxt = records[i + 1] if i + 1 < len(records) else b""
+        if (struct.unpack_from("<H", r, 16)[0] == 1 and nxt and struct.unpack_from("<H", nxt, 16)[0] == 2
+                and r[:8] == nxt[:8] and r[20:22] == nxt[20:22]):
+            ts, pid, tid, _, size, cpu, flags = struct.unpack_from("<QIIHHHH", r)
+            npid, ntid = struct.unpack_from("<II", nxt, 8)
+            stack = r[40:48] if size >= 48 else b""
+            out.append(struct.pack("<QIIHHHH", ts, pid, tid, 24, 48 + len(stack), cpu, flags) +
+                       r[24:40] + struct.pack("<II", npid, ntid) + stack)
+            i += 2
+        elif struct.unpack_from("<H", r, 16)[0] == 5 and max(struct.unpack_from("<QQ", r, 32)) < 1 << 32:
+            obj, obj2 = struct.unpack_from("<QQ", r, 32)      # the 40-byte syscall_enter
+            out.append(r[:18] + struct.pack("<H", 40) + r[20:32] + struct.pack("<II", obj, obj2))
+            i += 1
+        else:
+            out.append(r)
+            i += 1
+    return out
+
+
 def ring_buffer(tmp, name, records, nchunks=4, seal=True):
     path = os.path.join(tmp, name)
     producer.create_buffer(path, 4096 + nchunks * CHUNK + 4096, CHUNK)
@@ -70,6 +97,7 @@ def main():
             "wrapped": ring_buffer(tmp, "b", recs[:200]),
             "open": ring_buffer(tmp, "c", varied[:30], seal=False),
             "empty-stack": ring_buffer(tmp, "d", [empty_stack] + varied[:10]),
+            "switch-v3": ring_buffer(tmp, "e", merged_switches(recs[:120])),
         }
         for target in ("rb_decode", "rb_window"):
             d = HERE / "corpus" / target
@@ -77,7 +105,8 @@ def main():
             d.mkdir(parents=True)
             for name, data in seeds.items():
                 if target == "rb_window":
-                    t = reader.decode_file(os.path.join(tmp, {"sealed": "a", "wrapped": "b", "open": "c", "empty-stack": "d"}[name]))
+                    t = reader.decode_file(os.path.join(tmp, {"sealed": "a", "wrapped": "b", "open": "c", "empty-stack": "d",
+                                                              "switch-v3": "e"}[name]))
                     mid = (t.first_ts + t.last_ts) // 2
                     data = struct.pack("<QQQ", mid, t.last_ts, (1 << 63) | 0x7FFFF) + data
                 (d / name).write_bytes(data)
