@@ -1082,6 +1082,8 @@ def main(argv=None):
     ap.add_argument("--configs", default=None,
                     help=f"comma-separated subset of {','.join(ALL_CONFIGS)} "
                          f"(default {','.join(DEFAULT_CONFIGS)}; untraced always runs)")
+    ap.add_argument("--sample-hz", type=int, default=None, metavar="HZ",
+                    help="argus start --sample-hz for the argus config (default: argus's own, 99)")
     ap.add_argument("--json", metavar="FILE", help="write every run and the summary as JSON")
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     ap.add_argument("--argus", metavar="CMD", help="argus command (default: argus on PATH)")

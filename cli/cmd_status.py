@@ -61,6 +61,13 @@ def run(args):
     if info["tracing"]:
         print(f"events/s:       {info.get('events_per_s', 0):,.0f}")
         print(f"uptime:         {info.get('uptime_s', 0):,.1f} s")
+        probes = info.get("syscall_probes")
+        if probes == "fentry":
+            print(f"syscalls:       fentry/fexit on {info.get('syscall_functions', 0)} kernel functions")
+        elif probes == "tracepoint":
+            print("syscalls:       raw_syscalls tracepoints (every syscall on the machine pays)")
+        elif probes:
+            print(f"syscalls:       {safe(probes)}")
         if info.get("hang_detector"):
             print(f"hang detector:  {info.get('watched_loops', 0):,} event loops watched, "
                   f"{info.get('hangs_detected', 0):,} hangs, {info.get('snapshots_written', 0):,} snapshots "

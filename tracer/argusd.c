@@ -593,6 +593,7 @@ int main(int argc, char **argv)
 	cfg.exclude_tgid = (uint32_t)getpid();
 	cfg.kernel_buffer_bytes = env.kernel_buffer;
 	cfg.trace_syscalls = !env.no_syscalls;
+	cfg.syscall_probes = env.syscall_probes;
 	cfg.capture_stacks = !env.no_stacks;
 	cfg.verbose = env.verbose;
 	cfg.observe = observe;

@@ -38,6 +38,7 @@ struct env {
 	bool fresh;
 	uint64_t kernel_buffer;
 	bool no_syscalls;
+	int syscall_probes;         /* enum argus_syscall_probes (platform.h) */
 	bool no_stacks;
 	bool verbose;
 	uint32_t sample_hz;         /* CPU samples per second per CPU (argus_sample.c); 0 = off */

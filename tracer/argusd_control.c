@@ -182,6 +182,7 @@ static void format_status(struct daemon *d, char *out, size_t n)
 	struct argus_rb_stats st;
 	char buffer[PATH_MAX * 2];
 	struct hang_detector_stats hs = {};
+	struct argus_platform_stats ps = {};
 	uint64_t t = now_ns(), events;
 
 	memset(&st, 0, sizeof(st));
@@ -192,10 +193,13 @@ static void format_status(struct daemon *d, char *out, size_t n)
 	json_string(buffer, sizeof(buffer), env.buffer);
 	if (d->hangs)
 		hang_detector_stats(d->hangs, &hs);
+	if (d->ops->stats)
+		d->ops->stats(d->src, &ps);
 	snprintf(out, n,
 		 "{\"pid\":%d,\"buffer\":\"%s\",\"events\":%llu,\"bytes\":%llu,\"lost\":%llu,"
 		 "\"overwritten\":%llu,\"events_per_s\":%.1f,\"bytes_per_event\":%.2f,\"fill\":%.4f,"
-		 "\"uptime_s\":%.1f,\"size\":%llu,\"platform\":\"%s\",\"hang_detector\":%s,"
+		 "\"uptime_s\":%.1f,\"size\":%llu,\"platform\":\"%s\",\"syscall_probes\":\"%s\","
+		 "\"syscall_functions\":%d,\"hang_detector\":%s,"
 		 "\"watched_loops\":%llu,\"hangs_detected\":%llu,\"snapshots_written\":%llu}\n",
 		 (int)getpid(), buffer, (unsigned long long)events,
 		 (unsigned long long)st.bytes_written, (unsigned long long)st.records_lost,
@@ -203,6 +207,7 @@ static void format_status(struct daemon *d, char *out, size_t n)
 		 events ? (double)st.bytes_written / (double)events : 0.0,
 		 st.nchunks ? (double)st.chunks_in_use / (double)st.nchunks : 0.0,
 		 (double)(t - d->start_ns) / 1e9, (unsigned long long)st.file_size, d->ops->name,
+		 ps.syscall_probes ? ps.syscall_probes : "n/a", ps.syscall_functions,
 		 d->hangs ? "true" : "false", (unsigned long long)hs.loops, (unsigned long long)hs.hangs,
 		 (unsigned long long)hs.snapshots);
 }

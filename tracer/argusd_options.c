@@ -33,6 +33,7 @@ struct env env = {
 static const char usage[] =
 	"usage: argusd --buffer FILE --size BYTES --socket PATH [--ready-fd N] [--foreground]\n"
 	"              [--log FILE] [--fresh] [--kernel-buffer BYTES] [--no-syscalls]\n"
+	"              [--syscall-probes auto|fentry|tracepoint]\n"
 	"              [--stacks | --no-stacks] [--sample-hz HZ] [--uprobe-hooks FILE] [--verbose]\n"
 	"              [--snapshot-dir DIR [--hang-threshold-ms MS] [--snapshot-before-s S]\n"
 	"               [--snapshot-max-bytes BYTES] [--snapshot-max-total BYTES] [--snapshot-max-count N]\n"
@@ -51,7 +52,9 @@ static const char usage[] =
 	"  --fresh               truncate an existing buffer instead of continuing it\n"
 	"  --kernel-buffer BYTES kernel staging buffer (default 64M)\n"
 	"  --no-syscalls         leave out syscall enter/exit records\n"
-	"  --stacks, --no-stacks user stacks at blocking waits and the mappings to\n"
+	"  --syscall-probes M    how syscalls are hooked: fentry/fexit on the traced ones only,\n"
+	"                        raw_syscalls tracepoints, or auto (fentry where the kernel\n"
+	"                        allows it, default)\n"	"  --stacks, --no-stacks user stacks at blocking waits and the mappings to\n"
 	"                        symbolize them (default: on)\n"
 	"  --sample-hz HZ        CPU samples per second per CPU with stacks (default 99; 0 = off;\n"
 	"                        --no-stacks turns them off too)\n"
@@ -130,7 +133,7 @@ static char *default_log_path(const char *socket_path)
 
 enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS, OPT_SAMPLE_HZ, OPT_SNAP_DIR,
        OPT_HANG_MS, OPT_SNAP_BEFORE, OPT_SNAP_BYTES, OPT_SNAP_TOTAL, OPT_SNAP_COUNT, OPT_WATCH_PID,
-       OPT_WATCH_COMM, OPT_UPROBE_HOOKS };
+       OPT_WATCH_COMM, OPT_UPROBE_HOOKS, OPT_SYSCALL_PROBES };
 
 /* A positive integer option at most max: 0, or one line and -EINVAL. */
 static int parse_count(const char *name, const char *s, uint64_t max, uint64_t *out)
@@ -210,6 +213,7 @@ int parse_args(int argc, char **argv)
 		{ "fresh", no_argument, NULL, OPT_FRESH },
 		{ "kernel-buffer", required_argument, NULL, OPT_KBUF },
 		{ "no-syscalls", no_argument, NULL, OPT_NO_SYSCALLS },
+		{ "syscall-probes", required_argument, NULL, OPT_SYSCALL_PROBES },
 		{ "stacks", no_argument, NULL, OPT_STACKS },
 		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 		{ "sample-hz", required_argument, NULL, OPT_SAMPLE_HZ },
@@ -272,6 +276,18 @@ int parse_args(int argc, char **argv)
 			break;
 		case OPT_NO_SYSCALLS:
 			env.no_syscalls = true;
+			break;
+		case OPT_SYSCALL_PROBES:
+			if (!strcmp(optarg, "auto")) {
+				env.syscall_probes = ARGUS_SYSCALL_PROBES_AUTO;
+			} else if (!strcmp(optarg, "fentry")) {
+				env.syscall_probes = ARGUS_SYSCALL_PROBES_FENTRY;
+			} else if (!strcmp(optarg, "tracepoint")) {
+				env.syscall_probes = ARGUS_SYSCALL_PROBES_TRACEPOINT;
+			} else {
+				report_failure("bad --syscall-probes '%s': give auto, fentry or tracepoint", optarg);
+				return -EINVAL;
+			}
 			break;
 		case OPT_STACKS:
 			env.no_stacks = false;

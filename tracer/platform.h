@@ -31,6 +31,7 @@ struct argus_tracer_config {
 	uint64_t kernel_buffer_bytes; /* kernel-side staging buffer; 0 = platform default */
 	uint64_t wakeup_bytes;        /* kernel wakes the daemon at this backlog; 0 = a quarter of the buffer */
 	int trace_syscalls;           /* syscall enter/exit records and wait reasons from them */
+	int syscall_probes;           /* enum argus_syscall_probes: how syscalls are traced */
 	int capture_stacks;           /* user stacks at blocking switch-outs (USER_STACK records) */
 	int verbose;                  /* loader diagnostics on stderr */
 	/* Called with every record written into the file (argusd tracks what
@@ -39,10 +40,21 @@ struct argus_tracer_config {
 	void *observe_ctx;
 };
 
+/* How the Linux tracer hooks syscalls: fentry/fexit on the traced syscalls'
+ * entry points where the kernel allows it (untraced syscalls then cost
+ * nothing), else the raw_syscalls tracepoints; or one of them only. */
+enum argus_syscall_probes {
+	ARGUS_SYSCALL_PROBES_AUTO,
+	ARGUS_SYSCALL_PROBES_FENTRY,
+	ARGUS_SYSCALL_PROBES_TRACEPOINT,
+};
+
 struct argus_platform_stats {
 	uint64_t records;             /* records moved into the file */
 	uint64_t kernel_drops;        /* never produced: kernel buffer full, or the kernel skipped a probe */
 	uint64_t rejected;            /* malformed or not writable into the file */
+	const char *syscall_probes;   /* how syscalls are traced: "fentry", "tracepoint", "off"; NULL = n/a */
+	int syscall_functions;        /* fentry: the kernel functions probed */
 };
 
 struct argus_platform_ops {

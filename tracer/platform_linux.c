@@ -7,7 +7,14 @@
  *
  * Loader order (libbpf-tools): open -> configure read-only data (daemon pid,
  * syscall table, wakeup threshold) and map sizes -> drop programs whose
- * tracepoint this kernel lacks -> load -> attach -> poll.
+ * tracepoint this kernel lacks, bind the fentry/fexit syscall slots to the
+ * traced syscalls' entry points -> load -> attach -> poll.
+ *
+ * Syscalls are traced with fentry/fexit where the kernel can (BTF for each
+ * entry point, BPF trampolines), else with the raw_syscalls tracepoints,
+ * which make every syscall on the machine pay: a load that fails with the
+ * slots is redone without them, and an attach that fails attaches the
+ * tracepoints instead.  `argus status` shows which (syscall_probes).
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,8 +36,20 @@
 #include "bpf_loader_util.h"
 #include "platform.h"
 
+/* How syscalls are traced. */
+enum syscall_probes {
+	SYSCALLS_OFF,
+	SYSCALLS_FENTRY,       /* fentry/fexit on the traced syscalls' entry points */
+	SYSCALLS_TRACEPOINT,   /* raw_syscalls sys_enter/sys_exit */
+};
+
+static const char *const syscall_probe_names[] = { "off", "fentry", "tracepoint" };
+
 struct linux_tracer {
 	struct argus_trace_bpf *obj;
+	enum syscall_probes syscalls;
+	int fentry_required;             /* --syscall-probes fentry: no fallback */
+	int fentry_targets;              /* syscalls bound to fentry/fexit slots */
 	struct ring_buffer *ring;
 	struct argus_rb_producer *out;   /* the destination while poll runs */
 	int ncpus;
@@ -57,9 +76,18 @@ struct syscall_entry {
 	int nr;
 	__u8 layout;
 	__u8 wait_reason;
+	const char *name;      /* the kernel's entry point is SYSCALL_SYMBOL_PREFIX name */
 };
 
-#define SC(name, layout, reason) { __NR_##name, ARGUS_SCL_##layout, ARGUS_WAIT_##reason }
+#define SC(name, layout, reason) { __NR_##name, ARGUS_SCL_##layout, ARGUS_WAIT_##reason, #name }
+
+/* The kernel's per-architecture wrappers that take the user's pt_regs
+ * (arch/x86/include/asm/syscall_wrapper.h and its arm64 twin). */
+#if defined(__x86_64__)
+#define SYSCALL_SYMBOL_PREFIX "__x64_sys_"
+#elif defined(__aarch64__)
+#define SYSCALL_SYMBOL_PREFIX "__arm64_sys_"
+#endif
 
 static const struct syscall_entry syscall_table[] = {
 	/* reads: pipes, sockets, eventfd, ttys, files */
@@ -133,6 +161,10 @@ static const struct syscall_entry syscall_table[] = {
 	SC(rt_sigtimedwait, NOARGS, OTHER_SYSCALL),
 };
 
+#define SYSCALL_TABLE_LEN (sizeof(syscall_table) / sizeof(syscall_table[0]))
+_Static_assert(SYSCALL_TABLE_LEN <= ARGUS_SYSCALL_SLOTS,
+	       "more traced syscalls than fentry/fexit slots in argus_trace.bpf.c");
+
 /* Programs that only track interrupt state and emit nothing: their skipped
  * runs lose no record. */
 static const char *const state_program_prefixes[] = {
@@ -168,7 +200,7 @@ static void fill_syscall_classes(volatile struct argus_syscall_class *classes)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(syscall_table) / sizeof(syscall_table[0]); i++) {
+	for (i = 0; i < SYSCALL_TABLE_LEN; i++) {
 		const struct syscall_entry *e = &syscall_table[i];
 
 		if (e->nr < 0 || e->nr >= ARGUS_MAX_SYSCALLS)
@@ -188,14 +220,157 @@ static int is_required(const char *name)
 	return 0;
 }
 
+static int is_slot(const char *name, const char *prefix)
+{
+	return !strncmp(name, prefix, strlen(prefix));
+}
+
+/* Whether the kernel has a function of this name at all (/proc/kallsyms
+ * lists it even when BTF does not). */
+static int kallsyms_has(const char *sym)
+{
+	char line[256], name[128];
+	int found = 0;
+	FILE *f;
+
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return 1;   /* cannot tell: assume it exists, fentry is then not safe */
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %*s %127s", name) == 1 && !strcmp(name, sym))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+/* A kernel function of this name taking (const struct pt_regs *), as the
+ * syscall wrappers do. */
+static int pt_regs_function(const struct btf *vmlinux, const char *name)
+{
+	const struct btf_param *param;
+	const struct btf_type *t;
+	int id;
+
+	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC);
+	if (id <= 0)
+		return 0;
+	t = btf__type_by_id(vmlinux, btf__type_by_id(vmlinux, id)->type);
+	if (!t || !btf_is_func_proto(t) || btf_vlen(t) != 1)
+		return 0;
+	param = btf_params(t);
+	t = btf__type_by_id(vmlinux, param->type);
+	if (!t || !btf_is_ptr(t))
+		return 0;
+	t = btf__type_by_id(vmlinux, t->type);
+	while (t && (btf_is_const(t) || btf_is_volatile(t) || btf_is_typedef(t)))
+		t = btf__type_by_id(vmlinux, t->type);
+	return t && btf_is_struct(t) && !strcmp(btf__name_by_offset(vmlinux, t->name_off), "pt_regs");
+}
+
+/*
+ * The fentry targets, in syscall-table order: the entry point of every
+ * traced syscall that this kernel has.  One the kernel lacks altogether
+ * (CONFIG_SYSVIPC off: no msgsnd) returns ENOSYS without running anything
+ * worth tracing, so it is left out; one that exists without BTF cannot be
+ * traced with fentry, so the whole mode is refused (-ENOENT).
+ */
+static int fentry_targets(struct linux_tracer *t, const struct btf *vmlinux,
+			  char names[][64], int *count, char *why, size_t whylen)
+{
+#ifdef SYSCALL_SYMBOL_PREFIX
+	char target[64];
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < SYSCALL_TABLE_LEN; i++) {
+		snprintf(names[n], 64, "%s%s", SYSCALL_SYMBOL_PREFIX, syscall_table[i].name);
+		if (pt_regs_function(vmlinux, names[n])) {
+			n++;
+			continue;
+		}
+		/* x86's SYSCALL_DEFINE0 makes __x64_sys_<name> an alias of
+		 * __do_sys_<name>, and BTF keeps only the latter (same address,
+		 * same pt_regs argument). */
+		snprintf(target, sizeof(target), "__do_sys_%s", syscall_table[i].name);
+		if (pt_regs_function(vmlinux, target)) {
+			snprintf(names[n++], 64, "%s", target);
+			continue;
+		}
+		if (kallsyms_has(names[n])) {
+			snprintf(why, whylen, "%s has no BTF", names[n]);
+			return -ENOENT;
+		}
+		if (t->verbose)
+			fprintf(stderr, "argusd: syscall %s not in this kernel, not traced\n", syscall_table[i].name);
+	}
+	*count = n;
+	if (!n) {
+		snprintf(why, whylen, "no syscall entry point in kernel BTF");
+		return -ENOENT;
+	}
+	return 0;
+#else
+	snprintf(why, whylen, "no syscall entry point names for this architecture");
+	return -EOPNOTSUPP;
+#endif
+}
+
+/*
+ * Whether this kernel lets a tracing program hook a kernel function: a
+ * two-instruction fexit program loaded and attached on one target, then
+ * dropped.  Some kernels refuse the load outright (sandboxes answer EPERM
+ * before the verifier runs), others the attach (no ftrace direct calls);
+ * asked here, the answer costs a millisecond instead of a failed load of the
+ * whole object.
+ */
+static int fentry_usable(const struct btf *vmlinux, const char *target, char *why, size_t whylen)
+{
+	/* r0 = 0; exit */
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FEXIT);
+	int prog_fd, link_fd;
+
+	opts.attach_btf_id = btf__find_by_name_kind(vmlinux, target, BTF_KIND_FUNC);
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "argus_fprobe", "GPL", insns, 2, &opts);
+	if (prog_fd < 0) {
+		snprintf(why, whylen, "failed to load fexit program on %s: %s", target, strerror(errno));
+		return 0;
+	}
+	link_fd = bpf_raw_tracepoint_open(NULL, prog_fd);
+	if (link_fd < 0)
+		snprintf(why, whylen, "failed to attach fexit program on %s: %s", target, strerror(errno));
+	else
+		close(link_fd);
+	close(prog_fd);
+	return link_fd >= 0;
+}
+
+/* Syscalls go to the tracepoints from here on; says why, once. */
+static void fall_back_to_tracepoints(struct linux_tracer *t, const char *why)
+{
+	fprintf(stderr, "argusd: syscalls hooked with raw_syscalls tracepoints, fentry unavailable: %s\n", why);
+	t->syscalls = SYSCALLS_TRACEPOINT;
+	t->fentry_targets = 0;
+}
+
 /*
  * tp_btf programs fail to load as a whole when one tracepoint is missing, so
  * decide per program from the kernel BTF (btf_trace_<name> exists for every
  * tracepoint) instead of loading and guessing from errors.
+ *
+ * Syscalls: with fentry, the slots are bound to their targets and the spare
+ * ones left out; the raw_syscalls programs are loaded too but not attached,
+ * kept for an attach of the slots that fails (linux_start).  With
+ * tracepoints, no slot is loaded: a slot without a target cannot be.
  */
 static int select_programs(struct linux_tracer *t, const struct argus_tracer_config *cfg,
 			   char *err, size_t errlen)
 {
+	char targets[SYSCALL_TABLE_LEN][64];
+	int ntargets = 0, nenter = 0, nexit = 0;
 	struct bpf_program *prog;
 	struct btf *vmlinux;
 	char type_name[128];
@@ -207,14 +382,50 @@ static int select_programs(struct linux_tracer *t, const struct argus_tracer_con
 		argus_set_err(err, errlen, "failed to load kernel BTF: %s", strerror(errno));
 		return ret;
 	}
+	if (t->syscalls == SYSCALLS_FENTRY) {
+		char why[192];
+
+		ret = fentry_targets(t, vmlinux, targets, &ntargets, why, sizeof(why));
+		if (!ret && !fentry_usable(vmlinux, targets[0], why, sizeof(why)))
+			ret = -EPERM;
+		if (ret && t->fentry_required) {
+			argus_set_err(err, errlen, "failed to hook syscalls with fentry: %s", why);
+			goto cleanup;
+		}
+		if (ret) {
+			fall_back_to_tracepoints(t, why);
+			ntargets = 0;
+			ret = 0;
+		} else {
+			t->fentry_targets = ntargets;
+		}
+	}
 	bpf_object__for_each_program(prog, t->obj->obj) {
 		const char *sec = bpf_program__section_name(prog);
 		const char *name = bpf_program__name(prog);
 		const char *tp = strchr(sec, '/');
+		int *used = is_slot(name, "sys_enter_") ? &nenter : is_slot(name, "sys_exit_") ? &nexit : NULL;
 
-		if (!cfg->trace_syscalls && (!strcmp(name, "sys_enter") || !strcmp(name, "sys_exit"))) {
-			bpf_program__set_autoload(prog, false);
+		if (used) {
+			if (t->syscalls != SYSCALLS_FENTRY || *used >= ntargets) {
+				bpf_program__set_autoload(prog, false);
+				continue;
+			}
+			ret = bpf_program__set_attach_target(prog, 0, targets[*used]);
+			if (ret) {
+				argus_set_err(err, errlen, "failed to set attach target %s: %s", targets[*used],
+					      strerror(-ret));
+				goto cleanup;
+			}
+			(*used)++;
 			continue;
+		}
+		if (!strcmp(name, "sys_enter") || !strcmp(name, "sys_exit")) {
+			if (t->syscalls == SYSCALLS_OFF) {
+				bpf_program__set_autoload(prog, false);
+				continue;
+			}
+			bpf_program__set_autoattach(prog, t->syscalls == SYSCALLS_TRACEPOINT);
 		}
 		if (!tp)
 			continue;
@@ -230,34 +441,24 @@ static int select_programs(struct linux_tracer *t, const struct argus_tracer_con
 			fprintf(stderr, "argusd: tracepoint %s not in this kernel, skipped\n", tp + 1);
 		bpf_program__set_autoload(prog, false);
 	}
+cleanup:
 	btf__free(vmlinux);
 	return ret;
 }
 
-static int linux_open(const struct argus_tracer_config *cfg, void **state, char *err, size_t errlen)
+/* open -> configure -> select -> load of the BPF object, with syscalls
+ * traced the way t->syscalls says; on failure nothing is left open. */
+static int open_object(struct linux_tracer *t, const struct argus_tracer_config *cfg, char *err, size_t errlen)
 {
-	struct argus_trace_bpf *obj = NULL;
-	struct linux_tracer *t = NULL;
+	struct argus_trace_bpf *obj;
 	uint64_t ring_bytes, wake;
 	int ret;
-
-	libbpf_set_print(cfg->verbose ? verbose_print : quiet_print);
-
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		ret = -ENOMEM;
-		argus_set_err(err, errlen, "failed to allocate tracer state: %s", strerror(ENOMEM));
-		goto cleanup;
-	}
-	t->verbose = cfg->verbose;
-	t->observe = cfg->observe;
-	t->observe_ctx = cfg->observe_ctx;
 
 	obj = argus_trace_bpf__open();
 	if (!obj) {
 		ret = -errno;
 		argus_set_err(err, errlen, "failed to open BPF object: %s", strerror(errno));
-		goto cleanup;
+		return ret;
 	}
 	t->obj = obj;
 
@@ -299,6 +500,47 @@ static int linux_open(const struct argus_tracer_config *cfg, void **state, char 
 		argus_set_err(err, errlen, "failed to load BPF programs: %s", strerror(-ret));
 		goto cleanup;
 	}
+	return 0;
+
+cleanup:
+	argus_trace_bpf__destroy(obj);
+	t->obj = NULL;
+	return ret;
+}
+
+static int linux_open(const struct argus_tracer_config *cfg, void **state, char *err, size_t errlen)
+{
+	struct linux_tracer *t = NULL;
+	int ret;
+
+	libbpf_set_print(cfg->verbose ? verbose_print : quiet_print);
+
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		ret = -ENOMEM;
+		argus_set_err(err, errlen, "failed to allocate tracer state: %s", strerror(ENOMEM));
+		goto cleanup;
+	}
+	t->verbose = cfg->verbose;
+	t->observe = cfg->observe;
+	t->observe_ctx = cfg->observe_ctx;
+
+	if (!cfg->trace_syscalls)
+		t->syscalls = SYSCALLS_OFF;
+	else if (cfg->syscall_probes == ARGUS_SYSCALL_PROBES_TRACEPOINT)
+		t->syscalls = SYSCALLS_TRACEPOINT;
+	else
+		t->syscalls = SYSCALLS_FENTRY;
+	t->fentry_required = cfg->syscall_probes == ARGUS_SYSCALL_PROBES_FENTRY;
+	ret = open_object(t, cfg, err, errlen);
+	if (ret && t->syscalls == SYSCALLS_FENTRY && !t->fentry_required) {
+		/* The probe passed but a slot did not load (an entry point the
+		 * verifier refuses): the tracepoints trace the same syscalls. */
+		fall_back_to_tracepoints(t, err);
+		ret = open_object(t, cfg, err, errlen);
+	}
+	if (ret)
+		goto cleanup;
 
 	t->ncpus = libbpf_num_possible_cpus();
 	if (t->ncpus <= 0) {
@@ -316,9 +558,10 @@ static int linux_open(const struct argus_tracer_config *cfg, void **state, char 
 	return 0;
 
 cleanup:
-	argus_trace_bpf__destroy(obj);
-	if (t)
+	if (t) {
+		argus_trace_bpf__destroy(t->obj);
 		free(t->drop_values);
+	}
 	free(t);
 	return ret;
 }
@@ -361,12 +604,37 @@ static size_t linux_stack_pids(void *state, uint32_t *out, size_t max)
 	return argus_pid_queue_take(&t->stack_pids, out, max);
 }
 
+static void use_syscall_tracepoints(struct linux_tracer *t)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, t->obj->obj) {
+		const char *name = bpf_program__name(prog);
+
+		if (is_slot(name, "sys_enter_") || is_slot(name, "sys_exit_"))
+			bpf_program__set_autoattach(prog, false);
+		else if (!strcmp(name, "sys_enter") || !strcmp(name, "sys_exit"))
+			bpf_program__set_autoattach(prog, true);
+	}
+}
+
 static int linux_start(void *state, char *err, size_t errlen)
 {
 	struct linux_tracer *t = state;
 	int ret;
 
 	ret = argus_trace_bpf__attach(t->obj);
+	if (ret && t->syscalls == SYSCALLS_FENTRY && !t->fentry_required) {
+		/* Loaded but one slot not attachable (an entry point that is
+		 * notrace): the tracepoints, loaded beside the slots. */
+		char why[96];
+
+		snprintf(why, sizeof(why), "failed to attach fentry programs: %s", strerror(-ret));
+		argus_trace_bpf__detach(t->obj);
+		use_syscall_tracepoints(t);
+		fall_back_to_tracepoints(t, why);
+		ret = argus_trace_bpf__attach(t->obj);
+	}
 	if (ret) {
 		argus_set_err(err, errlen, "failed to attach BPF programs: %s", strerror(-ret));
 		goto cleanup;
@@ -468,6 +736,8 @@ static void linux_stats(void *state, struct argus_platform_stats *st)
 	st->records = t->records;
 	st->kernel_drops = kernel_drops(t) + recursion_misses(t);
 	st->rejected = t->rejected;
+	st->syscall_probes = syscall_probe_names[t->syscalls];
+	st->syscall_functions = t->syscalls == SYSCALLS_FENTRY ? t->fentry_targets : 0;
 }
 
 /* The programs stage records per CPU and flush at least once per tick of a

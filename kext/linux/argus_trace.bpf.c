@@ -12,7 +12,8 @@
  * by (pid, stack id) from switch_out), deduplicated with LRU maps and
  * rewritten once a second so a wrapped buffer still holds them.
  *
- * All programs are tp_btf (BTF raw tracepoints): arguments are typed kernel
+ * All programs are tp_btf (BTF raw tracepoints) or fentry/fexit (the
+ * syscalls, where the kernel has trampolines): arguments are typed kernel
  * pointers read with plain loads, no bpf_probe_read per field and no
  * tracefs format parsing.
  *
@@ -613,6 +614,57 @@ int BPF_PROG(hrtimer_start, struct hrtimer *timer, enum hrtimer_mode mode, bool 
 {
 	return handle_hrtimer_start(timer, (__u8)mode);
 }
+
+/*
+ * Syscalls, two ways; the loader attaches one (tracer/platform_linux.c,
+ * `argus status` says which):
+ *
+ * fentry/fexit slots on the entry points of the traced syscalls only
+ * (__x64_sys_read, ...), bound to their targets by the loader from its
+ * syscall table.  Untraced syscalls run no program at all, and traced ones
+ * stay on the kernel's fast syscall path: a raw_syscalls program puts every
+ * syscall of every task on the tracing slow path (TIF_SYSCALL_TRACEPOINT)
+ * and runs once per syscall on the machine.  The entry points take the
+ * user's pt_regs, so the number (orig_ax) and the arguments are where the
+ * tracepoints see them and both ways share one handler.  Exits come first:
+ * attached before the entries, no exit waits for an entry never seen.
+ *
+ * raw_syscalls tracepoints: the fallback where trampolines are unavailable.
+ */
+
+/* The slots call these rather than inline the handlers: one copy in the
+ * object (libbpf appends it to each slot it loads) instead of 128, which
+ * made argusd ten times larger.  The tracepoints keep them inlined: the
+ * call cost ~20 ns per run there (bpf_stats). */
+static __noinline int slot_sys_exit(struct pt_regs *regs, long ret)
+{
+	return handle_sys_exit(regs, ret);
+}
+
+static __noinline int slot_sys_enter(struct pt_regs *regs)
+{
+	return handle_sys_enter(regs, syscall_nr_of(regs));
+}
+
+#define SYS_EXIT_SLOT(n)                                                \
+	SEC("fexit")                                                    \
+	int BPF_PROG(sys_exit_##n, struct pt_regs *regs, long ret)      \
+	{                                                               \
+		return slot_sys_exit(regs, ret);                        \
+	}
+#define SYS_ENTER_SLOT(n)                                               \
+	SEC("fentry")                                                   \
+	int BPF_PROG(sys_enter_##n, struct pt_regs *regs)               \
+	{                                                               \
+		return slot_sys_enter(regs);                            \
+	}
+/* ARGUS_SYSCALL_SLOTS (64) of each, named <prefix>00 .. <prefix>77. */
+#define SLOTS8(m, hi) m(hi##0) m(hi##1) m(hi##2) m(hi##3) m(hi##4) m(hi##5) m(hi##6) m(hi##7)
+#define SLOTS64(m) SLOTS8(m, 0) SLOTS8(m, 1) SLOTS8(m, 2) SLOTS8(m, 3) \
+		   SLOTS8(m, 4) SLOTS8(m, 5) SLOTS8(m, 6) SLOTS8(m, 7)
+
+SLOTS64(SYS_EXIT_SLOT)
+SLOTS64(SYS_ENTER_SLOT)
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)

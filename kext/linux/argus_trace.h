@@ -19,6 +19,10 @@
  * and both x86_64 and arm64 stay far below). */
 #define ARGUS_MAX_SYSCALLS 512
 
+/* fentry and fexit programs in argus_trace.bpf.c, one pair per traced
+ * syscall: at least as many as the loader's syscall table has entries. */
+#define ARGUS_SYSCALL_SLOTS 64
+
 /* Default BPF ring buffer size; the loader may change it before load. */
 #define ARGUS_BPF_RINGBUF_DEFAULT (64u << 20)
 
