@@ -40,10 +40,11 @@ def register(sub):
                         "less overhead)")
     p.add_argument("--no-syscalls", action="store_true",
                    help="scheduler events only: no syscall records (wait reasons become coarse)")
-    p.add_argument("--syscall-probes", choices=("auto", "fentry", "tracepoint"), default="auto",
+    p.add_argument("--syscall-probes", choices=("auto", "fentry", "tracepoint"), default="tracepoint",
                    help="how syscalls are hooked: fentry/fexit on the traced ones only (untraced syscalls "
-                        "cost nothing), raw_syscalls tracepoints, or auto: fentry where the kernel allows it "
-                        "(`argus status` says which)")
+                        "cost nothing), raw_syscalls tracepoints (default), or auto: fentry where the kernel "
+                        "allows it (`argus status` says which; the fentry slots have not yet run on a "
+                        "kernel that allows them)")
     p.add_argument("--sample-hz", type=_sample_hz, default=99, metavar="HZ",
                    help="CPU samples per second per CPU, with user and kernel stacks (default 99; "
                         "docs/profile.md)")
@@ -255,7 +256,7 @@ def _uprobe_flags(names):
 def run_start(args):
     flags = (["--no-stacks"] if args.no_stacks else []) + (["--no-syscalls"] if args.no_syscalls else [])
     flags += ["--sample-hz", "0" if args.no_sample else str(args.sample_hz)]
-    if args.syscall_probes != "auto":
+    if args.syscall_probes != "tracepoint":
         flags += ["--syscall-probes", args.syscall_probes]
     flags += hang_detector_flags(args)
     flags += _uprobe_flags(args.uprobe_hooks)

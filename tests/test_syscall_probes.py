@@ -83,9 +83,10 @@ def fentry_refused(runner):
 
 
 def test_auto_status_names_the_probes(tmp_path):
+    """auto takes fentry where the kernel allows it (the default is tracepoint)."""
     require_tracing()
     runner = ArgusRunner(tmp_path)
-    runner.run("start", "--buffer", runner.buffer, "--size", "64M")
+    runner.run("start", "--buffer", runner.buffer, "--size", "64M", "--syscall-probes", "auto")
     try:
         st = runner.status()
         text = runner.run("status").stdout

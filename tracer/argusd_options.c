@@ -19,6 +19,9 @@
 struct env env = {
 	.size = ARGUS_RB_DEFAULT_SIZE,
 	.sample_hz = 99,
+	/* Tracepoints until the fentry slots have run on a kernel that allows
+	 * them (this project's machines refuse fentry: docs/linux-tracer.md). */
+	.syscall_probes = ARGUS_SYSCALL_PROBES_TRACEPOINT,
 	.ready_fd = -1,
 	.hangs = {
 		.threshold_ns = 2000000000ull,
@@ -53,8 +56,8 @@ static const char usage[] =
 	"  --kernel-buffer BYTES kernel staging buffer (default 64M)\n"
 	"  --no-syscalls         leave out syscall enter/exit records\n"
 	"  --syscall-probes M    how syscalls are hooked: fentry/fexit on the traced ones only,\n"
-	"                        raw_syscalls tracepoints, or auto (fentry where the kernel\n"
-	"                        allows it, default)\n"	"  --stacks, --no-stacks user stacks at blocking waits and the mappings to\n"
+	"                        raw_syscalls tracepoints (default), or auto (fentry where\n"
+	"                        the kernel allows it)\n"	"  --stacks, --no-stacks user stacks at blocking waits and the mappings to\n"
 	"                        symbolize them (default: on)\n"
 	"  --sample-hz HZ        CPU samples per second per CPU with stacks (default 99; 0 = off;\n"
 	"                        --no-stacks turns them off too)\n"
