@@ -22,6 +22,9 @@
  *   input      INPUT (a key / button event read) opens a vertex (split kind
  *              INPUT): the work that follows it in the thread starts there,
  *              and a slice of that work stops at it (diagnose/slice.py).
+ *              Inputs read back to back (no other row of the thread between:
+ *              a key press and its release in one read) stay in the first
+ *              one's vertex: the press is what started the work.
  *
  * Invariants: without probe rows nothing here runs and the graph is the one
  * the kernel rows give.  Every handler owns its row; maps are keyed (pid, obj)
@@ -140,8 +143,14 @@ void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 		own_row(g, u, i);
 		return cut(g, u, (int64_t)r->ts_ns, ARGUS_SPLIT_CALLBACK);
 	case ARGUS_EV_INPUT:
-		cut(g, u, (int64_t)r->ts_ns, ARGUS_SPLIT_INPUT);
-		return own_row(g, u, i);
+		t = TH(g, u);
+		if (!(t->input_nrows && t->input_seg == t->seg && t->input_nrows == t->nrows))
+			cut(g, u, (int64_t)r->ts_ns, ARGUS_SPLIT_INPUT);
+		own_row(g, u, i);
+		t = TH(g, u);
+		t->input_seg = t->seg;
+		t->input_nrows = t->nrows;
+		return;
 	}
 	own_row(g, u, i);
 	t = TH(g, u);
