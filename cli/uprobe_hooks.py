@@ -130,7 +130,10 @@ def hook_list(names):
     for probe_id, h in hooks:
         symbol, enter, ret, lib = h.symbol, h.enter, h.ret, h.library
         path, offsets = libs[lib]
-        if h.obj_arg > MAX_OBJ_ARG:
+        if h.ret_deref != "-":
+            skipped.append(f"uprobe hook {symbol}: reading its return through the pointer (ret_deref) "
+                           "needs `argus run`; skipped")
+        elif h.obj_arg > MAX_OBJ_ARG:
             skipped.append(f"uprobe hook {symbol}: argument {h.obj_arg} is not readable from a uprobe; skipped")
         elif path is None:
             skipped.append(f"uprobe hook {symbol}: library {lib} not found (ldconfig -p); skipped")
