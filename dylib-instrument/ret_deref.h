@@ -18,6 +18,10 @@
  * it calls nothing (built -mgeneral-regs-only with the recorder); parsing
  * runs when the agent reads its hook list.
  *
+ * The uprobe path (kext/linux/argus_uprobe.bpf.c) applies the same struct,
+ * one per hook in a map the loader fills (tracer/argus_uprobe.c), with
+ * bpf_probe_read_user: there a bad pointer reads as no match.
+ *
  * Text form (one token, the agent's hook list; cli/hookspec.py writes it):
  *   alt|alt...      alt = conds;copies
  *   conds  = off:size:mask:v.v.v,...      copies = from:size:to,...
@@ -26,7 +30,9 @@
 #ifndef ARGUS_RET_DEREF_H
 #define ARGUS_RET_DEREF_H
 
+#ifndef __bpf__
 #include <stdint.h>
+#endif   /* BPF (kext/linux/argus_uprobe.bpf.c): vmlinux.h has the fixed-width types */
 
 #define ARGUS_DEREF_ALTS 4
 #define ARGUS_DEREF_CONDS 4
@@ -59,10 +65,12 @@ struct argus_ret_deref {
 	struct argus_deref_alt alt[ARGUS_DEREF_ALTS];
 };
 
+#ifndef __bpf__
 /* 0, or -1 for text that is not a well-formed deref (d is then unusable). */
 int argus_ret_deref_parse(const char *text, struct argus_ret_deref *d);
 
 /* 1 and *obj set when the record at ptr matches, else 0 (NULL: 0). */
 int argus_ret_deref_apply(const struct argus_ret_deref *d, uint64_t ptr, uint64_t *obj);
+#endif
 
 #endif
