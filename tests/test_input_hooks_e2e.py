@@ -77,12 +77,13 @@ def display(tmp_path):
         ctx.close()
 
 
-def _drive(argus_cli, ctx, disp, cmd):
-    """Starts cmd under `argus run`, sends a key and a click into its window;
-    returns (pid, [[kind, detail], ...] the client saw, its input records)."""
+def _drive(argus_cli, ctx, disp, cmd, agent=True):
+    """Starts cmd (under `argus run`, or plainly for the uprobe path), sends
+    a key and a click into its window; returns (pid, [[kind, detail], ...]
+    the client saw, its input records)."""
     env = dict(argus_cli.env, DISPLAY=disp, NO_AT_BRIDGE="1")
-    app = ctx.spawn([sys.executable, "-m", "argus.cli", "run", "--verbose", "--", *cmd], env=env,
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wrap = [sys.executable, "-m", "argus.cli", "run", "--verbose", "--"] if agent else []
+    app = ctx.spawn([*wrap, *cmd], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = app.stdout.readline()
     assert first, app.stderr.read()
     ids = json.loads(first)
@@ -93,7 +94,8 @@ def _drive(argus_cli, ctx, disp, cmd):
     assert xdo.returncode == 0, xdo.stderr
     out, err = app.communicate(timeout=60)
     assert app.returncode == 0, err
-    assert "argus-agent: xcb_poll_for_event hooked" in err
+    if agent:
+        assert "argus-agent: xcb_poll_for_event hooked" in err
     seen = json.loads(out.strip().splitlines()[-1])["seen"]
     argus_cli.wait_drained()
     argus_cli.stop()
@@ -118,14 +120,31 @@ def _check(pid, seen, inputs):
     assert not key["synthetic"]     # XTEST: real device events, not XSendEvent
 
 
-def test_gtk3_key_and_button_as_input_records(argus_cli, display):
-    require_tracing()
+def _need_gtk():
     _need(SYSTEM_PY)
     if subprocess.run([SYSTEM_PY, "-c", "import gi; gi.require_version('Gtk', '3.0')"]).returncode:
         pytest.skip("python3-gi with GTK 3 not installed")
+
+
+def test_gtk3_key_and_button_as_input_records(argus_cli, display):
+    require_tracing()
+    _need_gtk()
     ctx, disp = display
     argus_cli.start(size="512M")
     _check(*_drive(argus_cli, ctx, disp, [SYSTEM_PY, "-c", GTK_APP]))
+
+
+def test_gtk3_input_records_through_uprobes(argus_cli, display):
+    """The same spec through uretprobes (`argus start --uprobe-hooks xcb`):
+    a GTK 3 app started plainly, the BPF program reads the returned event."""
+    require_tracing()
+    _need_gtk()
+    ctx, disp = display
+    out = argus_cli.run("start", "--buffer", argus_cli.buffer, "--size", "512M", "--uprobe-hooks", "xcb")
+    assert "skipped" not in out.stdout + out.stderr, out.stdout + out.stderr
+    pid, seen, inputs = _drive(argus_cli, ctx, disp, [SYSTEM_PY, "-c", GTK_APP], agent=False)
+    _check(pid, seen, inputs)
+    assert all(e["cpu"] != 0xFFFF for e in inputs)     # the kernel's records, not a ring's
 
 
 def test_tk_key_and_button_as_input_records(argus_cli, display):
