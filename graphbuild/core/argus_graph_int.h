@@ -86,9 +86,6 @@ struct thr {
 	uint8_t cb_seen, mx_pending;
 	uint64_t mx_obj, mx_fn;
 	int64_t mx_ts;
-	/* the segment and row count right after the last INPUT row (a batch of
-	 * input events read back to back stays in the first one's vertex) */
-	int64_t input_seg, input_nrows;
 };
 
 struct wake {

@@ -22,9 +22,11 @@
  *   input      INPUT (a key / button event read) opens a vertex (split kind
  *              INPUT): the work that follows it in the thread starts there,
  *              and a slice of that work stops at it (diagnose/slice.py).
- *              Inputs read back to back (no other row of the thread between:
- *              a key press and its release in one read) stay in the first
- *              one's vertex: the press is what started the work.
+ *              An input vertex runs until an exact boundary (a callback cut,
+ *              a block, a wakeup): no heuristic split inside it (argus_graph.c
+ *              split_at), and a further input read meanwhile (a key press
+ *              and its release returned by one socket read) stays in it: the
+ *              first input is what started the work.
  *
  * Invariants: without probe rows nothing here runs and the graph is the one
  * the kernel rows give.  Every handler owns its row; maps are keyed (pid, obj)
@@ -143,14 +145,9 @@ void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 		own_row(g, u, i);
 		return cut(g, u, (int64_t)r->ts_ns, ARGUS_SPLIT_CALLBACK);
 	case ARGUS_EV_INPUT:
-		t = TH(g, u);
-		if (!(t->input_nrows && t->input_seg == t->seg && t->input_nrows == t->nrows))
+		if (TH(g, u)->seg < 0 || SG(g, TH(g, u)->seg)->split_kind != ARGUS_SPLIT_INPUT)
 			cut(g, u, (int64_t)r->ts_ns, ARGUS_SPLIT_INPUT);
-		own_row(g, u, i);
-		t = TH(g, u);
-		t->input_seg = t->seg;
-		t->input_nrows = t->nrows;
-		return;
+		return own_row(g, u, i);
 	}
 	own_row(g, u, i);
 	t = TH(g, u);
