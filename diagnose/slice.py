@@ -25,7 +25,14 @@ Algorithm: walk backwards from a vertex along incoming causal edges.
   Stop also at a vertex an input probe opened (split kind "input": the key
   press or button that started the work; origin "input", before looking at
   its edges), at a vertex already on the slice ("cycle") and after 64 hops
-  ("max_hops").  The first hop may be forced (`first_edge`: the data_flag
+  ("max_hops").
+
+input_dispatch_slice: a LongRunning stretch inside a dispatch (callback
+probes) that an input started (the dispatch's vertex is the input's, or
+directly follows it in program order, < 1 ms) is sliced to that input
+without a walk: the round trips the callback makes meanwhile (an X client
+waiting for its server's replies) are steps of the work, not its trigger,
+and a server busy with other clients would lead the walk away.  The first hop may be forced (`first_edge`: the data_flag
   edge of a RepeatedYield baseline).
 
 Chooser: the only place where a human can steer the walk.  AutoChooser is
@@ -217,6 +224,25 @@ def _input_start(g, v):
     return "split_kind" in g.seg.names and int(g.seg.split_kind[v]) == G.SPLIT_INPUT
 
 
+INPUT_LABEL = "an input event (the key press or button that started it)"
+
+
+def input_dispatch_slice(g, dispatch_vertex, same_work_gap_ns=SAME_WORK_GAP_NS):
+    """The slice [dispatch vertex, input vertex] (origin "input") when an
+    input started the dispatch whose first vertex is dispatch_vertex, else None."""
+    dv = int(dispatch_vertex)
+    if _input_start(g, dv):
+        return SliceResult([SliceStep(dv, None)], {"kind": "input", "label": INPUT_LABEL, "vertex": dv})
+    prev = g.prev_segment(dv)
+    if prev < 0 or not _input_start(g, prev) or g.seg.start[dv] - g.seg.end[prev] >= same_work_gap_ns:
+        return None
+    e = _program_order_edge(g, dv)
+    if e is None or e.src != prev:
+        return None
+    return SliceResult([SliceStep(dv, None), SliceStep(int(prev), e)],
+                       {"kind": "input", "label": INPUT_LABEL, "vertex": int(prev)})
+
+
 def _culled_start(g, v):
     return (g.seg.start_kind[v] == G.START_WAKEUP and g.seg.start_ctx[v] != schema.WAKE_TASK
             and g.in_wake[v] < 0)
@@ -240,7 +266,7 @@ def interactive_slice(g, v, chooser, cursor=None, first_edge=None, max_hops=MAX_
         if forced is not None:
             e, forced = forced, None
         elif _input_start(g, cur):
-            origin = {"kind": "input", "label": "an input event (the key press or button that started it)"}
+            origin = {"kind": "input", "label": INPUT_LABEL}
             break
         else:
             cands = candidates(g, cur, t)

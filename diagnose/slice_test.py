@@ -2,7 +2,7 @@
 from argus.tracer import schema
 from argus.graphbuild import graph as G
 from support.crafted import Trace, ms, us
-from argus.diagnose.slice import AutoChooser, Chooser, interactive_slice, MAX_HOPS
+from argus.diagnose.slice import AutoChooser, Chooser, input_dispatch_slice, interactive_slice, MAX_HOPS
 
 R, A, B_, X = 10, 20, 30, 40
 
@@ -234,3 +234,31 @@ def test_an_input_vertex_stops_the_slice():
     g = trace(False)
     res = interactive_slice(g, seg(g, R, -1), AutoChooser())
     assert tids(g, res) == [R, A] and res.origin["kind"] != "input"
+
+
+def test_a_dispatch_an_input_started_is_sliced_to_the_input():
+    """GDK reads a key press (INPUT row) in its source's check, dispatches it
+    (CALLBACK_BEGIN), the handler waits for a reply of another thread, then
+    computes.  The walk from the computing vertex goes to the replier;
+    input_dispatch_slice goes from the dispatch's vertex to the input's."""
+    def trace(with_input):
+        t = threads()
+        t.run(R, 0)
+        if with_input:
+            t.row(ms(1), R, schema.INPUT, obj=0x4102, obj2=0xABC, nr=0)
+        t.row(ms(1.1), R, schema.CALLBACK_BEGIN, obj=0x5000, obj2=0xD00, nr=1)
+        t.run(A, ms(1)).block(R, ms(2), "read", "poll", obj=3)
+        t.wake(A, R, ms(3)).run(R, ms(3), until=ms(60), preempt=True)
+        return t.build()
+
+    g = trace(True)
+    dv = int(g.segment_at(g.utid_of_tid(R), ms(1.1)))
+    assert g.seg.split_kind[dv] == G.SPLIT_CALLBACK
+    walk = interactive_slice(g, seg(g, R, -1), AutoChooser())
+    assert A in tids(g, walk)                       # the reply's thread, not the key press
+    res = input_dispatch_slice(g, dv)
+    assert tids(g, res) == [R, R] and res.origin["kind"] == "input"
+    assert g.seg.split_kind[res.origin["vertex"]] == G.SPLIT_INPUT and g.seg.start[res.origin["vertex"]] == ms(1)
+    assert res.steps[1].edge.type == "program_order"
+    g = trace(False)
+    assert input_dispatch_slice(g, int(g.segment_at(g.utid_of_tid(R), ms(1.1)))) is None
