@@ -276,7 +276,7 @@ class _Run:
         d = dispatch_in(self.g, utid, a, b)
         if d is None or d["vertex"] < 0 or d["vertex"] > v or d["start_ns"] > a:
             return None
-        return input_dispatch_slice(self.g, d["vertex"])
+        return input_dispatch_slice(self.g, d["vertex"], v)
 
     def idle_loop_wait(self, c):
         """A LongWait whose wait is its thread's idle event-loop wait (the
@@ -295,7 +295,7 @@ class _Run:
             res = self.input_dispatch(utid, v, a, b) or interactive_slice(g, v, self.chooser)
             if res.steps[0].vertex == v:
                 self.extend(res, depth, a, b, None, skip_first=True)
-            else:     # the dispatch the stretch sits in, earlier in the same thread
+            else:     # the dispatch / input vertex the stretch follows, earlier in the same thread
                 self.extend(res, depth, a, b, _pseudo("program_order"))
             info["origin"] = res.origin
             info["slice"] = res

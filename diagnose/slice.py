@@ -28,9 +28,9 @@ Algorithm: walk backwards from a vertex along incoming causal edges.
   ("max_hops").
 
 input_dispatch_slice: a LongRunning stretch inside a dispatch (callback
-probes) that an input started (the dispatch's vertex is the input's, or
-directly follows it in program order, < 1 ms) is sliced to that input
-without a walk: the round trips the callback makes meanwhile (an X client
+probes) that an input started (an input vertex of the dispatch before the
+stretch, or the input vertex the dispatch directly follows in program
+order, < 1 ms) is sliced to that input without a walk: the round trips the callback makes meanwhile (an X client
 waiting for its server's replies) are steps of the work, not its trigger,
 and a server busy with other clients would lead the walk away.  The first hop may be forced (`first_edge`: the data_flag
   edge of a RepeatedYield baseline).
@@ -46,6 +46,8 @@ with edge None; steps[i].edge goes from steps[i].vertex to steps[i-1].vertex
 in causal direction.
 """
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from argus.tracer import schema
 from argus.graphbuild import graph as G
@@ -227,12 +229,23 @@ def _input_start(g, v):
 INPUT_LABEL = "an input event (the key press or button that started it)"
 
 
-def input_dispatch_slice(g, dispatch_vertex, same_work_gap_ns=SAME_WORK_GAP_NS):
-    """The slice [dispatch vertex, input vertex] (origin "input") when an
-    input started the dispatch whose first vertex is dispatch_vertex, else None."""
-    dv = int(dispatch_vertex)
-    if _input_start(g, dv):
-        return SliceResult([SliceStep(dv, None)], {"kind": "input", "label": INPUT_LABEL, "vertex": dv})
+def input_dispatch_slice(g, dispatch_vertex, v, same_work_gap_ns=SAME_WORK_GAP_NS):
+    """The slice to the input that started the work of v, which sits in the
+    dispatch whose first vertex is dispatch_vertex (same thread, v later),
+    origin "input"; None when no input started it.  The input is the latest
+    input vertex of the dispatch up to v (the toolkit read the event inside
+    its dispatch), else the input vertex the dispatch directly follows in
+    program order (GDK reads events in its source's check): then the slice
+    is [dispatch vertex, input vertex]."""
+    dv, v = int(dispatch_vertex), int(v)
+    if "split_kind" not in g.seg.names:
+        return None
+    segs = np.asarray(g.thread_segments(int(g.seg.utid[v])))
+    inside = segs[(segs >= dv) & (segs <= v)]
+    inputs = inside[np.asarray(g.seg.split_kind)[inside] == G.SPLIT_INPUT]
+    if len(inputs):
+        iv = int(inputs[-1])
+        return SliceResult([SliceStep(iv, None)], {"kind": "input", "label": INPUT_LABEL, "vertex": iv})
     prev = g.prev_segment(dv)
     if prev < 0 or not _input_start(g, prev) or g.seg.start[dv] - g.seg.end[prev] >= same_work_gap_ns:
         return None

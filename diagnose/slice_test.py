@@ -256,9 +256,27 @@ def test_a_dispatch_an_input_started_is_sliced_to_the_input():
     assert g.seg.split_kind[dv] == G.SPLIT_CALLBACK
     walk = interactive_slice(g, seg(g, R, -1), AutoChooser())
     assert A in tids(g, walk)                       # the reply's thread, not the key press
-    res = input_dispatch_slice(g, dv)
+    res = input_dispatch_slice(g, dv, seg(g, R, -1))
     assert tids(g, res) == [R, R] and res.origin["kind"] == "input"
     assert g.seg.split_kind[res.origin["vertex"]] == G.SPLIT_INPUT and g.seg.start[res.origin["vertex"]] == ms(1)
     assert res.steps[1].edge.type == "program_order"
     g = trace(False)
-    assert input_dispatch_slice(g, int(g.segment_at(g.utid_of_tid(R), ms(1.1)))) is None
+    assert input_dispatch_slice(g, int(g.segment_at(g.utid_of_tid(R), ms(1.1))), seg(g, R, -1)) is None
+
+
+def test_an_input_read_inside_the_dispatch_is_the_slice_origin():
+    """The toolkit reads the key inside its dispatch (GDK's dispatch reads
+    the X queue), waits for a reply, then computes: the input vertex of the
+    dispatch before the stretch is the origin."""
+    t = threads()
+    t.run(R, 0)
+    t.row(ms(1), R, schema.CALLBACK_BEGIN, obj=0x5000, obj2=0xD00, nr=1)
+    t.row(ms(1.5), R, schema.INPUT, obj=0x4102, obj2=0xABC, nr=0)
+    t.run(A, ms(1)).block(R, ms(2), "read", "poll", obj=3)
+    t.wake(A, R, ms(3)).run(R, ms(3), until=ms(60), preempt=True)
+    g = t.build()
+    u = g.utid_of_tid(R)
+    dv, v = int(g.segment_at(u, ms(1))), seg(g, R, -1)
+    res = input_dispatch_slice(g, dv, v)
+    assert res.vertices == [int(g.segment_at(u, ms(1.5)))] and res.origin["kind"] == "input"
+    assert g.seg.start[res.origin["vertex"]] == ms(1.5)
