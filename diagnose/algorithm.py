@@ -60,8 +60,7 @@ from argus.diagnose import baseline as BL
 from argus.diagnose import ownership as OW
 from argus.diagnose.ownership import polled_addresses
 from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
-from argus.diagnose.slice import AutoChooser, interactive_slice, input_dispatch_slice, EdgeRef, SliceResult, SliceStep
-from argus.diagnose.dispatch import dispatch_in
+from argus.diagnose.slice import AutoChooser, interactive_slice, input_slice, EdgeRef, SliceResult, SliceStep
 from argus.diagnose import waits as W
 from argus.diagnose import report as R
 from argus.diagnose.explain import explain
@@ -270,14 +269,6 @@ class _Run:
                 return EdgeRef.of(g, e)
         return None
 
-    def input_dispatch(self, utid, v, a, b):
-        """The slice to the input that started the dispatch [a, b] sits in
-        (slice.input_dispatch_slice), or None."""
-        d = dispatch_in(self.g, utid, a, b)
-        if d is None or d["vertex"] < 0 or d["vertex"] > v or d["start_ns"] > a:
-            return None
-        return input_dispatch_slice(self.g, d["vertex"], v)
-
     def idle_loop_wait(self, c):
         """A LongWait whose wait is its thread's idle event-loop wait (the
         thread was idle, not a culprit: waits.wait_kind)."""
@@ -292,10 +283,10 @@ class _Run:
         res = None
         role = "slice"
         if bt == B.LONG_RUNNING:
-            res = self.input_dispatch(utid, v, a, b) or interactive_slice(g, v, self.chooser)
+            res = input_slice(g, v) or interactive_slice(g, v, self.chooser)
             if res.steps[0].vertex == v:
                 self.extend(res, depth, a, b, None, skip_first=True)
-            else:     # the dispatch / input vertex the stretch follows, earlier in the same thread
+            else:     # the input vertex the thread's work since descends from
                 self.extend(res, depth, a, b, _pseudo("program_order"))
             info["origin"] = res.origin
             info["slice"] = res

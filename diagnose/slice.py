@@ -27,13 +27,13 @@ Algorithm: walk backwards from a vertex along incoming causal edges.
   its edges), at a vertex already on the slice ("cycle") and after 64 hops
   ("max_hops").
 
-input_dispatch_slice: a LongRunning stretch inside a dispatch (callback
-probes) that an input started (an input vertex of the dispatch before the
-stretch, or the input vertex the dispatch directly follows in program
-order, < 1 ms) is sliced to that input without a walk: the round trips the callback makes meanwhile (an X client
-waiting for its server's replies) are steps of the work, not its trigger,
-and a server busy with other clients would lead the walk away.  The first hop may be forced (`first_edge`: the data_flag
-  edge of a RepeatedYield baseline).
+input_slice: a LongRunning stretch whose thread has worked without pause
+(every gap between its segments < 1 ms) since an input vertex is sliced to
+that input without a walk: the round trips the work makes meanwhile (a GTK
+handler waiting for its X server's replies) are steps of the work, not its
+trigger, and walking through a server busy with other clients (xdotool)
+leads away from the key press.  A longer gap means the thread idled in its
+loop, and the walk decides as usual.
 
 Chooser: the only place where a human can steer the walk.  AutoChooser is
 the paper's automatic mode: most recent edge, follow weak edges, most recent
@@ -47,13 +47,13 @@ in causal direction.
 """
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from argus.tracer import schema
 from argus.graphbuild import graph as G
 
 MAX_HOPS = 64
 SAME_WORK_GAP_NS = 1_000_000
+MAX_INPUT_LOOKBACK = 256      # segments input_slice walks back over
 QUEUED_NS = 100_000_000     # a message this long in the receiver's queue waited for the receiver
 # The edge types the slice follows (docs/event-graph.md, "Which edges the
 # slice follows"; slice_test.py tests both decisions on crafted graphs):
@@ -229,31 +229,25 @@ def _input_start(g, v):
 INPUT_LABEL = "an input event (the key press or button that started it)"
 
 
-def input_dispatch_slice(g, dispatch_vertex, v, same_work_gap_ns=SAME_WORK_GAP_NS):
-    """The slice to the input that started the work of v, which sits in the
-    dispatch whose first vertex is dispatch_vertex (same thread, v later),
-    origin "input"; None when no input started it.  The input is the latest
-    input vertex of the dispatch up to v (the toolkit read the event inside
-    its dispatch), else the input vertex the dispatch directly follows in
-    program order (GDK reads events in its source's check): then the slice
-    is [dispatch vertex, input vertex]."""
-    dv, v = int(dispatch_vertex), int(v)
+def input_slice(g, v, same_work_gap_ns=SAME_WORK_GAP_NS, max_segments=MAX_INPUT_LOOKBACK):
+    """The slice [v's input vertex] (origin "input") when v's thread has
+    worked without pause since an input: walking back over its segments
+    from v, each gap between two of them (a block: a round trip to the X
+    server) is shorter than same_work_gap_ns, until a segment an input
+    opened.  None at a longer gap (the thread idled: later work is not the
+    input's), at the thread's first segment, or after max_segments."""
     if "split_kind" not in g.seg.names:
         return None
-    segs = np.asarray(g.thread_segments(int(g.seg.utid[v])))
-    inside = segs[(segs >= dv) & (segs <= v)]
-    inputs = inside[np.asarray(g.seg.split_kind)[inside] == G.SPLIT_INPUT]
-    if len(inputs):
-        iv = int(inputs[-1])
-        return SliceResult([SliceStep(iv, None)], {"kind": "input", "label": INPUT_LABEL, "vertex": iv})
-    prev = g.prev_segment(dv)
-    if prev < 0 or not _input_start(g, prev) or g.seg.start[dv] - g.seg.end[prev] >= same_work_gap_ns:
-        return None
-    e = _program_order_edge(g, dv)
-    if e is None or e.src != prev:
-        return None
-    return SliceResult([SliceStep(dv, None), SliceStep(int(prev), e)],
-                       {"kind": "input", "label": INPUT_LABEL, "vertex": int(prev)})
+    kinds = g.seg.split_kind
+    cur = int(v)
+    for _ in range(max_segments):
+        if int(kinds[cur]) == G.SPLIT_INPUT:
+            return SliceResult([SliceStep(cur, None)], {"kind": "input", "label": INPUT_LABEL, "vertex": cur})
+        prev = g.prev_segment(cur)
+        if prev < 0 or g.seg.start[cur] - g.seg.end[prev] >= same_work_gap_ns:
+            return None
+        cur = int(prev)
+    return None
 
 
 def _culled_start(g, v):
