@@ -32,6 +32,7 @@ Hook = collections.namedtuple("Hook", "symbol enter ret library obj_arg null_obj
 
 # ret_deref limits: dylib-instrument/ret_deref.h
 DEREF_ALTS, DEREF_CONDS, DEREF_VALUES, DEREF_COPIES, DEREF_MAX_OFFSET = 4, 4, 8, 4, 4096
+DEREF_MAX_TEXT = 767      # the agent's buffer for the text form (dylib-instrument/agent.c)
 _WHOLE_WORD = ({"from": 0, "size": 8, "to": 0},)
 
 _LIBRARY = re.compile(r"(-|[A-Za-z0-9_][A-Za-z0-9_.+-]*)$")   # a soname, no path: no tab, no space
@@ -108,7 +109,11 @@ def _deref(value, where, named):
                 raise ArgusError(f"{w}: a copy must land inside obj's 8 bytes (to + size <= 8, size >= 1)")
             copies.append(f"{src}:{size}:{to}")
         alts.append(",".join(conds) + ";" + ",".join(copies))
-    return "|".join(alts)
+    text = "|".join(alts)
+    if len(text) > DEREF_MAX_TEXT:
+        raise ArgusError(f"{where}: \"ret_deref\" is too large ({len(text)} characters as the agent reads it, "
+                         f"at most {DEREF_MAX_TEXT}): fewer alternatives or values")
+    return text
 
 
 def load_file(path):

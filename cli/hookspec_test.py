@@ -56,6 +56,9 @@ def test_shipped_specs_load_and_flatten():
      "inside obj's 8 bytes"),
     ({"hooks": [{"symbol": "f", "return": "input", "ret_deref": [{"when": [], "eval": "x"}]}]},
      "an object with \"when\" and \"obj\""),
+    ({"hooks": [{"symbol": "f", "return": "input", "ret_deref": [
+        {"when": [{"offset": 4096, "size": 8, "in": [2 ** 64 - 1 - k for k in range(8)]}] * 4}] * 4}]},
+     "is too large"),
 ])
 def test_bad_specs_are_one_clear_error(tmp_path, spec, message):
     p = tmp_path / "s.json"

@@ -54,7 +54,7 @@ static int read_plan(const char *path)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
-	char line[1024], deref[768];
+	char line[2048], deref[768];   /* hookspec.py keeps a ret_deref under 768 characters */
 	while (nplan < MAX_HOOKS && fgets(line, sizeof(line), f)) {
 		struct planned_hook *p = &plan[nplan];
 		unsigned id, enter, ret, obj_arg = 0;
