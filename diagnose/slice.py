@@ -28,8 +28,8 @@ Algorithm: walk backwards from a vertex along incoming causal edges.
   ("max_hops").
 
 input_slice: a LongRunning stretch whose thread has worked without pause
-(every gap between its segments < 1 ms) since an input vertex is sliced to
-that input without a walk: the round trips the work makes meanwhile (a GTK
+(every gap between its segments < 1 ms, or inside the dispatch the stretch
+sits in) since an input vertex is sliced to that input without a walk: the round trips the work makes meanwhile (a GTK
 handler waiting for its X server's replies) are steps of the work, not its
 trigger, and walking through a server busy with other clients (xdotool)
 leads away from the key press.  A longer gap means the thread idled in its
@@ -229,13 +229,16 @@ def _input_start(g, v):
 INPUT_LABEL = "an input event (the key press or button that started it)"
 
 
-def input_slice(g, v, same_work_gap_ns=SAME_WORK_GAP_NS, max_segments=MAX_INPUT_LOOKBACK):
+def input_slice(g, v, dispatch_start=None, same_work_gap_ns=SAME_WORK_GAP_NS, max_segments=MAX_INPUT_LOOKBACK):
     """The slice [v's input vertex] (origin "input") when v's thread has
     worked without pause since an input: walking back over its segments
-    from v, each gap between two of them (a block: a round trip to the X
-    server) is shorter than same_work_gap_ns, until a segment an input
-    opened.  None at a longer gap (the thread idled: later work is not the
-    input's), at the thread's first segment, or after max_segments."""
+    from v, each gap between two of them (a block) is shorter than
+    same_work_gap_ns or lies inside the dispatch v sits in (dispatch_start:
+    its callback_begin ts; a block inside a callback is the callback's own
+    wait, e.g. a round trip to the X server on a loaded machine), until a
+    segment an input opened.  None at another gap (the thread idled: later
+    work is not the input's), at the thread's first segment, or after
+    max_segments."""
     if "split_kind" not in g.seg.names:
         return None
     kinds = g.seg.split_kind
@@ -244,7 +247,10 @@ def input_slice(g, v, same_work_gap_ns=SAME_WORK_GAP_NS, max_segments=MAX_INPUT_
         if int(kinds[cur]) == G.SPLIT_INPUT:
             return SliceResult([SliceStep(cur, None)], {"kind": "input", "label": INPUT_LABEL, "vertex": cur})
         prev = g.prev_segment(cur)
-        if prev < 0 or g.seg.start[cur] - g.seg.end[prev] >= same_work_gap_ns:
+        if prev < 0:
+            return None
+        inside = dispatch_start is not None and g.seg.end[prev] >= dispatch_start
+        if not inside and g.seg.start[cur] - g.seg.end[prev] >= same_work_gap_ns:
             return None
         cur = int(prev)
     return None

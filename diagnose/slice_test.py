@@ -263,6 +263,8 @@ def test_work_since_an_input_is_sliced_to_it():
     assert input_slice(g, seg(g, R, -1)) is None
     g = trace(True, idle_ms=5)
     assert input_slice(g, seg(g, R, -1)) is None
+    # the same 5 ms block inside the dispatch (begun at 1.1 ms): the callback's own wait
+    assert input_slice(g, seg(g, R, -1), dispatch_start=ms(1.1)).origin["kind"] == "input"
 
 
 def test_an_input_read_inside_the_dispatch_is_the_slice_origin():
