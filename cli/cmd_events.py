@@ -18,7 +18,7 @@ from argus.cli.progress import Progress
 from argus.cli.textsafe import safe
 from argus.cli.tracefile import NAME_TYPES, load_trace, stream_windows
 from argus.graphbuild.threads import decode_comm
-from argus.tracer import schema, syscalls
+from argus.tracer import input_event, schema, syscalls
 
 
 def register(sub):
@@ -126,6 +126,8 @@ def describe(row, threads, trace):
         owner = d["word"] & schema.FUTEX_TID_MASK if pi else d["owner_field"]
         return (f"uaddr={d['uaddr']:#x} op={schema.futex_op_name(d['op'])} word={d['word']:#x} "
                 f"owner={owner}{' (pi)' if pi else ' (owner field)'}")
+    if t == schema.INPUT:
+        return f"{input_event.describe(d['obj'])} fn={d['fn']:#x} probe={d['probe_id']}"
     if t in schema.PROBE_TYPES:
         return f"obj={d['obj']:#x} fn={d['fn']:#x} probe={d['probe_id']}"
     if t == schema.FILE_LOCK:
@@ -159,6 +161,8 @@ def row_to_json(row, threads, trace):
         out["fds"] = [{"fd": fd, "events": ev} for fd, ev in schema.wait_site_fds(row, trace.frames)]
     elif t == schema.FUTEX_STATE:
         out["pi"] = bool(d["flags"] & schema.FUTEX_PI)
+    elif t == schema.INPUT:
+        out.update(input_event.fields(d["obj"]))     # kind, detail, x_time_ms, synthetic
     return out
 
 

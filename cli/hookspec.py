@@ -5,10 +5,12 @@ per library (its soname: the symbols are taken from it), each hook naming
 its symbol, the record type at entry and, optionally, at return, which
 argument is the entry's obj ("obj_arg", default 0) and a function of no
 arguments whose result stands for a NULL obj ("null_obj", e.g. GLib's
-g_main_context_default).  `argus run` validates the files and flattens them
-into the agent's hook list (one line per hook: probe id, symbol, entry type,
-return type, library, obj_arg, null_obj, tab separated; see
-dylib-instrument/agent.c).  Record types
+g_main_context_default), and, for a function returning a pointer to a
+record, how the return record reads its obj through that pointer and which
+returns it keeps ("ret_deref", below).  `argus run` validates the files and
+flattens them into the agent's hook list (one line per hook: probe id,
+symbol, entry type, return type, library, obj_arg, null_obj, ret_deref, tab
+separated; see dylib-instrument/agent.c).  Record types
 are the schema's user-space tracepoint types (argus_ev_probe).
 """
 import collections
@@ -26,7 +28,12 @@ PROBE_TYPES = {schema.TYPE_NAMES[t]: t for t in schema.PROBE_TYPES}
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.@]*$")
 MAX_OBJ_ARG = 5   # the integer argument registers the thunks save: x86_64 rdi..r9, arm64 x0..x5
 
-Hook = collections.namedtuple("Hook", "symbol enter ret library obj_arg null_obj", defaults=(0, "-"))
+Hook = collections.namedtuple("Hook", "symbol enter ret library obj_arg null_obj ret_deref", defaults=(0, "-", "-"))
+
+# ret_deref limits: dylib-instrument/ret_deref.h
+DEREF_ALTS, DEREF_CONDS, DEREF_VALUES, DEREF_COPIES, DEREF_MAX_OFFSET = 4, 4, 8, 4, 4096
+DEREF_MAX_TEXT = 767      # the agent's buffer for the text form (dylib-instrument/agent.c)
+_WHOLE_WORD = ({"from": 0, "size": 8, "to": 0},)
 
 _LIBRARY = re.compile(r"(-|[A-Za-z0-9_][A-Za-z0-9_.+-]*)$")   # a soname, no path: no tab, no space
 
@@ -40,6 +47,73 @@ def _type(value, where):
     if value not in PROBE_TYPES:
         raise ArgusError(f"{where}: unknown record type {value!r}; known: {', '.join(PROBE_TYPES)}")
     return PROBE_TYPES[value]
+
+
+def _uint(d, key, where, top, default=None):
+    v = d.get(key, default)
+    if type(v) is not int or not 0 <= v <= top:
+        raise ArgusError(f"{where}: \"{key}\" must be an integer 0-{top}")
+    return v
+
+
+def _deref(value, where, named):
+    """The "ret_deref" of a hook as the agent's text form (ret_deref.h):
+
+      "ret_deref": [                        alternatives, the first that matches decides
+        {"when": [{"offset": 0, "size": 1, "mask": 127, "in": [2, 3, 4, 5]}, ...],
+         "obj":  [{"from": 0, "size": 2, "to": 0}, ...]}, ...]
+
+    A condition reads the size-byte (1, 2, 4, 8) little-endian unsigned value
+    at offset in the returned record, ands it with mask (default: all bits)
+    and needs it among "in" (1-8 values); all conditions of an alternative
+    must hold (none: always).  obj is assembled from the copies (record bytes
+    [from, from+size) to obj bytes [to, to+size); default: the 8 bytes at 0).
+    A NULL return, or no alternative matching, records nothing.  A string
+    names one of the file's "ret_derefs" (named lists, shared by hooks)."""
+    if isinstance(value, str):
+        if value not in named:
+            raise ArgusError(f"{where}: \"ret_deref\" {value!r} is not one of the file's \"ret_derefs\"")
+        value = named[value]
+    if not isinstance(value, list) or not 1 <= len(value) <= DEREF_ALTS:
+        raise ArgusError(f"{where}: \"ret_deref\" must be a list of 1-{DEREF_ALTS} alternatives")
+    alts = []
+    for k, alt in enumerate(value):
+        w = f"{where}: ret_deref {k}"
+        if not isinstance(alt, dict) or set(alt) - {"when", "obj", "doc"}:
+            raise ArgusError(f"{w}: an alternative is an object with \"when\" and \"obj\"")
+        when, obj = alt.get("when", []), alt.get("obj", list(_WHOLE_WORD))
+        if not isinstance(when, list) or len(when) > DEREF_CONDS:
+            raise ArgusError(f"{w}: \"when\" must be a list of at most {DEREF_CONDS} conditions")
+        if not isinstance(obj, list) or not 1 <= len(obj) <= DEREF_COPIES:
+            raise ArgusError(f"{w}: \"obj\" must be a list of 1-{DEREF_COPIES} copies")
+        conds = []
+        for c in when:
+            if not isinstance(c, dict) or set(c) - {"offset", "size", "mask", "in"}:
+                raise ArgusError(f"{w}: a condition has \"offset\", \"size\", \"mask\", \"in\"")
+            size = _uint(c, "size", w, 8, 1)
+            if size not in (1, 2, 4, 8):
+                raise ArgusError(f"{w}: a condition's \"size\" must be 1, 2, 4 or 8")
+            top = (1 << (8 * size)) - 1
+            values = c.get("in")
+            if (not isinstance(values, list) or not 1 <= len(values) <= DEREF_VALUES
+                    or any(type(v) is not int or not 0 <= v <= top for v in values)):
+                raise ArgusError(f"{w}: \"in\" must list 1-{DEREF_VALUES} values 0-{top}")
+            conds.append(f"{_uint(c, 'offset', w, DEREF_MAX_OFFSET)}:{size}:{_uint(c, 'mask', w, top, top)}:"
+                         + ".".join(map(str, values)))
+        copies = []
+        for c in obj:
+            if not isinstance(c, dict) or set(c) - {"from", "size", "to"}:
+                raise ArgusError(f"{w}: a copy has \"from\", \"size\", \"to\"")
+            src, size, to = _uint(c, "from", w, DEREF_MAX_OFFSET), _uint(c, "size", w, 8), _uint(c, "to", w, 7, 0)
+            if not size or to + size > 8:
+                raise ArgusError(f"{w}: a copy must land inside obj's 8 bytes (to + size <= 8, size >= 1)")
+            copies.append(f"{src}:{size}:{to}")
+        alts.append(",".join(conds) + ";" + ",".join(copies))
+    text = "|".join(alts)
+    if len(text) > DEREF_MAX_TEXT:
+        raise ArgusError(f"{where}: \"ret_deref\" is too large ({len(text)} characters as the agent reads it, "
+                         f"at most {DEREF_MAX_TEXT}): fewer alternatives or values")
+    return text
 
 
 def load_file(path):
@@ -57,6 +131,9 @@ def load_file(path):
     library = spec.get("library", "-")
     if not isinstance(library, str) or not _LIBRARY.match(library):
         raise ArgusError(f"hook spec {path}: \"library\" must be a soname such as libc.so.6")
+    named = spec.get("ret_derefs", {})
+    if not isinstance(named, dict):
+        raise ArgusError(f"hook spec {path}: \"ret_derefs\" must map names to ret_deref lists")
     out = []
     for i, h in enumerate(hooks):
         where = f"{path}: hook {i}"
@@ -72,7 +149,12 @@ def load_file(path):
         null_obj = h.get("null_obj", "-")
         if null_obj != "-" and (not isinstance(null_obj, str) or not _SYMBOL.match(null_obj)):
             raise ArgusError(f"{where}: \"null_obj\" must name a function (a C identifier)")
-        out.append(Hook(h["symbol"], enter, ret, library, obj_arg, null_obj))
+        deref = "-"
+        if "ret_deref" in h:
+            if not ret:
+                raise ArgusError(f"{where}: \"ret_deref\" needs a \"return\" record type")
+            deref = _deref(h["ret_deref"], where, named)
+        out.append(Hook(h["symbol"], enter, ret, library, obj_arg, null_obj, deref))
     return out
 
 
@@ -94,5 +176,5 @@ def load(paths=None):
 
 def flatten(hooks):
     """The agent's hook list: probe id = index in the spec."""
-    return "".join(f"{i}\t{h.symbol}\t{h.enter}\t{h.ret}\t{h.library}\t{h.obj_arg}\t{h.null_obj}\n"
+    return "".join(f"{i}\t{h.symbol}\t{h.enter}\t{h.ret}\t{h.library}\t{h.obj_arg}\t{h.null_obj}\t{h.ret_deref}\n"
                    for i, h in enumerate(hooks))

@@ -20,12 +20,18 @@ def test_shipped_specs_load_and_flatten():
     spec_dir = os.path.join(REPO, "dylib-instrument", "hooks")
     paths = sorted(os.path.join(spec_dir, n) for n in os.listdir(spec_dir))
     hooks = hookspec.load(paths)
-    assert ("pthread_mutex_lock", 53, 56, "libc.so.6", 0, "-") in hooks
+    assert ("pthread_mutex_lock", 53, 56, "libc.so.6", 0, "-", "-") in hooks
     # GLib's enqueue side names the context its dispatch records, NULL = the default one
-    assert ("g_source_attach", 50, 0, "libglib-2.0.so.0", 1, "g_main_context_default") in hooks
+    assert ("g_source_attach", 50, 0, "libglib-2.0.so.0", 1, "g_main_context_default", "-") in hooks
+    # X11 input: key / button events, core and XInput 2, through the returned event
+    xcb = {h.symbol: h for h in hooks if h.library == "libxcb.so.1"}
+    assert set(xcb) == {"xcb_wait_for_event", "xcb_poll_for_event", "xcb_poll_for_queued_event"}
+    assert {(h.enter, h.ret) for h in xcb.values()} == {(0, hookspec.PROBE_TYPES["input"])}
+    assert xcb["xcb_poll_for_event"].ret_deref == (
+        "0:1:127:2.3.4.5;0:8:0|0:1:127:35,8:2:65535:2.3.4.5;8:1:0,16:1:1,2:2:2,12:4:4")
     flat = hookspec.flatten(hooks).splitlines()
     assert len(flat) == len(hooks)
-    assert all(len(line.split("\t")) == 7 for line in flat)
+    assert all(len(line.split("\t")) == 8 for line in flat)
 
 
 @pytest.mark.parametrize("spec,message", [
@@ -37,6 +43,22 @@ def test_shipped_specs_load_and_flatten():
     ({"hooks": [{"symbol": "f", "enter": "enqueue", "obj_arg": "1"}]}, "must be an argument index 0-5"),
     ({"hooks": [{"symbol": "f", "enter": "enqueue", "null_obj": "a b"}]}, "must name a function"),
     ({"library": "../evil lib", "hooks": [{"symbol": "f", "enter": "enqueue"}]}, "must be a soname"),
+    ({"hooks": [{"symbol": "f", "enter": "input", "ret_deref": [{"when": []}]}]}, "needs a \"return\""),
+    ({"hooks": [{"symbol": "f", "return": "input", "ret_deref": []}]}, "list of 1-4 alternatives"),
+    ({"hooks": [{"symbol": "f", "return": "input", "ret_deref": "nope"}]}, "not one of the file's"),
+    ({"hooks": [{"symbol": "f", "return": "input", "ret_deref": [{"when": [{"offset": 0, "size": 3, "in": [1]}]}]}]},
+     "must be 1, 2, 4 or 8"),
+    ({"hooks": [{"symbol": "f", "return": "input", "ret_deref": [{"when": [{"offset": 0, "size": 1, "in": [256]}]}]}]},
+     "values 0-255"),
+    ({"hooks": [{"symbol": "f", "return": "input", "ret_deref": [{"when": [{"offset": 5000, "in": [1]}]}]}]},
+     "\"offset\" must be an integer 0-4096"),
+    ({"hooks": [{"symbol": "f", "return": "input", "ret_deref": [{"obj": [{"from": 0, "size": 4, "to": 6}]}]}]},
+     "inside obj's 8 bytes"),
+    ({"hooks": [{"symbol": "f", "return": "input", "ret_deref": [{"when": [], "eval": "x"}]}]},
+     "an object with \"when\" and \"obj\""),
+    ({"hooks": [{"symbol": "f", "return": "input", "ret_deref": [
+        {"when": [{"offset": 4096, "size": 8, "in": [2 ** 64 - 1 - k for k in range(8)]}] * 4}] * 4}]},
+     "is too large"),
 ])
 def test_bad_specs_are_one_clear_error(tmp_path, spec, message):
     p = tmp_path / "s.json"
@@ -50,3 +72,15 @@ def test_not_json(tmp_path):
     p.write_text("{")
     with pytest.raises(ArgusError, match="not valid JSON"):
         hookspec.load([str(p)])
+
+
+def test_ret_deref_text_form(tmp_path):
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps({"ret_derefs": {"ev": [
+        {"when": [{"offset": 0, "size": 2, "mask": 255, "in": [7, 9]}], "obj": [{"from": 4, "size": 4, "to": 0}]},
+        {}]},
+        "hooks": [{"symbol": "f", "return": "input", "ret_deref": "ev"},
+                  {"symbol": "g", "return": "probe_return", "ret_deref": [{"when": [{"offset": 3, "in": [1]}]}]}]}))
+    f, g = hookspec.load([str(p)])
+    assert f.ret_deref == "0:2:255:7.9;4:4:0|;0:8:0"      # an empty alternative: always, the 8 bytes at 0
+    assert g.ret_deref == "3:1:255:1;0:8:0"

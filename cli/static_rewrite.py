@@ -90,6 +90,10 @@ def select_hooks(hooks, names, defines, warn=None):
                 if warn:
                     warn(f"{sym}: its obj (argument {rest[0]}) needs `argus run`; skipped")
                 continue
+            if not enter:          # a return-only hook (e.g. ret_deref): return records need the agent
+                if warn:
+                    warn(f"{sym}: records only its return, which needs `argus run`; skipped")
+                continue
             out.append((i, sym, enter, ret))
     return out
 

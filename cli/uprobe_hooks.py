@@ -4,7 +4,7 @@ For processes that were not started under `argus run` (already running, or
 started plainly), argusd attaches the same hooks as uprobes, system-wide.
 This module turns spec files into argusd's hook list (tracer/uprobes.h):
 
-    probe_id  enter_type  return_type  file_offset(hex)  library_path  symbol
+    probe_id  enter_type  return_type  file_offset(hex)  library_path  symbol  obj_arg  ret_deref
 
 one line per hook that resolved.  The library is the spec's soname found in
 the loader cache (`ldconfig -p`, the entry of this machine's architecture);
@@ -139,5 +139,7 @@ def hook_list(names):
         else:
             # obj_arg: the argument that is the record's obj; null_obj (what a
             # NULL obj stands for) needs a call in the process: the agent's only
-            lines.append(f"{probe_id}\t{enter}\t{ret}\t{offsets[symbol]:x}\t{path}\t{symbol}\t{h.obj_arg}\n")
+            # ret_deref: the uretprobe reads the returned record (argus_uprobe.bpf.c)
+            lines.append(f"{probe_id}\t{enter}\t{ret}\t{offsets[symbol]:x}\t{path}\t{symbol}\t{h.obj_arg}"
+                         f"\t{h.ret_deref}\n")
     return "".join(lines), skipped

@@ -39,7 +39,17 @@ def test_hook_list_skips_what_does_not_resolve(tmp_path):
     fields = listing.splitlines()[0].split("\t")
     assert len(listing.splitlines()) == 1 and fields[0] == "0" and fields[1:3] == ["50", "56"]
     assert fields[5] == "getpid" and int(fields[3], 16) > 0
+    assert fields[6:] == ["0", "-"]     # obj_arg, no ret_deref
     assert len(skipped) == 1 and "no_such_function_here" in skipped[0]
+
+
+def test_hook_list_carries_the_ret_deref():
+    listing, skipped = uprobe_hooks.hook_list(["xcb"])
+    if not listing:
+        pytest.skip("libxcb.so.1 not installed")
+    lines = [line.split("\t") for line in listing.splitlines()]
+    assert {f[5] for f in lines} == {"xcb_wait_for_event", "xcb_poll_for_event", "xcb_poll_for_queued_event"}
+    assert all(f[7].startswith("0:1:127:2.3.4.5;") for f in lines) and not skipped
 
 
 def test_unknown_name():

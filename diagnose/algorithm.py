@@ -60,7 +60,8 @@ from argus.diagnose import baseline as BL
 from argus.diagnose import ownership as OW
 from argus.diagnose.ownership import polled_addresses
 from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
-from argus.diagnose.slice import AutoChooser, interactive_slice, EdgeRef, SliceResult, SliceStep
+from argus.diagnose.slice import AutoChooser, interactive_slice, input_slice, EdgeRef, SliceResult, SliceStep
+from argus.diagnose.dispatch import dispatch_in
 from argus.diagnose import waits as W
 from argus.diagnose import report as R
 from argus.diagnose.explain import explain
@@ -283,8 +284,13 @@ class _Run:
         res = None
         role = "slice"
         if bt == B.LONG_RUNNING:
-            res = interactive_slice(g, v, self.chooser)
-            self.extend(res, depth, a, b, None, skip_first=True)
+            d = dispatch_in(g, utid, a, b)      # the callback the stretch sits in (probes), if any
+            res = (input_slice(g, v, d["start_ns"] if d and d["start_ns"] <= a else None)
+                   or interactive_slice(g, v, self.chooser))
+            if res.steps[0].vertex == v:
+                self.extend(res, depth, a, b, None, skip_first=True)
+            else:     # the input vertex the thread's work since descends from
+                self.extend(res, depth, a, b, _pseudo("program_order"))
             info["origin"] = res.origin
             info["slice"] = res
             return info

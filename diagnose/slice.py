@@ -25,8 +25,15 @@ Algorithm: walk backwards from a vertex along incoming causal edges.
   Stop also at a vertex an input probe opened (split kind "input": the key
   press or button that started the work; origin "input", before looking at
   its edges), at a vertex already on the slice ("cycle") and after 64 hops
-  ("max_hops").  The first hop may be forced (`first_edge`: the data_flag
-  edge of a RepeatedYield baseline).
+  ("max_hops").
+
+input_slice: a LongRunning stretch whose thread has worked without pause
+(every gap between its segments < 1 ms, or inside the dispatch the stretch
+sits in) since an input vertex is sliced to that input without a walk: the round trips the work makes meanwhile (a GTK
+handler waiting for its X server's replies) are steps of the work, not its
+trigger, and walking through a server busy with other clients (xdotool)
+leads away from the key press.  A longer gap means the thread idled in its
+loop, and the walk decides as usual.
 
 Chooser: the only place where a human can steer the walk.  AutoChooser is
 the paper's automatic mode: most recent edge, follow weak edges, most recent
@@ -40,11 +47,13 @@ in causal direction.
 """
 from dataclasses import dataclass, field
 
+
 from argus.tracer import schema
 from argus.graphbuild import graph as G
 
 MAX_HOPS = 64
 SAME_WORK_GAP_NS = 1_000_000
+MAX_INPUT_LOOKBACK = 256      # segments input_slice walks back over
 QUEUED_NS = 100_000_000     # a message this long in the receiver's queue waited for the receiver
 # The edge types the slice follows (docs/event-graph.md, "Which edges the
 # slice follows"; slice_test.py tests both decisions on crafted graphs):
@@ -217,6 +226,36 @@ def _input_start(g, v):
     return "split_kind" in g.seg.names and int(g.seg.split_kind[v]) == G.SPLIT_INPUT
 
 
+INPUT_LABEL = "an input event (the key press or button that started it)"
+
+
+def input_slice(g, v, dispatch_start=None, same_work_gap_ns=SAME_WORK_GAP_NS, max_segments=MAX_INPUT_LOOKBACK):
+    """The slice [v's input vertex] (origin "input") when v's thread has
+    worked without pause since an input: walking back over its segments
+    from v, each gap between two of them (a block) is shorter than
+    same_work_gap_ns or lies inside the dispatch v sits in (dispatch_start:
+    its callback_begin ts; a block inside a callback is the callback's own
+    wait, e.g. a round trip to the X server on a loaded machine), until a
+    segment an input opened.  None at another gap (the thread idled: later
+    work is not the input's), at the thread's first segment, or after
+    max_segments."""
+    if "split_kind" not in g.seg.names:
+        return None
+    kinds = g.seg.split_kind
+    cur = int(v)
+    for _ in range(max_segments):
+        if int(kinds[cur]) == G.SPLIT_INPUT:
+            return SliceResult([SliceStep(cur, None)], {"kind": "input", "label": INPUT_LABEL, "vertex": cur})
+        prev = g.prev_segment(cur)
+        if prev < 0:
+            return None
+        inside = dispatch_start is not None and g.seg.end[prev] >= dispatch_start
+        if not inside and g.seg.start[cur] - g.seg.end[prev] >= same_work_gap_ns:
+            return None
+        cur = int(prev)
+    return None
+
+
 def _culled_start(g, v):
     return (g.seg.start_kind[v] == G.START_WAKEUP and g.seg.start_ctx[v] != schema.WAKE_TASK
             and g.in_wake[v] < 0)
@@ -240,7 +279,7 @@ def interactive_slice(g, v, chooser, cursor=None, first_edge=None, max_hops=MAX_
         if forced is not None:
             e, forced = forced, None
         elif _input_start(g, cur):
-            origin = {"kind": "input", "label": "an input event (the key press or button that started it)"}
+            origin = {"kind": "input", "label": INPUT_LABEL}
             break
         else:
             cands = candidates(g, cur, t)

@@ -2,7 +2,7 @@
 from argus.tracer import schema
 from argus.graphbuild import graph as G
 from support.crafted import Trace, ms, us
-from argus.diagnose.slice import AutoChooser, Chooser, interactive_slice, MAX_HOPS
+from argus.diagnose.slice import AutoChooser, Chooser, input_slice, interactive_slice, MAX_HOPS
 
 R, A, B_, X = 10, 20, 30, 40
 
@@ -234,3 +234,48 @@ def test_an_input_vertex_stops_the_slice():
     g = trace(False)
     res = interactive_slice(g, seg(g, R, -1), AutoChooser())
     assert tids(g, res) == [R, A] and res.origin["kind"] != "input"
+
+
+def test_work_since_an_input_is_sliced_to_it():
+    """GDK reads a key press (INPUT row) in its source's check, dispatches it
+    (CALLBACK_BEGIN), the handler waits briefly for a reply of another
+    thread, then computes.  The walk from the computing vertex goes to the
+    replier; input_slice goes to the input.  After an idle gap (>= 1 ms
+    blocked) or without an input: None."""
+    def trace(with_input, idle_ms=0.2):
+        t = threads()
+        t.run(R, 0)
+        if with_input:
+            t.row(ms(1), R, schema.INPUT, obj=0x4102, obj2=0xABC, nr=0)
+        t.row(ms(1.1), R, schema.CALLBACK_BEGIN, obj=0x5000, obj2=0xD00, nr=1)
+        t.run(A, ms(1)).block(R, ms(2), "read", "poll", obj=3)
+        t.wake(A, R, ms(2 + idle_ms)).run(R, ms(2 + idle_ms), until=ms(60), preempt=True)
+        return t.build()
+
+    g = trace(True)
+    v = seg(g, R, -1)
+    assert A in tids(g, interactive_slice(g, v, AutoChooser()))     # the reply's thread, not the key press
+    res = input_slice(g, v)
+    assert tids(g, res) == [R] and res.origin["kind"] == "input"
+    assert g.seg.split_kind[res.origin["vertex"]] == G.SPLIT_INPUT and g.seg.start[res.origin["vertex"]] == ms(1)
+    assert input_slice(g, res.origin["vertex"]).vertices == [res.origin["vertex"]]
+    g = trace(False)
+    assert input_slice(g, seg(g, R, -1)) is None
+    g = trace(True, idle_ms=5)
+    assert input_slice(g, seg(g, R, -1)) is None
+    # the same 5 ms block inside the dispatch (begun at 1.1 ms): the callback's own wait
+    assert input_slice(g, seg(g, R, -1), dispatch_start=ms(1.1)).origin["kind"] == "input"
+
+
+def test_an_input_read_inside_the_dispatch_is_the_slice_origin():
+    """The toolkit reads the key inside its dispatch (GDK's dispatch reads
+    the X queue), waits for a reply, then computes: that input is the origin."""
+    t = threads()
+    t.run(R, 0)
+    t.row(ms(1), R, schema.CALLBACK_BEGIN, obj=0x5000, obj2=0xD00, nr=1)
+    t.row(ms(1.5), R, schema.INPUT, obj=0x4102, obj2=0xABC, nr=0)
+    t.run(A, ms(1)).block(R, ms(2), "read", "poll", obj=3)
+    t.wake(A, R, ms(2.3)).run(R, ms(2.3), until=ms(60), preempt=True)
+    g = t.build()
+    res = input_slice(g, seg(g, R, -1))
+    assert res.vertices == [int(g.segment_at(g.utid_of_tid(R), ms(1.5)))] and res.origin["kind"] == "input"

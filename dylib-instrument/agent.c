@@ -7,19 +7,23 @@
  * dlopen wraps the real one).  Inert without ARGUS_URING_DIR and ARGUS_HOOKS.
  *
  * Hook list: one hook a line, tab separated:
- *   probe_id  symbol  enter_type  return_type  library  [obj_arg  null_obj]
+ *   probe_id  symbol  enter_type  return_type  library  [obj_arg  null_obj  [ret_deref]]
  * (types are the numbers of tracer/argus_event.h, 0 = none; library is the
  * soname the symbol must come from, "-" for the first definition found;
  * obj_arg the integer argument recorded as obj, default 0; null_obj "-" or
  * a function of no arguments in the same library, called once when the hook
  * is installed: its result is recorded in place of a NULL obj, e.g. GLib's
- * g_main_context_default for the functions where NULL means that context).  A hook the
+ * g_main_context_default for the functions where NULL means that context;
+ * ret_deref "-" or the text form of ret_deref.h: the return record reads
+ * its obj through the returned pointer, and only matching returns record).
+ * A line that does not parse is skipped.  A hook the
  * relocator refuses is reported once on stderr with ARGUS_AGENT_VERBOSE=1
  * and skipped: the program keeps running without it.
  */
 #include "hook.h"
 #include "recorder.h"
 #include "reloc.h"
+#include "ret_deref.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -34,6 +38,7 @@ struct planned_hook {
 	char symbol[128];
 	char library[128];   /* "" = any */
 	char null_obj[128];  /* "" = none */
+	struct argus_ret_deref deref;   /* nalts 0 = none */
 	struct argus_hook_spec spec;
 	struct argus_hook hook;
 	int state;   /* 0 not found yet, 1 installed, -1 refused */
@@ -49,14 +54,18 @@ static int read_plan(const char *path)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
-	char line[512];
+	char line[2048], deref[768];   /* hookspec.py keeps a ret_deref under 768 characters */
 	while (nplan < MAX_HOOKS && fgets(line, sizeof(line), f)) {
 		struct planned_hook *p = &plan[nplan];
 		unsigned id, enter, ret, obj_arg = 0;
-		int n = line[0] == '#' ? 0 : sscanf(line, "%u\t%127s\t%u\t%u\t%127s\t%u\t%127s", &id, p->symbol,
-						     &enter, &ret, p->library, &obj_arg, p->null_obj);
-		if ((n != 5 && n != 7) || obj_arg > 5)
+		int n = line[0] == '#' ? 0 : sscanf(line, "%u\t%127s\t%u\t%u\t%127s\t%u\t%127s\t%767s", &id, p->symbol,
+						     &enter, &ret, p->library, &obj_arg, p->null_obj, deref);
+		if ((n != 5 && n != 7 && n != 8) || obj_arg > 5)
 			continue;
+		p->deref.nalts = 0;
+		if (n == 8 && strcmp(deref, "-") != 0 && argus_ret_deref_parse(deref, &p->deref))
+			continue;
+		p->spec.ret_deref = p->deref.nalts ? &p->deref : NULL;
 		if (strcmp(p->library, "-") == 0)
 			p->library[0] = 0;
 		if (n == 5 || strcmp(p->null_obj, "-") == 0)

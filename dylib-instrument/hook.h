@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct argus_ret_deref;
+
 struct argus_hook_spec {
 	uint32_t probe_id;
 	uint16_t enter_type;    /* record type at entry, 0 = none */
@@ -27,6 +29,7 @@ struct argus_hook_spec {
 	size_t fn_size;         /* symbol size when known (0 = unknown): bounds reads and the branch scan */
 	uint8_t obj_arg;        /* the integer argument recorded as obj at entry (0-5) */
 	uint64_t null_obj;      /* recorded in place of a NULL obj (e.g. GLib's default context), 0 = none */
+	const struct argus_ret_deref *ret_deref;   /* return: obj read through the returned pointer, filtered (ret_deref.h); NULL = the return value */
 };
 
 struct argus_hook {

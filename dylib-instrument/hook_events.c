@@ -10,6 +10,7 @@
  */
 #include "hook_events.h"
 #include "recorder.h"
+#include "ret_deref.h"
 
 #define SHADOW_DEPTH 256
 
@@ -48,6 +49,9 @@ uint64_t argus_hook_on_return(struct argus_hook *h, argus_return_frame *f)
 	FRAME_RET(f) = shadow.e[shadow.depth - 1].ret;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* read before the slot is released */
 	shadow.depth--;
-	argus_record(h->spec.return_type, FRAME_RETVAL(f), (uint64_t)h->target, h->spec.probe_id);
+	uint64_t obj = FRAME_RETVAL(f);
+	if (h->spec.ret_deref && !argus_ret_deref_apply(h->spec.ret_deref, obj, &obj))
+		return FRAME_RET(f);   /* not a return the spec records (e.g. not an input event) */
+	argus_record(h->spec.return_type, obj, (uint64_t)h->target, h->spec.probe_id);
 	return FRAME_RET(f);
 }

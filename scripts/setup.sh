@@ -29,6 +29,7 @@ APT_PACKAGES=(
   redis-server redis-tools                              # a real program that hangs, for tests
   tmux                                                  # driving terminal sessions in tests
   bpftrace xvfb python3-gi python3-gi-cairo gir1.2-gtk-3.0  # benchmarks: the bpftrace floor, the GTK redraw workload
+  xdotool                                               # real key presses (XTEST) for the X11 input hook tests
   graphviz chromium                                     # argus export --svg; the HTML report test (playwright)
   libcapstone-dev                                       # dylib-instrument/: the trampoline relocator's disassembler
   libglib2.0-0                                          # a real GLib for the trampoline hook tests (argus run)

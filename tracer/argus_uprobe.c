@@ -59,6 +59,7 @@ struct hook_line {
 	unsigned long probe_id, enter, ret, obj_arg;
 	unsigned long long offset;
 	char *path, *symbol;
+	struct argus_ret_deref deref;   /* nalts 0: the return value is obj */
 };
 
 static void skip(const struct argus_uprobes_config *cfg, const char *fmt, ...)
@@ -96,16 +97,19 @@ static bool parse_ulong(const char *s, int base, unsigned long long max, unsigne
 /* Splits and checks one line in place: 0, or a reason. */
 static const char *parse_hook(char *line, struct hook_line *h)
 {
-	char *field[7], *save = NULL, *p;
+	char *field[8], *save = NULL, *p;
 	unsigned long long v[5] = { 0 };
 	int n = 0;
 
-	for (p = strtok_r(line, "\t", &save); p && n < 7; p = strtok_r(NULL, "\t", &save))
+	for (p = strtok_r(line, "\t", &save); p && n < 8; p = strtok_r(NULL, "\t", &save))
 		field[n++] = p;
-	if ((n != 6 && n != 7) || p)
-		return "needs 6 tab-separated fields (a 7th: obj_arg)";
-	if (n == 7 && !parse_ulong(field[6], 10, 4, &v[4]))
+	if (n < 6 || p)
+		return "needs 6 tab-separated fields (a 7th: obj_arg, an 8th: ret_deref)";
+	if (n >= 7 && !parse_ulong(field[6], 10, 4, &v[4]))
 		return "bad obj_arg (0-4)";
+	h->deref.nalts = 0;
+	if (n == 8 && strcmp(field[7], "-") != 0 && argus_ret_deref_parse(field[7], &h->deref))
+		return "bad ret_deref";
 	if (!parse_ulong(field[0], 10, 65535, &v[0]) || !parse_ulong(field[1], 10, 255, &v[1]) ||
 	    !parse_ulong(field[2], 10, 255, &v[2]) || !parse_ulong(field[3], 16, ULLONG_MAX, &v[3]))
 		return "bad number";
@@ -118,6 +122,8 @@ static const char *parse_hook(char *line, struct hook_line *h)
 	h->symbol = field[5];
 	if (!valid_type(h->enter) || !valid_type(h->ret) || (!h->enter && !h->ret))
 		return "bad record type";
+	if (h->deref.nalts && !h->ret)
+		return "ret_deref without a return record type";
 	if (!h->offset)
 		return "zero offset";
 	if (h->path[0] != '/')
@@ -146,6 +152,15 @@ static int attach_one(struct argus_uprobes *u, const struct argus_uprobes_config
 		}
 	}
 	if (h->ret) {
+		__u32 id = (__u32)h->probe_id;
+
+		if (h->deref.nalts && bpf_map__update_elem(u->obj->maps.derefs, &id, sizeof(id), &h->deref,
+							  sizeof(h->deref), BPF_ANY)) {
+			skip(cfg, "uprobe hook %lu %s in %s skipped: failed to update map derefs: %s", h->probe_id,
+			     h->symbol, h->path, strerror(errno));
+			bpf_link__destroy(entry);
+			return -1;
+		}
 		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->ret, 0, 0);
 		opts.retprobe = true;
 		ret = bpf_program__attach_uprobe_opts(u->obj->progs.probe_return, -1, h->path, h->offset, &opts);

@@ -12,9 +12,10 @@
  *   close  detach and free
  *
  * The hook list (a file, one hook a line, tab separated; cli/uprobe_hooks.py):
- *   probe_id  enter_type  return_type  file_offset  library_path  symbol
+ *   probe_id  enter_type  return_type  file_offset  library_path  symbol  [obj_arg  [ret_deref]]
  * types are record type numbers (0 = none, else 48..56), the offset is the
- * symbol's file offset in hexadecimal, the path absolute.
+ * symbol's file offset in hexadecimal, the path absolute; ret_deref "-" or
+ * the text form of dylib-instrument/ret_deref.h.
  *
  * Elsewhere than Linux every call is a stub that says "not supported".
  */

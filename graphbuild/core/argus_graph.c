@@ -305,6 +305,10 @@ void split_at(struct argus_graph *g, int64_t u, int64_t ts, int criterion, int e
 	} else {
 		return;
 	}
+	/* an input's vertex holds the work the input starts: only an exact
+	 * boundary ends it (argus_graph_probes.c) */
+	if (!exact && t->seg >= 0 && SG(g, t->seg)->split_kind == ARGUS_SPLIT_INPUT)
+		return;
 	flush(g, u, ts, ARGUS_END_SPLIT);
 	open_seg(g, u, ts, ARGUS_START_SPLIT, -1, 0, -1);
 	SG(g, TH(g, u)->seg)->split_kind = (uint8_t)criterion;

@@ -22,6 +22,11 @@
  *   input      INPUT (a key / button event read) opens a vertex (split kind
  *              INPUT): the work that follows it in the thread starts there,
  *              and a slice of that work stops at it (diagnose/slice.py).
+ *              An input vertex runs until an exact boundary (a callback cut,
+ *              a block, a wakeup): no heuristic split inside it (argus_graph.c
+ *              split_at), and a further input read meanwhile (a key press
+ *              and its release returned by one socket read) stays in it: the
+ *              first input is what started the work.
  *
  * Invariants: without probe rows nothing here runs and the graph is the one
  * the kernel rows give.  Every handler owns its row; maps are keyed (pid, obj)
@@ -140,7 +145,8 @@ void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 		own_row(g, u, i);
 		return cut(g, u, (int64_t)r->ts_ns, ARGUS_SPLIT_CALLBACK);
 	case ARGUS_EV_INPUT:
-		cut(g, u, (int64_t)r->ts_ns, ARGUS_SPLIT_INPUT);
+		if (TH(g, u)->seg < 0 || SG(g, TH(g, u)->seg)->split_kind != ARGUS_SPLIT_INPUT)
+			cut(g, u, (int64_t)r->ts_ns, ARGUS_SPLIT_INPUT);
 		return own_row(g, u, i);
 	}
 	own_row(g, u, i);

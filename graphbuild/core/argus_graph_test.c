@@ -600,6 +600,39 @@ static void test_input_opens_a_vertex(void **state)
 	graph_free(&g);
 }
 
+/* A key press and its release read in one go (a lock row between them, as
+ * libxcb takes its mutex): one vertex, the press's; no heuristic split
+ * inside it; an input after a callback cut opens its own. */
+static void test_inputs_read_back_to_back_share_a_vertex(void **state)
+{
+	struct trace t;
+	struct graph g;
+	int64_t a[8];
+
+	(void)state;
+	trace_init(&t);
+	snapshot(&t, A, A, "gui");
+	run(&t, A, A, 1 * MS);
+	probe(&t, A, A, 2 * MS, ARGUS_EV_INPUT, 0x4102, 0xB00);          /* press */
+	probe(&t, A, A, 2 * MS + 500, ARGUS_EV_MUTEX_LOCK, 0x10, 0xC00);
+	probe(&t, A, A, 2 * MS + 1000, ARGUS_EV_INPUT, 0x4103, 0xB00);   /* its release, same read */
+	enter(&t, A, A, 2 * MS + 2000, NR_EPOLL_WAIT, 100, 3);
+	leave(&t, A, A, 2 * MS + 3000, NR_EPOLL_WAIT, 1);                 /* did not block: no split here */
+	probe(&t, A, A, 3 * MS, ARGUS_EV_CALLBACK_BEGIN, CTX, DISPATCH_FN);
+	probe(&t, A, A, 4 * MS, ARGUS_EV_INPUT, 0x4102, 0xB00);          /* after another row */
+	build(&t, 10 * MS, &g);
+	assert_int_equal(segments_of(&g, A, a, 8), 4);
+	assert_int_equal(g.seg.split_kind[a[1]], ARGUS_SPLIT_INPUT);
+	assert_int_equal(g.seg.start[a[1]], 2 * MS);
+	assert_int_equal(g.seg.split_kind[a[2]], ARGUS_SPLIT_CALLBACK);
+	assert_int_equal(g.seg.split_kind[a[3]], ARGUS_SPLIT_INPUT);
+	assert_int_equal(g.seg.start[a[3]], 4 * MS);
+	assert_int_equal(g.st.splits_input, 2);
+	assert_int_equal(g.st.splits_event_loop, 0);
+	free(t.rows);
+	graph_free(&g);
+}
+
 static void test_enqueue_by_another_thread_is_a_message_edge_to_the_dispatch(void **state)
 {
 	struct trace t;
@@ -814,6 +847,7 @@ int main(void)
 		cmocka_unit_test(test_failed_lock_try_points_to_the_holder_the_kernel_named),
 		cmocka_unit_test(test_callback_probes_cut_segments_exactly),
 		cmocka_unit_test(test_input_opens_a_vertex),
+		cmocka_unit_test(test_inputs_read_back_to_back_share_a_vertex),
 		cmocka_unit_test(test_enqueue_by_another_thread_is_a_message_edge_to_the_dispatch),
 		cmocka_unit_test(test_mutex_unlock_to_the_waiting_lock_is_an_ownership_edge),
 		cmocka_unit_test(test_segments_and_edges_come_out_sorted_and_consistent),

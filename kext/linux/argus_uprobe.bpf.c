@@ -13,6 +13,11 @@
  * process (the instruction pointer at entry), probe_id = index in the spec;
  * but pid/tid/cpu/ts come from the kernel, as for every other BPF record.
  *
+ * A hook with a ret_deref (probe id in the derefs map) records its return
+ * only when the record the returned pointer points to matches, with obj
+ * assembled from that record (ret_deref.h; read with bpf_probe_read_user:
+ * an unreadable pointer is no match).
+ *
  * A uprobe costs a trap per call (bench/trampoline_cost.py: ~1.7 us), which
  * is why `argus start` turns this on only for the spec files it is given.
  * The daemon itself is never recorded.
@@ -39,6 +44,13 @@ struct {
 	__type(key, __u64);
 	__type(value, __u64);
 } inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ARGUS_UPROBE_DEREF_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct argus_ret_deref);
+} derefs SEC(".maps");
 
 #include "record.bpf.h"
 
@@ -87,16 +99,75 @@ int BPF_KPROBE(probe_entry)
 			   call_arg(ctx, ARGUS_UPROBE_COOKIE_OBJ_ARG(cookie)), fn);
 }
 
+/* The size-byte little-endian value at ptr + off (0 when unreadable; *ok
+ * cleared).  size is 1..8 (the loader checked it). */
+static __always_inline __u64 read_value(__u64 ptr, __u16 off, __u8 size, int *ok)
+{
+	__u64 v = 0;
+	__u32 n = size;
+
+	if (n < 1 || n > 8 || bpf_probe_read_user(&v, n, (const void *)(ptr + off)))
+		*ok = 0;
+	return v;
+}
+
+/* ret_deref.h's apply: 1 and *obj when an alternative matches. */
+static __always_inline int deref_apply(const struct argus_ret_deref *d, __u64 ptr, __u64 *obj)
+{
+	if (!ptr)
+		return 0;
+	for (int i = 0; i < ARGUS_DEREF_ALTS; i++) {
+		const struct argus_deref_alt *a = &d->alt[i];
+		int ok = 1, matched = 1;
+
+		if (i >= d->nalts)
+			break;
+		for (int k = 0; k < ARGUS_DEREF_CONDS && matched; k++) {
+			const struct argus_deref_cond *c = &a->cond[k];
+			__u64 v;
+			int hit = 0;
+
+			if (k >= a->nconds)
+				break;
+			v = read_value(ptr, c->offset, c->size, &ok) & c->mask;
+			for (int j = 0; j < ARGUS_DEREF_VALUES; j++)
+				if (j < c->nvalues && c->values[j] == v)
+					hit = 1;
+			matched = ok && hit;
+		}
+		if (!matched)
+			continue;
+		__u64 out = 0;
+		for (int k = 0; k < ARGUS_DEREF_COPIES; k++) {
+			const struct argus_deref_copy *c = &a->copy[k];
+
+			if (k >= a->ncopies)
+				break;
+			out |= read_value(ptr, c->from, c->size, &ok) << ((c->to & 7) * 8);
+		}
+		if (!ok)
+			return 0;
+		*obj = out;
+		return 1;
+	}
+	return 0;
+}
+
 SEC("uretprobe")
 int BPF_KRETPROBE(probe_return)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx), *stashed, fn = 0;
+	__u64 cookie = bpf_get_attach_cookie(ctx), *stashed, fn = 0, obj = PT_REGS_RC(ctx);
 	__u64 key = (bpf_get_current_pid_tgid() << 32) | ARGUS_UPROBE_COOKIE_ID(cookie);
+	__u32 probe_id = ARGUS_UPROBE_COOKIE_ID(cookie);
+	const struct argus_ret_deref *d = bpf_map_lookup_elem(&derefs, &probe_id);
+
+	if (d && !deref_apply(d, obj, &obj))
+		return 0;     /* not a return the spec records (e.g. not an input event) */
 
 	/* Left in place (the LRU map ages it out): the outer call of a nested
 	 * pair returns later and needs the same address. */
 	stashed = bpf_map_lookup_elem(&inflight, &key);
 	if (stashed)
 		fn = *stashed;
-	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie), PT_REGS_RC(ctx), fn);
+	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), probe_id, obj, fn);
 }

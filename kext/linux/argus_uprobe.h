@@ -8,6 +8,7 @@
 #define ARGUS_UPROBE_H
 
 #include "../../tracer/argus_event.h"
+#include "../../dylib-instrument/ret_deref.h"
 
 /* The hooks' own BPF ring buffer: the points are low-rate (the issue's
  * GLib dispatches, pthread creation); the daemon drains it every loop turn. */
@@ -17,6 +18,11 @@
  * id) -> entry address, so the return record names the function as the
  * entry did. */
 #define ARGUS_UPROBE_INFLIGHT_ENTRIES 16384
+
+/* Hooks whose return record reads through the returned pointer (the spec's
+ * ret_deref): probe id -> struct argus_ret_deref (dylib-instrument/ret_deref.h),
+ * filled by the loader before attaching. */
+#define ARGUS_UPROBE_DEREF_ENTRIES 256
 
 /* The attach cookie of every link: probe id, record type (0 = none),
  * on an entry link whether the hook records its return too (the entry then

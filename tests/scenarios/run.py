@@ -78,6 +78,11 @@ def check_feature(feature, report, argus, truth):
             return None
         truth.extra["messages"] = pairs
         return [truth.extra["enqueue_tid"], truth.hung_tid] in pairs
+    if feature == "input":
+        # the LongRunning slice stopped at the vertex an input event (the key
+        # press read through libxcb) opened: "the key press that started it"
+        origins = [report["spinning"].get("origin")] + [c.get("origin") for c in report.get("root_causes", [])]
+        return any((o or {}).get("kind") == "input" for o in origins)
     if feature == "weak_mutex_edge":
         return any((p.get("edge_in") or {}).get("weak") for p in path)
     if feature == "ownership":
