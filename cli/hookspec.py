@@ -5,10 +5,14 @@ per library (its soname: the symbols are taken from it), each hook naming
 its symbol, the record type at entry and, optionally, at return, which
 argument is the entry's obj ("obj_arg", default 0) and a function of no
 arguments whose result stands for a NULL obj ("null_obj", e.g. GLib's
-g_main_context_default).  `argus run` validates the files and flattens them
-into the agent's hook list (one line per hook: probe id, symbol, entry type,
-return type, library, obj_arg, null_obj, tab separated; see
-dylib-instrument/agent.c).  Record types
+g_main_context_default).  "obj": "process" in place of an argument makes the
+entry's obj one fixed key per process (OBJ_PROCESS: a process-wide lock whose
+functions take no argument naming it, CPython's GIL), and "return_obj"
+picks the return record's obj: "result" (default: the return value), an
+argument index (saved at entry: pthread_cond_wait's cond) or "process".
+`argus run` validates the files and flattens them into the agent's hook list
+(one line per hook: probe id, symbol, entry type, return type, library,
+obj_arg, null_obj, return_obj, tab separated; see dylib-instrument/agent.c).  Record types
 are the schema's user-space tracepoint types (argus_ev_probe).
 """
 import collections
@@ -25,8 +29,12 @@ PROBE_TYPES = {schema.TYPE_NAMES[t]: t for t in schema.PROBE_TYPES}
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.@]*$")
 MAX_OBJ_ARG = 5   # the integer argument registers the thunks save: x86_64 rdi..r9, arm64 x0..x5
+OBJ_PROCESS = 6   # obj_arg code: the process key (tracer/argus_event.h ARGUS_OBJ_PROCESS)
+# return_obj codes (dylib-instrument/hook.h): 0 the return value, 1-6 argument 0-5 saved at entry, 7 the process key
+RETURN_RESULT, RETURN_PROCESS = 0, 7
 
-Hook = collections.namedtuple("Hook", "symbol enter ret library obj_arg null_obj", defaults=(0, "-"))
+Hook = collections.namedtuple("Hook", "symbol enter ret library obj_arg null_obj return_obj",
+                              defaults=(0, "-", RETURN_RESULT))
 
 _LIBRARY = re.compile(r"(-|[A-Za-z0-9_][A-Za-z0-9_.+-]*)$")   # a soname, no path: no tab, no space
 
@@ -69,10 +77,26 @@ def load_file(path):
         obj_arg = h.get("obj_arg", 0)
         if type(obj_arg) is not int or not 0 <= obj_arg <= MAX_OBJ_ARG:
             raise ArgusError(f"{where}: \"obj_arg\" must be an argument index 0-{MAX_OBJ_ARG}")
+        if "obj" in h:
+            if h["obj"] != "process" or "obj_arg" in h:
+                raise ArgusError(f"{where}: \"obj\" can only be \"process\" (and excludes \"obj_arg\")")
+            obj_arg = OBJ_PROCESS
+        return_obj = h.get("return_obj", "result")
+        if return_obj == "result":
+            return_obj = RETURN_RESULT
+        elif return_obj == "process":
+            return_obj = RETURN_PROCESS
+        elif type(return_obj) is int and 0 <= return_obj <= MAX_OBJ_ARG:
+            return_obj += 1
+        else:
+            raise ArgusError(f"{where}: \"return_obj\" must be \"result\", \"process\" or an argument index "
+                             f"0-{MAX_OBJ_ARG}")
+        if return_obj != RETURN_RESULT and not ret:
+            raise ArgusError(f"{where}: \"return_obj\" needs a \"return\" record")
         null_obj = h.get("null_obj", "-")
         if null_obj != "-" and (not isinstance(null_obj, str) or not _SYMBOL.match(null_obj)):
             raise ArgusError(f"{where}: \"null_obj\" must name a function (a C identifier)")
-        out.append(Hook(h["symbol"], enter, ret, library, obj_arg, null_obj))
+        out.append(Hook(h["symbol"], enter, ret, library, obj_arg, null_obj, return_obj))
     return out
 
 
@@ -94,5 +118,5 @@ def load(paths=None):
 
 def flatten(hooks):
     """The agent's hook list: probe id = index in the spec."""
-    return "".join(f"{i}\t{h.symbol}\t{h.enter}\t{h.ret}\t{h.library}\t{h.obj_arg}\t{h.null_obj}\n"
+    return "".join(f"{i}\t{h.symbol}\t{h.enter}\t{h.ret}\t{h.library}\t{h.obj_arg}\t{h.null_obj}\t{h.return_obj}\n"
                    for i, h in enumerate(hooks))

@@ -19,6 +19,7 @@ files given by path, the index over those files.
 """
 import os
 import platform
+import shutil
 import subprocess
 
 from argus.cli import hookspec
@@ -78,7 +79,10 @@ def find_library(soname):
     from elftools.elf.elffile import ELFFile
 
     machine = _MACHINES.get(platform.machine())
-    for path in _ldconfig_paths(soname):
+    # a name no library has may be a program that defines the API itself
+    # (python3.11 is linked with libpython): the one in PATH
+    exe = shutil.which(soname)
+    for path in _ldconfig_paths(soname) + ([exe] if exe else []):
         try:
             with open(path, "rb") as f:
                 elf = ELFFile(f)
@@ -130,7 +134,7 @@ def hook_list(names):
     for probe_id, h in hooks:
         symbol, enter, ret, lib = h.symbol, h.enter, h.ret, h.library
         path, offsets = libs[lib]
-        if h.obj_arg > MAX_OBJ_ARG:
+        if MAX_OBJ_ARG < h.obj_arg != hookspec.OBJ_PROCESS or MAX_OBJ_ARG + 1 < h.return_obj != hookspec.RETURN_PROCESS:
             skipped.append(f"uprobe hook {symbol}: argument {h.obj_arg} is not readable from a uprobe; skipped")
         elif path is None:
             skipped.append(f"uprobe hook {symbol}: library {lib} not found (ldconfig -p); skipped")
@@ -139,5 +143,6 @@ def hook_list(names):
         else:
             # obj_arg: the argument that is the record's obj; null_obj (what a
             # NULL obj stands for) needs a call in the process: the agent's only
-            lines.append(f"{probe_id}\t{enter}\t{ret}\t{offsets[symbol]:x}\t{path}\t{symbol}\t{h.obj_arg}\n")
+            lines.append(f"{probe_id}\t{enter}\t{ret}\t{offsets[symbol]:x}\t{path}\t{symbol}\t{h.obj_arg}"
+                         f"\t{h.return_obj}\n")
     return "".join(lines), skipped

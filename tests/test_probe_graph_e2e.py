@@ -196,3 +196,45 @@ def test_glib_idle_added_from_a_worker_is_a_message_edge_to_its_dispatch(argus_c
     for k in msg.tolist():
         assert e.src_ts[k] <= e.ts[k]
         assert g.seg.start[e.dst[k]] == e.ts[k]          # the dispatch opens its segment
+
+
+def test_cond_signal_to_the_waiters_wake_is_a_message_edge(argus_cli):
+    """argus-cond-handoff: per round the consumer waits on item_cond (its
+    entry releases the lock), then the producer signals it: the records of
+    the cond hooks (pthread.json) and, in the graph, the signal -> the
+    wait's return as a message edge on the cond, every round."""
+    require_tracing()
+    argus_cli.start(size="64M")
+    out = _run(argus_cli, native("argus-cond-handoff"), "20")
+    ids = json.loads(out.splitlines()[0])
+    pid, consumer, producer, rounds = ids["pid"], ids["consumer_tid"], ids["producer_tid"], ids["rounds"]
+    argus_cli.wait_drained()
+    argus_cli.stop()
+    events = [json.loads(line) for line in
+              argus_cli.run("events", "--buffer", argus_cli.buffer, "--json", "--pid", str(pid)).stdout.splitlines()]
+
+    def count(kind, tid, obj):
+        return sum(1 for e in events if e["type"] == kind and e["tid"] == tid and e["obj"] == obj)
+    # the producer's signal, the consumer's broadcast: enqueue on their cond
+    assert count("enqueue", producer, ids["item_cond"]) == rounds
+    assert count("enqueue", consumer, ids["ack_cond"]) == rounds
+    # every round the consumer waits: the lock released at entry, the cond named at return
+    assert count("mutex_unlock", consumer, ids["lock"]) >= 2 * rounds     # wait entries + its own unlocks
+    assert count("probe_return", consumer, ids["item_cond"]) >= rounds
+    wait_fns = {e["fn"] for e in events if e["type"] == "probe_return" and e["obj"] == ids["item_cond"]}
+    assert len(wait_fns) == 2                                             # pthread_cond_wait and _timedwait
+
+    g = build_graph_from_trace(reader.decode_file(argus_cli.buffer, strict=False))
+    tid = g.threads.tid[g.seg.utid]
+    e = g.edges
+    cond = np.flatnonzero((e.type == G.EDGE_MESSAGE) & (e.obj == ids["item_cond"]))
+    pairs = {(int(tid[e.src[k]]), int(tid[e.dst[k]])) for k in cond.tolist()}
+    assert pairs == {(producer, consumer)}, pairs
+    assert len(cond) == rounds and g.stats["cond_edges"] >= rounds
+    for k in cond.tolist():
+        assert e.src_ts[k] < e.ts[k]
+        assert g.seg.start[e.dst[k]] <= e.ts[k] <= g.seg.end[e.dst[k]]
+    # the lock the wait took back: the producer's unlock after its signal
+    back = np.flatnonzero((e.type == G.EDGE_OWNERSHIP) & (e.owner_kind == G.OWNER_MUTEX) & (e.obj == ids["lock"])
+                          & (tid[e.dst] == consumer))
+    assert len(back) >= 1

@@ -56,7 +56,7 @@ struct argus_uprobes {
 };
 
 struct hook_line {
-	unsigned long probe_id, enter, ret, obj_arg;
+	unsigned long probe_id, enter, ret, obj_arg, return_obj;
 	unsigned long long offset;
 	char *path, *symbol;
 };
@@ -96,16 +96,18 @@ static bool parse_ulong(const char *s, int base, unsigned long long max, unsigne
 /* Splits and checks one line in place: 0, or a reason. */
 static const char *parse_hook(char *line, struct hook_line *h)
 {
-	char *field[7], *save = NULL, *p;
-	unsigned long long v[5] = { 0 };
+	char *field[8], *save = NULL, *p;
+	unsigned long long v[6] = { 0 };
 	int n = 0;
 
-	for (p = strtok_r(line, "\t", &save); p && n < 7; p = strtok_r(NULL, "\t", &save))
+	for (p = strtok_r(line, "\t", &save); p && n < 8; p = strtok_r(NULL, "\t", &save))
 		field[n++] = p;
-	if ((n != 6 && n != 7) || p)
-		return "needs 6 tab-separated fields (a 7th: obj_arg)";
-	if (n == 7 && !parse_ulong(field[6], 10, 4, &v[4]))
-		return "bad obj_arg (0-4)";
+	if (n < 6 || p)
+		return "needs 6 tab-separated fields (a 7th: obj_arg, an 8th: return_obj)";
+	if (n >= 7 && (!parse_ulong(field[6], 10, ARGUS_UPROBE_OBJ_PROCESS, &v[4]) || v[4] == 5))
+		return "bad obj_arg (0-4, 6)";
+	if (n == 8 && (!parse_ulong(field[7], 10, ARGUS_UPROBE_RETURN_PROCESS, &v[5]) || v[5] == 6))
+		return "bad return_obj (0-5, 7)";
 	if (!parse_ulong(field[0], 10, 65535, &v[0]) || !parse_ulong(field[1], 10, 255, &v[1]) ||
 	    !parse_ulong(field[2], 10, 255, &v[2]) || !parse_ulong(field[3], 16, ULLONG_MAX, &v[3]))
 		return "bad number";
@@ -113,6 +115,7 @@ static const char *parse_hook(char *line, struct hook_line *h)
 	h->enter = v[1];
 	h->ret = v[2];
 	h->obj_arg = v[4];
+	h->return_obj = v[5];
 	h->offset = v[3];
 	h->path = field[4];
 	h->symbol = field[5];
@@ -137,7 +140,7 @@ static int attach_one(struct argus_uprobes *u, const struct argus_uprobes_config
 	struct bpf_link *entry = NULL, *ret = NULL;
 
 	{   /* always: the entry keeps fn for the return record */
-		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->enter, h->ret, h->obj_arg);
+		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->enter, h->ret, h->obj_arg, h->return_obj);
 		entry = bpf_program__attach_uprobe_opts(u->obj->progs.probe_entry, -1, h->path, h->offset, &opts);
 		if (!entry) {
 			skip(cfg, "uprobe hook %lu %s in %s skipped: failed to attach uprobe: %s", h->probe_id,
@@ -146,7 +149,7 @@ static int attach_one(struct argus_uprobes *u, const struct argus_uprobes_config
 		}
 	}
 	if (h->ret) {
-		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->ret, 0, 0);
+		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->ret, 0, 0, h->return_obj);
 		opts.retprobe = true;
 		ret = bpf_program__attach_uprobe_opts(u->obj->progs.probe_return, -1, h->path, h->offset, &opts);
 		if (!ret) {

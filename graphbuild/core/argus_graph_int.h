@@ -86,6 +86,10 @@ struct thr {
 	uint8_t cb_seen, mx_pending;
 	uint64_t mx_obj, mx_fn;
 	int64_t mx_ts;
+	/* the last MUTEX_UNLOCK: a PROBE_RETURN of the same function is a
+	 * condition wait's return (pthread_cond_wait: unlock at entry) */
+	uint64_t cw_fn, cw_mutex;
+	int64_t cw_ts;
 };
 
 struct wake {

@@ -18,7 +18,19 @@
  *              that asked before that unlock (it waited for the holder): an
  *              ownership edge, owner_kind MUTEX, strong (the library said
  *              so).  An uncontended lock makes no edge.  Edge ts = the lock's
- *              return, src_ts = the unlock.
+ *              return, src_ts = the unlock.  A lock whose return record
+ *              names its object instead of a result (a void function such
+ *              as CPython's PyEval_RestoreThread, "return_obj") succeeded.
+ *   cond       a MUTEX_UNLOCK at entry and a PROBE_RETURN of the same hooked
+ *              function in one thread is a condition wait (pthread_cond_wait:
+ *              the mutex released at entry, the return record names the
+ *              cond).  The last ENQUEUE on (pid, cond) by another thread
+ *              made after the wait began (pthread_cond_signal / broadcast)
+ *              -> the waiter's segment at the return: a message edge
+ *              (stats cond_edges; not consumed, so one broadcast reaches
+ *              every waiter).  The re-acquired mutex: the last unlock of it
+ *              by another thread since the wait began -> the same segment,
+ *              an ownership edge, owner_kind MUTEX.
  *   input      INPUT (a key / button event read) opens a vertex (split kind
  *              INPUT): the work that follows it in the thread starts there,
  *              and a slice of that work stops at it (diagnose/slice.py).
@@ -105,26 +117,50 @@ static void on_callback_begin(struct argus_graph *g, int64_t u, const struct arg
 	}
 }
 
+static void ownership_from_unlock(struct argus_graph *g, int64_t u, uint64_t mutex, int64_t asked, int64_t ts,
+				  uint64_t i);
+
 static void on_mutex_return(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i)
 {
 	struct thr *t = TH(g, u);
-	struct handoff *h;
 
 	if (!t->mx_pending || r->obj2 != t->mx_fn)
 		return;
 	t->mx_pending = 0;
-	if (r->obj != 0)                  /* the lock failed: nothing handed over */
+	if (r->obj != 0 && r->obj != t->mx_obj)   /* the lock failed: nothing handed over */
 		return;
-	h = last_handoff(g, &g->unlocks, t->pid, t->mx_obj, 0);
-	if (!h || h->used || h->utid == u || h->ts < t->mx_ts)
+	ownership_from_unlock(g, u, t->mx_obj, t->mx_ts, (int64_t)r->ts_ns, i);
+}
+
+static void ownership_from_unlock(struct argus_graph *g, int64_t u, uint64_t mutex, int64_t asked, int64_t ts,
+				  uint64_t i)
+{
+	struct thr *t = TH(g, u);
+	struct handoff *h = last_handoff(g, &g->unlocks, t->pid, mutex, 0);
+
+	if (!h || h->used || h->utid == u || h->ts < asked)
 		return;                   /* uncontended, or our own unlock */
 	h->used = 1;
-	push_edge(g, &g->msg_edges, h->seg, t->seg, ARGUS_EDGE_OWNERSHIP, 0, (int64_t)r->ts_ns, h->ts, (int64_t)i,
-		  -1, t->mx_obj, 0);
+	push_edge(g, &g->msg_edges, h->seg, t->seg, ARGUS_EDGE_OWNERSHIP, 0, ts, h->ts, (int64_t)i, -1, mutex, 0);
 	if (!g->oom)
 		VEC_AT(&g->msg_edges, struct edge, g->msg_edges.len - 1).owner_kind = ARGUS_OWNER_MUTEX;
 	g->st.mutex_edges++;
 	g->st.ownership_edges++;
+}
+
+/* The return of a condition wait: r->obj = the cond. */
+static void on_cond_wake(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i)
+{
+	struct thr *t = TH(g, u);
+	struct handoff *h = last_handoff(g, &g->enqueues, t->pid, r->obj, 0);
+	int64_t ts = (int64_t)r->ts_ns;
+
+	t->cw_fn = 0;
+	if (h && h->utid != u && h->ts >= t->cw_ts) {
+		push_edge(g, &g->msg_edges, h->seg, t->seg, ARGUS_EDGE_MESSAGE, 0, ts, h->ts, h->row, -1, r->obj, 0);
+		g->st.cond_edges++;
+	}
+	ownership_from_unlock(g, u, t->cw_mutex, t->cw_ts, ts, i);
 }
 
 void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)
@@ -149,6 +185,9 @@ void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 	case ARGUS_EV_ENQUEUE:
 		return note_handoff(g, &g->enqueues, u, r, i);
 	case ARGUS_EV_MUTEX_UNLOCK:
+		t->cw_fn = r->obj2;
+		t->cw_mutex = r->obj;
+		t->cw_ts = (int64_t)r->ts_ns;
 		return note_handoff(g, &g->unlocks, u, r, i);
 	case ARGUS_EV_MUTEX_LOCK:
 		t->mx_pending = 1;
@@ -157,7 +196,11 @@ void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 		t->mx_ts = (int64_t)r->ts_ns;
 		return;
 	case ARGUS_EV_PROBE_RETURN:
-		return on_mutex_return(g, u, r, i);
+		if (t->mx_pending && r->obj2 == t->mx_fn)
+			return on_mutex_return(g, u, r, i);
+		if (t->cw_fn && r->obj2 == t->cw_fn)
+			return on_cond_wake(g, u, r, i);
+		return;
 	default:
 		return;
 	}

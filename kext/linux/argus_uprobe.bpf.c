@@ -9,7 +9,8 @@
  * Each link carries its hook as the attach cookie (probe id, record type:
  * argus_uprobe.h), so the two programs serve the whole spec.  A record is a
  * struct argus_ev_probe as the trampolines write it: obj = first argument
- * (return value for PROBE_RETURN), fn = the function's address in the
+ * (argument obj_arg, or the process key; return value or the argument
+ * return_obj names for the return record), fn = the function's address in the
  * process (the instruction pointer at entry), probe_id = index in the spec;
  * but pid/tid/cpu/ts come from the kernel, as for every other BPF record.
  *
@@ -37,7 +38,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, ARGUS_UPROBE_INFLIGHT_ENTRIES);
 	__type(key, __u64);
-	__type(value, __u64);
+	__type(value, struct argus_uprobe_inflight);
 } inflight SEC(".maps");
 
 #include "record.bpf.h"
@@ -72,6 +73,8 @@ static __always_inline __u64 call_arg(struct pt_regs *ctx, __u32 n)
 	barrier_var(a2);
 	barrier_var(a3);
 	barrier_var(a4);
+	if (n == ARGUS_UPROBE_OBJ_PROCESS)
+		return ARGUS_OBJ_PROCESS;
 	return n == 1 ? a1 : n == 2 ? a2 : n == 3 ? a3 : n == 4 ? a4 : a0;
 }
 
@@ -80,9 +83,16 @@ int BPF_KPROBE(probe_entry)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx), fn = PT_REGS_IP(ctx);
 	__u64 key = (bpf_get_current_pid_tgid() << 32) | ARGUS_UPROBE_COOKIE_ID(cookie);
+	__u32 ret_obj = ARGUS_UPROBE_COOKIE_RETURN_OBJ(cookie);
+	struct argus_uprobe_inflight in = { .fn = fn };
 
-	if (ARGUS_UPROBE_COOKIE_HAS_RETURN(cookie))
-		bpf_map_update_elem(&inflight, &key, &fn, BPF_ANY);
+	if (ARGUS_UPROBE_COOKIE_HAS_RETURN(cookie)) {
+		if (ret_obj == ARGUS_UPROBE_RETURN_PROCESS)
+			in.obj = ARGUS_OBJ_PROCESS;
+		else if (ret_obj)
+			in.obj = call_arg(ctx, ret_obj - 1);
+		bpf_map_update_elem(&inflight, &key, &in, BPF_ANY);
+	}
 	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie),
 			   call_arg(ctx, ARGUS_UPROBE_COOKIE_OBJ_ARG(cookie)), fn);
 }
@@ -90,13 +100,17 @@ int BPF_KPROBE(probe_entry)
 SEC("uretprobe")
 int BPF_KRETPROBE(probe_return)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx), *stashed, fn = 0;
+	__u64 cookie = bpf_get_attach_cookie(ctx), fn = 0, obj = PT_REGS_RC(ctx);
 	__u64 key = (bpf_get_current_pid_tgid() << 32) | ARGUS_UPROBE_COOKIE_ID(cookie);
+	struct argus_uprobe_inflight *stashed;
 
 	/* Left in place (the LRU map ages it out): the outer call of a nested
 	 * pair returns later and needs the same address. */
 	stashed = bpf_map_lookup_elem(&inflight, &key);
-	if (stashed)
-		fn = *stashed;
-	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie), PT_REGS_RC(ctx), fn);
+	if (stashed) {
+		fn = stashed->fn;
+		if (ARGUS_UPROBE_COOKIE_RETURN_OBJ(cookie))
+			obj = stashed->obj;
+	}
+	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie), obj, fn);
 }
