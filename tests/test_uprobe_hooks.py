@@ -146,7 +146,8 @@ def test_argusd_checks_the_hook_list(argus_cli, tmp_path):
              "2\t99\t0\t1000\t/usr/lib/x.so\tf",                           # not a probe type
              "3\t50\t0\t1000\tlib/x.so\tf",                                # relative path
              "4\t50\t0\tzz\t/usr/lib/x.so\tf",                             # offset not hex
-             "5\t50\t0\t1000\t/nonexistent/libargus-none.so\tf"]           # the kernel refuses it
+             "5\t50\t0\t1000\t/nonexistent/libargus-none.so\tf",           # the kernel refuses it
+             "6\t50\t56\t1000\t/usr/lib/x.so\tf\t0\t6"]                  # return_obj argument 5: unreadable
     hooks = tmp_path / "hooks"
     hooks.write_text("\n".join(lines) + "\n")
     run = tmp_path / "run"
@@ -162,8 +163,8 @@ def test_argusd_checks_the_hook_list(argus_cli, tmp_path):
         assert r.readline().strip() == "ready"
     argus_cli.stop()
     text = log.read_text()
-    for n, why in ((2, "needs 6 tab-separated fields (a 7th: obj_arg)"), (3, "bad record type"),
-                   (4, "library path is not absolute"), (5, "bad number")):
+    for n, why in ((2, "needs 6 tab-separated fields (a 7th: obj_arg, an 8th: return_obj)"), (3, "bad record type"),
+                   (4, "library path is not absolute"), (5, "bad number"), (7, "bad return_obj (0-5, 7)")):
         assert text.count(f"uprobe hook list line {n} skipped: {why}") == 1, text
     assert text.count("uprobe hook 5 f in /nonexistent/libargus-none.so skipped: failed to attach uprobe") == 1
     assert "no uprobe hooks" not in text      # the good hook attached
