@@ -238,3 +238,57 @@ def test_cond_signal_to_the_waiters_wake_is_a_message_edge(argus_cli):
     back = np.flatnonzero((e.type == G.EDGE_OWNERSHIP) & (e.owner_kind == G.OWNER_MUTEX) & (e.obj == ids["lock"])
                           & (tid[e.dst] == consumer))
     assert len(back) >= 1
+
+
+GIL_CONTENTION = """
+import ctypes, json, os, sys, threading, time
+sys.setswitchinterval(1000)     # no forced switch: the GIL changes hands only where a thread drops it
+libc = ctypes.CDLL(None)
+ROUNDS = 5
+tids = {}
+def worker():
+    tids["worker"] = threading.get_native_id()
+    for _ in range(ROUNDS):
+        end = time.monotonic() + 0.2
+        while time.monotonic() < end:   # CPU-bound, holding the GIL
+            pass
+        libc.usleep(1000)               # a ctypes call drops the GIL (PyEval_SaveThread), then takes it back
+w = threading.Thread(target=worker)
+w.start()
+for _ in range(ROUNDS):
+    libc.usleep(50000)                  # drops the GIL; asks for it back while the worker spins
+w.join()
+print(json.dumps({"pid": os.getpid(), "main": threading.get_native_id(), "worker": tids["worker"]}), flush=True)
+"""
+
+
+def test_gil_drop_to_the_waiting_take_is_an_ownership_edge(argus_cli):
+    """CPython's GIL through cpython.json ("obj": "process"): the main thread
+    sleeps in ctypes calls and asks for the GIL back while the worker spins
+    (with no forced switch); the worker's next drop hands it over: an
+    ownership edge (owner_kind mutex, obj = the process key) from the
+    worker's drop to the main thread's take, every round."""
+    require_tracing()
+    argus_cli.start(size="64M")
+    ids = json.loads(_run(argus_cli, "/usr/bin/python3", "-c", GIL_CONTENTION).splitlines()[-1])
+    argus_cli.wait_drained()
+    argus_cli.stop()
+    events = [json.loads(line) for line in
+              argus_cli.run("events", "--buffer", argus_cli.buffer, "--json", "--pid", str(ids["pid"])).stdout.splitlines()]
+    gil = [e for e in events if e.get("obj") == 1 and e["type"] in ("mutex_lock", "mutex_unlock", "probe_return")]
+    for tid in (ids["main"], ids["worker"]):
+        kinds = {e["type"] for e in gil if e["tid"] == tid}
+        assert kinds == {"mutex_lock", "mutex_unlock", "probe_return"}, (tid, kinds)
+    g = build_graph_from_trace(reader.decode_file(argus_cli.buffer, strict=False))
+    tid = g.threads.tid[g.seg.utid]
+    pid = g.threads.pid[g.seg.utid]
+    e = g.edges
+    handover = np.flatnonzero((e.type == G.EDGE_OWNERSHIP) & (e.owner_kind == G.OWNER_MUTEX) & (e.obj == 1)
+                              & (pid[e.dst] == ids["pid"]))
+    pairs = [(int(tid[e.src[k]]), int(tid[e.dst[k]])) for k in handover.tolist()]
+    # each of the 5 rounds: the main thread waits ~150 ms in PyEval_RestoreThread for the worker's drop
+    long_waits = [k for k, p in zip(handover.tolist(), pairs) if p == (ids["worker"], ids["main"])]
+    assert len(long_waits) >= 5, pairs
+    for k in handover.tolist():
+        assert e.weak[k] == 0 and e.src_ts[k] <= e.ts[k]
+        assert g.seg.start[e.dst[k]] <= e.ts[k] <= g.seg.end[e.dst[k]]

@@ -46,6 +46,8 @@ struct seg {
 	uint8_t act_kind;
 };
 
+#define ARGUS_MX_DEPTH 4   /* nested lock calls followed per thread; deeper ones are not */
+
 struct thr {
 	/* tracker */
 	uint32_t tid, pid;
@@ -82,10 +84,11 @@ struct thr {
 	int32_t lk_fd;
 	int64_t lk_start, lk_end, lk_row;
 	uint64_t lk_inode;
-	/* probes: dispatched a callback once; a MUTEX_LOCK waiting for its return */
-	uint8_t cb_seen, mx_pending;
-	uint64_t mx_obj, mx_fn;
-	int64_t mx_ts;
+	/* probes: dispatched a callback once; the MUTEX_LOCKs waiting for
+	 * their return, innermost last (a lock function may take other hooked
+	 * locks inside: CPython's PyEval_RestoreThread a pthread mutex) */
+	uint8_t cb_seen, mx_depth;
+	struct { uint64_t obj, fn; int64_t ts; } mx[ARGUS_MX_DEPTH];
 	/* the last MUTEX_UNLOCK: a PROBE_RETURN of the same function is a
 	 * condition wait's return (pthread_cond_wait: unlock at entry) */
 	uint64_t cw_fn, cw_mutex;

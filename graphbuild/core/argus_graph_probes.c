@@ -21,6 +21,9 @@
  *              return, src_ts = the unlock.  A lock whose return record
  *              names its object instead of a result (a void function such
  *              as CPython's PyEval_RestoreThread, "return_obj") succeeded.
+ *              Lock calls nest (PyEval_RestoreThread takes a pthread mutex
+ *              inside): a return pairs with the innermost pending lock of
+ *              the same function.
  *   cond       a MUTEX_UNLOCK at entry and a PROBE_RETURN of the same hooked
  *              function in one thread is a condition wait (pthread_cond_wait:
  *              the mutex released at entry, the return record names the
@@ -124,12 +127,16 @@ static void on_mutex_return(struct argus_graph *g, int64_t u, const struct argus
 {
 	struct thr *t = TH(g, u);
 
-	if (!t->mx_pending || r->obj2 != t->mx_fn)
+	int d = t->mx_depth;
+
+	while (d > 0 && t->mx[d - 1].fn != r->obj2)
+		d--;
+	if (!d)
 		return;
-	t->mx_pending = 0;
-	if (r->obj != 0 && r->obj != t->mx_obj)   /* the lock failed: nothing handed over */
+	t->mx_depth = (uint8_t)(d - 1);   /* calls above it never returned (longjmp): dropped */
+	if (r->obj != 0 && r->obj != t->mx[d - 1].obj)   /* the lock failed: nothing handed over */
 		return;
-	ownership_from_unlock(g, u, t->mx_obj, t->mx_ts, (int64_t)r->ts_ns, i);
+	ownership_from_unlock(g, u, t->mx[d - 1].obj, t->mx[d - 1].ts, (int64_t)r->ts_ns, i);
 }
 
 static void ownership_from_unlock(struct argus_graph *g, int64_t u, uint64_t mutex, int64_t asked, int64_t ts,
@@ -190,14 +197,16 @@ void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 		t->cw_ts = (int64_t)r->ts_ns;
 		return note_handoff(g, &g->unlocks, u, r, i);
 	case ARGUS_EV_MUTEX_LOCK:
-		t->mx_pending = 1;
-		t->mx_obj = r->obj;
-		t->mx_fn = r->obj2;
-		t->mx_ts = (int64_t)r->ts_ns;
+		if (t->mx_depth == ARGUS_MX_DEPTH)
+			return;
+		t->mx[t->mx_depth].obj = r->obj;
+		t->mx[t->mx_depth].fn = r->obj2;
+		t->mx[t->mx_depth++].ts = (int64_t)r->ts_ns;
 		return;
 	case ARGUS_EV_PROBE_RETURN:
-		if (t->mx_pending && r->obj2 == t->mx_fn)
-			return on_mutex_return(g, u, r, i);
+		for (int d = t->mx_depth; d > 0; d--)
+			if (t->mx[d - 1].fn == r->obj2)
+				return on_mutex_return(g, u, r, i);
 		if (t->cw_fn && r->obj2 == t->cw_fn)
 			return on_cond_wake(g, u, r, i);
 		return;

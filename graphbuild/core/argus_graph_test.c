@@ -722,7 +722,8 @@ static void test_cond_signal_to_the_waiters_return_is_a_message_edge(void **stat
 }
 
 /* A lock function that returns nothing (CPython's PyEval_RestoreThread)
- * records its object at return ("return_obj"): that is a success too. */
+ * records its object at return ("return_obj"): that is a success too, and
+ * the pthread lock it takes inside does not hide it. */
 static void test_a_lock_return_naming_its_object_is_a_handover(void **state)
 {
 	struct trace t;
@@ -735,9 +736,12 @@ static void test_a_lock_return_naming_its_object_is_a_handover(void **state)
 	snapshot(&t, 300, 302, "waiter");
 	run(&t, 300, 301, 1 * MS);
 	run(&t, 300, 302, 1 * MS);
-	probe(&t, 300, 302, 2 * MS, ARGUS_EV_MUTEX_LOCK, ARGUS_OBJ_PROCESS, LOCK_FN);
+	probe(&t, 300, 302, 2 * MS, ARGUS_EV_MUTEX_LOCK, ARGUS_OBJ_PROCESS, 0xF40);
+	/* a lock inside the lock (take_gil's pthread mutex), uncontended */
+	probe(&t, 300, 302, 2 * MS + 1, ARGUS_EV_MUTEX_LOCK, MUTEX + 8, LOCK_FN);
+	probe(&t, 300, 302, 2 * MS + 2, ARGUS_EV_PROBE_RETURN, 0, LOCK_FN);
 	probe(&t, 300, 301, 3 * MS, ARGUS_EV_MUTEX_UNLOCK, ARGUS_OBJ_PROCESS, 0xF10);
-	probe(&t, 300, 302, 3 * MS + 10 * US, ARGUS_EV_PROBE_RETURN, ARGUS_OBJ_PROCESS, LOCK_FN);
+	probe(&t, 300, 302, 3 * MS + 10 * US, ARGUS_EV_PROBE_RETURN, ARGUS_OBJ_PROCESS, 0xF40);
 	/* an errno-like result is still a failure */
 	probe(&t, 300, 302, 4 * MS, ARGUS_EV_MUTEX_UNLOCK, MUTEX, 0xF10);
 	probe(&t, 300, 301, 4 * MS + 1, ARGUS_EV_MUTEX_LOCK, MUTEX, LOCK_FN);
