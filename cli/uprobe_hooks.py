@@ -19,7 +19,6 @@ files given by path, the index over those files.
 """
 import os
 import platform
-import shutil
 import subprocess
 
 from argus.cli import hookspec
@@ -80,9 +79,10 @@ def find_library(soname):
 
     machine = _MACHINES.get(platform.machine())
     # a name no library has may be a program that defines the API itself
-    # (python3.11 is linked with libpython): the one in PATH
-    exe = shutil.which(soname)
-    for path in _ldconfig_paths(soname) + ([exe] if exe else []):
+    # (python3.11 is linked with libpython): the ELF files of that name in
+    # PATH (wrappers such as pyenv's shims are scripts: passed over)
+    programs = [os.path.join(d, soname) for d in os.get_exec_path() if os.path.isabs(d)]
+    for path in _ldconfig_paths(soname) + [p for p in programs if os.access(p, os.X_OK)]:
         try:
             with open(path, "rb") as f:
                 elf = ELFFile(f)

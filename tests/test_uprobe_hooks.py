@@ -168,3 +168,31 @@ def test_argusd_checks_the_hook_list(argus_cli, tmp_path):
         assert text.count(f"uprobe hook list line {n} skipped: {why}") == 1, text
     assert text.count("uprobe hook 5 f in /nonexistent/libargus-none.so skipped: failed to attach uprobe") == 1
     assert "no uprobe hooks" not in text      # the good hook attached
+
+
+def test_gil_handover_through_uprobes(argus_cli):
+    """hooks/cpython.json through uprobes (the hooks sit in the python3.11
+    program itself, "obj": "process" computed in the BPF program): a plain
+    Python program's GIL drops and takes, and the graph's handover edges."""
+    require_tracing()
+    from argus.graphbuild import graph as G
+    from argus.graphbuild.builder import build_graph_from_trace
+    from argus.tracer import reader
+    import numpy as np
+    from test_probe_graph_e2e import GIL_CONTENTION
+    argus_cli.run("start", "--buffer", argus_cli.buffer, "--size", "256M", "--uprobe-hooks", "cpython")
+    out = subprocess.run(["/usr/bin/python3", "-c", GIL_CONTENTION], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    ids = json.loads(out.stdout.splitlines()[-1])
+    events = _events(argus_cli, ids["pid"])
+    gil = [e for e in events if e.get("obj") == 1 and e["type"] in ("mutex_lock", "mutex_unlock", "probe_return")]
+    assert gil and all(e["cpu"] != 0xFFFF for e in gil)          # the kernel's records, not a ring's
+    for tid in (ids["main"], ids["worker"]):
+        assert {e["type"] for e in gil if e["tid"] == tid} == {"mutex_lock", "mutex_unlock", "probe_return"}
+    g = build_graph_from_trace(reader.decode_file(argus_cli.buffer, strict=False))
+    tid, pid = g.threads.tid[g.seg.utid], g.threads.pid[g.seg.utid]
+    e = g.edges
+    handover = np.flatnonzero((e.type == G.EDGE_OWNERSHIP) & (e.owner_kind == G.OWNER_MUTEX) & (e.obj == 1)
+                              & (pid[e.dst] == ids["pid"]))
+    pairs = [(int(tid[e.src[k]]), int(tid[e.dst[k]])) for k in handover.tolist()]
+    assert pairs.count((ids["worker"], ids["main"])) >= 5, pairs
