@@ -9,10 +9,12 @@ g_main_context_default).  "obj": "process" in place of an argument makes the
 entry's obj one fixed key per process (OBJ_PROCESS: a process-wide lock whose
 functions take no argument naming it, CPython's GIL), and "return_obj"
 picks the return record's obj: "result" (default: the return value), an
-argument index (saved at entry: pthread_cond_wait's cond) or "process".
+argument index (saved at entry: pthread_cond_wait's cond) or "process";
+"obj_bits": 32 keeps the low 32 bits of both (a 32-bit argument or result:
+the ABI leaves the register's upper half undefined; GDBus serials).
 `argus run` validates the files and flattens them into the agent's hook list
 (one line per hook: probe id, symbol, entry type, return type, library,
-obj_arg, null_obj, return_obj, tab separated; see dylib-instrument/agent.c).  Record types
+obj_arg, null_obj, return_obj, obj_bits, tab separated; see dylib-instrument/agent.c).  Record types
 are the schema's user-space tracepoint types (argus_ev_probe).
 """
 import collections
@@ -33,8 +35,8 @@ OBJ_PROCESS = 6   # obj_arg code: the process key (tracer/argus_event.h ARGUS_OB
 # return_obj codes (dylib-instrument/hook.h): 0 the return value, 1-6 argument 0-5 saved at entry, 7 the process key
 RETURN_RESULT, RETURN_PROCESS = 0, 7
 
-Hook = collections.namedtuple("Hook", "symbol enter ret library obj_arg null_obj return_obj",
-                              defaults=(0, "-", RETURN_RESULT))
+Hook = collections.namedtuple("Hook", "symbol enter ret library obj_arg null_obj return_obj obj_bits",
+                              defaults=(0, "-", RETURN_RESULT, 64))
 
 _LIBRARY = re.compile(r"(-|[A-Za-z0-9_][A-Za-z0-9_.+-]*)$")   # a soname, no path: no tab, no space
 
@@ -93,10 +95,13 @@ def load_file(path):
                              f"0-{MAX_OBJ_ARG}")
         if return_obj != RETURN_RESULT and not ret:
             raise ArgusError(f"{where}: \"return_obj\" needs a \"return\" record")
+        obj_bits = h.get("obj_bits", 64)
+        if obj_bits not in (32, 64) or type(obj_bits) is not int:
+            raise ArgusError(f"{where}: \"obj_bits\" must be 32 or 64")
         null_obj = h.get("null_obj", "-")
         if null_obj != "-" and (not isinstance(null_obj, str) or not _SYMBOL.match(null_obj)):
             raise ArgusError(f"{where}: \"null_obj\" must name a function (a C identifier)")
-        out.append(Hook(h["symbol"], enter, ret, library, obj_arg, null_obj, return_obj))
+        out.append(Hook(h["symbol"], enter, ret, library, obj_arg, null_obj, return_obj, obj_bits))
     return out
 
 
@@ -118,5 +123,5 @@ def load(paths=None):
 
 def flatten(hooks):
     """The agent's hook list: probe id = index in the spec."""
-    return "".join(f"{i}\t{h.symbol}\t{h.enter}\t{h.ret}\t{h.library}\t{h.obj_arg}\t{h.null_obj}\t{h.return_obj}\n"
+    return "".join(f"{i}\t{h.symbol}\t{h.enter}\t{h.ret}\t{h.library}\t{h.obj_arg}\t{h.null_obj}\t{h.return_obj}\t{h.obj_bits}\n"
                    for i, h in enumerate(hooks))

@@ -144,5 +144,5 @@ def hook_list(names):
             # obj_arg: the argument that is the record's obj; null_obj (what a
             # NULL obj stands for) needs a call in the process: the agent's only
             lines.append(f"{probe_id}\t{enter}\t{ret}\t{offsets[symbol]:x}\t{path}\t{symbol}\t{h.obj_arg}"
-                         f"\t{h.return_obj}\n")
+                         f"\t{h.return_obj}\t{h.obj_bits}\n")
     return "".join(lines), skipped

@@ -7,7 +7,7 @@
  * dlopen wraps the real one).  Inert without ARGUS_URING_DIR and ARGUS_HOOKS.
  *
  * Hook list: one hook a line, tab separated:
- *   probe_id  symbol  enter_type  return_type  library  [obj_arg  null_obj  [return_obj]]
+ *   probe_id  symbol  enter_type  return_type  library  [obj_arg  null_obj  [return_obj  [obj_bits]]]
  * (types are the numbers of tracer/argus_event.h, 0 = none; library is the
  * soname the symbol must come from, "-" for the first definition found;
  * obj_arg the integer argument recorded as obj, default 0; null_obj "-" or
@@ -15,7 +15,8 @@
  * is installed: its result is recorded in place of a NULL obj, e.g. GLib's
  * g_main_context_default for the functions where NULL means that context);
  * obj_arg 6 = the process key, return_obj the return record's obj (0 the
- * return value, default; 1-6 argument 0-5 saved at entry; 7 the process key).
+ * return value, default; 1-6 argument 0-5 saved at entry; 7 the process key),
+ * obj_bits 32 or 64 (32: the low half of obj, for 32-bit arguments / results).
  * A library that is no loaded soname may be the program itself: its file's
  * base name (python3.11 defines CPython's API).  A hook the
  * relocator refuses is reported once on stderr with ARGUS_AGENT_VERBOSE=1
@@ -57,10 +58,11 @@ static int read_plan(const char *path)
 	char line[512];
 	while (nplan < MAX_HOOKS && fgets(line, sizeof(line), f)) {
 		struct planned_hook *p = &plan[nplan];
-		unsigned id, enter, ret, obj_arg = 0, return_obj = 0;
-		int n = line[0] == '#' ? 0 : sscanf(line, "%u\t%127s\t%u\t%u\t%127s\t%u\t%127s\t%u", &id, p->symbol,
-						     &enter, &ret, p->library, &obj_arg, p->null_obj, &return_obj);
-		if ((n != 5 && n != 7 && n != 8) || obj_arg > ARGUS_HOOK_OBJ_PROCESS ||
+		unsigned id, enter, ret, obj_arg = 0, return_obj = 0, obj_bits = 64;
+		int n = line[0] == '#' ? 0 : sscanf(line, "%u\t%127s\t%u\t%u\t%127s\t%u\t%127s\t%u\t%u", &id,
+						     p->symbol, &enter, &ret, p->library, &obj_arg, p->null_obj,
+						     &return_obj, &obj_bits);
+		if ((n != 5 && n != 7 && n != 8 && n != 9) || (obj_bits != 32 && obj_bits != 64) || obj_arg > ARGUS_HOOK_OBJ_PROCESS ||
 		    return_obj > ARGUS_HOOK_RETURN_PROCESS)
 			continue;
 		if (strcmp(p->library, "-") == 0)
@@ -69,6 +71,7 @@ static int read_plan(const char *path)
 			p->null_obj[0] = 0;
 		p->spec.obj_arg = (uint8_t)obj_arg;
 		p->spec.return_obj = (uint8_t)return_obj;
+		p->spec.obj32 = obj_bits == 32;
 		p->spec.probe_id = id;
 		p->spec.enter_type = (uint16_t)enter;
 		p->spec.return_type = (uint16_t)ret;

@@ -31,6 +31,7 @@ struct argus_hook_spec {
 	uint8_t obj_arg;        /* the integer argument recorded as obj at entry (0-5), or ARGUS_HOOK_OBJ_PROCESS */
 	uint8_t return_obj;     /* the return record's obj: 0 the return value, 1-6 argument 0-5 saved at
 				   entry, ARGUS_HOOK_RETURN_PROCESS */
+	uint8_t obj32;          /* keep the low 32 bits of obj (a 32-bit argument / result) */
 	uint64_t null_obj;      /* recorded in place of a NULL obj (e.g. GLib's default context), 0 = none */
 };
 

@@ -34,6 +34,8 @@ void argus_hook_on_enter(struct argus_hook *h, argus_enter_frame *f)
 {
 	if (h->spec.enter_type) {
 		uint64_t obj = entry_obj(f, h->spec.obj_arg);
+		if (h->spec.obj32)
+			obj = (uint32_t)obj;
 		argus_record(h->spec.enter_type, obj ? obj : h->spec.null_obj, (uint64_t)h->target, h->spec.probe_id);
 	}
 	if (h->return_thunk && shadow.depth < SHADOW_DEPTH) {
@@ -56,6 +58,8 @@ uint64_t argus_hook_on_return(struct argus_hook *h, argus_return_frame *f)
 		shadow.depth--;
 	FRAME_RET(f) = shadow.e[shadow.depth - 1].ret;
 	uint64_t obj = h->spec.return_obj ? shadow.e[shadow.depth - 1].obj : FRAME_RETVAL(f);
+	if (h->spec.obj32)
+		obj = (uint32_t)obj;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);   /* read before the slot is released */
 	shadow.depth--;
 	argus_record(h->spec.return_type, obj, (uint64_t)h->target, h->spec.probe_id);

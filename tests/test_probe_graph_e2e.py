@@ -292,3 +292,76 @@ def test_gil_drop_to_the_waiting_take_is_an_ownership_edge(argus_cli):
     for k in handover.tolist():
         assert e.weak[k] == 0 and e.src_ts[k] <= e.ts[k]
         assert g.seg.start[e.dst[k]] <= e.ts[k] <= g.seg.end[e.dst[k]]
+
+
+DBUS_CLIENT = """
+import json, os, sys, threading
+from gi.repository import Gio, GLib
+conn = Gio.DBusConnection.new_for_address_sync(
+    sys.argv[1], Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION,
+    None, None)
+for _ in range(int(sys.argv[2])):
+    conn.call_sync("org.argus.Ledger", "/org/argus/Ledger", "org.argus.Ledger", "Recalculate",
+                   GLib.Variant("(d)", (0.05,)), GLib.VariantType("(s)"), Gio.DBusCallFlags.NONE, 10000, None)
+print(json.dumps({"pid": os.getpid(), "tid": threading.get_native_id()}), flush=True)
+"""
+
+
+def test_gdbus_call_serial_pairs_with_its_reply(argus_cli, tmp_path):
+    """A real session bus (dbus-daemon), the scenario suite's Gio service and
+    a Gio client making 4 call_sync, both under `argus run`: the client's
+    main thread numbers each call (ipc_send, g_dbus_message_set_serial), its
+    GDBus worker reads the reply serial of each reply (ipc_recv,
+    g_dbus_message_get_reply_serial): the graph pairs them (message edge,
+    obj = the serial)."""
+    import os
+    import shutil
+    import time
+    import pytest
+    require_tracing()
+    if not shutil.which("dbus-daemon"):
+        pytest.skip("dbus-daemon not installed")
+    bus_path = tmp_path / "bus"
+    address = f"unix:path={bus_path}"
+    bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--nopidfile", f"--address={address}"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    svc = None
+    try:
+        deadline = time.monotonic() + 10
+        while not bus_path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        argus_cli.start(size="64M")
+        driver = os.path.join(os.path.dirname(__file__), "scenarios", "drivers", "dbus_service.py")
+        svc = subprocess.Popen([sys.executable, "-m", "argus.cli", "run", "--", "/usr/bin/python3", driver, address],
+                               env=argus_cli.env, stdout=subprocess.PIPE, text=True)
+        service = json.loads(svc.stdout.readline())
+        client = json.loads(_run(argus_cli, "/usr/bin/python3", "-c", DBUS_CLIENT, address, "4").splitlines()[-1])
+        argus_cli.wait_drained()
+    finally:
+        if svc is not None:
+            svc.terminate()
+            svc.wait(timeout=30)
+        bus.terminate()
+        bus.wait(timeout=30)
+    argus_cli.stop()
+    events = [json.loads(line) for line in
+              argus_cli.run("events", "--buffer", argus_cli.buffer, "--json", "--pid", str(client["pid"])).stdout.splitlines()]
+    sends = {e["obj"]: e for e in events if e["type"] == "ipc_send" and e["tid"] == client["tid"]}
+    recvs = [e for e in events if e["type"] == "ipc_recv" and e["obj"] in sends and e["tid"] != client["tid"]]
+    # Hello + the 4 calls: each reply's serial names a call of the main thread, read by another (GDBus's worker)
+    assert len(recvs) >= 5, (sends.keys(), recvs)
+    for e in recvs:
+        assert sends[e["obj"]]["ts_ns"] < e["ts_ns"]
+    g = build_graph_from_trace(reader.decode_file(argus_cli.buffer, strict=False))
+    tid, pid = g.threads.tid[g.seg.utid], g.threads.pid[g.seg.utid]
+    e = g.edges
+    ipc = np.flatnonzero((e.type == G.EDGE_MESSAGE) & (pid[e.src] == client["pid"]) & np.isin(e.obj, list(sends)))
+    ipc = [k for k in ipc.tolist() if tid[e.src[k]] == client["tid"] and tid[e.dst[k]] != client["tid"]]
+    assert len(ipc) >= 5 and g.stats["ipc_edges"] >= 5
+    for k in ipc:
+        assert e.src_ts[k] < e.ts[k]
+        assert g.seg.start[e.dst[k]] <= e.ts[k] <= g.seg.end[e.dst[k]]
+    # the service answered on its main thread: it numbered its replies there
+    assert any(ev["type"] == "ipc_send" and ev["tid"] == service["tid"] for ev in
+               (json.loads(line) for line in argus_cli.run("events", "--buffer", argus_cli.buffer, "--json", "--pid",
+                                                          str(service["pid"])).stdout.splitlines()))

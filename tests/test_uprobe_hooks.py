@@ -163,7 +163,7 @@ def test_argusd_checks_the_hook_list(argus_cli, tmp_path):
         assert r.readline().strip() == "ready"
     argus_cli.stop()
     text = log.read_text()
-    for n, why in ((2, "needs 6 tab-separated fields (a 7th: obj_arg, an 8th: return_obj)"), (3, "bad record type"),
+    for n, why in ((2, "needs 6 tab-separated fields (a 7th: obj_arg, an 8th: return_obj, a 9th: obj_bits)"), (3, "bad record type"),
                    (4, "library path is not absolute"), (5, "bad number"), (7, "bad return_obj (0-5, 7)")):
         assert text.count(f"uprobe hook list line {n} skipped: {why}") == 1, text
     assert text.count("uprobe hook 5 f in /nonexistent/libargus-none.so skipped: failed to attach uprobe") == 1

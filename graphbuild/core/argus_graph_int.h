@@ -151,6 +151,7 @@ struct argus_graph {
 	struct map locks;         /* inode -> first struct held of its chain in lockv */
 	struct map enqueues;      /* (pid, obj) -> its last ENQUEUE in handoffs */
 	struct map unlocks;       /* (pid, mutex) -> its last MUTEX_UNLOCK in handoffs */
+	struct map ipc_sends;     /* (pid, serial) -> its last IPC_SEND in handoffs */
 	struct vec sendv, fdiv, tfirev, treqs, lockv, oreqs, handoffs;
 	int32_t *owner;           /* row -> utid, -1 */
 	size_t owner_mapped;

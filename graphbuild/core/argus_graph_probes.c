@@ -34,6 +34,13 @@
  *              every waiter).  The re-acquired mutex: the last unlock of it
  *              by another thread since the wait began -> the same segment,
  *              an ownership edge, owner_kind MUTEX.
+ *   ipc        IPC_SEND of (pid, serial) by one thread -> the next IPC_RECV
+ *              of that serial (nonzero) by another thread of the process:
+ *              a message edge (stats ipc_edges).  GDBus: the caller's
+ *              g_dbus_message_set_serial (a call goes out) -> the worker's
+ *              g_dbus_message_get_reply_serial (its reply came in); each
+ *              send is used once.  Serials are per connection and a probe
+ *              record names no peer, so no edge crosses processes.
  *   input      INPUT (a key / button event read) opens a vertex (split kind
  *              INPUT): the work that follows it in the thread starts there,
  *              and a slice of that work stops at it (diagnose/slice.py).
@@ -155,6 +162,19 @@ static void ownership_from_unlock(struct argus_graph *g, int64_t u, uint64_t mut
 	g->st.ownership_edges++;
 }
 
+static void on_ipc_recv(struct argus_graph *g, int64_t u, const struct argus_row *r)
+{
+	struct thr *t = TH(g, u);
+	struct handoff *h = r->obj ? last_handoff(g, &g->ipc_sends, t->pid, r->obj, 0) : NULL;
+
+	if (!h || h->used || h->utid == u)
+		return;
+	h->used = 1;
+	push_edge(g, &g->msg_edges, h->seg, t->seg, ARGUS_EDGE_MESSAGE, 0, (int64_t)r->ts_ns, h->ts, h->row, -1,
+		  r->obj, 0);
+	g->st.ipc_edges++;
+}
+
 /* The return of a condition wait: r->obj = the cond. */
 static void on_cond_wake(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i)
 {
@@ -191,6 +211,10 @@ void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 	switch (r->type) {
 	case ARGUS_EV_ENQUEUE:
 		return note_handoff(g, &g->enqueues, u, r, i);
+	case ARGUS_EV_IPC_SEND:
+		return note_handoff(g, &g->ipc_sends, u, r, i);
+	case ARGUS_EV_IPC_RECV:
+		return on_ipc_recv(g, u, r);
 	case ARGUS_EV_MUTEX_UNLOCK:
 		t->cw_fn = r->obj2;
 		t->cw_mutex = r->obj;

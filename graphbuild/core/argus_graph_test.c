@@ -756,6 +756,43 @@ static void test_a_lock_return_naming_its_object_is_a_handover(void **state)
 	graph_free(&g);
 }
 
+/* GDBus: the caller numbers its call (IPC_SEND, serial 7), the worker
+ * reads the reply's reply serial (IPC_RECV 7): a message edge; a serial
+ * read back in the sending thread, a 0 (not a reply) and another process's
+ * serial 7 make none. */
+static void test_ipc_send_to_the_reply_of_its_serial_is_a_message_edge(void **state)
+{
+	struct trace t;
+	struct graph g;
+	int64_t c[4], w[4], msg[4];
+
+	(void)state;
+	trace_init(&t);
+	snapshot(&t, 300, 301, "caller");
+	snapshot(&t, 300, 302, "gdbus");
+	snapshot(&t, 400, 401, "other");
+	run(&t, 300, 301, 1 * MS);
+	run(&t, 300, 302, 1 * MS);
+	run(&t, 400, 401, 1 * MS);
+	probe(&t, 300, 301, 2 * MS, ARGUS_EV_IPC_SEND, 7, 0xD10);
+	probe(&t, 400, 401, 2 * MS + 1, ARGUS_EV_IPC_RECV, 7, 0xD20);   /* another process */
+	probe(&t, 300, 302, 3 * MS, ARGUS_EV_IPC_RECV, 0, 0xD20);       /* not a reply */
+	probe(&t, 300, 302, 4 * MS, ARGUS_EV_IPC_RECV, 7, 0xD20);
+	probe(&t, 300, 302, 5 * MS, ARGUS_EV_IPC_RECV, 7, 0xD20);       /* used once */
+	build(&t, 10 * MS, &g);
+	segments_of(&g, 301, c, 4);
+	segments_of(&g, 302, w, 4);
+	assert_int_equal(edges_of(&g, ARGUS_EDGE_MESSAGE, msg, 4), 1);
+	assert_int_equal(g.edge.src[msg[0]], c[0]);
+	assert_int_equal(g.edge.dst[msg[0]], w[0]);
+	assert_int_equal(g.edge.src_ts[msg[0]], 2 * MS);
+	assert_int_equal(g.edge.ts[msg[0]], 4 * MS);
+	assert_int_equal(g.edge.obj[msg[0]], 7);
+	assert_int_equal(g.st.ipc_edges, 1);
+	free(t.rows);
+	graph_free(&g);
+}
+
 /* ---- order ------------------------------------------------------------------------- */
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -901,6 +938,7 @@ int main(void)
 		cmocka_unit_test(test_mutex_unlock_to_the_waiting_lock_is_an_ownership_edge),
 		cmocka_unit_test(test_cond_signal_to_the_waiters_return_is_a_message_edge),
 		cmocka_unit_test(test_a_lock_return_naming_its_object_is_a_handover),
+		cmocka_unit_test(test_ipc_send_to_the_reply_of_its_serial_is_a_message_edge),
 		cmocka_unit_test(test_segments_and_edges_come_out_sorted_and_consistent),
 		cmocka_unit_test(test_csr_orders_ids_by_key_then_time_then_id),
 		cmocka_unit_test(test_unsorted_rows_are_refused_naming_the_row),

@@ -43,13 +43,15 @@ struct {
 
 #include "record.bpf.h"
 
-static __always_inline int write_probe(__u16 type, __u32 probe_id, __u64 obj, __u64 fn)
+static __always_inline int write_probe(void *ctx, __u16 type, __u32 probe_id, __u64 obj, __u64 fn)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct argus_ev_probe e = {};
 
 	if ((__u32)(id >> 32) == targ_exclude_tgid || !type)
 		return 0;
+	if (ARGUS_UPROBE_COOKIE_OBJ32(bpf_get_attach_cookie(ctx)))
+		obj = (__u32)obj;
 	e.obj = obj;
 	e.fn = fn;
 	e.probe_id = probe_id;
@@ -93,7 +95,7 @@ int BPF_KPROBE(probe_entry)
 			in.obj = call_arg(ctx, ret_obj - 1);
 		bpf_map_update_elem(&inflight, &key, &in, BPF_ANY);
 	}
-	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie),
+	return write_probe(ctx, ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie),
 			   call_arg(ctx, ARGUS_UPROBE_COOKIE_OBJ_ARG(cookie)), fn);
 }
 
@@ -112,5 +114,5 @@ int BPF_KRETPROBE(probe_return)
 		if (ARGUS_UPROBE_COOKIE_RETURN_OBJ(cookie))
 			obj = stashed->obj;
 	}
-	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie), obj, fn);
+	return write_probe(ctx, ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie), obj, fn);
 }

@@ -23,17 +23,19 @@
  * keeps its address for it), which argument (0-4; 6 = the process key) is
  * the record's obj and what the return record's obj is (return_obj: 0 the
  * return value, 1-5 argument 0-4 kept by the entry, 7 the process key; the
- * codes of dylib-instrument/hook.h), so one program serves every hook. */
+ * codes of dylib-instrument/hook.h) and whether obj keeps only its low 32
+ * bits, so one program serves every hook. */
 #define ARGUS_UPROBE_OBJ_PROCESS 6
 #define ARGUS_UPROBE_RETURN_PROCESS 7
-#define ARGUS_UPROBE_COOKIE(probe_id, type, has_return, obj_arg, return_obj) \
-	(((__u64)(probe_id) << 16) | ((__u64)((return_obj) & 7) << 12) | ((__u64)((obj_arg) & 7) << 9) | \
-	 ((__u64)!!(has_return) << 8) | (__u64)((type) & 0xFF))
+#define ARGUS_UPROBE_COOKIE(probe_id, type, has_return, obj_arg, return_obj, obj32) \
+	(((__u64)(probe_id) << 16) | ((__u64)!!(obj32) << 15) | ((__u64)((return_obj) & 7) << 12) | \
+	 ((__u64)((obj_arg) & 7) << 9) | ((__u64)!!(has_return) << 8) | (__u64)((type) & 0xFF))
 #define ARGUS_UPROBE_COOKIE_ID(c) ((__u32)((c) >> 16))
 #define ARGUS_UPROBE_COOKIE_TYPE(c) ((__u16)((c) & 0xFF))
 #define ARGUS_UPROBE_COOKIE_HAS_RETURN(c) (((c) >> 8) & 1)
 #define ARGUS_UPROBE_COOKIE_OBJ_ARG(c) (((c) >> 9) & 7)
 #define ARGUS_UPROBE_COOKIE_RETURN_OBJ(c) (((c) >> 12) & 7)
+#define ARGUS_UPROBE_COOKIE_OBJ32(c) (((c) >> 15) & 1)   /* keep obj's low 32 bits */
 
 /* What an entry keeps for its return record. */
 struct argus_uprobe_inflight {
