@@ -30,6 +30,7 @@ from argus.tracer import schema
 PROBE_TYPES = {schema.TYPE_NAMES[t]: t for t in schema.PROBE_TYPES}
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.@]*$")
+MAX_SYMBOL = 255  # the agent's buffer (dylib-instrument/agent.c)
 MAX_OBJ_ARG = 5   # the integer argument registers the thunks save: x86_64 rdi..r9, arm64 x0..x5
 OBJ_PROCESS = 6   # obj_arg code: the process key (tracer/argus_event.h ARGUS_OBJ_PROCESS)
 # return_obj codes (dylib-instrument/hook.h): 0 the return value, 1-6 argument 0-5 saved at entry, 7 the process key
@@ -70,8 +71,10 @@ def load_file(path):
     out = []
     for i, h in enumerate(hooks):
         where = f"{path}: hook {i}"
-        if not isinstance(h, dict) or not isinstance(h.get("symbol"), str) or not _SYMBOL.match(h["symbol"]):
-            raise ArgusError(f"{where}: needs a \"symbol\" (a C identifier)")
+        if (not isinstance(h, dict) or not isinstance(h.get("symbol"), str) or not _SYMBOL.match(h["symbol"])
+                or len(h["symbol"]) > MAX_SYMBOL):
+            raise ArgusError(f"{where}: needs a \"symbol\" (a C identifier or mangled C++ name, "
+                             f"at most {MAX_SYMBOL} characters)")
         enter = _type(h["enter"], where) if "enter" in h else 0
         ret = _type(h["return"], where) if "return" in h else 0
         if not enter and not ret:

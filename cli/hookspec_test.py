@@ -37,6 +37,7 @@ def test_shipped_specs_load_and_flatten():
     ({"hooks": [{"symbol": "f; rm -rf", "enter": "enqueue"}]}, "needs a \"symbol\""),
     ({"hooks": [{"symbol": "f"}]}, "records nothing"),
     ({"nohooks": 1}, "needs a list"),
+    ({"hooks": [{"symbol": "f" * 256, "enter": "enqueue"}]}, "at most 255 characters"),
     ({"hooks": [{"symbol": "f", "enter": "enqueue", "obj_arg": 6}]}, "must be an argument index 0-5"),
     ({"hooks": [{"symbol": "f", "enter": "enqueue", "obj_arg": "1"}]}, "must be an argument index 0-5"),
     ({"hooks": [{"symbol": "f", "enter": "enqueue", "null_obj": "a b"}]}, "must name a function"),

@@ -37,7 +37,7 @@
 #define MAX_HOOKS 128
 
 struct planned_hook {
-	char symbol[128];
+	char symbol[256];    /* C++ names are long: node::InternalMakeCallback's is 160 */
 	char library[128];   /* "" = any */
 	char null_obj[128];  /* "" = none */
 	struct argus_hook_spec spec;
@@ -55,11 +55,11 @@ static int read_plan(const char *path)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
-	char line[512];
+	char line[1024];
 	while (nplan < MAX_HOOKS && fgets(line, sizeof(line), f)) {
 		struct planned_hook *p = &plan[nplan];
 		unsigned id, enter, ret, obj_arg = 0, return_obj = 0, obj_bits = 64;
-		int n = line[0] == '#' ? 0 : sscanf(line, "%u\t%127s\t%u\t%u\t%127s\t%u\t%127s\t%u\t%u", &id,
+		int n = line[0] == '#' ? 0 : sscanf(line, "%u\t%255s\t%u\t%u\t%127s\t%u\t%127s\t%u\t%u", &id,
 						     p->symbol, &enter, &ret, p->library, &obj_arg, p->null_obj,
 						     &return_obj, &obj_bits);
 		if ((n != 5 && n != 7 && n != 8 && n != 9) || (obj_bits != 32 && obj_bits != 64) || obj_arg > ARGUS_HOOK_OBJ_PROCESS ||

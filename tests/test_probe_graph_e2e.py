@@ -13,6 +13,7 @@ the trace built into the event graph.
             `argus debug --auto --json` names the dispatch the hang sits in.
 """
 import json
+import os
 import subprocess
 import sys
 
@@ -365,3 +366,59 @@ def test_gdbus_call_serial_pairs_with_its_reply(argus_cli, tmp_path):
     assert any(ev["type"] == "ipc_send" and ev["tid"] == service["tid"] for ev in
                (json.loads(line) for line in argus_cli.run("events", "--buffer", argus_cli.buffer, "--json", "--pid",
                                                           str(service["pid"])).stdout.splitlines()))
+
+
+NODE_LOOP = """
+const fs = require('fs');
+let n = 0;
+function tick() {
+  if (++n < 5) setTimeout(tick, 20);
+  else setImmediate(() => fs.readFile('/etc/hostname', () => console.log(JSON.stringify({pid: process.pid}))));
+}
+setTimeout(tick, 20);
+"""
+
+
+def test_node_callbacks_cut_its_loop(argus_cli):
+    """node.json + libuv.json on node (its own exported C++ functions and
+    libuv): 5 timers, an immediate and a file read's completion each run as
+    a callback of the main thread (RunTimers, CheckImmediate,
+    InternalMakeCallback), cut into their own vertices; every uv_timer_start
+    names the timer handle RunTimers dispatches.  Only these two specs: V8's
+    start-up takes pthread mutexes ~9000 times in a burst, which can fill the
+    main thread's ring before a busy daemon drains it."""
+    import shutil
+    import pytest
+    from argus.cli import hookspec
+    node = shutil.which("node")
+    if not node:
+        pytest.skip("node is not installed")
+    require_tracing()
+    argus_cli.start(size="64M")
+    specs = [os.path.join(hookspec.default_spec_dir(), n) for n in ("libuv.json", "node.json")]
+    proc = subprocess.run([sys.executable, "-m", "argus.cli", "run", "--hooks", specs[0], "--hooks", specs[1], "--",
+                           node, "-e", NODE_LOOP], env=argus_cli.env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    pid = json.loads(proc.stdout.splitlines()[-1])["pid"]
+    argus_cli.wait_drained()
+    argus_cli.stop()
+    events = [json.loads(line) for line in
+              argus_cli.run("events", "--buffer", argus_cli.buffer, "--json", "--pid", str(pid)).stdout.splitlines()]
+    ids = {h.symbol: i for i, h in enumerate(hookspec.load(specs))}
+    assert not [e for e in events if e["type"] == "lost"]
+    timers = ids["_ZN4node11Environment9RunTimersEP10uv_timer_s"]
+    immediate = ids["_ZN4node11Environment14CheckImmediateEP10uv_check_s"]
+    make_callback = [i for s, i in ids.items() if s.startswith("_ZN4node20InternalMakeCallback")][0]
+
+    def begins(probe):
+        return [e for e in events if e["type"] == "callback_begin" and e["probe_id"] == probe and e["tid"] == pid]
+    assert len(begins(timers)) == 5                      # one expired timer per run here
+    assert len(begins(immediate)) >= 1 and len(begins(make_callback)) >= 1
+    arms = {e["obj"] for e in events if e["type"] == "enqueue" and e["probe_id"] == ids["uv_timer_start"]}
+    assert arms == {e["obj"] for e in begins(timers)}    # the environment's one uv_timer_t
+    ends = [e for e in events if e["type"] == "callback_end" and e["tid"] == pid]
+    assert len(ends) == len([e for e in events if e["type"] == "callback_begin" and e["tid"] == pid])
+    g = build_graph_from_trace(reader.decode_file(argus_cli.buffer, strict=False))
+    tid = g.threads.tid[g.seg.utid]
+    callback = np.flatnonzero((tid == pid) & (g.seg.split_kind == G.SPLIT_CALLBACK))
+    assert len(callback) >= 7, len(callback)
