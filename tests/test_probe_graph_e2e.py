@@ -422,3 +422,42 @@ def test_node_callbacks_cut_its_loop(argus_cli):
     tid = g.threads.tid[g.seg.utid]
     callback = np.flatnonzero((tid == pid) & (g.seg.split_kind == G.SPLIT_CALLBACK))
     assert len(callback) >= 7, len(callback)
+
+
+NODE_WASM = """
+const bytes = new Uint8Array([0,97,115,109,1,0,0,0,1,5,1,96,0,1,127,3,2,1,0,7,5,1,1,102,0,0,10,6,1,4,0,65,42,11]);
+let n = 0;
+function again() {
+  WebAssembly.compile(bytes).then(() => { if (++n < 5) again(); else console.log(JSON.stringify({pid: process.pid})); });
+}
+again();
+"""
+
+
+def test_node_platform_task_from_another_thread_is_a_message_edge(argus_cli):
+    """WebAssembly.compile finishes on V8's background threads, which post
+    the result to the main loop: uv_async_send on the platform's uv_async_t
+    (enqueue, libuv.json) -> node::PerIsolatePlatformData::FlushTasks on it
+    (callback_begin, node.json): a message edge from the background thread."""
+    import shutil
+    import pytest
+    from argus.cli import hookspec
+    node = shutil.which("node")
+    if not node:
+        pytest.skip("node is not installed")
+    require_tracing()
+    argus_cli.start(size="64M")
+    specs = [os.path.join(hookspec.default_spec_dir(), n) for n in ("libuv.json", "node.json")]
+    proc = subprocess.run([sys.executable, "-m", "argus.cli", "run", "--hooks", specs[0], "--hooks", specs[1], "--",
+                           node, "-e", NODE_WASM], env=argus_cli.env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    pid = json.loads(proc.stdout.splitlines()[-1])["pid"]
+    g = _graph(argus_cli)
+    tid, gpid = g.threads.tid[g.seg.utid], g.threads.pid[g.seg.utid]
+    e = g.edges
+    msg = np.flatnonzero((e.type == G.EDGE_MESSAGE) & (gpid[e.dst] == pid) & (tid[e.dst] == pid)
+                         & (tid[e.src] != pid) & (gpid[e.src] == pid))
+    assert g.stats["enqueue_edges"] >= 1
+    # the probe edge: it ends where FlushTasks opens its vertex (kernel message edges may join it)
+    flush = [k for k in msg.tolist() if g.seg.start[e.dst[k]] == e.ts[k] and g.seg.split_kind[e.dst[k]] == G.SPLIT_CALLBACK]
+    assert flush and all(e.src_ts[k] <= e.ts[k] for k in flush)

@@ -126,7 +126,11 @@ struct held {
 };
 struct send { int64_t seg, ts, row; uint8_t matched; };
 struct fdi { uint64_t local, peer; uint8_t kind; };                /* FD_INFO of one (pid, fd, inode) */
-struct handoff { int64_t utid, seg, ts, row; uint8_t used; };   /* the last ENQUEUE / MUTEX_UNLOCK of an object */
+struct handoff {          /* the last ENQUEUE / MUTEX_UNLOCK / IPC_SEND of an object */
+	int64_t utid, seg, ts, row;
+	uint8_t used, o_used;
+	int64_t o_utid, o_seg, o_ts, o_row;   /* ENQUEUE: the one it replaced, if another thread's and unused */
+};
 struct tfire { int64_t arm_utid, arm_ts, fire_ts; };                 /* the last fire of a timer */
 struct treq { int64_t arm_utid, arm_ts, dst, ts, row; uint64_t obj; }; /* timer edge, src resolved at the end */
 

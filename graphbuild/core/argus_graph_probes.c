@@ -12,7 +12,9 @@
  *   enqueue    ENQUEUE on obj (GMainContext, GSource) by one thread ->
  *              the next CALLBACK_BEGIN on the same (pid, obj) by another
  *              thread: a message edge (the handoff the kernel sees only as
- *              an eventfd write, if at all).  The last enqueue wins.
+ *              an eventfd write, if at all).  The last enqueue of another
+ *              thread wins: an enqueue keeps the unused one of another
+ *              thread it replaced, for a dispatch by its own thread.
  *   mutex      MUTEX_UNLOCK of (pid, mutex) by one thread -> the PROBE_RETURN
  *              (result 0) of the next MUTEX_LOCK of it by another thread
  *              that asked before that unlock (it waited for the holder): an
@@ -87,6 +89,26 @@ static void note_handoff(struct argus_graph *g, struct map *m, int64_t u, const 
 	h->used = 0;
 }
 
+/* An enqueue keeps the unused one of another thread it replaces: the loop
+ * thread waking its own loop must not hide a worker's enqueue still waiting
+ * for its dispatch (node: the main thread and V8's background threads post
+ * to the same uv_async_t). */
+static void on_enqueue(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i)
+{
+	struct handoff *h = last_handoff(g, &g->enqueues, TH(g, u)->pid, r->obj, 0);
+
+	if (h && !h->used && h->utid != u) {
+		h->o_utid = h->utid;
+		h->o_seg = h->seg;
+		h->o_ts = h->ts;
+		h->o_row = h->row;
+		h->o_used = 0;
+	}
+	note_handoff(g, &g->enqueues, u, r, i);
+	if (!h && (h = last_handoff(g, &g->enqueues, TH(g, u)->pid, r->obj, 0)))
+		h->o_used = 1;
+}
+
 /* Segment boundary at ts for a callback begin / end or an input (not a
  * heuristic: runs without splits too).  No empty segment: a segment that
  * started at ts and owns no row yet is already the boundary; an input at the
@@ -120,8 +142,13 @@ static void on_callback_begin(struct argus_graph *g, int64_t u, const struct arg
 	t->cb_seen = 1;
 	h = last_handoff(g, &g->enqueues, t->pid, r->obj, 0);
 	if (h && !h->used && h->utid != u) {
-		h->used = 1;
+		h->used = h->o_used = 1;
 		push_edge(g, &g->msg_edges, h->seg, t->seg, ARGUS_EDGE_MESSAGE, 0, ts, h->ts, h->row, -1,
+			  r->obj, 0);
+		g->st.enqueue_edges++;
+	} else if (h && !h->o_used && h->o_utid != u) {
+		h->used = h->o_used = 1;   /* the dispatch ran both */
+		push_edge(g, &g->msg_edges, h->o_seg, t->seg, ARGUS_EDGE_MESSAGE, 0, ts, h->o_ts, h->o_row, -1,
 			  r->obj, 0);
 		g->st.enqueue_edges++;
 	}
@@ -210,7 +237,7 @@ void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 	t = TH(g, u);
 	switch (r->type) {
 	case ARGUS_EV_ENQUEUE:
-		return note_handoff(g, &g->enqueues, u, r, i);
+		return on_enqueue(g, u, r, i);
 	case ARGUS_EV_IPC_SEND:
 		return note_handoff(g, &g->ipc_sends, u, r, i);
 	case ARGUS_EV_IPC_RECV:

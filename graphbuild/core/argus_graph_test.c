@@ -793,6 +793,36 @@ static void test_ipc_send_to_the_reply_of_its_serial_is_a_message_edge(void **st
 	graph_free(&g);
 }
 
+/* The loop thread waking its own loop after a worker did (node's platform
+ * uv_async_t): the dispatch still pairs with the worker's enqueue. */
+static void test_own_enqueue_does_not_hide_a_workers(void **state)
+{
+	struct trace t;
+	struct graph g;
+	int64_t b[4], msg[4];
+
+	(void)state;
+	trace_init(&t);
+	snapshot(&t, A, A, "loop");
+	snapshot(&t, A, B, "worker");
+	run(&t, A, A, 1 * MS);
+	run(&t, A, B, 1 * MS);
+	probe(&t, A, B, 2 * MS, ARGUS_EV_ENQUEUE, CTX, 0xE00);
+	probe(&t, A, A, 2 * MS + 500 * US, ARGUS_EV_ENQUEUE, CTX, 0xE00);
+	probe(&t, A, A, 3 * MS, ARGUS_EV_CALLBACK_BEGIN, CTX, DISPATCH_FN);
+	probe(&t, A, A, 4 * MS, ARGUS_EV_CALLBACK_END, 1, DISPATCH_FN);
+	probe(&t, A, A, 5 * MS, ARGUS_EV_CALLBACK_BEGIN, CTX, DISPATCH_FN);   /* both consumed */
+	build(&t, 10 * MS, &g);
+	segments_of(&g, B, b, 4);
+	assert_int_equal(edges_of(&g, ARGUS_EDGE_MESSAGE, msg, 4), 1);
+	assert_int_equal(g.edge.src[msg[0]], b[0]);
+	assert_int_equal(g.edge.src_ts[msg[0]], 2 * MS);
+	assert_int_equal(g.edge.ts[msg[0]], 3 * MS);
+	assert_int_equal(g.st.enqueue_edges, 1);
+	free(t.rows);
+	graph_free(&g);
+}
+
 /* ---- order ------------------------------------------------------------------------- */
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -939,6 +969,7 @@ int main(void)
 		cmocka_unit_test(test_cond_signal_to_the_waiters_return_is_a_message_edge),
 		cmocka_unit_test(test_a_lock_return_naming_its_object_is_a_handover),
 		cmocka_unit_test(test_ipc_send_to_the_reply_of_its_serial_is_a_message_edge),
+		cmocka_unit_test(test_own_enqueue_does_not_hide_a_workers),
 		cmocka_unit_test(test_segments_and_edges_come_out_sorted_and_consistent),
 		cmocka_unit_test(test_csr_orders_ids_by_key_then_time_then_id),
 		cmocka_unit_test(test_unsorted_rows_are_refused_naming_the_row),
