@@ -242,33 +242,50 @@ def test_cond_signal_to_the_waiters_wake_is_a_message_edge(argus_cli):
 
 
 GIL_CONTENTION = """
-import ctypes, json, os, sys, threading, time
+import ctypes, json, os, sys, threading
 sys.setswitchinterval(1000)     # no forced switch: the GIL changes hands only where a thread drops it
-libc = ctypes.CDLL(None)
+libc = ctypes.CDLL(None)        # a foreign call drops the GIL (PyEval_SaveThread) and takes it back
+held = ctypes.PyDLL(None)       # ... these keep it
 ROUNDS = 5
+r, w = os.pipe()
+main_tid = threading.get_native_id()
+syscall = f"/proc/self/task/{main_tid}/syscall".encode()
+buf = ctypes.create_string_buffer(64)
+
+def main_blocked_in(nr):
+    # the main thread's system call (/proc: "running" while it runs); 0 read, 202 futex
+    fd = held.open(syscall, 0)
+    n = held.read(fd, buf, 63)
+    held.close(fd)
+    return n > 0 and buf.raw[:n].startswith(nr)
+
 tids = {}
 def worker():
     tids["worker"] = threading.get_native_id()
     for _ in range(ROUNDS):
-        end = time.monotonic() + 0.2
-        while time.monotonic() < end:   # CPU-bound, holding the GIL
+        while not main_blocked_in(b"0 "):   # the main thread is in its read, the GIL dropped
+            libc.usleep(1000)               # (the GIL dropped here too: the main thread gets there)
+        held.write(w, b"x", 1)              # wakes the read; the worker keeps the GIL
+        while not main_blocked_in(b"202 "): # ... until the main thread waits for it in PyEval_RestoreThread
             pass
-        libc.usleep(1000)               # a ctypes call drops the GIL (PyEval_SaveThread), then takes it back
-w = threading.Thread(target=worker)
-w.start()
+        libc.usleep(1000)                   # drops the GIL: the main thread takes it
+t = threading.Thread(target=worker)
+t.start()
+one = ctypes.create_string_buffer(1)
 for _ in range(ROUNDS):
-    libc.usleep(50000)                  # drops the GIL; asks for it back while the worker spins
-w.join()
-print(json.dumps({"pid": os.getpid(), "main": threading.get_native_id(), "worker": tids["worker"]}), flush=True)
+    libc.read(r, one, 1)                    # drops the GIL, blocks until the worker writes, asks for the GIL back
+t.join()
+print(json.dumps({"pid": os.getpid(), "main": main_tid, "worker": tids["worker"]}), flush=True)
 """
 
 
 def test_gil_drop_to_the_waiting_take_is_an_ownership_edge(argus_cli):
     """CPython's GIL through cpython.json ("obj": "process"): the main thread
-    sleeps in ctypes calls and asks for the GIL back while the worker spins
-    (with no forced switch); the worker's next drop hands it over: an
-    ownership edge (owner_kind mutex, obj = the process key) from the
-    worker's drop to the main thread's take, every round."""
+    blocks in a ctypes read (the GIL dropped); the worker, holding the GIL
+    (PyDLL calls keep it, no forced switch), wakes it and waits until the
+    kernel shows it blocked on the GIL, then drops it: an ownership edge
+    (owner_kind mutex, obj = the process key) from the worker's drop to the
+    main thread's take, every round, with no timing assumption."""
     require_tracing()
     argus_cli.start(size="64M")
     ids = json.loads(_run(argus_cli, "/usr/bin/python3", "-c", GIL_CONTENTION).splitlines()[-1])
@@ -428,7 +445,10 @@ NODE_WASM = """
 const bytes = new Uint8Array([0,97,115,109,1,0,0,0,1,5,1,96,0,1,127,3,2,1,0,7,5,1,1,102,0,0,10,6,1,4,0,65,42,11]);
 let n = 0;
 function again() {
-  WebAssembly.compile(bytes).then(() => { if (++n < 5) again(); else console.log(JSON.stringify({pid: process.pid})); });
+  WebAssembly.compile(bytes).then(() => {
+    if (++n < 5) again();
+    else setTimeout(() => console.log(JSON.stringify({pid: process.pid})), 100);   // the loop turns on: a pending wakeup runs
+  });
 }
 again();
 """
