@@ -106,7 +106,7 @@ static const char *parse_hook(char *line, struct hook_line *h)
 		return "needs 6 tab-separated fields (a 7th: obj_arg, an 8th: return_obj, a 9th: obj_bits)";
 	if (n >= 7 && (!parse_ulong(field[6], 10, ARGUS_UPROBE_OBJ_PROCESS, &v[4]) || v[4] == 5))
 		return "bad obj_arg (0-4, 6)";
-	if (n == 8 && (!parse_ulong(field[7], 10, ARGUS_UPROBE_RETURN_PROCESS, &v[5]) || v[5] == 6))
+	if (n >= 8 && (!parse_ulong(field[7], 10, ARGUS_UPROBE_RETURN_PROCESS, &v[5]) || v[5] == 6))
 		return "bad return_obj (0-5, 7)";
 	if (n == 9 && (!parse_ulong(field[8], 10, 64, &v[6]) || (v[6] != 32 && v[6] != 64)))
 		return "bad obj_bits (32, 64)";
