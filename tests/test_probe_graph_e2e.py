@@ -205,7 +205,7 @@ def test_cond_signal_to_the_waiters_wake_is_a_message_edge(argus_cli):
     the cond hooks (pthread.json) and, in the graph, the signal -> the
     wait's return as a message edge on the cond, every round."""
     require_tracing()
-    argus_cli.start(size="64M")
+    argus_cli.start(size="256M")   # a busy machine wraps a small trace file in seconds
     out = _run(argus_cli, native("argus-cond-handoff"), "20")
     ids = json.loads(out.splitlines()[0])
     pid, consumer, producer, rounds = ids["pid"], ids["consumer_tid"], ids["producer_tid"], ids["rounds"]
@@ -287,7 +287,7 @@ def test_gil_drop_to_the_waiting_take_is_an_ownership_edge(argus_cli):
     (owner_kind mutex, obj = the process key) from the worker's drop to the
     main thread's take, every round, with no timing assumption."""
     require_tracing()
-    argus_cli.start(size="64M")
+    argus_cli.start(size="256M")   # a busy machine wraps a small trace file in seconds
     ids = json.loads(_run(argus_cli, "/usr/bin/python3", "-c", GIL_CONTENTION).splitlines()[-1])
     argus_cli.wait_drained()
     argus_cli.stop()
@@ -348,7 +348,7 @@ def test_gdbus_call_serial_pairs_with_its_reply(argus_cli, tmp_path):
         deadline = time.monotonic() + 10
         while not bus_path.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        argus_cli.start(size="64M")
+        argus_cli.start(size="256M")   # a busy machine wraps a small trace file in seconds
         driver = os.path.join(os.path.dirname(__file__), "scenarios", "drivers", "dbus_service.py")
         svc = subprocess.Popen([sys.executable, "-m", "argus.cli", "run", "--", "/usr/bin/python3", driver, address],
                                env=argus_cli.env, stdout=subprocess.PIPE, text=True)
@@ -411,7 +411,7 @@ def test_node_callbacks_cut_its_loop(argus_cli):
     if not node:
         pytest.skip("node is not installed")
     require_tracing()
-    argus_cli.start(size="64M")
+    argus_cli.start(size="256M")   # a busy machine wraps a small trace file in seconds
     specs = [os.path.join(hookspec.default_spec_dir(), n) for n in ("libuv.json", "node.json")]
     proc = subprocess.run([sys.executable, "-m", "argus.cli", "run", "--hooks", specs[0], "--hooks", specs[1], "--",
                            node, "-e", NODE_LOOP], env=argus_cli.env, capture_output=True, text=True, timeout=120)
@@ -466,7 +466,7 @@ def test_node_platform_task_from_another_thread_is_a_message_edge(argus_cli):
     if not node:
         pytest.skip("node is not installed")
     require_tracing()
-    argus_cli.start(size="64M")
+    argus_cli.start(size="256M")   # a busy machine wraps a small trace file in seconds
     specs = [os.path.join(hookspec.default_spec_dir(), n) for n in ("libuv.json", "node.json")]
     proc = subprocess.run([sys.executable, "-m", "argus.cli", "run", "--hooks", specs[0], "--hooks", specs[1], "--",
                            node, "-e", NODE_WASM], env=argus_cli.env, capture_output=True, text=True, timeout=120)
