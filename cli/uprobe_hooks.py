@@ -134,8 +134,11 @@ def hook_list(names):
     for probe_id, h in hooks:
         symbol, enter, ret, lib = h.symbol, h.enter, h.ret, h.library
         path, offsets = libs[lib]
-        if MAX_OBJ_ARG < h.obj_arg != hookspec.OBJ_PROCESS or MAX_OBJ_ARG + 1 < h.return_obj != hookspec.RETURN_PROCESS:
+        if MAX_OBJ_ARG < h.obj_arg != hookspec.OBJ_PROCESS:
             skipped.append(f"uprobe hook {symbol}: argument {h.obj_arg} is not readable from a uprobe; skipped")
+        elif MAX_OBJ_ARG + 1 < h.return_obj != hookspec.RETURN_PROCESS:    # return_obj n + 1 = argument n
+            skipped.append(f"uprobe hook {symbol}: argument {h.return_obj - 1} (return_obj) is not readable "
+                           "from a uprobe; skipped")
         elif path is None:
             skipped.append(f"uprobe hook {symbol}: library {lib} not found (ldconfig -p); skipped")
         elif symbol not in offsets:

@@ -45,3 +45,28 @@ def test_hook_list_skips_what_does_not_resolve(tmp_path):
 def test_unknown_name():
     with pytest.raises(ArgusError, match="shipped: .*glib"):
         uprobe_hooks.spec_paths(["nosuch"])
+
+
+def test_a_program_is_a_library_and_the_process_key_crosses_to_argusd():
+    """cpython.json names the python3.11 program (it links libpython in):
+    found in PATH as an ELF file; obj "process" (6) and return_obj
+    "process" (7) reach argusd's list as the 7th and 8th fields."""
+    import shutil
+    if not shutil.which("python3.11"):
+        pytest.skip("no python3.11 program here")
+    listing, skipped = uprobe_hooks.hook_list(["cpython"])
+    lines = [line.split("\t") for line in listing.splitlines()]
+    assert not skipped and len(lines) == 2
+    by_symbol = {f[5]: f for f in lines}
+    assert by_symbol["PyEval_SaveThread"][6:] == ["6", "0", "64"]
+    assert by_symbol["PyEval_RestoreThread"][6:] == ["6", "7", "64"]
+    assert all(f[4].endswith("python3.11") and "shims" not in f[4] for f in lines)
+
+
+def test_gdbus_serials_keep_32_bits():
+    listing, _ = uprobe_hooks.hook_list(["gdbus"])
+    fields = {line.split("\t")[5]: line.split("\t") for line in listing.splitlines()}
+    if not fields:
+        pytest.skip("no libgio-2.0.so.0 here")
+    assert fields["g_dbus_message_set_serial"][6:] == ["1", "0", "32"]
+    assert fields["g_dbus_message_get_reply_serial"][6:] == ["0", "0", "32"]
