@@ -5,11 +5,18 @@ per library (its soname: the symbols are taken from it), each hook naming
 its symbol, the record type at entry and, optionally, at return, which
 argument is the entry's obj ("obj_arg", default 0) and a function of no
 arguments whose result stands for a NULL obj ("null_obj", e.g. GLib's
-g_main_context_default), and, for a function returning a pointer to a
-record, how the return record reads its obj through that pointer and which
-returns it keeps ("ret_deref", below).  `argus run` validates the files and
-flattens them into the agent's hook list (one line per hook: probe id,
-symbol, entry type, return type, library, obj_arg, null_obj, ret_deref, tab
+g_main_context_default).  "obj": "process" in place of an argument makes the
+entry's obj one fixed key per process (OBJ_PROCESS: a process-wide lock whose
+functions take no argument naming it, CPython's GIL), and "return_obj"
+picks the return record's obj: "result" (default: the return value), an
+argument index (saved at entry: pthread_cond_wait's cond) or "process";
+"obj_bits": 32 keeps the low 32 bits of both (a 32-bit argument or result:
+the ABI leaves the register's upper half undefined; GDBus serials).  For a
+function returning a pointer to a record, "ret_deref" says how the return
+record reads its obj through that pointer and which returns it keeps
+(below).  `argus run` validates the files and flattens them into the
+agent's hook list (one line per hook: probe id, symbol, entry type, return
+type, library, obj_arg, null_obj, return_obj, obj_bits, ret_deref, tab
 separated; see dylib-instrument/agent.c).  Record types
 are the schema's user-space tracepoint types (argus_ev_probe).
 """
@@ -26,9 +33,14 @@ from argus.tracer import schema
 PROBE_TYPES = {schema.TYPE_NAMES[t]: t for t in schema.PROBE_TYPES}
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.@]*$")
+MAX_SYMBOL = 255  # the agent's buffer (dylib-instrument/agent.c)
 MAX_OBJ_ARG = 5   # the integer argument registers the thunks save: x86_64 rdi..r9, arm64 x0..x5
+OBJ_PROCESS = 6   # obj_arg code: the process key (tracer/argus_event.h ARGUS_OBJ_PROCESS)
+# return_obj codes (dylib-instrument/hook.h): 0 the return value, 1-6 argument 0-5 saved at entry, 7 the process key
+RETURN_RESULT, RETURN_PROCESS = 0, 7
 
-Hook = collections.namedtuple("Hook", "symbol enter ret library obj_arg null_obj ret_deref", defaults=(0, "-", "-"))
+Hook = collections.namedtuple("Hook", "symbol enter ret library obj_arg null_obj return_obj obj_bits ret_deref",
+                              defaults=(0, "-", RETURN_RESULT, 64, "-"))
 
 # ret_deref limits: dylib-instrument/ret_deref.h
 DEREF_ALTS, DEREF_CONDS, DEREF_VALUES, DEREF_COPIES, DEREF_MAX_OFFSET = 4, 4, 8, 4, 4096
@@ -137,8 +149,10 @@ def load_file(path):
     out = []
     for i, h in enumerate(hooks):
         where = f"{path}: hook {i}"
-        if not isinstance(h, dict) or not isinstance(h.get("symbol"), str) or not _SYMBOL.match(h["symbol"]):
-            raise ArgusError(f"{where}: needs a \"symbol\" (a C identifier)")
+        if (not isinstance(h, dict) or not isinstance(h.get("symbol"), str) or not _SYMBOL.match(h["symbol"])
+                or len(h["symbol"]) > MAX_SYMBOL):
+            raise ArgusError(f"{where}: needs a \"symbol\" (a C identifier or mangled C++ name, "
+                             f"at most {MAX_SYMBOL} characters)")
         enter = _type(h["enter"], where) if "enter" in h else 0
         ret = _type(h["return"], where) if "return" in h else 0
         if not enter and not ret:
@@ -146,6 +160,25 @@ def load_file(path):
         obj_arg = h.get("obj_arg", 0)
         if type(obj_arg) is not int or not 0 <= obj_arg <= MAX_OBJ_ARG:
             raise ArgusError(f"{where}: \"obj_arg\" must be an argument index 0-{MAX_OBJ_ARG}")
+        if "obj" in h:
+            if h["obj"] != "process" or "obj_arg" in h:
+                raise ArgusError(f"{where}: \"obj\" can only be \"process\" (and excludes \"obj_arg\")")
+            obj_arg = OBJ_PROCESS
+        return_obj = h.get("return_obj", "result")
+        if return_obj == "result":
+            return_obj = RETURN_RESULT
+        elif return_obj == "process":
+            return_obj = RETURN_PROCESS
+        elif type(return_obj) is int and 0 <= return_obj <= MAX_OBJ_ARG:
+            return_obj += 1
+        else:
+            raise ArgusError(f"{where}: \"return_obj\" must be \"result\", \"process\" or an argument index "
+                             f"0-{MAX_OBJ_ARG}")
+        if return_obj != RETURN_RESULT and not ret:
+            raise ArgusError(f"{where}: \"return_obj\" needs a \"return\" record")
+        obj_bits = h.get("obj_bits", 64)
+        if obj_bits not in (32, 64) or type(obj_bits) is not int:
+            raise ArgusError(f"{where}: \"obj_bits\" must be 32 or 64")
         null_obj = h.get("null_obj", "-")
         if null_obj != "-" and (not isinstance(null_obj, str) or not _SYMBOL.match(null_obj)):
             raise ArgusError(f"{where}: \"null_obj\" must name a function (a C identifier)")
@@ -153,8 +186,10 @@ def load_file(path):
         if "ret_deref" in h:
             if not ret:
                 raise ArgusError(f"{where}: \"ret_deref\" needs a \"return\" record type")
+            if return_obj != RETURN_RESULT:
+                raise ArgusError(f"{where}: \"ret_deref\" reads the returned pointer: it excludes \"return_obj\"")
             deref = _deref(h["ret_deref"], where, named)
-        out.append(Hook(h["symbol"], enter, ret, library, obj_arg, null_obj, deref))
+        out.append(Hook(h["symbol"], enter, ret, library, obj_arg, null_obj, return_obj, obj_bits, deref))
     return out
 
 
@@ -176,5 +211,6 @@ def load(paths=None):
 
 def flatten(hooks):
     """The agent's hook list: probe id = index in the spec."""
-    return "".join(f"{i}\t{h.symbol}\t{h.enter}\t{h.ret}\t{h.library}\t{h.obj_arg}\t{h.null_obj}\t{h.ret_deref}\n"
+    return "".join(f"{i}\t{h.symbol}\t{h.enter}\t{h.ret}\t{h.library}\t{h.obj_arg}\t{h.null_obj}"
+                   f"\t{h.return_obj}\t{h.obj_bits}\t{h.ret_deref}\n"
                    for i, h in enumerate(hooks))

@@ -20,9 +20,14 @@ def test_shipped_specs_load_and_flatten():
     spec_dir = os.path.join(REPO, "dylib-instrument", "hooks")
     paths = sorted(os.path.join(spec_dir, n) for n in os.listdir(spec_dir))
     hooks = hookspec.load(paths)
-    assert ("pthread_mutex_lock", 53, 56, "libc.so.6", 0, "-", "-") in hooks
+    assert ("pthread_mutex_lock", 53, 56, "libc.so.6", 0, "-", 0, 64, "-") in hooks
+    # a condition wait: its mutex released at entry, the cond (argument 0, code 1) named at return
+    assert ("pthread_cond_wait", 54, 56, "libc.so.6", 1, "-", 1, 64, "-") in hooks
+    # the GIL: no argument names it, both sides record the process key
+    assert ("PyEval_RestoreThread", 53, 56, "python3.11", hookspec.OBJ_PROCESS, "-", hookspec.RETURN_PROCESS, 64,
+            "-") in hooks
     # GLib's enqueue side names the context its dispatch records, NULL = the default one
-    assert ("g_source_attach", 50, 0, "libglib-2.0.so.0", 1, "g_main_context_default", "-") in hooks
+    assert ("g_source_attach", 50, 0, "libglib-2.0.so.0", 1, "g_main_context_default", 0, 64, "-") in hooks
     # X11 input: key / button events, core and XInput 2, through the returned event
     xcb = {h.symbol: h for h in hooks if h.library == "libxcb.so.1"}
     assert set(xcb) == {"xcb_wait_for_event", "xcb_poll_for_event", "xcb_poll_for_queued_event"}
@@ -31,7 +36,7 @@ def test_shipped_specs_load_and_flatten():
         "0:1:127:2.3.4.5;0:8:0|0:1:127:35,8:2:65535:2.3.4.5;8:1:0,16:1:1,2:2:2,12:4:4")
     flat = hookspec.flatten(hooks).splitlines()
     assert len(flat) == len(hooks)
-    assert all(len(line.split("\t")) == 8 for line in flat)
+    assert all(len(line.split("\t")) == 10 for line in flat)
 
 
 @pytest.mark.parametrize("spec,message", [
@@ -39,11 +44,20 @@ def test_shipped_specs_load_and_flatten():
     ({"hooks": [{"symbol": "f; rm -rf", "enter": "enqueue"}]}, "needs a \"symbol\""),
     ({"hooks": [{"symbol": "f"}]}, "records nothing"),
     ({"nohooks": 1}, "needs a list"),
+    ({"hooks": [{"symbol": "f" * 256, "enter": "enqueue"}]}, "at most 255 characters"),
     ({"hooks": [{"symbol": "f", "enter": "enqueue", "obj_arg": 6}]}, "must be an argument index 0-5"),
     ({"hooks": [{"symbol": "f", "enter": "enqueue", "obj_arg": "1"}]}, "must be an argument index 0-5"),
     ({"hooks": [{"symbol": "f", "enter": "enqueue", "null_obj": "a b"}]}, "must name a function"),
+    ({"hooks": [{"symbol": "f", "enter": "enqueue", "obj_bits": 16}]}, "\"obj_bits\" must be 32 or 64"),
+    ({"hooks": [{"symbol": "f", "enter": "enqueue", "obj": "thread"}]}, "\"obj\" can only be \"process\""),
+    ({"hooks": [{"symbol": "f", "enter": "enqueue", "obj": "process", "obj_arg": 1}]}, "excludes \"obj_arg\""),
+    ({"hooks": [{"symbol": "f", "enter": "enqueue", "return_obj": 0}]}, "needs a \"return\" record"),
+    ({"hooks": [{"symbol": "f", "return": "probe_return", "return_obj": 6}]}, "\"return_obj\" must be"),
+    ({"hooks": [{"symbol": "f", "return": "probe_return", "return_obj": "arg"}]}, "\"return_obj\" must be"),
     ({"library": "../evil lib", "hooks": [{"symbol": "f", "enter": "enqueue"}]}, "must be a soname"),
     ({"hooks": [{"symbol": "f", "enter": "input", "ret_deref": [{"when": []}]}]}, "needs a \"return\""),
+    ({"hooks": [{"symbol": "f", "return": "input", "return_obj": 0, "ret_deref": [{"when": []}]}]},
+     "excludes \"return_obj\""),
     ({"hooks": [{"symbol": "f", "return": "input", "ret_deref": []}]}, "list of 1-4 alternatives"),
     ({"hooks": [{"symbol": "f", "return": "input", "ret_deref": "nope"}]}, "not one of the file's"),
     ({"hooks": [{"symbol": "f", "return": "input", "ret_deref": [{"when": [{"offset": 0, "size": 3, "in": [1]}]}]}]},

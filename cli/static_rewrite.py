@@ -33,7 +33,7 @@ import ctypes
 import os
 import tempfile
 
-from argus.cli import static_rewrite_macho
+from argus.cli import hookspec, static_rewrite_macho
 from argus.cli.common import ArgusError, native_path
 
 ARCH_X86_64, ARCH_ARM64 = 1, 2
@@ -88,7 +88,8 @@ def select_hooks(hooks, names, defines, warn=None):
         if lib in names or (lib == "-" and defines(sym)):
             if rest and rest[0]:   # obj_arg
                 if warn:
-                    warn(f"{sym}: its obj (argument {rest[0]}) needs `argus run`; skipped")
+                    what = "the process key" if rest[0] == hookspec.OBJ_PROCESS else f"argument {rest[0]}"
+                    warn(f"{sym}: its obj ({what}) needs `argus run`; skipped")
                 continue
             if not enter:          # a return-only hook (e.g. ret_deref): return records need the agent
                 if warn:

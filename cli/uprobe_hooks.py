@@ -78,7 +78,11 @@ def find_library(soname):
     from elftools.elf.elffile import ELFFile
 
     machine = _MACHINES.get(platform.machine())
-    for path in _ldconfig_paths(soname):
+    # a name no library has may be a program that defines the API itself
+    # (python3.11 is linked with libpython): the ELF files of that name in
+    # PATH (wrappers such as pyenv's shims are scripts: passed over)
+    programs = [os.path.join(d, soname) for d in os.get_exec_path() if os.path.isabs(d)]
+    for path in _ldconfig_paths(soname) + [p for p in programs if os.access(p, os.X_OK)]:
         try:
             with open(path, "rb") as f:
                 elf = ELFFile(f)
@@ -130,8 +134,11 @@ def hook_list(names):
     for probe_id, h in hooks:
         symbol, enter, ret, lib = h.symbol, h.enter, h.ret, h.library
         path, offsets = libs[lib]
-        if h.obj_arg > MAX_OBJ_ARG:
+        if MAX_OBJ_ARG < h.obj_arg != hookspec.OBJ_PROCESS:
             skipped.append(f"uprobe hook {symbol}: argument {h.obj_arg} is not readable from a uprobe; skipped")
+        elif MAX_OBJ_ARG + 1 < h.return_obj != hookspec.RETURN_PROCESS:    # return_obj n + 1 = argument n
+            skipped.append(f"uprobe hook {symbol}: argument {h.return_obj - 1} (return_obj) is not readable "
+                           "from a uprobe; skipped")
         elif path is None:
             skipped.append(f"uprobe hook {symbol}: library {lib} not found (ldconfig -p); skipped")
         elif symbol not in offsets:
@@ -141,5 +148,5 @@ def hook_list(names):
             # NULL obj stands for) needs a call in the process: the agent's only
             # ret_deref: the uretprobe reads the returned record (argus_uprobe.bpf.c)
             lines.append(f"{probe_id}\t{enter}\t{ret}\t{offsets[symbol]:x}\t{path}\t{symbol}\t{h.obj_arg}"
-                         f"\t{h.ret_deref}\n")
+                         f"\t{h.return_obj}\t{h.obj_bits}\t{h.ret_deref}\n")
     return "".join(lines), skipped

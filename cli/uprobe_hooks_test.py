@@ -39,7 +39,7 @@ def test_hook_list_skips_what_does_not_resolve(tmp_path):
     fields = listing.splitlines()[0].split("\t")
     assert len(listing.splitlines()) == 1 and fields[0] == "0" and fields[1:3] == ["50", "56"]
     assert fields[5] == "getpid" and int(fields[3], 16) > 0
-    assert fields[6:] == ["0", "-"]     # obj_arg, no ret_deref
+    assert fields[6:] == ["0", "0", "64", "-"]     # obj_arg, return_obj, obj_bits, no ret_deref
     assert len(skipped) == 1 and "no_such_function_here" in skipped[0]
 
 
@@ -49,9 +49,34 @@ def test_hook_list_carries_the_ret_deref():
         pytest.skip("libxcb.so.1 not installed")
     lines = [line.split("\t") for line in listing.splitlines()]
     assert {f[5] for f in lines} == {"xcb_wait_for_event", "xcb_poll_for_event", "xcb_poll_for_queued_event"}
-    assert all(f[7].startswith("0:1:127:2.3.4.5;") for f in lines) and not skipped
+    assert all(f[9].startswith("0:1:127:2.3.4.5;") for f in lines) and not skipped
 
 
 def test_unknown_name():
     with pytest.raises(ArgusError, match="shipped: .*glib"):
         uprobe_hooks.spec_paths(["nosuch"])
+
+
+def test_a_program_is_a_library_and_the_process_key_crosses_to_argusd():
+    """cpython.json names the python3.11 program (it links libpython in):
+    found in PATH as an ELF file; obj "process" (6) and return_obj
+    "process" (7) reach argusd's list as the 7th and 8th fields."""
+    import shutil
+    if not shutil.which("python3.11"):
+        pytest.skip("no python3.11 program here")
+    listing, skipped = uprobe_hooks.hook_list(["cpython"])
+    lines = [line.split("\t") for line in listing.splitlines()]
+    assert not skipped and len(lines) == 2
+    by_symbol = {f[5]: f for f in lines}
+    assert by_symbol["PyEval_SaveThread"][6:] == ["6", "0", "64", "-"]
+    assert by_symbol["PyEval_RestoreThread"][6:] == ["6", "7", "64", "-"]
+    assert all(f[4].endswith("python3.11") and "shims" not in f[4] for f in lines)
+
+
+def test_gdbus_serials_keep_32_bits():
+    listing, _ = uprobe_hooks.hook_list(["gdbus"])
+    fields = {line.split("\t")[5]: line.split("\t") for line in listing.splitlines()}
+    if not fields:
+        pytest.skip("no libgio-2.0.so.0 here")
+    assert fields["g_dbus_message_set_serial"][6:] == ["1", "0", "32", "-"]
+    assert fields["g_dbus_message_get_reply_serial"][6:] == ["0", "0", "32", "-"]

@@ -7,16 +7,21 @@
  * dlopen wraps the real one).  Inert without ARGUS_URING_DIR and ARGUS_HOOKS.
  *
  * Hook list: one hook a line, tab separated:
- *   probe_id  symbol  enter_type  return_type  library  [obj_arg  null_obj  [ret_deref]]
+ *   probe_id  symbol  enter_type  return_type  library  [obj_arg  null_obj  [return_obj  [obj_bits  [ret_deref]]]]
  * (types are the numbers of tracer/argus_event.h, 0 = none; library is the
  * soname the symbol must come from, "-" for the first definition found;
  * obj_arg the integer argument recorded as obj, default 0; null_obj "-" or
  * a function of no arguments in the same library, called once when the hook
  * is installed: its result is recorded in place of a NULL obj, e.g. GLib's
- * g_main_context_default for the functions where NULL means that context;
+ * g_main_context_default for the functions where NULL means that context);
+ * obj_arg 6 = the process key, return_obj the return record's obj (0 the
+ * return value, default; 1-6 argument 0-5 saved at entry; 7 the process key),
+ * obj_bits 32 or 64 (32: the low half of obj, for 32-bit arguments / results);
  * ret_deref "-" or the text form of ret_deref.h: the return record reads
- * its obj through the returned pointer, and only matching returns record).
- * A line that does not parse is skipped.  A hook the
+ * its obj through the returned pointer, and only matching returns record.
+ * A line that does not parse is skipped.
+ * A library that is no loaded soname may be the program itself: its file's
+ * base name (python3.11 defines CPython's API).  A hook the
  * relocator refuses is reported once on stderr with ARGUS_AGENT_VERBOSE=1
  * and skipped: the program keeps running without it.
  */
@@ -31,11 +36,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_HOOKS 128
 
 struct planned_hook {
-	char symbol[128];
+	char symbol[256];    /* C++ names are long: node::InternalMakeCallback's is 160 */
 	char library[128];   /* "" = any */
 	char null_obj[128];  /* "" = none */
 	struct argus_ret_deref deref;   /* nalts 0 = none */
@@ -57,13 +63,15 @@ static int read_plan(const char *path)
 	char line[2048], deref[768];   /* hookspec.py keeps a ret_deref under 768 characters */
 	while (nplan < MAX_HOOKS && fgets(line, sizeof(line), f)) {
 		struct planned_hook *p = &plan[nplan];
-		unsigned id, enter, ret, obj_arg = 0;
-		int n = line[0] == '#' ? 0 : sscanf(line, "%u\t%127s\t%u\t%u\t%127s\t%u\t%127s\t%767s", &id, p->symbol,
-						     &enter, &ret, p->library, &obj_arg, p->null_obj, deref);
-		if ((n != 5 && n != 7 && n != 8) || obj_arg > 5)
+		unsigned id, enter, ret, obj_arg = 0, return_obj = 0, obj_bits = 64;
+		int n = line[0] == '#' ? 0 : sscanf(line, "%u\t%255s\t%u\t%u\t%127s\t%u\t%127s\t%u\t%u\t%767s", &id,
+						     p->symbol, &enter, &ret, p->library, &obj_arg, p->null_obj,
+						     &return_obj, &obj_bits, deref);
+		if ((n != 5 && n != 7 && n != 8 && n != 9 && n != 10) || (obj_bits != 32 && obj_bits != 64) ||
+		    obj_arg > ARGUS_HOOK_OBJ_PROCESS || return_obj > ARGUS_HOOK_RETURN_PROCESS)
 			continue;
 		p->deref.nalts = 0;
-		if (n == 8 && strcmp(deref, "-") != 0 && argus_ret_deref_parse(deref, &p->deref))
+		if (n == 10 && strcmp(deref, "-") != 0 && argus_ret_deref_parse(deref, &p->deref))
 			continue;
 		p->spec.ret_deref = p->deref.nalts ? &p->deref : NULL;
 		if (strcmp(p->library, "-") == 0)
@@ -71,6 +79,8 @@ static int read_plan(const char *path)
 		if (n == 5 || strcmp(p->null_obj, "-") == 0)
 			p->null_obj[0] = 0;
 		p->spec.obj_arg = (uint8_t)obj_arg;
+		p->spec.return_obj = (uint8_t)return_obj;
+		p->spec.obj32 = obj_bits == 32;
 		p->spec.probe_id = id;
 		p->spec.enter_type = (uint16_t)enter;
 		p->spec.return_type = (uint16_t)ret;
@@ -91,6 +101,32 @@ static size_t symbol_size(void *addr)
 }
 
 static void *(*real_dlopen)(const char *, int);
+static char exe_name[128];   /* the program file's base name (/proc/self/exe) */
+
+/* Whether addr lies in the program file's own segments (the first object
+ * dl_iterate_phdr reports), not in a library that defines the same name. */
+struct in_exe { uintptr_t addr; int first, found; };
+
+static int in_exe_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct in_exe *q = data;
+	(void)size;
+	for (int i = 0; q->first && i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && q->addr >= lo && q->addr < lo + ph->p_memsz)
+			q->found = 1;
+	}
+	q->first = 0;
+	return 1;   /* the program is always the first object */
+}
+
+static int in_program(void *addr)
+{
+	struct in_exe q = { (uintptr_t)addr, 1, 0 };
+	dl_iterate_phdr(in_exe_cb, &q);
+	return q.found;
+}
 
 /* A hook naming its library finds the symbol there, once that library is
  * loaded (RTLD_NOLOAD: never loads it); one without, in scope: RTLD_DEFAULT
@@ -102,6 +138,11 @@ static void *find_symbol(const struct planned_hook *p, const char *symbol, void 
 	if (!p->library[0])
 		return dlsym(scope, symbol);
 	void *lib = real_dlopen(p->library, RTLD_LAZY | RTLD_NOLOAD);
+	if (!lib && strcmp(p->library, exe_name) == 0) {
+		/* the program itself (e.g. python3.11, linked with libpython) */
+		void *fn = dlsym(RTLD_DEFAULT, symbol);
+		return fn && in_program(fn) ? fn : NULL;
+	}
 	if (!lib)
 		return NULL;
 	void *fn = dlsym(lib, symbol);
@@ -186,6 +227,13 @@ __attribute__((constructor)) static void agent_init(void)
 	real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
 	if (!dir || !hooks)
 		return;
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		const char *base = strrchr(exe, '/');
+		snprintf(exe_name, sizeof(exe_name), "%.127s", base ? base + 1 : exe);
+	}
 	if (read_plan(hooks) || argus_recorder_init(dir, 0)) {
 		if (verbose)
 			fprintf(stderr, "argus-agent: cannot read %s or use %s: no hooks\n", hooks, dir);

@@ -22,12 +22,18 @@
 
 struct argus_ret_deref;
 
+#define ARGUS_HOOK_OBJ_PROCESS 6      /* obj_arg: obj = ARGUS_OBJ_PROCESS (tracer/argus_event.h) */
+#define ARGUS_HOOK_RETURN_PROCESS 7   /* return_obj: the same key */
+
 struct argus_hook_spec {
 	uint32_t probe_id;
 	uint16_t enter_type;    /* record type at entry, 0 = none */
 	uint16_t return_type;   /* record type at return, 0 = no return hook */
 	size_t fn_size;         /* symbol size when known (0 = unknown): bounds reads and the branch scan */
-	uint8_t obj_arg;        /* the integer argument recorded as obj at entry (0-5) */
+	uint8_t obj_arg;        /* the integer argument recorded as obj at entry (0-5), or ARGUS_HOOK_OBJ_PROCESS */
+	uint8_t return_obj;     /* the return record's obj: 0 the return value, 1-6 argument 0-5 saved at
+				   entry, ARGUS_HOOK_RETURN_PROCESS */
+	uint8_t obj32;          /* keep the low 32 bits of obj (a 32-bit argument / result) */
 	uint64_t null_obj;      /* recorded in place of a NULL obj (e.g. GLib's default context), 0 = none */
 	const struct argus_ret_deref *ret_deref;   /* return: obj read through the returned pointer, filtered (ret_deref.h); NULL = the return value */
 };

@@ -20,7 +20,7 @@ import argus
 from argus.tracer import schema
 
 LIBRARY_NAME = "libargus_graph.so"
-ABI = 3
+ABI = 4
 
 _P = ctypes.c_void_p
 c_u64, c_i64, c_u32 = ctypes.c_uint64, ctypes.c_int64, ctypes.c_uint32
@@ -45,7 +45,8 @@ STAT_FIELDS = ("rows", "ignored_wakeups", "lost_records", "lost_rows", "tid_reus
 STAT_TAIL = ("splits_blocking_wait", "splits_event_loop", "splits_peer_change", "splits_batch",
              "weak_program_order", "message_edges", "timer_edges", "learned_channels",
              "gap_segments", "lost_regions", "ownership_edges", "wait_sites",
-             "probe_rows", "splits_callback", "enqueue_edges", "mutex_edges", "splits_input")
+             "probe_rows", "splits_callback", "enqueue_edges", "mutex_edges", "splits_input",
+             "cond_edges", "ipc_edges")
 
 
 class Stats(ctypes.Structure):

@@ -483,7 +483,9 @@ def test_libc_pthread_instrumented_copy(tmp_path, argus_cli):
     spec = os.path.join(os.path.dirname(__import__("argus").__file__), "hooks", "pthread.json")
     proc = _argus("instrument", libc, "-o", str(tmp_path / "libc.so.6"), "--hooks", spec)
     assert proc.returncode == 0, proc.stderr
-    assert "2 hooks placed" in proc.stdout
+    # mutex lock / unlock, cond signal / broadcast; the cond waits record argument 1: `argus run` only
+    assert "4 hooks placed" in proc.stdout
+    assert "pthread_cond_wait: its obj (argument 1) needs `argus run`; skipped" in proc.stderr
     lock_va = lief.ELF.parse(str(tmp_path / "libc.so.6")).get_dynamic_symbol("pthread_mutex_lock").value
     argus_cli.start(size="64M")
     env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path),

@@ -493,4 +493,9 @@ struct argus_ev_probe {             /* 48 bytes: CALLBACK_BEGIN .. PROBE_RETURN 
 	__u32 reserved;
 };
 
+/* obj of a hook whose spec says "obj": "process" (a process-wide object no
+ * argument names, e.g. CPython's GIL): the same key in every thread of a
+ * process, never a valid address. */
+#define ARGUS_OBJ_PROCESS 1
+
 #endif /* ARGUS_EVENT_H */

@@ -56,7 +56,7 @@ struct argus_uprobes {
 };
 
 struct hook_line {
-	unsigned long probe_id, enter, ret, obj_arg;
+	unsigned long probe_id, enter, ret, obj_arg, return_obj, obj_bits;
 	unsigned long long offset;
 	char *path, *symbol;
 	struct argus_ret_deref deref;   /* nalts 0: the return value is obj */
@@ -97,18 +97,23 @@ static bool parse_ulong(const char *s, int base, unsigned long long max, unsigne
 /* Splits and checks one line in place: 0, or a reason. */
 static const char *parse_hook(char *line, struct hook_line *h)
 {
-	char *field[8], *save = NULL, *p;
-	unsigned long long v[5] = { 0 };
+	char *field[10], *save = NULL, *p;
+	unsigned long long v[7] = { 0, 0, 0, 0, 0, 0, 64 };
 	int n = 0;
 
-	for (p = strtok_r(line, "\t", &save); p && n < 8; p = strtok_r(NULL, "\t", &save))
+	for (p = strtok_r(line, "\t", &save); p && n < 10; p = strtok_r(NULL, "\t", &save))
 		field[n++] = p;
 	if (n < 6 || p)
-		return "needs 6 tab-separated fields (a 7th: obj_arg, an 8th: ret_deref)";
-	if (n >= 7 && !parse_ulong(field[6], 10, 4, &v[4]))
-		return "bad obj_arg (0-4)";
+		return "needs 6 tab-separated fields (a 7th: obj_arg, an 8th: return_obj, a 9th: obj_bits, "
+		       "a 10th: ret_deref)";
+	if (n >= 7 && (!parse_ulong(field[6], 10, ARGUS_UPROBE_OBJ_PROCESS, &v[4]) || v[4] == 5))
+		return "bad obj_arg (0-4, 6)";
+	if (n >= 8 && (!parse_ulong(field[7], 10, ARGUS_UPROBE_RETURN_PROCESS, &v[5]) || v[5] == 6))
+		return "bad return_obj (0-5, 7)";
+	if (n >= 9 && (!parse_ulong(field[8], 10, 64, &v[6]) || (v[6] != 32 && v[6] != 64)))
+		return "bad obj_bits (32, 64)";
 	h->deref.nalts = 0;
-	if (n == 8 && strcmp(field[7], "-") != 0 && argus_ret_deref_parse(field[7], &h->deref))
+	if (n == 10 && strcmp(field[9], "-") != 0 && argus_ret_deref_parse(field[9], &h->deref))
 		return "bad ret_deref";
 	if (!parse_ulong(field[0], 10, 65535, &v[0]) || !parse_ulong(field[1], 10, 255, &v[1]) ||
 	    !parse_ulong(field[2], 10, 255, &v[2]) || !parse_ulong(field[3], 16, ULLONG_MAX, &v[3]))
@@ -117,6 +122,8 @@ static const char *parse_hook(char *line, struct hook_line *h)
 	h->enter = v[1];
 	h->ret = v[2];
 	h->obj_arg = v[4];
+	h->return_obj = v[5];
+	h->obj_bits = v[6];
 	h->offset = v[3];
 	h->path = field[4];
 	h->symbol = field[5];
@@ -143,7 +150,8 @@ static int attach_one(struct argus_uprobes *u, const struct argus_uprobes_config
 	struct bpf_link *entry = NULL, *ret = NULL;
 
 	{   /* always: the entry keeps fn for the return record */
-		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->enter, h->ret, h->obj_arg);
+		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->enter, h->ret, h->obj_arg, h->return_obj,
+						      h->obj_bits == 32);
 		entry = bpf_program__attach_uprobe_opts(u->obj->progs.probe_entry, -1, h->path, h->offset, &opts);
 		if (!entry) {
 			skip(cfg, "uprobe hook %lu %s in %s skipped: failed to attach uprobe: %s", h->probe_id,
@@ -161,7 +169,7 @@ static int attach_one(struct argus_uprobes *u, const struct argus_uprobes_config
 			bpf_link__destroy(entry);
 			return -1;
 		}
-		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->ret, 0, 0);
+		opts.bpf_cookie = ARGUS_UPROBE_COOKIE(h->probe_id, h->ret, 0, 0, h->return_obj, h->obj_bits == 32);
 		opts.retprobe = true;
 		ret = bpf_program__attach_uprobe_opts(u->obj->progs.probe_return, -1, h->path, h->offset, &opts);
 		if (!ret) {

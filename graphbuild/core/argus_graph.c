@@ -1012,7 +1012,7 @@ struct argus_graph *argus_graph_build(const struct argus_row *rows, uint64_t nro
 	    map_init(&g->channel, 256) || map_init(&g->sends, 1024) || map_init(&g->timers, 64) ||
 	    map_init(&g->fdinfo, 1024) || map_init(&g->owners, 1024) || map_init(&g->tfires, 256) ||
 	    map_init(&g->fchan, 256) || map_init(&g->locks, 64) || map_init(&g->enqueues, 64) ||
-	    map_init(&g->unlocks, 256))
+	    map_init(&g->unlocks, 256) || map_init(&g->ipc_sends, 64))
 		goto oom;
 	for (i = 0; i < nrows; i++) {
 		if (i && rows[i].ts_ns < rows[i - 1].ts_ns) {

@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define ARGUS_GRAPH_ABI 3
+#define ARGUS_GRAPH_ABI 4
 
 /* The library is built with hidden visibility: only these functions are
  * exported (the units' internal functions stay private). */
@@ -83,6 +83,7 @@ struct argus_graph_stats {
 	uint64_t gap_segments, lost_regions;
 	uint64_t ownership_edges, wait_sites;
 	uint64_t probe_rows, splits_callback, enqueue_edges, mutex_edges, splits_input;
+	uint64_t cond_edges, ipc_edges;
 };
 
 struct argus_graph_counts {

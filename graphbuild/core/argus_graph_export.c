@@ -336,6 +336,7 @@ void free_pass_tables(struct argus_graph *g)
 	map_free(&g->locks);
 	map_free(&g->enqueues);
 	map_free(&g->unlocks);
+	map_free(&g->ipc_sends);
 	vec_free(&g->handoffs);
 	vec_free(&g->lockv);
 	vec_free(&g->sendv);

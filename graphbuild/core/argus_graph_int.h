@@ -46,6 +46,8 @@ struct seg {
 	uint8_t act_kind;
 };
 
+#define ARGUS_MX_DEPTH 4   /* nested lock calls followed per thread; deeper ones are not */
+
 struct thr {
 	/* tracker */
 	uint32_t tid, pid;
@@ -82,10 +84,15 @@ struct thr {
 	int32_t lk_fd;
 	int64_t lk_start, lk_end, lk_row;
 	uint64_t lk_inode;
-	/* probes: dispatched a callback once; a MUTEX_LOCK waiting for its return */
-	uint8_t cb_seen, mx_pending;
-	uint64_t mx_obj, mx_fn;
-	int64_t mx_ts;
+	/* probes: dispatched a callback once; the MUTEX_LOCKs waiting for
+	 * their return, innermost last (a lock function may take other hooked
+	 * locks inside: CPython's PyEval_RestoreThread a pthread mutex) */
+	uint8_t cb_seen, mx_depth;
+	struct { uint64_t obj, fn; int64_t ts; } mx[ARGUS_MX_DEPTH];
+	/* the last MUTEX_UNLOCK: a PROBE_RETURN of the same function is a
+	 * condition wait's return (pthread_cond_wait: unlock at entry) */
+	uint64_t cw_fn, cw_mutex;
+	int64_t cw_ts;
 };
 
 struct wake {
@@ -119,7 +126,11 @@ struct held {
 };
 struct send { int64_t seg, ts, row; uint8_t matched; };
 struct fdi { uint64_t local, peer; uint8_t kind; };                /* FD_INFO of one (pid, fd, inode) */
-struct handoff { int64_t utid, seg, ts, row; uint8_t used; };   /* the last ENQUEUE / MUTEX_UNLOCK of an object */
+struct handoff {          /* the last ENQUEUE / MUTEX_UNLOCK / IPC_SEND of an object */
+	int64_t utid, seg, ts, row;
+	uint8_t used, o_used;
+	int64_t o_utid, o_seg, o_ts, o_row;   /* ENQUEUE: the one it replaced, if another thread's and unused */
+};
 struct tfire { int64_t arm_utid, arm_ts, fire_ts; };                 /* the last fire of a timer */
 struct treq { int64_t arm_utid, arm_ts, dst, ts, row; uint64_t obj; }; /* timer edge, src resolved at the end */
 
@@ -144,6 +155,7 @@ struct argus_graph {
 	struct map locks;         /* inode -> first struct held of its chain in lockv */
 	struct map enqueues;      /* (pid, obj) -> its last ENQUEUE in handoffs */
 	struct map unlocks;       /* (pid, mutex) -> its last MUTEX_UNLOCK in handoffs */
+	struct map ipc_sends;     /* (pid, serial) -> its last IPC_SEND in handoffs */
 	struct vec sendv, fdiv, tfirev, treqs, lockv, oreqs, handoffs;
 	int32_t *owner;           /* row -> utid, -1 */
 	size_t owner_mapped;

@@ -12,13 +12,37 @@
  *   enqueue    ENQUEUE on obj (GMainContext, GSource) by one thread ->
  *              the next CALLBACK_BEGIN on the same (pid, obj) by another
  *              thread: a message edge (the handoff the kernel sees only as
- *              an eventfd write, if at all).  The last enqueue wins.
+ *              an eventfd write, if at all).  The last enqueue of another
+ *              thread wins: an enqueue keeps the unused one of another
+ *              thread it replaced, for a dispatch by its own thread.
  *   mutex      MUTEX_UNLOCK of (pid, mutex) by one thread -> the PROBE_RETURN
  *              (result 0) of the next MUTEX_LOCK of it by another thread
  *              that asked before that unlock (it waited for the holder): an
  *              ownership edge, owner_kind MUTEX, strong (the library said
  *              so).  An uncontended lock makes no edge.  Edge ts = the lock's
- *              return, src_ts = the unlock.
+ *              return, src_ts = the unlock.  A lock whose return record
+ *              names its object instead of a result (a void function such
+ *              as CPython's PyEval_RestoreThread, "return_obj") succeeded.
+ *              Lock calls nest (PyEval_RestoreThread takes a pthread mutex
+ *              inside): a return pairs with the innermost pending lock of
+ *              the same function.
+ *   cond       a MUTEX_UNLOCK at entry and a PROBE_RETURN of the same hooked
+ *              function in one thread is a condition wait (pthread_cond_wait:
+ *              the mutex released at entry, the return record names the
+ *              cond).  The last ENQUEUE on (pid, cond) by another thread
+ *              made after the wait began (pthread_cond_signal / broadcast)
+ *              -> the waiter's segment at the return: a message edge
+ *              (stats cond_edges; not consumed, so one broadcast reaches
+ *              every waiter).  The re-acquired mutex: the last unlock of it
+ *              by another thread since the wait began -> the same segment,
+ *              an ownership edge, owner_kind MUTEX.
+ *   ipc        IPC_SEND of (pid, serial) by one thread -> the next IPC_RECV
+ *              of that serial (nonzero) by another thread of the process:
+ *              a message edge (stats ipc_edges).  GDBus: the caller's
+ *              g_dbus_message_set_serial (a call goes out) -> the worker's
+ *              g_dbus_message_get_reply_serial (its reply came in); each
+ *              send is used once.  Serials are per connection and a probe
+ *              record names no peer, so no edge crosses processes.
  *   input      INPUT (a key / button event read) opens a vertex (split kind
  *              INPUT): the work that follows it in the thread starts there,
  *              and a slice of that work stops at it (diagnose/slice.py).
@@ -70,6 +94,26 @@ static void note_handoff(struct argus_graph *g, struct map *m, int64_t u, const 
 	h->used = 0;
 }
 
+/* An enqueue keeps the unused one of another thread it replaces: the loop
+ * thread waking its own loop must not hide a worker's enqueue still waiting
+ * for its dispatch (node: the main thread and V8's background threads post
+ * to the same uv_async_t). */
+static void on_enqueue(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i)
+{
+	struct handoff *h = last_handoff(g, &g->enqueues, TH(g, u)->pid, r->obj, 0);
+
+	if (h && !h->used && h->utid != u) {
+		h->o_utid = h->utid;
+		h->o_seg = h->seg;
+		h->o_ts = h->ts;
+		h->o_row = h->row;
+		h->o_used = 0;
+	}
+	note_handoff(g, &g->enqueues, u, r, i);
+	if (!h && (h = last_handoff(g, &g->enqueues, TH(g, u)->pid, r->obj, 0)))
+		h->o_used = 1;
+}
+
 /* Segment boundary at ts for a callback begin / end or an input (not a
  * heuristic: runs without splits too).  No empty segment: a segment that
  * started at ts and owns no row yet is already the boundary; an input at the
@@ -103,33 +147,79 @@ static void on_callback_begin(struct argus_graph *g, int64_t u, const struct arg
 	t->cb_seen = 1;
 	h = last_handoff(g, &g->enqueues, t->pid, r->obj, 0);
 	if (h && !h->used && h->utid != u) {
-		h->used = 1;
+		h->used = h->o_used = 1;
 		push_edge(g, &g->msg_edges, h->seg, t->seg, ARGUS_EDGE_MESSAGE, 0, ts, h->ts, h->row, -1,
+			  r->obj, 0);
+		g->st.enqueue_edges++;
+	} else if (h && !h->o_used && h->o_utid != u) {
+		h->used = h->o_used = 1;   /* the dispatch ran both */
+		push_edge(g, &g->msg_edges, h->o_seg, t->seg, ARGUS_EDGE_MESSAGE, 0, ts, h->o_ts, h->o_row, -1,
 			  r->obj, 0);
 		g->st.enqueue_edges++;
 	}
 }
 
+static void ownership_from_unlock(struct argus_graph *g, int64_t u, uint64_t mutex, int64_t asked, int64_t ts,
+				  uint64_t i);
+
 static void on_mutex_return(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i)
 {
 	struct thr *t = TH(g, u);
-	struct handoff *h;
 
-	if (!t->mx_pending || r->obj2 != t->mx_fn)
+	int d = t->mx_depth;
+
+	while (d > 0 && t->mx[d - 1].fn != r->obj2)
+		d--;
+	if (!d)
 		return;
-	t->mx_pending = 0;
-	if (r->obj != 0)                  /* the lock failed: nothing handed over */
+	t->mx_depth = (uint8_t)(d - 1);   /* calls above it never returned (longjmp): dropped */
+	if (r->obj != 0 && r->obj != t->mx[d - 1].obj)   /* the lock failed: nothing handed over */
 		return;
-	h = last_handoff(g, &g->unlocks, t->pid, t->mx_obj, 0);
-	if (!h || h->used || h->utid == u || h->ts < t->mx_ts)
+	ownership_from_unlock(g, u, t->mx[d - 1].obj, t->mx[d - 1].ts, (int64_t)r->ts_ns, i);
+}
+
+static void ownership_from_unlock(struct argus_graph *g, int64_t u, uint64_t mutex, int64_t asked, int64_t ts,
+				  uint64_t i)
+{
+	struct thr *t = TH(g, u);
+	struct handoff *h = last_handoff(g, &g->unlocks, t->pid, mutex, 0);
+
+	if (!h || h->used || h->utid == u || h->ts < asked)
 		return;                   /* uncontended, or our own unlock */
 	h->used = 1;
-	push_edge(g, &g->msg_edges, h->seg, t->seg, ARGUS_EDGE_OWNERSHIP, 0, (int64_t)r->ts_ns, h->ts, (int64_t)i,
-		  -1, t->mx_obj, 0);
+	push_edge(g, &g->msg_edges, h->seg, t->seg, ARGUS_EDGE_OWNERSHIP, 0, ts, h->ts, (int64_t)i, -1, mutex, 0);
 	if (!g->oom)
 		VEC_AT(&g->msg_edges, struct edge, g->msg_edges.len - 1).owner_kind = ARGUS_OWNER_MUTEX;
 	g->st.mutex_edges++;
 	g->st.ownership_edges++;
+}
+
+static void on_ipc_recv(struct argus_graph *g, int64_t u, const struct argus_row *r)
+{
+	struct thr *t = TH(g, u);
+	struct handoff *h = r->obj ? last_handoff(g, &g->ipc_sends, t->pid, r->obj, 0) : NULL;
+
+	if (!h || h->used || h->utid == u)
+		return;
+	h->used = 1;
+	push_edge(g, &g->msg_edges, h->seg, t->seg, ARGUS_EDGE_MESSAGE, 0, (int64_t)r->ts_ns, h->ts, h->row, -1,
+		  r->obj, 0);
+	g->st.ipc_edges++;
+}
+
+/* The return of a condition wait: r->obj = the cond. */
+static void on_cond_wake(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i)
+{
+	struct thr *t = TH(g, u);
+	struct handoff *h = last_handoff(g, &g->enqueues, t->pid, r->obj, 0);
+	int64_t ts = (int64_t)r->ts_ns;
+
+	t->cw_fn = 0;
+	if (h && h->utid != u && h->ts >= t->cw_ts) {
+		push_edge(g, &g->msg_edges, h->seg, t->seg, ARGUS_EDGE_MESSAGE, 0, ts, h->ts, h->row, -1, r->obj, 0);
+		g->st.cond_edges++;
+	}
+	ownership_from_unlock(g, u, t->cw_mutex, t->cw_ts, ts, i);
 }
 
 void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)
@@ -153,17 +243,30 @@ void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 	t = TH(g, u);
 	switch (r->type) {
 	case ARGUS_EV_ENQUEUE:
-		return note_handoff(g, &g->enqueues, u, r, i);
+		return on_enqueue(g, u, r, i);
+	case ARGUS_EV_IPC_SEND:
+		return note_handoff(g, &g->ipc_sends, u, r, i);
+	case ARGUS_EV_IPC_RECV:
+		return on_ipc_recv(g, u, r);
 	case ARGUS_EV_MUTEX_UNLOCK:
+		t->cw_fn = r->obj2;
+		t->cw_mutex = r->obj;
+		t->cw_ts = (int64_t)r->ts_ns;
 		return note_handoff(g, &g->unlocks, u, r, i);
 	case ARGUS_EV_MUTEX_LOCK:
-		t->mx_pending = 1;
-		t->mx_obj = r->obj;
-		t->mx_fn = r->obj2;
-		t->mx_ts = (int64_t)r->ts_ns;
+		if (t->mx_depth == ARGUS_MX_DEPTH)
+			return;
+		t->mx[t->mx_depth].obj = r->obj;
+		t->mx[t->mx_depth].fn = r->obj2;
+		t->mx[t->mx_depth++].ts = (int64_t)r->ts_ns;
 		return;
 	case ARGUS_EV_PROBE_RETURN:
-		return on_mutex_return(g, u, r, i);
+		for (int d = t->mx_depth; d > 0; d--)
+			if (t->mx[d - 1].fn == r->obj2)
+				return on_mutex_return(g, u, r, i);
+		if (t->cw_fn && r->obj2 == t->cw_fn)
+			return on_cond_wake(g, u, r, i);
+		return;
 	default:
 		return;
 	}

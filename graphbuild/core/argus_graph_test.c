@@ -706,6 +706,156 @@ static void test_mutex_unlock_to_the_waiting_lock_is_an_ownership_edge(void **st
 	graph_free(&g);
 }
 
+/* pthread_cond_wait: the waiter's entry releases the mutex (MUTEX_UNLOCK,
+ * fn = the wait), the signaller takes it, signals (ENQUEUE on the cond) and
+ * unlocks; the wait's return (PROBE_RETURN, same fn, obj = the cond) gets
+ * the signal's message edge and the re-acquired mutex's ownership edge. */
+static void test_cond_signal_to_the_waiters_return_is_a_message_edge(void **state)
+{
+	struct trace t;
+	struct graph g;
+	int64_t s[4], w[4], msg[4], own[4];
+	const uint64_t COND = 0xC0D0, WAIT_FN = 0xF20, SIGNAL_FN = 0xF30, UNLOCK_FN = 0xF10;
+
+	(void)state;
+	trace_init(&t);
+	snapshot(&t, 300, 301, "signaller");
+	snapshot(&t, 300, 302, "waiter");
+	run(&t, 300, 301, 1 * MS);
+	run(&t, 300, 302, 1 * MS);
+	probe(&t, 300, 301, 1 * MS + 1, ARGUS_EV_ENQUEUE, COND, SIGNAL_FN);   /* before the wait: not its wake */
+	probe(&t, 300, 302, 2 * MS, ARGUS_EV_MUTEX_UNLOCK, MUTEX, WAIT_FN);
+	block(&t, 300, 302, 2 * MS + 1, ARGUS_WAIT_FUTEX, NR_FUTEX, FUTEX_PRIVATE | FUTEX_WAIT_OP, COND);
+	probe(&t, 300, 301, 3 * MS, ARGUS_EV_MUTEX_LOCK, MUTEX, LOCK_FN);
+	probe(&t, 300, 301, 3 * MS + 1, ARGUS_EV_PROBE_RETURN, 0, LOCK_FN);  /* uncontended */
+	probe(&t, 300, 301, 3 * MS + 2, ARGUS_EV_ENQUEUE, COND, SIGNAL_FN);
+	probe(&t, 300, 301, 3 * MS + 3, ARGUS_EV_MUTEX_UNLOCK, MUTEX, UNLOCK_FN);
+	wake(&t, 300, 301, 300, 302, 3 * MS + 4, ARGUS_WAKE_TASK, ARGUS_IRQ_NONE);
+	run(&t, 300, 302, 3 * MS + 5);
+	leave(&t, 300, 302, 3 * MS + 6, NR_FUTEX, 0);
+	probe(&t, 300, 302, 3 * MS + 10 * US, ARGUS_EV_PROBE_RETURN, COND, WAIT_FN);
+	build(&t, 10 * MS, &g);
+	segments_of(&g, 301, s, 4);
+	assert_int_equal(segments_of(&g, 302, w, 4), 2);
+	assert_int_equal(edges_of(&g, ARGUS_EDGE_MESSAGE, msg, 4), 1);
+	assert_int_equal(g.edge.src[msg[0]], s[0]);
+	assert_int_equal(g.edge.dst[msg[0]], w[1]);
+	assert_int_equal(g.edge.src_ts[msg[0]], 3 * MS + 2);
+	assert_int_equal(g.edge.ts[msg[0]], 3 * MS + 10 * US);
+	assert_int_equal(g.edge.obj[msg[0]], COND);
+	assert_int_equal(g.st.cond_edges, 1);
+	assert_int_equal(edges_of(&g, ARGUS_EDGE_OWNERSHIP, own, 4), 1);
+	assert_int_equal(g.edge.src_ts[own[0]], 3 * MS + 3);
+	assert_int_equal(g.edge.dst[own[0]], w[1]);
+	assert_int_equal(g.edge.obj[own[0]], MUTEX);
+	assert_int_equal(g.edge.owner_kind[own[0]], ARGUS_OWNER_MUTEX);
+	assert_int_equal(g.st.mutex_edges, 1);
+	free(t.rows);
+	graph_free(&g);
+}
+
+/* A lock function that returns nothing (CPython's PyEval_RestoreThread)
+ * records its object at return ("return_obj"): that is a success too, and
+ * the pthread lock it takes inside does not hide it. */
+static void test_a_lock_return_naming_its_object_is_a_handover(void **state)
+{
+	struct trace t;
+	struct graph g;
+	int64_t own[4];
+
+	(void)state;
+	trace_init(&t);
+	snapshot(&t, 300, 301, "holder");
+	snapshot(&t, 300, 302, "waiter");
+	run(&t, 300, 301, 1 * MS);
+	run(&t, 300, 302, 1 * MS);
+	probe(&t, 300, 302, 2 * MS, ARGUS_EV_MUTEX_LOCK, ARGUS_OBJ_PROCESS, 0xF40);
+	/* a lock inside the lock (take_gil's pthread mutex), uncontended */
+	probe(&t, 300, 302, 2 * MS + 1, ARGUS_EV_MUTEX_LOCK, MUTEX + 8, LOCK_FN);
+	probe(&t, 300, 302, 2 * MS + 2, ARGUS_EV_PROBE_RETURN, 0, LOCK_FN);
+	probe(&t, 300, 301, 3 * MS, ARGUS_EV_MUTEX_UNLOCK, ARGUS_OBJ_PROCESS, 0xF10);
+	probe(&t, 300, 302, 3 * MS + 10 * US, ARGUS_EV_PROBE_RETURN, ARGUS_OBJ_PROCESS, 0xF40);
+	/* an errno-like result is still a failure */
+	probe(&t, 300, 302, 4 * MS, ARGUS_EV_MUTEX_UNLOCK, MUTEX, 0xF10);
+	probe(&t, 300, 301, 4 * MS + 1, ARGUS_EV_MUTEX_LOCK, MUTEX, LOCK_FN);
+	probe(&t, 300, 302, 4 * MS + 2, ARGUS_EV_MUTEX_UNLOCK, MUTEX, 0xF10);
+	probe(&t, 300, 301, 4 * MS + 3, ARGUS_EV_PROBE_RETURN, 22, LOCK_FN);
+	build(&t, 10 * MS, &g);
+	assert_int_equal(edges_of(&g, ARGUS_EDGE_OWNERSHIP, own, 4), 1);
+	assert_int_equal(g.edge.obj[own[0]], ARGUS_OBJ_PROCESS);
+	assert_int_equal(g.edge.src_ts[own[0]], 3 * MS);
+	assert_int_equal(g.st.mutex_edges, 1);
+	free(t.rows);
+	graph_free(&g);
+}
+
+/* GDBus: the caller numbers its call (IPC_SEND, serial 7), the worker
+ * reads the reply's reply serial (IPC_RECV 7): a message edge; a serial
+ * read back in the sending thread, a 0 (not a reply) and another process's
+ * serial 7 make none. */
+static void test_ipc_send_to_the_reply_of_its_serial_is_a_message_edge(void **state)
+{
+	struct trace t;
+	struct graph g;
+	int64_t c[4], w[4], msg[4];
+
+	(void)state;
+	trace_init(&t);
+	snapshot(&t, 300, 301, "caller");
+	snapshot(&t, 300, 302, "gdbus");
+	snapshot(&t, 400, 401, "other");
+	run(&t, 300, 301, 1 * MS);
+	run(&t, 300, 302, 1 * MS);
+	run(&t, 400, 401, 1 * MS);
+	probe(&t, 300, 301, 2 * MS, ARGUS_EV_IPC_SEND, 7, 0xD10);
+	probe(&t, 400, 401, 2 * MS + 1, ARGUS_EV_IPC_RECV, 7, 0xD20);   /* another process */
+	probe(&t, 300, 302, 3 * MS, ARGUS_EV_IPC_RECV, 0, 0xD20);       /* not a reply */
+	probe(&t, 300, 302, 4 * MS, ARGUS_EV_IPC_RECV, 7, 0xD20);
+	probe(&t, 300, 302, 5 * MS, ARGUS_EV_IPC_RECV, 7, 0xD20);       /* used once */
+	build(&t, 10 * MS, &g);
+	segments_of(&g, 301, c, 4);
+	segments_of(&g, 302, w, 4);
+	assert_int_equal(edges_of(&g, ARGUS_EDGE_MESSAGE, msg, 4), 1);
+	assert_int_equal(g.edge.src[msg[0]], c[0]);
+	assert_int_equal(g.edge.dst[msg[0]], w[0]);
+	assert_int_equal(g.edge.src_ts[msg[0]], 2 * MS);
+	assert_int_equal(g.edge.ts[msg[0]], 4 * MS);
+	assert_int_equal(g.edge.obj[msg[0]], 7);
+	assert_int_equal(g.st.ipc_edges, 1);
+	free(t.rows);
+	graph_free(&g);
+}
+
+/* The loop thread waking its own loop after a worker did (node's platform
+ * uv_async_t): the dispatch still pairs with the worker's enqueue. */
+static void test_own_enqueue_does_not_hide_a_workers(void **state)
+{
+	struct trace t;
+	struct graph g;
+	int64_t b[4], msg[4];
+
+	(void)state;
+	trace_init(&t);
+	snapshot(&t, A, A, "loop");
+	snapshot(&t, A, B, "worker");
+	run(&t, A, A, 1 * MS);
+	run(&t, A, B, 1 * MS);
+	probe(&t, A, B, 2 * MS, ARGUS_EV_ENQUEUE, CTX, 0xE00);
+	probe(&t, A, A, 2 * MS + 500 * US, ARGUS_EV_ENQUEUE, CTX, 0xE00);
+	probe(&t, A, A, 3 * MS, ARGUS_EV_CALLBACK_BEGIN, CTX, DISPATCH_FN);
+	probe(&t, A, A, 4 * MS, ARGUS_EV_CALLBACK_END, 1, DISPATCH_FN);
+	probe(&t, A, A, 5 * MS, ARGUS_EV_CALLBACK_BEGIN, CTX, DISPATCH_FN);   /* both consumed */
+	build(&t, 10 * MS, &g);
+	segments_of(&g, B, b, 4);
+	assert_int_equal(edges_of(&g, ARGUS_EDGE_MESSAGE, msg, 4), 1);
+	assert_int_equal(g.edge.src[msg[0]], b[0]);
+	assert_int_equal(g.edge.src_ts[msg[0]], 2 * MS);
+	assert_int_equal(g.edge.ts[msg[0]], 3 * MS);
+	assert_int_equal(g.st.enqueue_edges, 1);
+	free(t.rows);
+	graph_free(&g);
+}
+
 /* ---- order ------------------------------------------------------------------------- */
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -850,6 +1000,10 @@ int main(void)
 		cmocka_unit_test(test_inputs_read_back_to_back_share_a_vertex),
 		cmocka_unit_test(test_enqueue_by_another_thread_is_a_message_edge_to_the_dispatch),
 		cmocka_unit_test(test_mutex_unlock_to_the_waiting_lock_is_an_ownership_edge),
+		cmocka_unit_test(test_cond_signal_to_the_waiters_return_is_a_message_edge),
+		cmocka_unit_test(test_a_lock_return_naming_its_object_is_a_handover),
+		cmocka_unit_test(test_ipc_send_to_the_reply_of_its_serial_is_a_message_edge),
+		cmocka_unit_test(test_own_enqueue_does_not_hide_a_workers),
 		cmocka_unit_test(test_segments_and_edges_come_out_sorted_and_consistent),
 		cmocka_unit_test(test_csr_orders_ids_by_key_then_time_then_id),
 		cmocka_unit_test(test_unsorted_rows_are_refused_naming_the_row),

@@ -9,7 +9,8 @@
  * Each link carries its hook as the attach cookie (probe id, record type:
  * argus_uprobe.h), so the two programs serve the whole spec.  A record is a
  * struct argus_ev_probe as the trampolines write it: obj = first argument
- * (return value for PROBE_RETURN), fn = the function's address in the
+ * (argument obj_arg, or the process key; return value or the argument
+ * return_obj names for the return record), fn = the function's address in the
  * process (the instruction pointer at entry), probe_id = index in the spec;
  * but pid/tid/cpu/ts come from the kernel, as for every other BPF record.
  *
@@ -42,7 +43,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, ARGUS_UPROBE_INFLIGHT_ENTRIES);
 	__type(key, __u64);
-	__type(value, __u64);
+	__type(value, struct argus_uprobe_inflight);
 } inflight SEC(".maps");
 
 struct {
@@ -54,13 +55,15 @@ struct {
 
 #include "record.bpf.h"
 
-static __always_inline int write_probe(__u16 type, __u32 probe_id, __u64 obj, __u64 fn)
+static __always_inline int write_probe(void *ctx, __u16 type, __u32 probe_id, __u64 obj, __u64 fn)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct argus_ev_probe e = {};
 
 	if ((__u32)(id >> 32) == targ_exclude_tgid || !type)
 		return 0;
+	if (ARGUS_UPROBE_COOKIE_OBJ32(bpf_get_attach_cookie(ctx)))
+		obj = (__u32)obj;
 	e.obj = obj;
 	e.fn = fn;
 	e.probe_id = probe_id;
@@ -84,6 +87,8 @@ static __always_inline __u64 call_arg(struct pt_regs *ctx, __u32 n)
 	barrier_var(a2);
 	barrier_var(a3);
 	barrier_var(a4);
+	if (n == ARGUS_UPROBE_OBJ_PROCESS)
+		return ARGUS_OBJ_PROCESS;
 	return n == 1 ? a1 : n == 2 ? a2 : n == 3 ? a3 : n == 4 ? a4 : a0;
 }
 
@@ -92,10 +97,17 @@ int BPF_KPROBE(probe_entry)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx), fn = PT_REGS_IP(ctx);
 	__u64 key = (bpf_get_current_pid_tgid() << 32) | ARGUS_UPROBE_COOKIE_ID(cookie);
+	__u32 ret_obj = ARGUS_UPROBE_COOKIE_RETURN_OBJ(cookie);
+	struct argus_uprobe_inflight in = { .fn = fn };
 
-	if (ARGUS_UPROBE_COOKIE_HAS_RETURN(cookie))
-		bpf_map_update_elem(&inflight, &key, &fn, BPF_ANY);
-	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie),
+	if (ARGUS_UPROBE_COOKIE_HAS_RETURN(cookie)) {
+		if (ret_obj == ARGUS_UPROBE_RETURN_PROCESS)
+			in.obj = ARGUS_OBJ_PROCESS;
+		else if (ret_obj)
+			in.obj = call_arg(ctx, ret_obj - 1);
+		bpf_map_update_elem(&inflight, &key, &in, BPF_ANY);
+	}
+	return write_probe(ctx, ARGUS_UPROBE_COOKIE_TYPE(cookie), ARGUS_UPROBE_COOKIE_ID(cookie),
 			   call_arg(ctx, ARGUS_UPROBE_COOKIE_OBJ_ARG(cookie)), fn);
 }
 
@@ -156,10 +168,11 @@ static __always_inline int deref_apply(const struct argus_ret_deref *d, __u64 pt
 SEC("uretprobe")
 int BPF_KRETPROBE(probe_return)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx), *stashed, fn = 0, obj = PT_REGS_RC(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx), fn = 0, obj = PT_REGS_RC(ctx);
 	__u64 key = (bpf_get_current_pid_tgid() << 32) | ARGUS_UPROBE_COOKIE_ID(cookie);
 	__u32 probe_id = ARGUS_UPROBE_COOKIE_ID(cookie);
 	const struct argus_ret_deref *d = bpf_map_lookup_elem(&derefs, &probe_id);
+	struct argus_uprobe_inflight *stashed;
 
 	if (d && !deref_apply(d, obj, &obj))
 		return 0;     /* not a return the spec records (e.g. not an input event) */
@@ -167,7 +180,10 @@ int BPF_KRETPROBE(probe_return)
 	/* Left in place (the LRU map ages it out): the outer call of a nested
 	 * pair returns later and needs the same address. */
 	stashed = bpf_map_lookup_elem(&inflight, &key);
-	if (stashed)
-		fn = *stashed;
-	return write_probe(ARGUS_UPROBE_COOKIE_TYPE(cookie), probe_id, obj, fn);
+	if (stashed) {
+		fn = stashed->fn;
+		if (ARGUS_UPROBE_COOKIE_RETURN_OBJ(cookie))
+			obj = stashed->obj;
+	}
+	return write_probe(ctx, ARGUS_UPROBE_COOKIE_TYPE(cookie), probe_id, obj, fn);
 }
