@@ -12,10 +12,13 @@
  *   close  detach and free
  *
  * The hook list (a file, one hook a line, tab separated; cli/uprobe_hooks.py):
- *   probe_id  enter_type  return_type  file_offset  library_path  symbol  [obj_arg  [ret_deref]]
+ *   probe_id  enter_type  return_type  file_offset  library_path  symbol
+ *   [obj_arg  [return_obj  [obj_bits  [ret_deref]]]]
  * types are record type numbers (0 = none, else 48..56), the offset is the
- * symbol's file offset in hexadecimal, the path absolute; ret_deref "-" or
- * the text form of dylib-instrument/ret_deref.h.
+ * symbol's file offset in hexadecimal, the path absolute; obj_arg 0-4 or 6
+ * (the process key), return_obj 0 (the return value), 1-5 (argument 0-4
+ * saved at entry) or 7 (the process key), obj_bits 32 or 64; ret_deref "-"
+ * or the text form of dylib-instrument/ret_deref.h.
  *
  * Elsewhere than Linux every call is a stub that says "not supported".
  */
