@@ -72,24 +72,28 @@ def _ldconfig_paths(soname):
     return paths
 
 
-def find_library(soname):
+def find_library(soname, symbols=()):
     """The real path of the library of this machine's architecture, or None."""
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
 
     machine = _MACHINES.get(platform.machine())
     # a name no library has may be a program that defines the API itself
-    # (python3.11 is linked with libpython): the ELF files of that name in
-    # PATH (wrappers such as pyenv's shims are scripts: passed over)
+    # (Debian's python3.11 is linked with libpython): the ELF files of that
+    # name in PATH that define the symbols (wrappers such as pyenv's shims are
+    # scripts, and a build that loads libpython3.11.so defines none: passed over)
     programs = [os.path.join(d, soname) for d in os.get_exec_path() if os.path.isabs(d)]
-    for path in _ldconfig_paths(soname) + [p for p in programs if os.access(p, os.X_OK)]:
+    libraries = _ldconfig_paths(soname)
+    for path in libraries + [p for p in programs if os.access(p, os.X_OK)]:
         try:
             with open(path, "rb") as f:
                 elf = ELFFile(f)
-                if elf.elfclass == 64 and (machine is None or elf["e_machine"] == machine):
-                    return os.path.realpath(path)
+                if elf.elfclass != 64 or (machine is not None and elf["e_machine"] != machine):
+                    continue
         except (OSError, ELFError):
             continue
+        if path in libraries or not symbols or symbol_offsets(path, set(symbols)):
+            return os.path.realpath(path)
     return None
 
 
@@ -129,7 +133,7 @@ def hook_list(names):
     hooks = numbered_hooks(spec_paths(names))
     lines, skipped, libs = [], [], {}
     for lib in sorted({h.library for _, h in hooks}):
-        path = find_library(lib) if lib != "-" else None
+        path = find_library(lib, {h.symbol for _, h in hooks if h.library == lib}) if lib != "-" else None
         libs[lib] = (path, symbol_offsets(path, {h.symbol for _, h in hooks if h.library == lib}) if path else {})
     for probe_id, h in hooks:
         symbol, enter, ret, lib = h.symbol, h.enter, h.ret, h.library
