@@ -79,7 +79,7 @@ struct argus_rb_file_header {
 	uint32_t daemon_pid;         /* the tracing daemon, 0 when none */
 	uint32_t flags;
 	/* Decoded rows beyond one per record, ever: a record the decoder splits
-	 * into two rows (schema v3 SWITCH) adds 1, so the events written are
+	 * into two rows (schema v3 SWITCH, v4 SYSCALL) adds 1, so the events written are
 	 * records_written + extra_rows.  0 in files of schema v1 / v2, where
 	 * every record is one row (it was a reserved word). */
 	uint64_t extra_rows;
