@@ -514,6 +514,18 @@ def test_syscall_record_gives_the_rows_of_a_syscall_enter_and_exit(tmp_path):
         reader.decode_file(new)
 
 
+def test_a_window_gets_the_exit_row_of_a_syscall_record_that_entered_before_it(buf):
+    """A chunk's time range covers the exit row of its SYSCALL records
+    (ts + exit_delta_ns), so a window starting between a call's enter and
+    exit reads the chunk, as it would read the chunk of a separate exit."""
+    producer.create_buffer(buf, 1 << 20, SMALL_CHUNK)
+    with producer.Producer(buf, 1) as p:
+        p.write_raw(syscall_call(100, 11, 0, 0, 3, 0, 1, 900))
+    rows = reader.decode_file(buf, since_ns=500, until_ns=2000, keep_state=False).rows
+    assert rows["type"].tolist() == [schema.SYSCALL_ENTER, schema.SYSCALL_EXIT]
+    assert rows["ts_ns"].tolist() == [100, 1000]
+
+
 @pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_files_of_every_schema_version_are_read(buf, version):
     """Readers take v1 (40-byte syscall_exit), v2 (+ the 32-byte one), v3
