@@ -803,10 +803,7 @@ static inline bool record_frame_ok(const void *rec, uint32_t size)
 	return declared == size;
 }
 
-/* The ts of the last row a framed record decodes into: its header's, but
- * for a SYSCALL record (schema v4), whose exit row is exit_delta_ns later.
- * Chunk time ranges and windows cover every row of their records. */
-static uint64_t record_last_ts(const void *rec)
+uint64_t argus_rb_record_last_ts(const void *rec)
 {
 	const struct argus_event_header *h = rec;
 
@@ -843,7 +840,7 @@ int argus_rb_write(struct argus_rb_producer *p, const void *rec, uint32_t size)
 	n = commit_nrecords(__atomic_load_n(commit_word(c), __ATOMIC_RELAXED));
 	if (n == 0 || ts < __atomic_load_n(&c->first_ts, __ATOMIC_RELAXED))
 		__atomic_store_n(&c->first_ts, ts, __ATOMIC_RELAXED);
-	ts = record_last_ts(rec);   /* a SYSCALL record's exit row is later */
+	ts = argus_rb_record_last_ts(rec);   /* a SYSCALL record's exit row is later */
 	if (ts > __atomic_load_n(&c->last_ts, __ATOMIC_RELAXED))
 		__atomic_store_n(&c->last_ts, ts, __ATOMIC_RELAXED);
 	p->used += size;
