@@ -10,8 +10,9 @@
  *   2. One pass in chunk order (argus_rb_read_window): from the chunks that
  *      overlap [since, until], every record with a row in the window (a
  *      SYSCALL record: its enter or its exit); from every chunk, the state
- *      records a decoder needs to name what the window shows (PROC_SNAPSHOT, THREAD_NAME, FD_INFO, MAPPING: the set
- *      argus_decode_file_window keeps from before a window).
+ *      records a decoder needs to name what the window shows (PROC_SNAPSHOT,
+ *      THREAD_NAME, FD_INFO, MAPPING: the set argus_decode_file_window keeps
+ *      from before a window).
  *   3. Over max_snapshot_bytes: the oldest window records are dropped (the
  *      hang is at the end), the state records kept; while reading already,
  *      so the copy's memory stays within 1.25 x the bound.
