@@ -142,7 +142,6 @@ struct {
 	__type(value, struct syscall_state);
 } in_syscall SEC(".maps");
 
-
 /* Kernel addresses never reach the trace: xor with a per-load random key,
  * then multiply by an odd constant (a bijection, so equal ids mean the same
  * object within one daemon run). */

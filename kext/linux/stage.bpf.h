@@ -28,14 +28,18 @@
  *   - a blob that does not fit in the ring buffer counts all its records as
  *     dropped.
  *   - gen counts every change of a stage's records (submit, flush, growing
- *     the last record), never reset.  A record staged at level 0 with gen g is still the last record
- *     of that stage, intact, at the same offset, while the stage's gen is g:
- *     only a program holding level 0 changes level 0 (nested programs get
- *     higher levels), every such change bumps gen, and a reserve() that is
- *     not submitted writes only past len.  A program holding level 0 may
- *     then rewrite that record in place (stage_last_record; the combined
- *     SYSCALL record, argus_trace.bpf.c): no other program can see the
- *     stage in between, and the blob is not yet in the ring buffer.
+ *     the last record), never reset.  A record staged at level 0 when gen
+ *     became g is still the last record of that stage, intact and at the
+ *     same offset, as long as the stage's gen is g: only a program holding
+ *     level 0 changes level 0 (an interrupting program gets a higher level
+ *     and its own stage, flushed when it ends: its records precede the
+ *     level-0 ones in the file either way), every such change bumps gen, and
+ *     a reserve() that is not submitted writes only past len.  So a program
+ *     holding level 0 that finds gen == g may rewrite that record in place
+ *     (stage_last_record; the SYSCALL record, argus_trace.bpf.c): no other
+ *     program reads or writes the stage meanwhile, and the blob is not yet
+ *     in the ring buffer.  gens of different CPUs are unrelated, so a
+ *     position names its CPU (struct stage_pos).
  *
  * Included by argus_trace.bpf.c after the ring buffer and drop counter.
  */
