@@ -364,9 +364,10 @@ static __always_inline bool emit_syscall_enter(__u32 nr, __s32 aux, __u64 obj, _
 		s->obj = obj;
 		s->obj2 = obj2;
 		fill_header(&s->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*s), pid_tgid >> 32, (__u32)pid_tgid, ts);
-		submit(s);
 		if (pos)
-			stage_mark(s, pos);
+			submit_marked(s, pos);
+		else
+			submit(s);
 		return true;
 	}
 	e = reserve(sizeof(*e));

@@ -193,7 +193,7 @@ static __always_inline void submit(void *rec)
 }
 
 /* Where a record staged at level 0 lies: the CPU, its offset, and the
- * stage's gen just after its submit(). */
+ * stage's gen just after its submit_marked(). */
 struct stage_pos {
 	__u64 gen;
 	__u32 off;
@@ -201,25 +201,28 @@ struct stage_pos {
 };
 #define STAGE_POS_NONE 0xffffffffu
 
-/* The position of the record just submit()ted; none when it went to a
- * nested level (flushed when its program ends). */
-static __always_inline void stage_mark(void *rec, struct stage_pos *pos)
+/* submit(rec), and its position in *pos: none when it went to a nested
+ * level (flushed when its program ends).  One stage lookup for both. */
+static __always_inline void submit_marked(void *rec, struct stage_pos *pos)
 {
 	struct stage_ctl *c = stage_ctl();
 	struct stage *st;
-	__u32 lvl;
+	__u32 lvl, size = ((struct argus_event_header *)rec)->size;
 
 	pos->cpu = STAGE_POS_NONE;
 	if (!c)
 		return;
 	lvl = cur_level(c);
-	if (lvl)
-		return;
 	st = bpf_map_lookup_elem(&stages, &lvl);
 	if (!st)
 		return;
+	st->len += size;
+	st->nrec++;
+	st->gen++;
+	if (lvl)
+		return;
 	pos->gen = st->gen;
-	pos->off = st->len - ((struct argus_event_header *)rec)->size;
+	pos->off = st->len - size;
 	pos->cpu = bpf_get_smp_processor_id();
 }
 
