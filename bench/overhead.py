@@ -1091,8 +1091,6 @@ def main(argv=None):
                     help="a second argus command measured as config argus-base in the same interleaved rounds "
                          "(e.g. the build before a change, from another venv)")
     ap.add_argument("--argus-size", default="1G", help="argus ring-buffer size (default 1G)")
-    ap.add_argument("--sample-hz", type=int, metavar="N",
-                    help="argus start --sample-hz N for the argus configs (default: argus's own); lost in a merge")
     ap.add_argument("--perf", metavar="PATH", help="perf binary (default: perf, /usr/bin/perf_*)")
     ap.add_argument("--perf-mmap", metavar="PAGES", help="perf record -m (default: perf's own)")
     ap.add_argument("--pipe-loops", type=int, help="perf bench sched pipe -l (default 200000)")

@@ -39,8 +39,8 @@ def run(args):
             st = reader.buffer_stats(path)
         except reader.TraceError as e:
             raise ArgusError(str(e))
-        # events are decoded rows: one per record, two per SWITCH record
-        # (schema v3, counted in extra_rows), as the daemon reports them
+        # events are decoded rows: one per record, two per SWITCH or SYSCALL record
+        # (schema v3 / v4, counted in extra_rows), as the daemon reports them
         events = st.get("records_written", 0) + st.get("extra_rows", 0)
         info = {
             "tracing": False, "buffer": path, "events": events,

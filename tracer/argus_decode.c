@@ -18,9 +18,11 @@
  *
  * Invariants:
  *   - one row per record, except SWITCH (schema v3), which is split into the
- *     SWITCH_OUT and SWITCH_IN records it stands for (argus_split_switch), each
- *     widened as such: rows never have type SWITCH, and a v3 trace gives the
- *     same rows as a v2 one of the same switches.
+ *     SWITCH_OUT and SWITCH_IN records it stands for (argus_split_switch), and
+ *     SYSCALL (schema v4), split into its SYSCALL_ENTER and SYSCALL_EXIT
+ *     (argus_split_syscall), each widened as such: rows never have type
+ *     SWITCH or SYSCALL, and a trace gives the same rows as one of the
+ *     separate records.
  *   - a row is produced only from a record whose frame is valid (size field
  *     matches, multiple of 8, 24..ARGUS_EVENT_MAX_SIZE) and whose size covers
  *     its type's payload; records longer than their type are accepted
@@ -53,6 +55,8 @@ _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_e
 	       sizeof(struct argus_ev_syscall_exit) == 40 &&
 	       sizeof(struct argus_ev_syscall_enter_short) == ARGUS_SYSCALL_ENTER_SHORT_SIZE &&
 	       sizeof(struct argus_ev_syscall_exit_short) == ARGUS_SYSCALL_EXIT_SHORT_SIZE &&
+	       sizeof(struct argus_ev_syscall) == ARGUS_SYSCALL_SIZE &&
+	       offsetof(struct argus_ev_syscall, obj2) == offsetof(struct argus_ev_syscall_enter_short, obj2) &&
 	       sizeof(struct argus_ev_fork) == 48 &&
 	       sizeof(struct argus_ev_comm) == 40 && sizeof(struct argus_ev_exit) == 32 &&
 	       sizeof(struct argus_ev_proc_snapshot) == 48 && sizeof(struct argus_ev_data_flag) == 48 &&
@@ -62,7 +66,7 @@ _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_e
 	       sizeof(struct argus_ev_mapping) == ARGUS_EVENT_MAX_SIZE &&
 	       sizeof(struct argus_ev_wait_site) == 96 && sizeof(struct argus_ev_futex_state) == 48 &&
 	       sizeof(struct argus_ev_file_lock) == 64 && sizeof(struct argus_ev_cpu_sample) == 48,
-	       "schema v3 record sizes");
+	       "schema v4 record sizes");
 
 /* Fixed part of the variable-length records. */
 #define USER_STACK_BASE_SIZE offsetof(struct argus_ev_user_stack, frames)
@@ -94,6 +98,7 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_CPU_SAMPLE] = sizeof(struct argus_ev_cpu_sample),
 	[ARGUS_EV_KERNEL_STACK] = USER_STACK_BASE_SIZE,
 	[ARGUS_EV_SWITCH] = ARGUS_SWITCH_BASE_SIZE,
+	[ARGUS_EV_SYSCALL] = ARGUS_SYSCALL_SIZE,
 	[ARGUS_EV_CALLBACK_BEGIN ... ARGUS_EV_PROBE_RETURN] = sizeof(struct argus_ev_probe),
 };
 
@@ -442,6 +447,32 @@ void argus_split_switch(const struct argus_ev_switch *e, struct argus_ev_switch_
 	i->prev_tid = e->h.tid;
 }
 
+/* A SYSCALL record (schema v4) as the SYSCALL_ENTER (40-byte form) and
+ * SYSCALL_EXIT (32-byte form) records it stands for: the enter with the
+ * record's header, the exit exit_delta_ns later on the same cpu, with the
+ * same nr.  Every enter member is copied from the SYSCALL member of the
+ * same name (tracer/schema_test.py checks it), so widen() gives the rows
+ * the two records would have given. */
+void argus_split_syscall(const struct argus_ev_syscall *e, struct argus_ev_syscall_enter_short *enter,
+			 struct argus_ev_syscall_exit_short *exit)
+{
+	memset(enter, 0, sizeof *enter);
+	memset(exit, 0, sizeof *exit);
+	enter->h = e->h;
+	enter->h.type = ARGUS_EV_SYSCALL_ENTER;
+	enter->h.size = sizeof *enter;
+	enter->nr = e->nr;
+	enter->aux = e->aux;
+	enter->obj = e->obj;
+	enter->obj2 = e->obj2;
+	exit->h = e->h;
+	exit->h.type = ARGUS_EV_SYSCALL_EXIT;
+	exit->h.size = sizeof *exit;
+	exit->h.ts_ns = e->h.ts_ns + e->exit_delta_ns;
+	exit->nr = e->nr;
+	exit->ret = e->ret;
+}
+
 /* One row from a validated record, unless the type mask leaves it out.
  * Returns 1 (a row), 0 (filtered) or -ENOMEM. */
 static int add_row(struct decode_ctx *d, const void *rec, const struct argus_event_header *h)
@@ -526,6 +557,19 @@ static int decode_record(const void *rec, uint32_t size, uint64_t chunk_seq, voi
 			int rc_in = add_row(d, &in, &in.h);
 
 			rc = rc_in < 0 ? rc_in : rc | rc_in;
+		}
+	} else if (h.type == ARGUS_EV_SYSCALL) {
+		struct argus_ev_syscall_enter_short enter;
+		struct argus_ev_syscall_exit_short exit;
+
+		argus_split_syscall(rec, &enter, &exit);
+		if (exit.h.ts_ns > res->seen_last_ts)
+			res->seen_last_ts = exit.h.ts_ns;
+		rc = add_row(d, &enter, &enter.h);
+		if (rc >= 0) {
+			int rc_exit = add_row(d, &exit, &exit.h);
+
+			rc = rc_exit < 0 ? rc_exit : rc | rc_exit;
 		}
 	} else {
 		rc = add_row(d, rec, &h);
@@ -678,7 +722,7 @@ _Static_assert(ARGUS_EV_TYPE_MAX <= 64, "type_mask has a bit per type");
 int argus_decode_file_opts(const char *path, const struct argus_decode_opts *o,
 			   struct argus_decode_result *res)
 {
-	uint64_t since_ns = o->since_ns, until_ns = o->until_ns;
+	uint64_t since_ns = o->since_ns, until_ns = o->until_ns, extra;
 	bool whole = since_ns == 0 && until_ns == UINT64_MAX;
 	struct argus_rb *rb = NULL;
 	struct argus_rb_file_header *h;
@@ -711,9 +755,14 @@ int argus_decode_file_opts(const char *path, const struct argus_decode_opts *o,
 	 * more rows than the data area can hold records (the estimate comes
 	 * from chunk headers, which a damaged file may have wrong): a record
 	 * is at least 24 bytes, and a 48-byte SWITCH is two rows. */
-	/* A SWITCH record is two rows: about one record in six on a busy
-	 * machine (one per sched_switch against ~4 syscall records). */
-	d.cap = o->rows_hint ? o->rows_hint : st.records_present + st.records_present / 4 + 1024;
+	/* A SWITCH or SYSCALL record is two rows (header extra_rows counts
+	 * them since schema v3): the records present have about the share of
+	 * them the records written had; 1/4 more rows when not counted. */
+	if (st.extra_rows && st.records_written)
+		extra = (uint64_t)((double)st.records_present * st.extra_rows / st.records_written);
+	else
+		extra = st.records_present / 4;
+	d.cap = o->rows_hint ? o->rows_hint : st.records_present + extra + 1024;
 	if (d.cap > st.nchunks * st.chunk_size / sizeof(struct argus_event_header))
 		d.cap = st.nchunks * st.chunk_size / sizeof(struct argus_event_header) + 1;
 	res->rows = alloc_big(d.cap * sizeof *res->rows);

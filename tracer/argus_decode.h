@@ -20,6 +20,9 @@
  *   SWITCH       (schema v3, a record but never a row) the SWITCH_OUT row of
  *                header's task and the SWITCH_IN row of next_pid/next_tid,
  *                both as above, via argus_split_switch()
+ *   SYSCALL      (schema v4, a record but never a row) the SYSCALL_ENTER row
+ *                and the SYSCALL_EXIT row exit_delta_ns later, both as
+ *                below, via argus_split_syscall()
  *   WAKEUP(_NEW) peer_pid/peer_tid = wakee, reason=context, irq=irq_kind,
  *                aux=irq_vec, obj=target_cpu
  *   SYSCALL_ENTER nr, aux, obj, obj2
@@ -146,6 +149,14 @@ struct argus_ev_switch_in;
  * what live readers of records (argusd's hang detector) read instead. */
 void argus_split_switch(const struct argus_ev_switch *e, struct argus_ev_switch_out *out,
 			struct argus_ev_switch_in *in);
+
+struct argus_ev_syscall;
+struct argus_ev_syscall_enter_short;
+struct argus_ev_syscall_exit_short;
+/* A SYSCALL record (schema v4) as the SYSCALL_ENTER and SYSCALL_EXIT
+ * records it stands for, like argus_split_switch. */
+void argus_split_syscall(const struct argus_ev_syscall *e, struct argus_ev_syscall_enter_short *enter,
+			 struct argus_ev_syscall_exit_short *exit);
 
 #ifdef __cplusplus
 }

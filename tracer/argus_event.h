@@ -43,9 +43,12 @@ typedef int64_t __s64;
  * sched_switch (struct argus_ev_switch), decoded into the same two rows as a
  * SWITCH_OUT and a SWITCH_IN record; and a 40-byte SYSCALL_ENTER when obj
  * and obj2 fit in 32 bits (struct argus_ev_syscall_enter_short).
+ * v4: SYSCALL, one record for the SYSCALL_ENTER and SYSCALL_EXIT of a call
+ * that did not block (struct argus_ev_syscall), decoded into the same two
+ * rows as the two records.
  * Readers take every version from ARGUS_SCHEMA_VERSION_MIN on; a record's
  * form is told by its type and size, not by the file's version. */
-#define ARGUS_SCHEMA_VERSION 3
+#define ARGUS_SCHEMA_VERSION 4
 #define ARGUS_SCHEMA_VERSION_MIN 1
 #define ARGUS_EVENT_MAX_SIZE 256
 #define ARGUS_COMM_LEN 16
@@ -75,6 +78,7 @@ enum argus_event_type {
 	ARGUS_EV_CPU_SAMPLE = 22,     /* a timer-driven sample of a thread on CPU (argus_sample.bpf.c) */
 	ARGUS_EV_KERNEL_STACK = 23,   /* kernel stack frames of samples, as offsets from _stext */
 	ARGUS_EV_SWITCH = 24,         /* SWITCH_OUT + SWITCH_IN of one sched_switch (schema v3): two rows */
+	ARGUS_EV_SYSCALL = 25,        /* SYSCALL_ENTER + SYSCALL_EXIT of a call that did not block (v4): two rows */
 	/* User-space tracepoints (dylib-instrument/ trampolines), struct
 	 * argus_ev_probe; numbered from 48 so the kernel-side types can grow. */
 	ARGUS_EV_CALLBACK_BEGIN = 48, /* an event loop starts running a callback (dispatch) */
@@ -190,6 +194,7 @@ enum argus_futex_state_flags {
 #define ARGUS_SYSCALL_EXIT_SHORT_SIZE 32 /* syscall_exit with a 32-bit ret (schema v2) */
 #define ARGUS_SWITCH_BASE_SIZE 48       /* switch without user_stack_id (schema v3) */
 #define ARGUS_SYSCALL_ENTER_SHORT_SIZE 40 /* syscall_enter with 32-bit obj, obj2 (schema v3) */
+#define ARGUS_SYSCALL_SIZE 48             /* syscall: enter + exit of one call (schema v4) */
 #define ARGUS_USER_STACK_MAX_FRAMES 28  /* 32 + 28 * 8 = ARGUS_EVENT_MAX_SIZE */
 #define ARGUS_MAPPING_MAX_PATH 192      /* 64 + 192 = ARGUS_EVENT_MAX_SIZE, NUL included */
 
@@ -291,6 +296,28 @@ struct argus_ev_syscall_exit_short { /* 32 bytes */
 	struct argus_event_header h;
 	__u32 nr;
 	__s32 ret;
+};
+
+/* Since schema v4: the SYSCALL_ENTER and SYSCALL_EXIT of one call that did
+ * not block, written at sys_exit by rewriting the call's 40-byte
+ * SYSCALL_ENTER in place when it is still the last record staged on its CPU
+ * (kext/linux/argus_trace.bpf.c, merge_syscall_exit), its ret fits in 32 bits
+ * and the call took less than 2^32 ns.  The header is the enter's (ts, pid,
+ * tid, cpu); the payload up to obj2 is laid out as struct
+ * argus_ev_syscall_enter_short.  Decoded into two rows: the SYSCALL_ENTER
+ * row (the header's ts), then the SYSCALL_EXIT row at ts + exit_delta_ns on
+ * the same cpu with the same nr -- exactly the rows of the 40-byte
+ * SYSCALL_ENTER and 32-byte SYSCALL_EXIT it replaces.  48 bytes instead of
+ * 72.  A call that blocks keeps its separate records (the enter must be
+ * readable before the call ends). */
+struct argus_ev_syscall {           /* 48 bytes */
+	struct argus_event_header h;
+	__u32 nr;
+	__s32 aux;
+	__u32 obj;
+	__u32 obj2;
+	__s32 ret;
+	__u32 exit_delta_ns;         /* exit ts - enter ts */
 };
 
 struct argus_ev_fork {              /* 48 bytes; header = parent */

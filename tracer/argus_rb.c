@@ -803,6 +803,15 @@ static inline bool record_frame_ok(const void *rec, uint32_t size)
 	return declared == size;
 }
 
+uint64_t argus_rb_record_last_ts(const void *rec)
+{
+	const struct argus_event_header *h = rec;
+
+	if (h->type == ARGUS_EV_SYSCALL && h->size >= sizeof(struct argus_ev_syscall))
+		return h->ts_ns + ((const struct argus_ev_syscall *)rec)->exit_delta_ns;
+	return h->ts_ns;
+}
+
 int argus_rb_write(struct argus_rb_producer *p, const void *rec, uint32_t size)
 {
 	struct argus_rb *rb = p->rb;
@@ -831,6 +840,7 @@ int argus_rb_write(struct argus_rb_producer *p, const void *rec, uint32_t size)
 	n = commit_nrecords(__atomic_load_n(commit_word(c), __ATOMIC_RELAXED));
 	if (n == 0 || ts < __atomic_load_n(&c->first_ts, __ATOMIC_RELAXED))
 		__atomic_store_n(&c->first_ts, ts, __ATOMIC_RELAXED);
+	ts = argus_rb_record_last_ts(rec);   /* a SYSCALL record's exit row is later */
 	if (ts > __atomic_load_n(&c->last_ts, __ATOMIC_RELAXED))
 		__atomic_store_n(&c->last_ts, ts, __ATOMIC_RELAXED);
 	p->used += size;

@@ -79,7 +79,7 @@ struct argus_rb_file_header {
 	uint32_t daemon_pid;         /* the tracing daemon, 0 when none */
 	uint32_t flags;
 	/* Decoded rows beyond one per record, ever: a record the decoder splits
-	 * into two rows (schema v3 SWITCH) adds 1, so the events written are
+	 * into two rows (schema v3 SWITCH, v4 SYSCALL) adds 1, so the events written are
 	 * records_written + extra_rows.  0 in files of schema v1 / v2, where
 	 * every record is one row (it was a reserved word). */
 	uint64_t extra_rows;
@@ -140,6 +140,11 @@ const char *argus_rb_error(const struct argus_rb *rb);
 struct argus_rb_file_header *argus_rb_header(struct argus_rb *rb);
 void argus_rb_set_daemon_pid(struct argus_rb *rb, uint32_t pid);
 void argus_rb_add_lost(struct argus_rb *rb, uint64_t count);
+/* The ts of the last row a framed record decodes into: its header's, but
+ * for a SYSCALL record (schema v4), whose exit row is exit_delta_ns later.
+ * Chunk time ranges and windows cover every row of their records. */
+uint64_t argus_rb_record_last_ts(const void *rec);
+
 /* Count rows the decoder will make beyond one per record (header.extra_rows). */
 void argus_rb_add_extra_rows(struct argus_rb *rb, uint64_t count);
 

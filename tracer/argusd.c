@@ -330,7 +330,8 @@ static void observe(void *ctx, const void *rec, uint32_t size)
 
 	if (d->hangs)
 		hang_detector_observe(d->hangs, h);
-	if (h->type == ARGUS_EV_SWITCH)   /* two rows: `status` counts events as the decoder does */
+	/* two rows: `status` counts events as the decoder does */
+	if (h->type == ARGUS_EV_SWITCH || h->type == ARGUS_EV_SYSCALL)
 		argus_rb_add_extra_rows(d->rb, 1);
 
 	if (h->type == ARGUS_EV_USER_STACK && d->maps_seen[h->pid % MAPS_SEEN_SLOTS].pid == h->pid)

@@ -188,7 +188,7 @@ static void format_status(struct daemon *d, char *out, size_t n)
 	memset(&st, 0, sizeof(st));
 	argus_rb_stats(d->rb, &st);
 	/* Events are what a reader gets: decoded rows, one per record except a
-	 * SWITCH record (two); bytes/event is record bytes per row. */
+	 * SWITCH or SYSCALL record (two); bytes/event is record bytes per row. */
 	events = st.records_written + st.extra_rows;
 	json_string(buffer, sizeof(buffer), env.buffer);
 	if (d->hangs)

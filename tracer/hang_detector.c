@@ -442,6 +442,15 @@ void hang_detector_observe(struct hang_detector *hd, const struct argus_event_he
 		hang_detector_observe(hd, &in.h);
 		return;
 	}
+	if (h->type == ARGUS_EV_SYSCALL) {
+		struct argus_ev_syscall_enter_short enter;
+		struct argus_ev_syscall_exit_short exit;
+
+		argus_split_syscall((const struct argus_ev_syscall *)h, &enter, &exit);
+		hang_detector_observe(hd, &enter.h);
+		hang_detector_observe(hd, &exit.h);
+		return;
+	}
 	switch (h->type) {
 	case ARGUS_EV_SWITCH_OUT:
 	case ARGUS_EV_SWITCH_IN:

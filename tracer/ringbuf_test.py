@@ -299,7 +299,7 @@ def test_truncated_file_names_both_sizes(buf):
 @pytest.mark.parametrize("field, value, message", [
     ("magic", b"NOTARGUS", r"bad magic at offset 0x0"),
     ("version", struct.pack("<I", 7), r"unsupported version 7 at offset 0x8"),
-    ("schema_version", struct.pack("<I", 4), r"unsupported schema_version 4 at offset 0x14"),
+    ("schema_version", struct.pack("<I", 5), r"unsupported schema_version 5 at offset 0x14"),
     ("chunk_size", struct.pack("<I", 4100), r"bad chunk_size 4100 at offset 0x30"),
     ("nchunks", struct.pack("<I", 1000), r"bad chunk_table_offset .* at offset 0x20"),
     ("data_offset", struct.pack("<Q", 1 << 19), r"bad data_offset 0x80000 at offset 0x28"),
@@ -469,10 +469,68 @@ def test_switch_record_gives_the_rows_of_a_switch_out_and_a_switch_in(tmp_path):
         reader.decode_file(new)
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+def syscall_call(ts, tid, nr, aux, obj, obj2, ret, delta):
+    """Schema v4: one SYSCALL record for a call's enter and exit."""
+    return event(schema.SYSCALL, 48, ts, pid=tid, tid=tid) + struct.pack("<IiIIiI", nr, aux, obj, obj2, ret, delta)
+
+
+CALLS = [   # (ts, tid, nr, aux, obj, obj2, ret, delta): extreme values of every member
+    (100, 11, 0, -1, 5, 77, -11, 250),
+    (200, 12, 232, 2**31 - 1, 2**32 - 1, 2**32 - 1, 2**31 - 1, 2**32 - 1),
+    (300, 11, 1, -(2**31), 0, 0, -(2**31), 0),
+]
+
+
+def test_syscall_record_gives_the_rows_of_a_syscall_enter_and_exit(tmp_path):
+    """A v4 SYSCALL record is decoded into exactly the rows of the 40-byte
+    SYSCALL_ENTER and 32-byte SYSCALL_EXIT records it replaces (the exit at
+    ts + exit_delta_ns, same cpu and nr), sorted among other records as they
+    were; a type filter keeps either side; rows never have type SYSCALL."""
+    old, new = str(tmp_path / "v3.argus"), str(tmp_path / "v4.argus")
+    for path in (old, new):
+        producer.create_buffer(path, 1 << 20, SMALL_CHUNK)
+    other = event(schema.WAKEUP, 40, 150, pid=20, tid=20) + struct.pack("<IIBBHI", 11, 11, 0, 0, 1, 0)
+    with producer.Producer(old, 1) as p:
+        for ts, tid, nr, aux, obj, obj2, ret, delta in CALLS:
+            p.write_raw(event(schema.SYSCALL_ENTER, 40, ts, pid=tid, tid=tid) + struct.pack("<IiII", nr, aux, obj, obj2))
+            if ts == 100:
+                p.write_raw(other)     # another CPU's record between the enter and the exit
+            p.write_raw(event(schema.SYSCALL_EXIT, 32, ts + delta, pid=tid, tid=tid) + struct.pack("<Ii", nr, ret))
+    with producer.Producer(new, 1) as p:
+        for call in CALLS:
+            p.write_raw(syscall_call(*call))
+            if call[0] == 100:
+                p.write_raw(other)
+    a, b = reader.decode_file(old), reader.decode_file(new)
+    assert b.nrows == 7 and a.rows.tobytes() == b.rows.tobytes()
+    assert schema.SYSCALL not in b.rows["type"].tolist()
+    assert (b.bytes, a.bytes) == (3 * 48 + 40, 3 * (40 + 32) + 40)
+    assert b.last_ts == a.last_ts == 200 + 2**32 - 1
+    for t in (schema.SYSCALL_ENTER, schema.SYSCALL_EXIT):
+        side = reader.decode_file(new, types=[t]).rows
+        assert side.tobytes() == a.rows[a.rows["type"] == t].tobytes()
+    patch(new, header_of(new).data_offset + 16, struct.pack("<HH", schema.SYSCALL, 40))
+    with pytest.raises(reader.TraceError, match="size 40, type 25 needs at least 48"):
+        reader.decode_file(new)
+
+
+def test_a_window_gets_the_exit_row_of_a_syscall_record_that_entered_before_it(buf):
+    """A chunk's time range covers the exit row of its SYSCALL records
+    (ts + exit_delta_ns), so a window starting between a call's enter and
+    exit reads the chunk, as it would read the chunk of a separate exit."""
+    producer.create_buffer(buf, 1 << 20, SMALL_CHUNK)
+    with producer.Producer(buf, 1) as p:
+        p.write_raw(syscall_call(100, 11, 0, 0, 3, 0, 1, 900))
+    rows = reader.decode_file(buf, since_ns=500, until_ns=2000, keep_state=False).rows
+    assert rows["type"].tolist() == [schema.SYSCALL_ENTER, schema.SYSCALL_EXIT]
+    assert rows["ts_ns"].tolist() == [100, 1000]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_files_of_every_schema_version_are_read(buf, version):
-    """Readers take v1 (40-byte syscall_exit), v2 (+ the 32-byte one) and v3
-    (+ SWITCH): a record's form is told by its type and size."""
+    """Readers take v1 (40-byte syscall_exit), v2 (+ the 32-byte one), v3
+    (+ SWITCH) and v4 (+ SYSCALL): a record's form is told by its type and
+    size."""
     producer.create_buffer(buf, 1 << 20, SMALL_CHUNK)
     with producer.Producer(buf, 1) as p:
         p.write_raw(event(schema.SYSCALL_EXIT, 40, 1) + struct.pack("<IIq", 0, 0, -11))
@@ -481,11 +539,13 @@ def test_files_of_every_schema_version_are_read(buf, version):
             p.write_raw(event(schema.SYSCALL_EXIT, 32, 3) + struct.pack("<Ii", 1, 5))
         if version >= 3:
             p.write_raw(switch_pair(4, 11, 20))
+        if version >= 4:
+            p.write_raw(syscall_call(5, 11, 0, 0, 3, 0, 1, 1))
     patch(buf, native.RbFileHeader.schema_version.offset, struct.pack("<I", version))   # as that version wrote it
     t = reader.decode_file(buf)
     assert header_of(buf).schema_version == version
     want = [schema.SYSCALL_EXIT, schema.SWITCH_OUT] + [schema.SYSCALL_EXIT] * (version >= 2) + \
-        [schema.SWITCH_OUT, schema.SWITCH_IN] * (version >= 3)
+        [schema.SWITCH_OUT, schema.SWITCH_IN] * (version >= 3) + [schema.SYSCALL_ENTER, schema.SYSCALL_EXIT] * (version >= 4)
     assert t.rows["type"].tolist() == want and t.bad_records == 0
 
 

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # enum argus_event_type
 SWITCH_OUT = 1
@@ -49,6 +49,8 @@ CPU_SAMPLE = 22
 KERNEL_STACK = 23
 # a record, never a row: the decoder splits it into a SWITCH_OUT and a SWITCH_IN row
 SWITCH = 24
+# a record, never a row: the decoder splits it into a SYSCALL_ENTER and a SYSCALL_EXIT row
+SYSCALL = 25
 CALLBACK_BEGIN = 48
 CALLBACK_END = 49
 ENQUEUE = 50
@@ -98,7 +100,7 @@ TYPE_NAMES = {
 }
 TYPE_BY_NAME = {v: k for k, v in TYPE_NAMES.items()}
 # record types that never appear as rows (not in TYPE_NAMES / ROW_FIELDS)
-RECORD_ONLY_TYPES = (SWITCH,)
+RECORD_ONLY_TYPES = (SWITCH, SYSCALL)
 
 # enum argus_task_state
 STATE_RUNNABLE = 0
@@ -192,6 +194,7 @@ FUTEX_TID_MASK = 0x3FFFFFFF
 SWITCH_OUT_BASE_SIZE = 40
 SWITCH_BASE_SIZE = 48
 SYSCALL_ENTER_SHORT_SIZE = 40
+SYSCALL_SIZE = 48
 USER_STACK_MAX_FRAMES = 28
 MAPPING_MAX_PATH = 192
 

@@ -124,6 +124,7 @@ def test_defines_match_the_header():
     assert schema.SWITCH_OUT_BASE_SIZE == int(defines["ARGUS_SWITCH_OUT_BASE_SIZE"])
     assert schema.SWITCH_BASE_SIZE == int(defines["ARGUS_SWITCH_BASE_SIZE"])
     assert schema.SYSCALL_ENTER_SHORT_SIZE == int(defines["ARGUS_SYSCALL_ENTER_SHORT_SIZE"])
+    assert schema.SYSCALL_SIZE == int(defines["ARGUS_SYSCALL_SIZE"])
     assert schema.USER_STACK_MAX_FRAMES == int(defines["ARGUS_USER_STACK_MAX_FRAMES"])
     assert schema.MAPPING_MAX_PATH == int(defines["ARGUS_MAPPING_MAX_PATH"])
     assert schema.WAIT_SITE_MAX_FDS == int(defines["ARGUS_WAIT_SITE_MAX_FDS"])
@@ -131,7 +132,7 @@ def test_defines_match_the_header():
 
 
 @pytest.mark.parametrize("struct_name, size", [
-    ("argus_ev_switch_out", 48), ("argus_ev_switch", 56), ("argus_ev_syscall_enter_short", 40), ("argus_ev_fd_info", 56), ("argus_ev_timer", 64),
+    ("argus_ev_switch_out", 48), ("argus_ev_switch", 56), ("argus_ev_syscall_enter_short", 40), ("argus_ev_syscall", 48), ("argus_ev_fd_info", 56), ("argus_ev_timer", 64),
     ("argus_ev_user_stack", 256), ("argus_ev_mapping", 256),
     ("argus_ev_wait_site", 96), ("argus_ev_futex_state", 48), ("argus_ev_file_lock", 64), ("argus_ev_probe", 48),
 ])
@@ -153,6 +154,11 @@ def test_new_record_layouts(struct_name, size):
         out = dict((name, off) for name, off, *_ in c_layout(parse_struct(text, "argus_ev_switch_out"))[0])
         # the switch-out side has switch_out's layout (the hang detector and split rely on it)
         assert all(offsets[m] == out[m] for m in ("state", "wait_reason", "prio", "syscall_nr", "wait_obj"))
+    if struct_name == "argus_ev_syscall":
+        offsets = dict((name, off) for name, off, *_ in c_layout(fields)[0])
+        enter = dict((name, off) for name, off, *_ in c_layout(parse_struct(text, "argus_ev_syscall_enter_short"))[0])
+        # the enter side keeps the 40-byte enter's layout: the BPF side rewrites that record in place
+        assert all(offsets[m] == enter[m] for m in ("nr", "aux", "obj", "obj2"))
 
 
 def test_row_dtype_matches_struct_argus_row():
@@ -271,6 +277,24 @@ def test_switch_split_copies_every_member_by_name():
     assert (copies["i->h.pid"], copies["i->h.tid"]) == ("next_pid", "next_tid")
     assert (copies["i->prev_pid"], copies["i->prev_tid"]) == ("h.pid", "h.tid")
     assert "ARGUS_EV_SWITCH_OUT" in body and "ARGUS_EV_SWITCH_IN" in body
+
+
+def test_syscall_split_copies_every_member_by_name():
+    """argus_split_syscall makes the SYSCALL_ENTER and SYSCALL_EXIT records a
+    SYSCALL record stands for: every member of the 40-byte enter and of the
+    32-byte exit from the SYSCALL member of the same name (the exit's ts is
+    the enter's plus exit_delta_ns).  So ROW_FIELDS of SYSCALL_ENTER /
+    SYSCALL_EXIT hold for the rows of SYSCALL records too."""
+    body = c_function_body(header_text("argus_decode.c"), "argus_split_syscall")
+    copies = dict(re.findall(r"\b((?:enter|exit)->\w+(?:\.\w+)?)\s*=\s*e->([\w.]+);", body))
+    event_h = EVENT_H.replace("struct argus_event_header h;", "__u64 h;")
+    syscall_members = {name for name, *_ in parse_struct(event_h, "argus_ev_syscall")}
+    for side, struct in (("enter", "argus_ev_syscall_enter_short"), ("exit", "argus_ev_syscall_exit_short")):
+        for m in [name for name, *_ in parse_struct(event_h, struct) if name != "h"]:
+            assert copies.get(f"{side}->{m}") == m and m in syscall_members, (side, m)
+        assert copies[f"{side}->h"] == "h"
+    assert re.search(r"exit->h\.ts_ns\s*=\s*e->h\.ts_ns\s*\+\s*e->exit_delta_ns;", body)
+    assert "ARGUS_EV_SYSCALL_ENTER" in body and "ARGUS_EV_SYSCALL_EXIT" in body
 
 
 def test_the_field_map_parser_sees_the_columns_change_meaning():

@@ -8,10 +8,11 @@
  *      argus_rb.c, so a chunk overwritten while it is copied is dropped, never
  *      half-copied).
  *   2. One pass in chunk order (argus_rb_read_window): from the chunks that
- *      overlap [since, until], every record with ts in the window; from every
- *      chunk, the state records a decoder needs to name what the window
- *      shows (PROC_SNAPSHOT, THREAD_NAME, FD_INFO, MAPPING: the set
- *      argus_decode_file_window keeps from before a window).
+ *      overlap [since, until], every record with a row in the window (a
+ *      SYSCALL record: its enter or its exit); from every chunk, the state
+ *      records a decoder needs to name what the window shows (PROC_SNAPSHOT,
+ *      THREAD_NAME, FD_INFO, MAPPING: the set argus_decode_file_window keeps
+ *      from before a window).
  *   3. Over max_snapshot_bytes: the oldest window records are dropped (the
  *      hang is at the end), the state records kept; while reading already,
  *      so the copy's memory stays within 1.25 x the bound.
@@ -108,7 +109,7 @@ static int keep_window(const void *rec, uint32_t size, uint64_t seq, void *ctx)
 	(void)seq;
 	if (!framed(rec, size))
 		return 0;
-	if (h->ts_ns >= c->since && h->ts_ns <= c->until) {
+	if (argus_rb_record_last_ts(rec) >= c->since && h->ts_ns <= c->until) {
 		c->oom |= append(&c->window, rec, size);
 		/* memory stays near the bound: the oldest records go as we read */
 		if (c->max && c->window.len > c->max + c->max / 4)

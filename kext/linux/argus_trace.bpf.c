@@ -66,6 +66,36 @@ struct fd_cache_slot {
 	__u64 seen_ns;           /* FD_INFO written (by any thread of the process) */
 };
 
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, ARGUS_BPF_RINGBUF_DEFAULT);
+} events SEC(".maps");
+
+#include "record.bpf.h"
+
+/* Kernels before 5.16 kept the CPU in task_struct itself. */
+struct task_struct___cpu {
+	unsigned int cpu;
+};
+
+static __always_inline bool excluded(__u32 tgid)
+{
+	return targ_exclude_tgid && tgid == targ_exclude_tgid;
+}
+
+/* Waking the consumer per record costs an irq_work and a context switch per
+ * event; with a threshold the daemon drains on its own timer and is only
+ * kicked when the backlog grows. */
+static __always_inline __u64 submit_flags(void)
+{
+	if (!wakeup_bytes)
+		return 0;
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+#include "stage.bpf.h"
+
 /* What a thread is blocked in, so sched_switch can say why it sleeps. */
 struct syscall_state {
 	__u32 nr;
@@ -93,14 +123,12 @@ struct syscall_state {
 	__u32 site_nr;           /* the last WAIT_SITE written: (id, nr) and when */
 	__u64 site_id;
 	__u64 site_ns;
+	/* Where this call's 40-byte SYSCALL_ENTER was staged, so sys_exit can
+	 * turn it into a SYSCALL record (merge_syscall_exit); cpu
+	 * STAGE_POS_NONE when it cannot: a 48-byte enter, one staged at a
+	 * nested level, or a call that was switched out since. */
+	struct stage_pos enter_pos;
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, ARGUS_BPF_RINGBUF_DEFAULT);
-} events SEC(".maps");
-
-#include "record.bpf.h"
 
 /* Task-local rather than a tid-keyed hash: the kernel frees it with the
  * task (exit and exit_group have no sys_exit), it has no capacity limit, and
@@ -113,29 +141,6 @@ struct {
 	__type(key, int);
 	__type(value, struct syscall_state);
 } in_syscall SEC(".maps");
-
-/* Kernels before 5.16 kept the CPU in task_struct itself. */
-struct task_struct___cpu {
-	unsigned int cpu;
-};
-
-static __always_inline bool excluded(__u32 tgid)
-{
-	return targ_exclude_tgid && tgid == targ_exclude_tgid;
-}
-
-/* Waking the consumer per record costs an irq_work and a context switch per
- * event; with a threshold the daemon drains on its own timer and is only
- * kicked when the backlog grows. */
-static __always_inline __u64 submit_flags(void)
-{
-	if (!wakeup_bytes)
-		return 0;
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
-	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-}
-
-#include "stage.bpf.h"
 
 /* Kernel addresses never reach the trace: xor with a per-load random key,
  * then multiply by an odd constant (a bijection, so equal ids mean the same
@@ -217,6 +222,10 @@ static __always_inline void emit_switch(void *ctx, struct task_struct *prev, str
 	sc = bpf_task_storage_get(&in_syscall, prev, NULL, 0);
 	if (sc && !sc->active)
 		sc = NULL;
+	/* A call that blocks or is preempted keeps its separate enter: this
+	 * switch record follows it in the stage anyway (gen), said here too. */
+	if (sc)
+		sc->enter_pos.cpu = STAGE_POS_NONE;
 	state = task_state_of(preempt, prev_state);
 	if (capture_stacks && (state == ARGUS_STATE_BLOCKED || state == ARGUS_STATE_BLOCKED_IO) &&
 	    !(prev->flags & PF_KTHREAD) && prev->mm)
@@ -338,9 +347,10 @@ static __always_inline bool lock_layout(__u8 layout)
 
 /* 40 bytes instead of 48 when obj and obj2 fit in 32 bits (schema v3): an
  * fd and the inode of its pipe or socket, an epoll fd and maxevents; not a
- * futex address.  Returns whether the record was staged. */
+ * futex address.  Returns whether the record was staged.  *pos: where a
+ * 40-byte record lies in the stage, for merge_syscall_exit. */
 static __always_inline bool emit_syscall_enter(__u32 nr, __s32 aux, __u64 obj, __u64 obj2, __u64 pid_tgid,
-					       __u64 ts)
+					       __u64 ts, struct stage_pos *pos)
 {
 	struct argus_ev_syscall_enter_short *s;
 	struct argus_ev_syscall_enter *e;
@@ -354,7 +364,10 @@ static __always_inline bool emit_syscall_enter(__u32 nr, __s32 aux, __u64 obj, _
 		s->obj = obj;
 		s->obj2 = obj2;
 		fill_header(&s->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*s), pid_tgid >> 32, (__u32)pid_tgid, ts);
-		submit(s);
+		if (pos)
+			submit_marked(s, pos);
+		else
+			submit(s);
 		return true;
 	}
 	e = reserve(sizeof(*e));
@@ -402,10 +415,47 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 		sc->layout = cls.layout;
 		wait_site_args(sc, cls.layout, regs);
 	}
-	if (emit_syscall_enter(id, aux, obj, obj2, pid_tgid, ts) && lock_layout(cls.layout))
+	if (sc)
+		sc->enter_pos.cpu = STAGE_POS_NONE;
+	if (emit_syscall_enter(id, aux, obj, obj2, pid_tgid, ts, sc ? &sc->enter_pos : NULL) &&
+	    lock_layout(cls.layout))
 		emit_file_lock(regs, cls.layout, obj2, pid_tgid >> 32, tid, ts);
 	stage_exit(false);
 	return 0;
+}
+
+/* The exit of a call whose 40-byte SYSCALL_ENTER is still the last record
+ * staged on this CPU (stage.bpf.h, gen): the call did not block nor was it
+ * switched out, no other record was written on this CPU since, and the
+ * stage was not flushed.  The enter is rewritten in place into one 48-byte
+ * SYSCALL record (schema v4) that the decoder splits into the same two
+ * rows: 24 bytes less per call.  Left alone, and the exit written as its own
+ * record, when ret does not fit in 32 bits or the call took 2^32 ns or
+ * more.  Returns whether the exit was recorded so. */
+static __always_inline bool merge_syscall_exit(struct syscall_state *sc, __u32 tid, long ret)
+{
+	struct argus_ev_syscall *e;
+	__u64 delta;
+
+	if (sc->enter_pos.cpu == STAGE_POS_NONE || ret != (__s32)ret)
+		return false;
+	e = stage_last_record(&sc->enter_pos, sizeof(*e));
+	sc->enter_pos.cpu = STAGE_POS_NONE;
+	/* The checks on the record itself cannot fail while gen matched; they
+	 * keep a wrong rewrite impossible rather than unlikely. */
+	if (!e || e->h.type != ARGUS_EV_SYSCALL_ENTER || e->h.size != ARGUS_SYSCALL_ENTER_SHORT_SIZE ||
+	    e->h.tid != tid)
+		return false;
+	delta = bpf_ktime_get_ns() - e->h.ts_ns;
+	if (delta > 0xffffffffull)
+		return false;
+	/* nr, aux, obj, obj2 and the header stay where the enter had them. */
+	e->ret = ret;
+	e->exit_delta_ns = delta;
+	e->h.type = ARGUS_EV_SYSCALL;
+	e->h.size = sizeof(*e);
+	stage_grow_last(ARGUS_SYSCALL_ENTER_SHORT_SIZE, sizeof(*e));
+	return true;
 }
 
 static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
@@ -430,8 +480,10 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 	enter_nr = sc->nr;
 	sc->active = 0;
 	stage_enter();
-	/* 32 bytes instead of 40 for every ret that fits (schema v2). */
-	if (ret == (__s32)ret) {
+	if (merge_syscall_exit(sc, tid, ret)) {
+		/* the exit is in the SYSCALL record */
+	} else if (ret == (__s32)ret) {
+		/* 32 bytes instead of 40 for every ret that fits (schema v2). */
 		s = reserve(sizeof(*s));
 		if (s) {
 			s->nr = enter_nr;

@@ -27,6 +27,19 @@
  *     stays attached for a few ticks after a stop request (linux_stop).
  *   - a blob that does not fit in the ring buffer counts all its records as
  *     dropped.
+ *   - gen counts every change of a stage's records (submit, flush, growing
+ *     the last record), never reset.  A record staged at level 0 when gen
+ *     became g is still the last record of that stage, intact and at the
+ *     same offset, as long as the stage's gen is g: only a program holding
+ *     level 0 changes level 0 (an interrupting program gets a higher level
+ *     and its own stage, flushed when it ends: its records precede the
+ *     level-0 ones in the file either way), every such change bumps gen, and
+ *     a reserve() that is not submitted writes only past len.  So a program
+ *     holding level 0 that finds gen == g may rewrite that record in place
+ *     (stage_last_record; the SYSCALL record, argus_trace.bpf.c): no other
+ *     program reads or writes the stage meanwhile, and the blob is not yet
+ *     in the ring buffer.  gens of different CPUs are unrelated, so a
+ *     position names its CPU (struct stage_pos).
  *
  * Included by argus_trace.bpf.c after the ring buffer and drop counter.
  */
@@ -41,6 +54,7 @@ _Static_assert(ARGUS_EVENT_MAX_SIZE <= STAGE_BYTES, "a record fits an empty stag
 struct stage {
 	__u32 len;               /* bytes staged */
 	__u32 nrec;              /* records staged */
+	__u64 gen;               /* changes of the staged records, ever (invariants above) */
 	/* Twice the threshold, so that the verifier can bound every offset and
 	 * length with a mask: the stage never holds more than STAGE_BYTES. */
 	__u8 buf[2 * STAGE_BYTES];
@@ -109,6 +123,7 @@ static __always_inline void stage_flush(struct stage *st)
 		count_drops(st->nrec);
 	st->len = 0;
 	st->nrec = 0;
+	st->gen++;
 }
 
 /* Take the next level for the running program. */
@@ -174,6 +189,74 @@ static __always_inline void submit(void *rec)
 		return;
 	st->len += ((struct argus_event_header *)rec)->size;
 	st->nrec++;
+	st->gen++;
+}
+
+/* Where a record staged at level 0 lies: the CPU, its offset, and the
+ * stage's gen just after its submit_marked(). */
+struct stage_pos {
+	__u64 gen;
+	__u32 off;
+	__u32 cpu;               /* STAGE_POS_NONE: the record is not staged at level 0 */
+};
+#define STAGE_POS_NONE 0xffffffffu
+
+/* submit(rec), and its position in *pos: none when it went to a nested
+ * level (flushed when its program ends).  One stage lookup for both. */
+static __always_inline void submit_marked(void *rec, struct stage_pos *pos)
+{
+	struct stage_ctl *c = stage_ctl();
+	struct stage *st;
+	__u32 lvl, size = ((struct argus_event_header *)rec)->size;
+
+	pos->cpu = STAGE_POS_NONE;
+	if (!c)
+		return;
+	lvl = cur_level(c);
+	st = bpf_map_lookup_elem(&stages, &lvl);
+	if (!st)
+		return;
+	st->len += size;
+	st->nrec++;
+	st->gen++;
+	if (lvl)
+		return;
+	pos->gen = st->gen;
+	pos->off = st->len - size;
+	pos->cpu = bpf_get_smp_processor_id();
+}
+
+/* The record at pos, if it is still the last record of level 0 on this CPU
+ * and the running program holds level 0 (see gen above), with room to grow
+ * it to new_size in place; else NULL.  gens of different CPUs are
+ * unrelated, so the CPU is compared first.  The caller rewrites the record
+ * and calls stage_grow_last. */
+static __always_inline void *stage_last_record(const struct stage_pos *pos, __u32 new_size)
+{
+	struct stage_ctl *c = stage_ctl();
+	struct stage *st;
+	__u32 lvl;
+
+	if (!c || pos->cpu != bpf_get_smp_processor_id())
+		return NULL;
+	lvl = cur_level(c);
+	if (lvl)
+		return NULL;
+	st = bpf_map_lookup_elem(&stages, &lvl);
+	if (!st || st->gen != pos->gen || pos->off + new_size > STAGE_BYTES)
+		return NULL;
+	return st->buf + (pos->off & (STAGE_BYTES - 1));
+}
+
+/* The last record grew from old_size to new_size bytes (same record count). */
+static __always_inline void stage_grow_last(__u32 old_size, __u32 new_size)
+{
+	struct stage *st = cur_stage();
+
+	if (!st)
+		return;
+	st->len += new_size - old_size;
+	st->gen++;
 }
 
 /* Variable-length records are built in scratch memory and written directly,

@@ -68,6 +68,28 @@ def merged_switches(records):
     return out
 
 
+def merged_syscalls(records):
+    """Schema v4: each 40-byte SYSCALL_ENTER directly followed by the exit of
+    the same thread on the same cpu, with a 32-bit ret less than 2^32 ns
+    later, becomes one SYSCALL record (48 bytes), as the tracer writes a call
+    that did not block."""
+    out, i = [], 0
+    while i < len(records):
+        r = records[i]
+        nxt = records[i + 1] if i + 1 < len(records) else b""
+        if (struct.unpack_from("<HH", r, 16) == (5, 40) and nxt and struct.unpack_from("<H", nxt, 16)[0] == 6
+                and r[8:16] == nxt[8:16] and r[20:22] == nxt[20:22]):
+            ret = struct.unpack_from("<i" if len(nxt) == 32 else "<q", nxt, 28 if len(nxt) == 32 else 32)[0]
+            delta = struct.unpack_from("<Q", nxt)[0] - struct.unpack_from("<Q", r)[0]
+            if -2**31 <= ret < 2**31 and 0 <= delta < 2**32:
+                out.append(r[:18] + struct.pack("<H", 48) + r[20:40] + struct.pack("<iI", ret, delta))
+                i += 2
+                continue
+        out.append(r)
+        i += 1
+    return out
+
+
 def ring_buffer(tmp, name, records, nchunks=4, seal=True):
     path = os.path.join(tmp, name)
     producer.create_buffer(path, 4096 + nchunks * CHUNK + 4096, CHUNK)
@@ -98,6 +120,7 @@ def main():
             "open": ring_buffer(tmp, "c", varied[:30], seal=False),
             "empty-stack": ring_buffer(tmp, "d", [empty_stack] + varied[:10]),
             "switch-v3": ring_buffer(tmp, "e", merged_switches(recs[:120])),
+            "syscall-v4": ring_buffer(tmp, "f", merged_syscalls(merged_switches(recs[:160]))),
         }
         for target in ("rb_decode", "rb_window"):
             d = HERE / "corpus" / target
@@ -106,7 +129,7 @@ def main():
             for name, data in seeds.items():
                 if target == "rb_window":
                     t = reader.decode_file(os.path.join(tmp, {"sealed": "a", "wrapped": "b", "open": "c", "empty-stack": "d",
-                                                              "switch-v3": "e"}[name]))
+                                                              "switch-v3": "e", "syscall-v4": "f"}[name]))
                     mid = (t.first_ts + t.last_ts) // 2
                     data = struct.pack("<QQQ", mid, t.last_ts, (1 << 63) | 0x7FFFF) + data
                 (d / name).write_bytes(data)
