@@ -35,6 +35,7 @@ import time
 RUNNER = "gnome-desktop-testing-runner"
 RUNNER_COMM = RUNNER[:15]             # a process's comm: 15 characters
 RESULT = re.compile(r"^(PASS|FAIL|SKIP(?:PED)?): (\S+)")
+SUMMARY = re.compile(r"^SUMMARY: total=(\d+); passed=(\d+); skipped=(\d+); failed=(\d+)", re.M)
 
 
 def parse_results(text):
@@ -47,10 +48,18 @@ def parse_results(text):
     return results
 
 
-def side(results, seconds):
-    counts = collections.Counter(results.values())
-    return {"pass": counts["PASS"], "fail": counts["FAIL"], "skip": counts["SKIP"],
-            "total": len(results), "seconds": round(seconds, 1), "results": results}
+def side(text, seconds):
+    """The runner's own SUMMARY counts (per-test lines of parallel tests can
+    interleave with test output), and the per-test results for the diff."""
+    results = parse_results(text)
+    m = SUMMARY.search(text)
+    if m:
+        total, passed, skipped, failed = map(int, m.groups())
+    else:   # the runner itself died: count what it reported
+        c = collections.Counter(results.values())
+        total, passed, skipped, failed = len(results), c["PASS"], c["SKIP"], c["FAIL"]
+    return {"pass": passed, "fail": failed, "skip": skipped, "total": total,
+            "seconds": round(seconds, 1), "results": results}
 
 
 class Daemon:
@@ -97,7 +106,7 @@ def run_suite(cmd_prefix, env, args, tests):
         name = "with" if cmd_prefix else "without"
         with open(os.path.join(args.log_dir, f"{name}-{int(time.time())}.log"), "w") as f:
             f.write(proc.stdout)
-    return parse_results(proc.stdout), seconds
+    return proc.stdout, seconds
 
 
 def agent_prefix():
@@ -105,16 +114,15 @@ def agent_prefix():
 
 
 def one_run(args, tests):
-    results, secs = run_suite([], dict(os.environ), args, tests)
-    without = side(results, secs)
+    without = side(*run_suite([], dict(os.environ), args, tests))
     with tempfile.TemporaryDirectory(prefix="argus-glibtests-") as tmp:
         os.chmod(tmp, 0o700)
         with Daemon(tmp, args.size) as d:
-            results, secs = run_suite(agent_prefix(), d.env, args, tests)
+            with_agent = side(*run_suite(agent_prefix(), d.env, args, tests))
             time.sleep(1.5)   # the daemon drains the rings every 10 ms; give the last ones a beat
             d.argus("stop")
             procs = d.callback_processes()
-    return {"without": without, "with": side(results, secs), "callback_pids": len(procs),
+    return {"without": without, "with": with_agent, "callback_pids": len(procs),
             "callback_comms": sorted(set(procs.values()))}
 
 
@@ -125,8 +133,8 @@ def rerun(args, test):
         os.chmod(tmp, 0o700)
         with Daemon(tmp, "64M") as d:
             for _ in range(args.repeat):
-                out["without"].update(run_suite([], dict(os.environ), args, [test])[0].values())
-                out["with"].update(run_suite(agent_prefix(), d.env, args, [test])[0].values())
+                out["without"].update(parse_results(run_suite([], dict(os.environ), args, [test])[0]).values())
+                out["with"].update(parse_results(run_suite(agent_prefix(), d.env, args, [test])[0]).values())
     return {k: dict(v) for k, v in out.items()}
 
 
