@@ -80,7 +80,11 @@ class Daemon:
         return proc
 
     def __enter__(self):
-        self.argus("start", "--buffer", self.buffer, "--size", self.size)
+        # only what the check reads: scheduler events and the probe records
+        # (system-wide syscalls, stacks and samples of a busy machine would
+        # wrap the buffer over the first tests' records)
+        self.argus("start", "--buffer", self.buffer, "--size", self.size, "--no-syscalls", "--no-stacks",
+                   "--no-sample", "--no-hang-detector")
         return self
 
     def __exit__(self, *exc):
@@ -131,7 +135,7 @@ def rerun(args, test):
     out = {"without": collections.Counter(), "with": collections.Counter()}
     with tempfile.TemporaryDirectory(prefix="argus-glibtests-") as tmp:
         os.chmod(tmp, 0o700)
-        with Daemon(tmp, "64M") as d:
+        with Daemon(tmp, "256M") as d:
             for _ in range(args.repeat):
                 out["without"].update(parse_results(run_suite([], dict(os.environ), args, [test])[0]).values())
                 out["with"].update(parse_results(run_suite(agent_prefix(), d.env, args, [test])[0]).values())
@@ -161,7 +165,7 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=300, help="seconds per test (runner --timeout)")
     ap.add_argument("--runs", type=int, default=1, help="full runs each way")
     ap.add_argument("--repeat", type=int, default=3, help="re-runs of each test that differed, each way")
-    ap.add_argument("--size", default="512M", help="the daemon's trace buffer")
+    ap.add_argument("--size", default="2G", help="the daemon's trace buffer")
     ap.add_argument("--json", metavar="FILE", help="write the report here")
     ap.add_argument("--log-dir", metavar="DIR", help="keep each run's runner output here")
     args = ap.parse_args(argv)
