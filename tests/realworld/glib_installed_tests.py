@@ -15,10 +15,12 @@ that the agent was in the tests (a run where it was not cannot pass).
 Tests whose result differs between the two runs are re-run alone, REPEAT
 times each way, so that a test that is flaky on a loaded machine can be told
 from one the agent breaks; the counts reported are those of the full runs.
+Exit status 0 when the counts are equal, or when every test that differed
+also failed without the agent in its re-runs; 1 otherwise ("suspects").
 
 Prints a table and, with --json, writes
   {"runs": [{"without": {...}, "with": {...}, "callback_pids": N, "callback_comms": [...]}],
-   "reruns": {test: {"without": {"PASS": n, ...}, "with": {...}}}, "equal": bool}
+   "reruns": {test: {"without": {"PASS": n, ...}, "with": {...}}}, "suspects": [test...], "equal": bool}
 where each side is {"pass", "fail", "skip", "total", "seconds", "results": {test: PASS|FAIL|SKIP}}.
 """
 import argparse
@@ -155,7 +157,12 @@ def print_table(report):
                 print(f"     differs: {t}: without {a.get(t, '-')}, with {b.get(t, '-')}")
     for t, counts in report["reruns"].items():
         print(f"rerun {t}: without {counts['without']}, with {counts['with']}")
-    print("counts equal" if report["equal"] else "counts DIFFER")
+    if report["equal"]:
+        print("counts equal")
+    elif report["suspects"]:
+        print(f"counts DIFFER; failing only with the agent: {' '.join(report['suspects'])}")
+    else:
+        print("counts differ, by tests that also fail without the agent when re-run (flaky here)")
 
 
 def main(argv=None):
@@ -180,13 +187,18 @@ def main(argv=None):
     runs = [one_run(args, args.tests) for _ in range(args.runs)]
     differing = sorted({t for r in runs for t in set(r["without"]["results"]) | set(r["with"]["results"])
                         if r["without"]["results"].get(t) != r["with"]["results"].get(t)})
-    report = {"runs": runs, "reruns": {t: rerun(args, t) for t in differing if args.repeat},
+    reruns = {t: rerun(args, t) for t in differing if args.repeat}
+    # a test the agent breaks fails alone with it and never without it; one
+    # that also fails without it is flaky on this machine, not the agent's
+    suspects = [t for t in differing
+                if t not in reruns or (reruns[t]["with"].get("FAIL", 0) and not reruns[t]["without"].get("FAIL", 0))]
+    report = {"runs": runs, "reruns": reruns, "suspects": suspects,
               "equal": all(all(r["without"][k] == r["with"][k] for k in ("pass", "fail", "skip")) for r in runs)}
     print_table(report)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
-    return 0 if report["equal"] else 1
+    return 0 if report["equal"] or not suspects else 1
 
 
 if __name__ == "__main__":
