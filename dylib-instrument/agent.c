@@ -22,6 +22,7 @@
 #include "reloc.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -136,7 +137,8 @@ static void install_missing(void *scope)
 		p->state = err ? -1 : 1;
 		if (verbose)
 			fprintf(stderr, "argus-agent: %s %s%s\n", p->symbol, err ? "skipped: " : "hooked",
-				err ? argus_reloc_strerror(err) : "");
+				err == -EBUSY ? "other threads could not be stopped for the patch"
+				: err ? argus_reloc_strerror(err) : "");
 	}
 	pthread_mutex_unlock(&install_lock);
 }

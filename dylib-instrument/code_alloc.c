@@ -6,6 +6,7 @@
  * kernels that ignore that flag the result is checked and discarded.
  */
 #include "code_alloc.h"
+#include "quiesce.h"
 
 #include <errno.h>
 #include <string.h>
@@ -55,8 +56,17 @@ int argus_code_page_seal(void *page)
 	return 0;
 }
 
-int argus_code_patch(void *addr, const void *bytes, size_t len)
+struct patch_job {
+	void *addr;
+	const void *bytes;
+	size_t len;
+};
+
+static int write_code(void *arg)
 {
+	const struct patch_job *j = arg;
+	void *addr = j->addr;
+	size_t len = j->len;
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t start = (uint64_t)addr & ~(pg - 1);
 	uint64_t end = ((uint64_t)addr + len + pg - 1) & ~(pg - 1);
@@ -68,11 +78,28 @@ int argus_code_patch(void *addr, const void *bytes, size_t len)
 	if ((a & 7) + len <= 8) {
 		/* a thread entering the function sees old or new bytes, never a mix */
 		uint64_t *word = (uint64_t *)(a & ~7ull), v = __atomic_load_n(word, __ATOMIC_RELAXED);
-		memcpy((uint8_t *)&v + (a & 7), bytes, len);
+		memcpy((uint8_t *)&v + (a & 7), j->bytes, len);
 		__atomic_store_n(word, v, __ATOMIC_SEQ_CST);
 	} else {
-		memcpy(addr, bytes, len);
+		memcpy(addr, j->bytes, len);
 	}
 	__builtin___clear_cache((char *)addr, (char *)addr + len);
 	return mprotect((void *)start, end - start, PROT_READ | PROT_EXEC) ? -errno : 0;
+}
+
+int argus_code_patch(void *addr, const void *bytes, size_t len)
+{
+	struct patch_job job = {addr, bytes, len};
+	/* no other thread may be inside the bytes replaced (quiesce.h) */
+	return argus_quiesced_patch((uint64_t)addr, (uint64_t)addr + len, write_code, &job);
+}
+
+int argus_code_unpatch(void *addr, const void *saved, size_t len)
+{
+	struct patch_job job = {addr, saved, len};
+	/* the patch is one jump: a thread is before it or past it, never inside,
+	 * so one atomic store is enough; two words need the threads stopped */
+	if (((uint64_t)addr & 7) + len <= 8)
+		return write_code(&job);
+	return argus_quiesced_patch((uint64_t)addr, (uint64_t)addr + len, write_code, &job);
 }
