@@ -106,13 +106,19 @@ class Daemon:
 def run_suite(cmd_prefix, env, args, tests):
     cmd = [*cmd_prefix, RUNNER, "--parallel", str(args.parallel), "--timeout", str(args.timeout), *(tests or ["glib"])]
     t0 = time.monotonic()
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    seconds = time.monotonic() - t0
+    # output into a file, not a pipe: a process a test leaves behind (a
+    # dbus-daemon, a hung test subprocess) keeps the runner's stdout open
+    # after the runner exits, and a pipe reader would wait for it
+    with tempfile.TemporaryFile("w+") as out:
+        subprocess.run(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        seconds = time.monotonic() - t0
+        out.seek(0)
+        text = out.read()
     if args.log_dir:
         name = "with" if cmd_prefix else "without"
         with open(os.path.join(args.log_dir, f"{name}-{int(time.time())}.log"), "w") as f:
-            f.write(proc.stdout)
-    return proc.stdout, seconds
+            f.write(text)
+    return text, seconds
 
 
 def agent_prefix():
