@@ -194,3 +194,74 @@ def test_redis_server_runs_normally(argus_cli, tmp_path):
     # redis's background (bio) threads and jemalloc lock pthread mutexes
     locks = _events(argus_cli, pid, "mutex_lock")
     assert locks, "no mutex_lock records from redis-server"
+
+
+GTK_LONG_APP = """
+import ctypes, json, os, sys
+import gi
+gi.require_version('Gtk', '3.0')
+from gi.repository import GLib, Gtk
+
+glib = ctypes.CDLL('libglib-2.0.so.0')
+entry = ctypes.cast(glib.g_main_context_dispatch, ctypes.c_void_p).value
+win = Gtk.Window(title='argus stop')
+win.show_all()
+ticks = [0]
+
+def tick():
+    ticks[0] += 1
+    return True
+
+def first():
+    print(json.dumps({'pid': os.getpid(), 'entry': entry, 'before': ctypes.string_at(entry, 8).hex()}), flush=True)
+    return False
+
+GLib.timeout_add(10, tick)
+GLib.idle_add(first)
+GLib.timeout_add(4000, Gtk.main_quit)
+Gtk.main()
+print(json.dumps({'after': ctypes.string_at(entry, 8).hex(), 'ticks': ticks[0]}), flush=True)
+"""
+
+
+def _file_bytes(pid, addr, n):
+    """The bytes at addr as the library file holds them (the mapping's offset)."""
+    for line in open(f"/proc/{pid}/maps"):
+        f = line.split()
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        if lo <= addr < hi and len(f) >= 6:
+            with open(f[5], "rb") as lib:
+                lib.seek(int(f[2], 16) + addr - lo)
+                return lib.read(n).hex()
+    raise AssertionError(f"{addr:#x} not mapped")
+
+
+def test_gtk_app_keeps_running_when_tracing_stops(argus_cli, tmp_path):
+    """`argus stop` under a running GTK app: the agent puts the original
+    entry bytes back (read from the library file), records nothing more,
+    and the app's main loop goes on until it quits by itself."""
+    _need("Xvfb", SYSTEM_PY)
+    if subprocess.run([SYSTEM_PY, "-c", "import gi; gi.require_version('Gtk', '3.0')"],
+                      capture_output=True).returncode != 0:
+        pytest.fail("python3-gi with GTK 3 missing") if IN_CI else pytest.skip("python3-gi with GTK 3 not installed")
+    require_tracing()
+    argus_cli.start()
+    xvfb, display = _xvfb(tmp_path)
+    try:
+        proc = _argus_run(argus_cli, SYSTEM_PY, "-c", GTK_LONG_APP, env={"DISPLAY": display, "NO_AT_BRIDGE": "1"},
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        start = json.loads(proc.stdout.readline())
+        original = _file_bytes(start["pid"], start["entry"], 8)
+        argus_cli.stop()                    # while the main loop runs
+        out, err = proc.communicate(timeout=120)
+    finally:
+        xvfb.terminate()
+        xvfb.wait(timeout=10)
+    assert proc.returncode == 0, err
+    end = json.loads(out)
+    assert start["before"].startswith("e9") and start["before"] != original   # hooked: jmp rel32
+    assert "argus-agent: tracing stopped: hooks removed" in err
+    assert end["after"] == original                                           # the library's own bytes again
+    assert end["ticks"] > 100, end                                           # 10 ms ticks for 4 s went on
+    rings = os.listdir(os.path.join(argus_cli.env["ARGUS_RUN_DIR"], "urings"))
+    assert not any(n.startswith(f"{start['pid']}-") for n in rings)
