@@ -151,12 +151,15 @@ __attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
 	return h;
 }
 
+/* For good: a dlopen after this (another thread, a destructor at exit)
+ * must not patch the entries again. */
 static void remove_all(void)
 {
 	pthread_mutex_lock(&install_lock);
 	for (int i = 0; i < nplan; i++)
 		if (plan[i].state == 1 && argus_hook_remove(&plan[i].hook) == 0)
 			plan[i].state = 0;
+	nplan = 0;
 	pthread_mutex_unlock(&install_lock);
 	argus_recorder_thread_done();
 }
@@ -165,8 +168,7 @@ static void remove_all(void)
  * hooks, and records nothing more. */
 static void remove_on_detach(void)
 {
-	remove_all();
-	nplan = 0;   /* a later dlopen installs nothing */
+	remove_all();   /* a later dlopen installs nothing */
 	if (verbose)
 		fprintf(stderr, "argus-agent: tracing stopped: hooks removed\n");
 }

@@ -11,6 +11,10 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#endif
 #include <unistd.h>
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -56,6 +60,21 @@ int argus_code_page_seal(void *page)
 	return 0;
 }
 
+/* Cross-modifying code: a core running another thread may still hold the
+ * old bytes prefetched; x86 wants a serializing instruction on it after the
+ * write.  The kernel provides that for a process's own threads (membarrier
+ * SYNC_CORE, Linux 4.16+); where it is missing, the write stands alone. */
+static void sync_cores(void)
+{
+#if defined(__linux__) && defined(SYS_membarrier)
+	static int registered;
+	if (!registered)
+		registered = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0 ? 1 : -1;
+	if (registered == 1)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+#endif
+}
+
 struct patch_job {
 	void *addr;
 	const void *bytes;
@@ -84,6 +103,7 @@ static int write_code(void *arg)
 		memcpy(addr, j->bytes, len);
 	}
 	__builtin___clear_cache((char *)addr, (char *)addr + len);
+	sync_cores();
 	return mprotect((void *)start, end - start, PROT_READ | PROT_EXEC) ? -errno : 0;
 }
 
