@@ -196,8 +196,9 @@ def main(argv=None):
     reruns = {t: rerun(args, t) for t in differing if args.repeat}
     # a test the agent breaks fails alone with it and never without it; one
     # that also fails without it is flaky on this machine, not the agent's
-    suspects = [t for t in differing
-                if t not in reruns or (reruns[t]["with"].get("FAIL", 0) and not reruns[t]["without"].get("FAIL", 0))]
+    failed_with = {t for r in runs for t in differing if r["with"]["results"].get(t, "FAIL") == "FAIL"}
+    suspects = [t for t in differing if t in failed_with and
+                (t not in reruns or (reruns[t]["with"].get("FAIL", 0) and not reruns[t]["without"].get("FAIL", 0)))]
     report = {"runs": runs, "reruns": reruns, "suspects": suspects,
               "equal": all(all(r["without"][k] == r["with"][k] for k in ("pass", "fail", "skip")) for r in runs)}
     print_table(report)
