@@ -31,6 +31,7 @@
 #include "ret_deref.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -186,7 +187,8 @@ static void install_missing(void *scope)
 		p->state = err ? -1 : 1;
 		if (verbose)
 			fprintf(stderr, "argus-agent: %s %s%s\n", p->symbol, err ? "skipped: " : "hooked",
-				err ? argus_reloc_strerror(err) : "");
+				err == -EBUSY ? "other threads could not be stopped for the patch"
+				: err ? argus_reloc_strerror(err) : "");
 	}
 	pthread_mutex_unlock(&install_lock);
 }
@@ -199,12 +201,15 @@ __attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
 	return h;
 }
 
+/* For good: a dlopen after this (another thread, a destructor at exit)
+ * must not patch the entries again. */
 static void remove_all(void)
 {
 	pthread_mutex_lock(&install_lock);
 	for (int i = 0; i < nplan; i++)
 		if (plan[i].state == 1 && argus_hook_remove(&plan[i].hook) == 0)
 			plan[i].state = 0;
+	nplan = 0;
 	pthread_mutex_unlock(&install_lock);
 	argus_recorder_thread_done();
 }
@@ -213,8 +218,7 @@ static void remove_all(void)
  * hooks, and records nothing more. */
 static void remove_on_detach(void)
 {
-	remove_all();
-	nplan = 0;   /* a later dlopen installs nothing */
+	remove_all();   /* a later dlopen installs nothing */
 	if (verbose)
 		fprintf(stderr, "argus-agent: tracing stopped: hooks removed\n");
 }

@@ -6,10 +6,15 @@
  * kernels that ignore that flag the result is checked and discarded.
  */
 #include "code_alloc.h"
+#include "quiesce.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#endif
 #include <unistd.h>
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -55,8 +60,32 @@ int argus_code_page_seal(void *page)
 	return 0;
 }
 
-int argus_code_patch(void *addr, const void *bytes, size_t len)
+/* Cross-modifying code: a core running another thread may still hold the
+ * old bytes prefetched; x86 wants a serializing instruction on it after the
+ * write.  The kernel provides that for a process's own threads (membarrier
+ * SYNC_CORE, Linux 4.16+); where it is missing, the write stands alone. */
+static void sync_cores(void)
 {
+#if defined(__linux__) && defined(SYS_membarrier)
+	static int registered;
+	if (!registered)
+		registered = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0 ? 1 : -1;
+	if (registered == 1)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+#endif
+}
+
+struct patch_job {
+	void *addr;
+	const void *bytes;
+	size_t len;
+};
+
+static int write_code(void *arg)
+{
+	const struct patch_job *j = arg;
+	void *addr = j->addr;
+	size_t len = j->len;
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t start = (uint64_t)addr & ~(pg - 1);
 	uint64_t end = ((uint64_t)addr + len + pg - 1) & ~(pg - 1);
@@ -68,11 +97,29 @@ int argus_code_patch(void *addr, const void *bytes, size_t len)
 	if ((a & 7) + len <= 8) {
 		/* a thread entering the function sees old or new bytes, never a mix */
 		uint64_t *word = (uint64_t *)(a & ~7ull), v = __atomic_load_n(word, __ATOMIC_RELAXED);
-		memcpy((uint8_t *)&v + (a & 7), bytes, len);
+		memcpy((uint8_t *)&v + (a & 7), j->bytes, len);
 		__atomic_store_n(word, v, __ATOMIC_SEQ_CST);
 	} else {
-		memcpy(addr, bytes, len);
+		memcpy(addr, j->bytes, len);
 	}
 	__builtin___clear_cache((char *)addr, (char *)addr + len);
+	sync_cores();
 	return mprotect((void *)start, end - start, PROT_READ | PROT_EXEC) ? -errno : 0;
+}
+
+int argus_code_patch(void *addr, const void *bytes, size_t len)
+{
+	struct patch_job job = {addr, bytes, len};
+	/* no other thread may be inside the bytes replaced (quiesce.h) */
+	return argus_quiesced_patch((uint64_t)addr, (uint64_t)addr + len, write_code, &job);
+}
+
+int argus_code_unpatch(void *addr, const void *saved, size_t len)
+{
+	struct patch_job job = {addr, saved, len};
+	/* the patch is one jump: a thread is before it or past it, never inside,
+	 * so one atomic store is enough; two words need the threads stopped */
+	if (((uint64_t)addr & 7) + len <= 8)
+		return write_code(&job);
+	return argus_quiesced_patch((uint64_t)addr, (uint64_t)addr + len, write_code, &job);
 }

@@ -17,7 +17,10 @@ void *argus_code_page_near(uint64_t near, uint64_t max_distance);
 /* Makes the page read + execute.  0 or -errno. */
 int argus_code_page_seal(void *page);
 /* Writes len bytes over live code at addr (mprotect around the write;
- * an aligned 8-byte window is replaced with one atomic store). 0 or -errno. */
+ * an aligned 8-byte window is replaced with one atomic store), with the
+ * other threads stopped outside those bytes (quiesce.h). 0 or -errno. */
 int argus_code_patch(void *addr, const void *bytes, size_t len);
+/* Puts back the bytes a patch replaced: no stop when one atomic store does. */
+int argus_code_unpatch(void *addr, const void *saved, size_t len);
 
 #endif

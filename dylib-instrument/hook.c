@@ -112,8 +112,11 @@ int argus_hook_install(void *fn, const struct argus_hook_spec *spec, struct argu
 	argus_writer_init(&w, patch, sizeof(patch), target);
 	put_patch(&w, near, (uint64_t)h->enter_thunk);
 	memcpy(h->saved, fn, h->patch_len);
-	if ((err = argus_code_patch(fn, patch, h->patch_len)))
+	if ((err = argus_code_patch(fn, patch, h->patch_len))) {
+		munmap(page, page_size);   /* never entered: the entry was not patched */
+		h->page = NULL;
 		return err;
+	}
 	h->installed = 1;
 	return 0;
 }
@@ -129,7 +132,7 @@ int argus_hook_remove(struct argus_hook *h)
 {
 	if (!h->installed)
 		return 0;
-	int err = argus_code_patch(h->target, h->saved, h->patch_len);
+	int err = argus_code_unpatch(h->target, h->saved, h->patch_len);
 	if (!err)
 		h->installed = 0;
 	return err;

@@ -33,6 +33,7 @@ APT_PACKAGES=(
   graphviz chromium                                     # argus export --svg; the HTML report test (playwright)
   libcapstone-dev                                       # dylib-instrument/: the trampoline relocator's disassembler
   libglib2.0-0                                          # a real GLib for the trampoline hook tests (argus run)
+  libglib2.0-tests gnome-desktop-testing nodejs         # real programs under argus run: GLib's installed tests, node
   libdw1 xz-utils                                       # CPU profiles: symbols via libdw; .gnu_debugdata tests
   lld-16 llvm-16                                        # argus instrument tests: chained-fixup dylibs (ld64.lld), read back (llvm-objdump --dyld-info)
 )

@@ -12,7 +12,8 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(HERE)
-FILES = ["hook.c", "hook_events.c", "ret_deref.c", "recorder.c", "agent.c", "code_alloc.c", "uring.c", "disasm.c",
+FILES = ["hook.c", "hook_events.c", "ret_deref.c", "recorder.c", "agent.c", "code_alloc.c", "quiesce.c", "uring.c",
+         "disasm.c",
          "reader.c", "relocator.c", "arch/arm64/arm64_thunk.c", "arch/arm64/arm64_writer.c",
          "arch/arm64/arm64_relocator.c"]
 EM_AARCH64 = 183
