@@ -285,8 +285,14 @@ class _Run:
         role = "slice"
         if bt == B.LONG_RUNNING:
             d = dispatch_in(g, utid, a, b)      # the callback the stretch sits in (probes), if any
-            res = (input_slice(g, v, d["start_ns"] if d and d["start_ns"] <= a else None)
-                   or interactive_slice(g, v, self.chooser))
+            # A dispatch that began inside the stretch was started by what the
+            # thread read before it, also inside the stretch (an X event read
+            # just after a short wake): walk back from the dispatch's start.
+            if d and d["start_ns"] > a:
+                res = input_slice(g, d["vertex"])
+            else:
+                res = input_slice(g, v, d["start_ns"] if d else None)
+            res = res or interactive_slice(g, v, self.chooser)
             if res.steps[0].vertex == v:
                 self.extend(res, depth, a, b, None, skip_first=True)
             else:     # the input vertex the thread's work since descends from
