@@ -754,13 +754,16 @@ int argus_decode_file_opts(const char *path, const struct argus_decode_opts *o,
 	/* Headroom for records a live producer commits while we read, but never
 	 * more rows than the data area can hold records (the estimate comes
 	 * from chunk headers, which a damaged file may have wrong): a record
-	 * is at least 24 bytes, and a 48-byte SWITCH is two rows. */
-	/* A SWITCH or SYSCALL record is two rows (header extra_rows counts
+	 * is at least 24 bytes, and a 48-byte SWITCH is two rows.
+	 * A SWITCH or SYSCALL record is two rows (header extra_rows counts
 	 * them since schema v3): the records present have about the share of
-	 * them the records written had; 1/4 more rows when not counted. */
-	if (st.extra_rows && st.records_written)
-		extra = (uint64_t)((double)st.records_present * st.extra_rows / st.records_written);
-	else
+	 * them the records written had; 1/4 more rows when not counted.  A
+	 * record is at most two rows, so the share is capped at 1: a damaged
+	 * header's extra_rows cannot push the estimate out of range. */
+	if (st.extra_rows && st.records_written) {
+		uint64_t two_row = st.extra_rows < st.records_written ? st.extra_rows : st.records_written;
+		extra = (uint64_t)((double)st.records_present * ((double)two_row / (double)st.records_written));
+	} else
 		extra = st.records_present / 4;
 	d.cap = o->rows_hint ? o->rows_hint : st.records_present + extra + 1024;
 	if (d.cap > st.nchunks * st.chunk_size / sizeof(struct argus_event_header))
