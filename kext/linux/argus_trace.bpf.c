@@ -309,9 +309,8 @@ static __always_inline int handle_sched_switch(void *ctx, bool preempt, struct t
 	return 0;
 }
 
-static __always_inline int handle_wakeup(struct task_struct *p, __u16 type)
+static __always_inline int handle_wakeup(struct task_struct *p, __u16 type, __u64 id)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	__u32 waker_pid = id >> 32, waker_tid = (__u32)id;
 	struct argus_ev_wakeup *e;
 	__u32 wakee_pid = p->tgid;
@@ -384,28 +383,34 @@ static __always_inline bool emit_syscall_enter(__u32 nr, __s32 aux, __u64 obj, _
 
 static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct argus_syscall_class cls;
 	struct syscall_state *sc;
-	__u32 tid = (__u32)pid_tgid;
-	__u64 obj, obj2, ts;
+	struct task_struct *cur;
+	__u64 obj, obj2, ts, pid_tgid;
+	__u32 tid;
 	__s32 aux;
 
 	if ((unsigned long)id >= ARGUS_MAX_SYSCALLS)
 		return 0;
 	cls = syscall_class[id];
-	if (cls.layout == ARGUS_SCL_NONE || excluded(pid_tgid >> 32) || compat_syscall(regs))
+	if (cls.layout == ARGUS_SCL_NONE || compat_syscall(regs))
+		return 0;
+	/* One helper call for the task, its ids and its fds (each helper call
+	 * is a call and a return thunk: bench/bpf_line_profile.py). */
+	cur = bpf_get_current_task_btf();
+	tid = cur->pid;
+	pid_tgid = (__u64)cur->tgid << 32 | tid;
+	if (excluded(pid_tgid >> 32))
 		return 0;
 	if (cls.layout == ARGUS_SCL_FCNTL && !fcntl_lock_cmd(PT_REGS_PARM2_SYSCALL(regs)))
 		return 0;
 	stage_enter();
 	decode_args(cls.layout, regs, &aux, &obj, &obj2);
 	/* The wait reason must not depend on room in the ring buffer. */
-	sc = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), NULL,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	sc = bpf_task_storage_get(&in_syscall, cur, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	ts = bpf_ktime_get_ns();
 	if (cls.layout == ARGUS_SCL_FD_CHAN || lock_layout(cls.layout))
-		obj2 = channel_of(sc, pid_tgid >> 32, tid, (int)obj, ts);
+		obj2 = channel_of(cur, sc, pid_tgid >> 32, tid, (int)obj, ts);
 	if (sc) {
 		sc->nr = id;
 		sc->wait_reason = cls.wait_reason;
@@ -460,13 +465,13 @@ static __always_inline bool merge_syscall_exit(struct syscall_state *sc, __u32 t
 
 static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct argus_ev_syscall_exit_short *s;
 	struct argus_ev_syscall_exit *e;
-	struct syscall_state *sc;
-	__u32 tid = (__u32)pid_tgid;
 	long nr = syscall_nr_of(regs);
-	__u32 enter_nr;
+	struct syscall_state *sc;
+	struct task_struct *cur;
+	__u32 tid, enter_nr;
+	__u64 pid_tgid;
 
 	/* Every syscall on the machine passes here: reject untraced ones by
 	 * number before looking at the task. */
@@ -474,9 +479,12 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 		return 0;
 	if (syscall_class[nr].layout == ARGUS_SCL_FCNTL && !fcntl_lock_cmd(PT_REGS_PARM2_SYSCALL(regs)))
 		return 0;
-	sc = bpf_task_storage_get(&in_syscall, bpf_get_current_task_btf(), NULL, 0);
+	cur = bpf_get_current_task_btf();
+	sc = bpf_task_storage_get(&in_syscall, cur, NULL, 0);
 	if (!sc || !sc->active)
 		return 0;
+	tid = cur->pid;
+	pid_tgid = (__u64)cur->tgid << 32 | tid;
 	enter_nr = sc->nr;
 	sc->active = 0;
 	stage_enter();
@@ -735,7 +743,7 @@ int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct 
 {
 	stage_enter();
 	handle_fork(parent, child);
-	stage_exit(false);
+	stage_exit(on_idle());
 	return 0;
 }
 
@@ -744,7 +752,7 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct li
 {
 	stage_enter();
 	emit_comm(p, ARGUS_EV_EXEC, p->comm);
-	stage_exit(false);
+	stage_exit(on_idle());
 	return 0;
 }
 
@@ -753,7 +761,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *p)
 {
 	stage_enter();
 	handle_exit(p);
-	stage_exit(false);
+	stage_exit(on_idle());
 	return 0;
 }
 
@@ -763,7 +771,7 @@ int BPF_PROG(task_rename, struct task_struct *task, const char *comm)
 {
 	stage_enter();
 	emit_comm(task, ARGUS_EV_THREAD_NAME, comm);
-	stage_exit(false);
+	stage_exit(on_idle());
 	return 0;
 }
 
@@ -773,25 +781,29 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 {
 	stage_enter();
 	handle_sched_switch(ctx, preempt, prev, next, prev_state);
-	stage_exit(!next->pid);
+	stage_exit(!next->pid || !prev->pid);
 	return 0;
 }
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sched_waking, struct task_struct *p)
 {
+	__u64 id = bpf_get_current_pid_tgid();
+
 	stage_enter();
-	handle_wakeup(p, ARGUS_EV_WAKEUP);
-	stage_exit(false);
+	handle_wakeup(p, ARGUS_EV_WAKEUP, id);
+	stage_exit(!(__u32)id);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new, struct task_struct *p)
 {
+	__u64 id = bpf_get_current_pid_tgid();
+
 	stage_enter();
-	handle_wakeup(p, ARGUS_EV_WAKEUP_NEW);
-	stage_exit(false);
+	handle_wakeup(p, ARGUS_EV_WAKEUP_NEW, id);
+	stage_exit(!(__u32)id);
 	return 0;
 }
 

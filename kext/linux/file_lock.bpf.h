@@ -131,7 +131,7 @@ static __always_inline void emit_file_lock(struct pt_regs *regs, __u8 layout, __
 	__u32 holder;
 	struct file *f;
 
-	f = fd_file(fd);
+	f = fd_file(bpf_get_current_task_btf(), fd);
 	if (!f)
 		return;
 	if (layout == ARGUS_SCL_FLOCK) {

@@ -141,7 +141,14 @@ static __always_inline void stage_enter(void)
 		c->busy = b | (b + 1);       /* the lowest clear bit: levels in use are 0..k */
 }
 
-/* flush: also flush level 0 (the CPU goes idle, or a tick). */
+/* flush: also flush level 0 (the CPU goes idle, or a tick).  Programs
+ * that may run on the idle task (interrupts, wakeups) pass
+ * `... || on_idle()`: the syscall programs never do, and skip the call. */
+static __always_inline bool on_idle(void)
+{
+	return !(__u32)bpf_get_current_pid_tgid();
+}
+
 static __always_inline void stage_exit(bool flush)
 {
 	struct stage_ctl *c = stage_ctl();
@@ -160,8 +167,8 @@ static __always_inline void stage_exit(bool flush)
 		return;
 	/* On the idle task the program interrupted idle (a wakeup from an
 	 * interrupt): the CPU may sleep for long with no tick, so nothing
-	 * staged may wait for the next program. */
-	if (lvl || flush || !bpf_get_current_pid_tgid())
+	 * staged may wait for the next program (the caller's flush). */
+	if (lvl || flush)
 		stage_flush(st);
 	c->busy &= ~(1u << (lvl & 31));
 }
