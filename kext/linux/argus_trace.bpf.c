@@ -167,13 +167,15 @@ static __always_inline void copy_comm(char *dst, const char *src)
 	bpf_probe_read_kernel_str(dst, ARGUS_COMM_LEN, src);
 }
 
+/* Plain loads through the typed pointer, not BPF_CORE_READ: that is a
+ * bpf_probe_read_kernel call per field, on every wakeup. */
 static __always_inline __u32 task_cpu_of(struct task_struct *p)
 {
 	struct task_struct___cpu *old = (void *)p;
 
 	if (bpf_core_field_exists(old->cpu))
-		return BPF_CORE_READ(old, cpu);
-	return BPF_CORE_READ(p, thread_info.cpu);
+		return old->cpu;
+	return p->thread_info.cpu;
 }
 
 static __always_inline __u8 task_state_of(bool preempt, unsigned int prev_state)
@@ -206,7 +208,7 @@ static __always_inline __u8 task_state_of(bool preempt, unsigned int prev_state)
 /* The switch-out of prev; with next (the same sched_switch's switch-in is
  * recorded too), one SWITCH record for both sides (schema v3): 48 bytes
  * instead of 40 + 32, and one stage write instead of two. */
-static __always_inline void emit_switch(void *ctx, struct task_struct *prev, struct task_struct *next,
+static __always_inline void emit_switch(struct stage_hold *h, void *ctx, struct task_struct *prev, struct task_struct *next,
 					bool preempt, unsigned int prev_state, __u64 ts)
 {
 	struct argus_ev_user_stack *stack = NULL;
@@ -233,9 +235,9 @@ static __always_inline void emit_switch(void *ctx, struct task_struct *prev, str
 	/* What the wait is on, written just before the switch_out it describes. */
 	if (sc && (state == ARGUS_STATE_BLOCKED || state == ARGUS_STATE_BLOCKED_IO)) {
 		if (sc->wait_reason == ARGUS_WAIT_POLL)
-			emit_wait_site(prev, sc, ts);
+			emit_wait_site(h, prev, sc, ts);
 		else if (sc->wait_reason == ARGUS_WAIT_FUTEX)
-			emit_futex_state(prev, sc, ts);
+			emit_futex_state(h, prev, sc, ts);
 	}
 	/* Runnable switch-outs (most of them under load) carry no stack id. */
 	if (next) {
@@ -245,7 +247,7 @@ static __always_inline void emit_switch(void *ctx, struct task_struct *prev, str
 		type = ARGUS_EV_SWITCH_OUT;
 		size = stack_id ? sizeof(*e) : ARGUS_SWITCH_OUT_BASE_SIZE;
 	}
-	e = reserve(size);
+	e = reserve(h, size);
 	if (!e)
 		return;
 	if (next) {
@@ -277,25 +279,25 @@ static __always_inline void emit_switch(void *ctx, struct task_struct *prev, str
 	e->wait_reason = reason;
 	e->prio = prev->prio;
 	fill_header(&e->h, type, size, prev->tgid, tid, ts);
-	submit(e);
+	submit(h, e);
 	if (stack && stack_size >= 40 && stack_size <= sizeof(*stack))
-		output(stack, stack_size);
+		output(h, stack, stack_size);
 }
 
-static __always_inline void emit_switch_in(struct task_struct *next, struct task_struct *prev, __u64 ts)
+static __always_inline void emit_switch_in(struct stage_hold *h, struct task_struct *next, struct task_struct *prev, __u64 ts)
 {
 	struct argus_ev_switch_in *e;
 
-	e = reserve(sizeof(*e));
+	e = reserve(h, sizeof(*e));
 	if (!e)
 		return;
 	e->prev_tid = prev->pid;
 	e->prev_pid = prev->tgid;
 	fill_header(&e->h, ARGUS_EV_SWITCH_IN, sizeof(*e), next->tgid, next->pid, ts);
-	submit(e);
+	submit(h, e);
 }
 
-static __always_inline int handle_sched_switch(void *ctx, bool preempt, struct task_struct *prev,
+static __always_inline int handle_sched_switch(struct stage_hold *h, void *ctx, bool preempt, struct task_struct *prev,
 					       struct task_struct *next, unsigned int prev_state)
 {
 	__u64 ts = bpf_ktime_get_ns();
@@ -303,27 +305,27 @@ static __always_inline int handle_sched_switch(void *ctx, bool preempt, struct t
 	bool out = prev->pid && !excluded(prev->tgid), in = next->pid && !excluded(next->tgid);
 
 	if (out)
-		emit_switch(ctx, prev, in ? next : NULL, preempt, prev_state, ts);
+		emit_switch(h, ctx, prev, in ? next : NULL, preempt, prev_state, ts);
 	else if (in)
-		emit_switch_in(next, prev, ts);
+		emit_switch_in(h, next, prev, ts);
 	return 0;
 }
 
-static __always_inline int handle_wakeup(struct task_struct *p, __u16 type, __u64 id)
+static __always_inline int handle_wakeup(struct stage_hold *h, struct task_struct *cur, struct task_struct *p, __u16 type)
 {
-	__u32 waker_pid = id >> 32, waker_tid = (__u32)id;
+	__u32 waker_pid = cur->tgid, waker_tid = cur->pid;
 	struct argus_ev_wakeup *e;
 	__u32 wakee_pid = p->tgid;
 	struct wake_ctx w;
 
 	if (excluded(wakee_pid))
 		return 0;
-	wake_context(waker_tid, p, &w);
+	wake_context(cur, p, &w);
 	/* An interrupt that lands while the daemon runs wakes on nobody's
 	 * behalf: only the daemon's own wakeups are left out. */
 	if (w.context == ARGUS_WAKE_TASK && excluded(waker_pid))
 		return 0;
-	e = reserve(sizeof(*e));
+	e = reserve(h, sizeof(*e));
 	if (!e)
 		return 0;
 	e->wakee_pid = wakee_pid;
@@ -335,7 +337,7 @@ static __always_inline int handle_wakeup(struct task_struct *p, __u16 type, __u6
 	e->irq_kind = w.irq_kind;
 	e->irq_vec = w.irq_vec;
 	fill_header(&e->h, type, sizeof(*e), waker_pid, waker_tid, bpf_ktime_get_ns());
-	submit(e);
+	submit(h, e);
 	return 0;
 }
 
@@ -348,14 +350,14 @@ static __always_inline bool lock_layout(__u8 layout)
  * fd and the inode of its pipe or socket, an epoll fd and maxevents; not a
  * futex address.  Returns whether the record was staged.  *pos: where a
  * 40-byte record lies in the stage, for merge_syscall_exit. */
-static __always_inline bool emit_syscall_enter(__u32 nr, __s32 aux, __u64 obj, __u64 obj2, __u64 pid_tgid,
+static __always_inline bool emit_syscall_enter(struct stage_hold *h, __u32 nr, __s32 aux, __u64 obj, __u64 obj2, __u64 pid_tgid,
 					       __u64 ts, struct stage_pos *pos)
 {
 	struct argus_ev_syscall_enter_short *s;
 	struct argus_ev_syscall_enter *e;
 
 	if (obj == (__u32)obj && obj2 == (__u32)obj2) {
-		s = reserve(sizeof(*s));
+		s = reserve(h, sizeof(*s));
 		if (!s)
 			return false;
 		s->nr = nr;
@@ -364,12 +366,12 @@ static __always_inline bool emit_syscall_enter(__u32 nr, __s32 aux, __u64 obj, _
 		s->obj2 = obj2;
 		fill_header(&s->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*s), pid_tgid >> 32, (__u32)pid_tgid, ts);
 		if (pos)
-			submit_marked(s, pos);
+			submit_marked(h, s, pos);
 		else
-			submit(s);
+			submit(h, s);
 		return true;
 	}
-	e = reserve(sizeof(*e));
+	e = reserve(h, sizeof(*e));
 	if (!e)
 		return false;
 	e->nr = nr;
@@ -377,7 +379,7 @@ static __always_inline bool emit_syscall_enter(__u32 nr, __s32 aux, __u64 obj, _
 	e->obj = obj;
 	e->obj2 = obj2;
 	fill_header(&e->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*e), pid_tgid >> 32, (__u32)pid_tgid, ts);
-	submit(e);
+	submit(h, e);
 	return true;
 }
 
@@ -386,6 +388,7 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	struct argus_syscall_class cls;
 	struct syscall_state *sc;
 	struct task_struct *cur;
+	struct stage_hold h;
 	__u64 obj, obj2, ts, pid_tgid;
 	__u32 tid;
 	__s32 aux;
@@ -404,13 +407,13 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 		return 0;
 	if (cls.layout == ARGUS_SCL_FCNTL && !fcntl_lock_cmd(PT_REGS_PARM2_SYSCALL(regs)))
 		return 0;
-	stage_enter();
+	stage_enter(&h);
 	decode_args(cls.layout, regs, &aux, &obj, &obj2);
 	/* The wait reason must not depend on room in the ring buffer. */
 	sc = bpf_task_storage_get(&in_syscall, cur, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	ts = bpf_ktime_get_ns();
 	if (cls.layout == ARGUS_SCL_FD_CHAN || lock_layout(cls.layout))
-		obj2 = channel_of(cur, sc, pid_tgid >> 32, tid, (int)obj, ts);
+		obj2 = channel_of(&h, cur, sc, pid_tgid >> 32, tid, (int)obj, ts);
 	if (sc) {
 		sc->nr = id;
 		sc->wait_reason = cls.wait_reason;
@@ -422,10 +425,10 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	}
 	if (sc)
 		sc->enter_pos.cpu = STAGE_POS_NONE;
-	if (emit_syscall_enter(id, aux, obj, obj2, pid_tgid, ts, sc ? &sc->enter_pos : NULL) &&
+	if (emit_syscall_enter(&h, id, aux, obj, obj2, pid_tgid, ts, sc ? &sc->enter_pos : NULL) &&
 	    lock_layout(cls.layout))
-		emit_file_lock(regs, cls.layout, obj2, pid_tgid >> 32, tid, ts);
-	stage_exit(false);
+		emit_file_lock(&h, regs, cls.layout, obj2, pid_tgid >> 32, tid, ts);
+	stage_exit(&h, false);
 	return 0;
 }
 
@@ -437,14 +440,14 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
  * rows: 24 bytes less per call.  Left alone, and the exit written as its own
  * record, when ret does not fit in 32 bits or the call took 2^32 ns or
  * more.  Returns whether the exit was recorded so. */
-static __always_inline bool merge_syscall_exit(struct syscall_state *sc, __u32 tid, long ret)
+static __always_inline bool merge_syscall_exit(struct stage_hold *h, struct syscall_state *sc, __u32 tid, long ret)
 {
 	struct argus_ev_syscall *e;
 	__u64 delta;
 
 	if (sc->enter_pos.cpu == STAGE_POS_NONE || ret != (__s32)ret)
 		return false;
-	e = stage_last_record(&sc->enter_pos, sizeof(*e));
+	e = stage_last_record(h, &sc->enter_pos, sizeof(*e));
 	sc->enter_pos.cpu = STAGE_POS_NONE;
 	/* The checks on the record itself cannot fail while gen matched; they
 	 * keep a wrong rewrite impossible rather than unlikely. */
@@ -459,7 +462,7 @@ static __always_inline bool merge_syscall_exit(struct syscall_state *sc, __u32 t
 	e->exit_delta_ns = delta;
 	e->h.type = ARGUS_EV_SYSCALL;
 	e->h.size = sizeof(*e);
-	stage_grow_last(ARGUS_SYSCALL_ENTER_SHORT_SIZE, sizeof(*e));
+	stage_grow_last(h, ARGUS_SYSCALL_ENTER_SHORT_SIZE, sizeof(*e));
 	return true;
 }
 
@@ -470,6 +473,7 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 	long nr = syscall_nr_of(regs);
 	struct syscall_state *sc;
 	struct task_struct *cur;
+	struct stage_hold h;
 	__u32 tid, enter_nr;
 	__u64 pid_tgid;
 
@@ -487,78 +491,78 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 	pid_tgid = (__u64)cur->tgid << 32 | tid;
 	enter_nr = sc->nr;
 	sc->active = 0;
-	stage_enter();
-	if (merge_syscall_exit(sc, tid, ret)) {
+	stage_enter(&h);
+	if (merge_syscall_exit(&h, sc, tid, ret)) {
 		/* the exit is in the SYSCALL record */
 	} else if (ret == (__s32)ret) {
 		/* 32 bytes instead of 40 for every ret that fits (schema v2). */
-		s = reserve(sizeof(*s));
+		s = reserve(&h, sizeof(*s));
 		if (s) {
 			s->nr = enter_nr;
 			s->ret = (__s32)ret;
 			fill_header(&s->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*s), pid_tgid >> 32, tid, bpf_ktime_get_ns());
-			submit(s);
+			submit(&h, s);
 		}
 	} else {
-		e = reserve(sizeof(*e));
+		e = reserve(&h, sizeof(*e));
 		if (e) {
 			e->nr = enter_nr;
 			e->reserved = 0;
 			e->ret = ret;
 			fill_header(&e->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*e), pid_tgid >> 32, tid, bpf_ktime_get_ns());
-			submit(e);
+			submit(&h, e);
 		}
 	}
-	stage_exit(false);
+	stage_exit(&h, false);
 	return 0;
 }
 
-static __always_inline int handle_fork(struct task_struct *parent, struct task_struct *child)
+static __always_inline int handle_fork(struct stage_hold *h, struct task_struct *parent, struct task_struct *child)
 {
 	struct argus_ev_fork *e;
 
 	if (excluded(parent->tgid))
 		return 0;
-	e = reserve(sizeof(*e));
+	e = reserve(h, sizeof(*e));
 	if (!e)
 		return 0;
 	e->child_pid = child->tgid;
 	e->child_tid = child->pid;
 	copy_comm(e->comm, child->comm);
 	fill_header(&e->h, ARGUS_EV_FORK, sizeof(*e), parent->tgid, parent->pid, bpf_ktime_get_ns());
-	submit(e);
+	submit(h, e);
 	return 0;
 }
 
-static __always_inline int emit_comm(struct task_struct *p, __u16 type, const char *comm)
+static __always_inline int emit_comm(struct stage_hold *h, struct task_struct *p, __u16 type, const char *comm)
 {
 	struct argus_ev_comm *e;
 
 	if (excluded(p->tgid))
 		return 0;
-	e = reserve(sizeof(*e));
+	e = reserve(h, sizeof(*e));
 	if (!e)
 		return 0;
 	copy_comm(e->comm, comm);
 	fill_header(&e->h, type, sizeof(*e), p->tgid, p->pid, bpf_ktime_get_ns());
-	submit(e);
+	submit(h, e);
 	return 0;
 }
 
-static __always_inline int handle_exit(struct task_struct *p)
+static __always_inline int handle_exit(struct stage_hold *h, struct task_struct *p)
 {
 	struct argus_ev_exit *e;
 	__u32 tid = p->pid;
 
 	if (excluded(p->tgid))
 		return 0;
-	e = reserve(sizeof(*e));
+	e = reserve(h, sizeof(*e));
 	if (!e)
 		return 0;
 	e->exit_code = p->exit_code;
 	e->is_group_leader = p->pid == p->tgid;
 	fill_header(&e->h, ARGUS_EV_EXIT, sizeof(*e), p->tgid, tid, bpf_ktime_get_ns());
-	submit(e);
+	submit(h, e);
 	return 0;
 }
 
@@ -650,9 +654,11 @@ int BPF_PROG(softirq_entry, unsigned int vec)
 SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(hrtimer_expire_entry, struct hrtimer *timer, ktime_t *now)
 {
-	stage_enter();
-	handle_hrtimer_expire(timer);
-	stage_exit(true);
+	struct stage_hold h;
+
+	stage_enter(&h);
+	handle_hrtimer_expire(&h, timer);
+	stage_exit(&h, true);
 	return 0;
 }
 
@@ -741,27 +747,33 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
-	stage_enter();
-	handle_fork(parent, child);
-	stage_exit(on_idle());
+	struct stage_hold h;
+
+	stage_enter(&h);
+	handle_fork(&h, parent, child);
+	stage_exit(&h, on_idle());
 	return 0;
 }
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	stage_enter();
-	emit_comm(p, ARGUS_EV_EXEC, p->comm);
-	stage_exit(on_idle());
+	struct stage_hold h;
+
+	stage_enter(&h);
+	emit_comm(&h, p, ARGUS_EV_EXEC, p->comm);
+	stage_exit(&h, on_idle());
 	return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sched_process_exit, struct task_struct *p)
 {
-	stage_enter();
-	handle_exit(p);
-	stage_exit(on_idle());
+	struct stage_hold h;
+
+	stage_enter(&h);
+	handle_exit(&h, p);
+	stage_exit(&h, on_idle());
 	return 0;
 }
 
@@ -769,9 +781,11 @@ int BPF_PROG(sched_process_exit, struct task_struct *p)
 SEC("tp_btf/task_rename")
 int BPF_PROG(task_rename, struct task_struct *task, const char *comm)
 {
-	stage_enter();
-	emit_comm(task, ARGUS_EV_THREAD_NAME, comm);
-	stage_exit(on_idle());
+	struct stage_hold h;
+
+	stage_enter(&h);
+	emit_comm(&h, task, ARGUS_EV_THREAD_NAME, comm);
+	stage_exit(&h, on_idle());
 	return 0;
 }
 
@@ -779,31 +793,36 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	stage_enter();
-	handle_sched_switch(ctx, preempt, prev, next, prev_state);
-	stage_exit(!next->pid || !prev->pid);
+	struct stage_hold h;
+
+	stage_enter(&h);
+	handle_sched_switch(&h, ctx, preempt, prev, next, prev_state);
+	stage_exit(&h, !next->pid || !prev->pid);
 	return 0;
 }
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sched_waking, struct task_struct *p)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	/* One helper call for the waker's ids, its kind and the idle test. */
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct stage_hold h;
 
-	stage_enter();
-	handle_wakeup(p, ARGUS_EV_WAKEUP, id);
-	stage_exit(!(__u32)id);
+	stage_enter(&h);
+	handle_wakeup(&h, cur, p, ARGUS_EV_WAKEUP);
+	stage_exit(&h, !cur->pid);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new, struct task_struct *p)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct stage_hold h;
 
-	stage_enter();
-	handle_wakeup(p, ARGUS_EV_WAKEUP_NEW, id);
-	stage_exit(!(__u32)id);
+	stage_enter(&h);
+	handle_wakeup(&h, cur, p, ARGUS_EV_WAKEUP_NEW);
+	stage_exit(&h, !cur->pid);
 	return 0;
 }
 

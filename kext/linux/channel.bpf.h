@@ -234,8 +234,8 @@ static __always_inline void fd_cache_put(struct syscall_state *sc, int fd, __u64
 	slot->seen_ns = seen;
 }
 
-static __always_inline __u64 channel_of(struct task_struct *cur, struct syscall_state *sc, __u32 pid, __u32 tid,
-					 int fd, __u64 now)
+static __always_inline __u64 channel_of(struct stage_hold *h, struct task_struct *cur, struct syscall_state *sc,
+					 __u32 pid, __u32 tid, int fd, __u64 now)
 {
 	struct argus_ev_fd_info *e;
 	struct fd_cache_slot *slot;
@@ -259,7 +259,7 @@ static __always_inline __u64 channel_of(struct task_struct *cur, struct syscall_
 		return key.inode;
 	}
 	describe_file(f, &c);
-	e = reserve(sizeof(*e));
+	e = reserve(h, sizeof(*e));
 	if (!e)
 		return key.inode;     /* not marked seen: the next call tries again */
 	bpf_map_update_elem(&fd_seen, &key, &now, BPF_ANY);
@@ -272,7 +272,7 @@ static __always_inline __u64 channel_of(struct task_struct *cur, struct syscall_
 	e->local = c.local;
 	e->peer = c.peer;
 	fill_header(&e->h, ARGUS_EV_FD_INFO, sizeof(*e), pid, tid, now);
-	submit(e);
+	submit(h, e);
 	return key.inode;
 }
 

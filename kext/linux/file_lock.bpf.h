@@ -120,7 +120,7 @@ static __always_inline bool read_flock(__u64 uptr, struct file *f, struct lock_r
 }
 
 /* At sys_enter of a lock-setting fcntl or flock: a FILE_LOCK record. */
-static __always_inline void emit_file_lock(struct pt_regs *regs, __u8 layout, __u64 inode,
+static __always_inline void emit_file_lock(struct stage_hold *h, struct pt_regs *regs, __u8 layout, __u64 inode,
 					   __u32 pid, __u32 tid, __u64 ts)
 {
 	struct argus_ev_file_lock *e;
@@ -148,7 +148,7 @@ static __always_inline void emit_file_lock(struct pt_regs *regs, __u8 layout, __
 		req.owner = req.kind == ARGUS_LOCK_POSIX ? (void *)bpf_get_current_task_btf()->files : (void *)f;
 	}
 	holder = lock_holder(f, &req, &holder_type);
-	e = reserve(sizeof(*e));
+	e = reserve(h, sizeof(*e));
 	if (!e)
 		return;
 	e->fd = fd;
@@ -163,7 +163,7 @@ static __always_inline void emit_file_lock(struct pt_regs *regs, __u8 layout, __
 	e->holder_type = holder_type;
 	e->pad[0] = e->pad[1] = e->pad[2] = 0;
 	fill_header(&e->h, ARGUS_EV_FILE_LOCK, sizeof(*e), pid, tid, ts);
-	submit(e);
+	submit(h, e);
 }
 
 #endif /* ARGUS_FILE_LOCK_BPF_H */

@@ -111,9 +111,9 @@ struct wake_ctx {
 	__u8 irq_kind;
 };
 
-static __always_inline void wake_context(__u32 waker_tid, struct task_struct *wakee, struct wake_ctx *w)
+/* cur: the current task (the waker, or the idle task). */
+static __always_inline void wake_context(struct task_struct *cur, struct task_struct *wakee, struct wake_ctx *w)
 {
-	struct task_struct *cur;
 	struct irq_state *st;
 
 	w->context = ARGUS_WAKE_TASK;
@@ -148,11 +148,10 @@ static __always_inline void wake_context(__u32 waker_tid, struct task_struct *wa
 		return;
 	}
 	/* The idle task carries PF_KTHREAD too; ask for it first. */
-	if (!waker_tid) {
+	if (!cur->pid) {
 		w->context = ARGUS_WAKE_IDLE;
 		return;
 	}
-	cur = bpf_get_current_task_btf();
 	if (cur->flags & PF_KTHREAD)
 		w->context = ARGUS_WAKE_KTHREAD;
 }

@@ -24,7 +24,7 @@
 
 /* ------------------------------------------------------------------ futex */
 
-static __always_inline void emit_futex_state(struct task_struct *prev, struct syscall_state *sc, __u64 ts)
+static __always_inline void emit_futex_state(struct stage_hold *h, struct task_struct *prev, struct syscall_state *sc, __u64 ts)
 {
 	struct argus_ev_futex_state *e;
 	struct {
@@ -55,7 +55,7 @@ static __always_inline void emit_futex_state(struct task_struct *prev, struct sy
 	} else {
 		return;
 	}
-	e = reserve(sizeof(*e));
+	e = reserve(h, sizeof(*e));
 	if (!e)
 		return;
 	e->uaddr = sc->obj;
@@ -64,7 +64,7 @@ static __always_inline void emit_futex_state(struct task_struct *prev, struct sy
 	e->op = op;
 	e->flags = flags;
 	fill_header(&e->h, ARGUS_EV_FUTEX_STATE, sizeof(*e), prev->tgid, prev->pid, ts);
-	submit(e);
+	submit(h, e);
 }
 
 #endif /* ARGUS_OWNERSHIP_BPF_H */

@@ -12,7 +12,8 @@
  * Invariants:
  *   - a program that writes records brackets its work with stage_enter /
  *     stage_exit, which take the lowest level of this CPU that no running
- *     program holds.  A program interrupting another (a wakeup in a hardirq
+ *     program holds; its struct stage_hold (on its stack) names that level
+ *     and its stage, and every record call takes it.  A program interrupting another (a wakeup in a hardirq
  *     during sys_enter) gets its own level, so records are never interleaved
  *     byte-wise; nested levels are flushed when their program ends.
  *   - level 0 keeps its records across programs (the batching), and is
@@ -64,8 +65,10 @@ struct stage {
  * first out; tracepoint programs do not sleep and, with preemption off in
  * tracepoints, are not preempted), so the levels in use are always
  * 0..k and the running program holds the highest: it is derived from the
- * busy bits, never stored, and a program interrupted anywhere in
- * stage_enter / stage_exit still finds its own level afterwards. */
+ * busy bits when the program takes it (stage_enter) and kept in the
+ * program's own struct stage_hold, never in the map, so a program
+ * interrupted anywhere in stage_enter / stage_exit still has its own level
+ * afterwards. */
 struct stage_ctl {
 	__u32 busy;              /* bit per level held by a running program */
 	__u32 overflow;          /* programs running with no level (all taken) */
@@ -92,28 +95,17 @@ static __always_inline struct stage_ctl *stage_ctl(void)
 	return bpf_map_lookup_elem(&stage_ctls, &zero);
 }
 
-/* The running program's level: the number of busy levels minus one,
- * computed without branches (a level known per branch would split every
- * verifier state after it in three). */
-static __always_inline __u32 cur_level(struct stage_ctl *c)
-{
-	__u32 b = c->busy;
-
-	if (c->overflow)
-		return STAGE_NONE;
-	return (b & 1) + (b >> 1 & 1) + (b >> 2 & 1) - 1;   /* 0 busy: wraps, no such level */
-}
-
-static __always_inline struct stage *cur_stage(void)
-{
-	struct stage_ctl *c = stage_ctl();
-	__u32 lvl;
-
-	if (!c)
-		return NULL;
-	lvl = cur_level(c);
-	return bpf_map_lookup_elem(&stages, &lvl);
-}
+/* The running program's hold on its level, from stage_enter to stage_exit.
+ * The level cannot change while the program runs (a program interrupting
+ * it takes the next level and gives it back before it returns), so the
+ * level and its stage are looked up once per program and every record
+ * call takes the hold: bench/bpf_line_profile.py had the repeated per-CPU
+ * lookups at ~20% of sys_exit. */
+struct stage_hold {
+	struct stage_ctl *c;     /* NULL: no control block, nothing taken */
+	struct stage *st;        /* NULL: no level (all taken): records are dropped and counted */
+	__u32 lvl;               /* STAGE_NONE with st NULL */
+};
 
 static __always_inline void stage_flush(struct stage *st)
 {
@@ -126,19 +118,30 @@ static __always_inline void stage_flush(struct stage *st)
 	st->gen++;
 }
 
-/* Take the next level for the running program. */
-static __always_inline void stage_enter(void)
+/* Take the next level for the running program: the lowest clear busy bit,
+ * so the levels in use are always 0..k and the running program holds the
+ * highest.  With every level taken the program runs without one
+ * (overflow), and its records are dropped and counted. */
+static __always_inline void stage_enter(struct stage_hold *h)
 {
-	struct stage_ctl *c = stage_ctl();
-	__u32 b;
+	__u32 b, lvl;
 
-	if (!c)
+	h->st = NULL;
+	h->lvl = STAGE_NONE;
+	h->c = stage_ctl();
+	if (!h->c)
 		return;
-	b = c->busy;
-	if (b == (1u << STAGE_LEVELS) - 1)
-		c->overflow++;
-	else
-		c->busy = b | (b + 1);       /* the lowest clear bit: levels in use are 0..k */
+	b = h->c->busy;
+	if (b == (1u << STAGE_LEVELS) - 1) {
+		h->c->overflow++;
+		return;
+	}
+	h->c->busy = b | (b + 1);
+	/* The bit just set, as an index, without branches (a level known per
+	 * branch would split every verifier state after it in three). */
+	lvl = (b & 1) + (b >> 1 & 1) + (b >> 2 & 1);
+	h->lvl = lvl;
+	h->st = bpf_map_lookup_elem(&stages, &lvl);
 }
 
 /* flush: also flush level 0 (the CPU goes idle, or a tick).  Programs
@@ -149,35 +152,28 @@ static __always_inline bool on_idle(void)
 	return !(__u32)bpf_get_current_pid_tgid();
 }
 
-static __always_inline void stage_exit(bool flush)
+static __always_inline void stage_exit(struct stage_hold *h, bool flush)
 {
-	struct stage_ctl *c = stage_ctl();
-	struct stage *st;
-	__u32 lvl;
-
-	if (!c)
+	if (!h->c)
 		return;
-	if (c->overflow) {
-		c->overflow--;
+	if (h->lvl == STAGE_NONE) {
+		h->c->overflow--;
 		return;
 	}
-	lvl = cur_level(c);
-	st = bpf_map_lookup_elem(&stages, &lvl);
-	if (!st)
-		return;
-	/* On the idle task the program interrupted idle (a wakeup from an
-	 * interrupt): the CPU may sleep for long with no tick, so nothing
-	 * staged may wait for the next program (the caller's flush). */
-	if (lvl || flush)
-		stage_flush(st);
-	c->busy &= ~(1u << (lvl & 31));
+	/* A nested level is flushed when its program ends; level 0 when the
+	 * caller says so (on the idle task the program interrupted idle: the
+	 * CPU may sleep for long with no tick, so nothing staged may wait for
+	 * the next program). */
+	if (h->st && (h->lvl || flush))
+		stage_flush(h->st);
+	h->c->busy &= ~(1u << (h->lvl & 31));
 }
 
 /* Room for a record of `size` bytes (<= ARGUS_EVENT_MAX_SIZE) in the running
  * program's level; submit() makes it part of the stage. */
-static __always_inline void *reserve(__u32 size)
+static __always_inline void *reserve(struct stage_hold *h, __u32 size)
 {
-	struct stage *st = cur_stage();
+	struct stage *st = h->st;
 
 	if (!st) {
 		count_drops(1);
@@ -188,9 +184,9 @@ static __always_inline void *reserve(__u32 size)
 	return st->buf + (st->len & (STAGE_BYTES - 1));
 }
 
-static __always_inline void submit(void *rec)
+static __always_inline void submit(struct stage_hold *h, void *rec)
 {
-	struct stage *st = cur_stage();
+	struct stage *st = h->st;
 
 	if (!st)
 		return;
@@ -209,24 +205,19 @@ struct stage_pos {
 #define STAGE_POS_NONE 0xffffffffu
 
 /* submit(rec), and its position in *pos: none when it went to a nested
- * level (flushed when its program ends).  One stage lookup for both. */
-static __always_inline void submit_marked(void *rec, struct stage_pos *pos)
+ * level (flushed when its program ends). */
+static __always_inline void submit_marked(struct stage_hold *h, void *rec, struct stage_pos *pos)
 {
-	struct stage_ctl *c = stage_ctl();
-	struct stage *st;
-	__u32 lvl, size = ((struct argus_event_header *)rec)->size;
+	struct stage *st = h->st;
+	__u32 size = ((struct argus_event_header *)rec)->size;
 
 	pos->cpu = STAGE_POS_NONE;
-	if (!c)
-		return;
-	lvl = cur_level(c);
-	st = bpf_map_lookup_elem(&stages, &lvl);
 	if (!st)
 		return;
 	st->len += size;
 	st->nrec++;
 	st->gen++;
-	if (lvl)
+	if (h->lvl)
 		return;
 	pos->gen = st->gen;
 	pos->off = st->len - size;
@@ -238,27 +229,21 @@ static __always_inline void submit_marked(void *rec, struct stage_pos *pos)
  * it to new_size in place; else NULL.  gens of different CPUs are
  * unrelated, so the CPU is compared first.  The caller rewrites the record
  * and calls stage_grow_last. */
-static __always_inline void *stage_last_record(const struct stage_pos *pos, __u32 new_size)
+static __always_inline void *stage_last_record(struct stage_hold *h, const struct stage_pos *pos, __u32 new_size)
 {
-	struct stage_ctl *c = stage_ctl();
-	struct stage *st;
-	__u32 lvl;
+	struct stage *st = h->st;
 
-	if (!c || pos->cpu != bpf_get_smp_processor_id())
+	if (!st || h->lvl || pos->cpu != bpf_get_smp_processor_id())
 		return NULL;
-	lvl = cur_level(c);
-	if (lvl)
-		return NULL;
-	st = bpf_map_lookup_elem(&stages, &lvl);
-	if (!st || st->gen != pos->gen || pos->off + new_size > STAGE_BYTES)
+	if (st->gen != pos->gen || pos->off + new_size > STAGE_BYTES)
 		return NULL;
 	return st->buf + (pos->off & (STAGE_BYTES - 1));
 }
 
 /* The last record grew from old_size to new_size bytes (same record count). */
-static __always_inline void stage_grow_last(__u32 old_size, __u32 new_size)
+static __always_inline void stage_grow_last(struct stage_hold *h, __u32 old_size, __u32 new_size)
 {
-	struct stage *st = cur_stage();
+	struct stage *st = h->st;
 
 	if (!st)
 		return;
@@ -268,12 +253,10 @@ static __always_inline void stage_grow_last(__u32 old_size, __u32 new_size)
 
 /* Variable-length records are built in scratch memory and written directly,
  * after the stage so that the file keeps the program's order. */
-static __always_inline void output(void *rec, __u64 size)
+static __always_inline void output(struct stage_hold *h, void *rec, __u64 size)
 {
-	struct stage *st = cur_stage();
-
-	if (st)
-		stage_flush(st);
+	if (h->st)
+		stage_flush(h->st);
 	if (bpf_ringbuf_output(&events, rec, size, submit_flags()))
 		count_drops(1);
 }

@@ -30,12 +30,12 @@ struct {
 	__type(value, struct armed_timer);
 } armed_timers SEC(".maps");
 
-static __always_inline void emit_timer_fire(struct hrtimer *timer, const struct armed_timer *arm)
+static __always_inline void emit_timer_fire(struct stage_hold *h, struct hrtimer *timer, const struct armed_timer *arm)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct argus_ev_timer *e;
 
-	e = reserve(sizeof(*e));
+	e = reserve(h, sizeof(*e));
 	if (!e)
 		return;
 	e->timer_id = arm->id;
@@ -48,7 +48,7 @@ static __always_inline void emit_timer_fire(struct hrtimer *timer, const struct 
 	e->clockid = BPF_CORE_READ(timer, base, clockid);
 	e->reserved = 0;
 	fill_header(&e->h, ARGUS_EV_TIMER, sizeof(*e), pid_tgid >> 32, (__u32)pid_tgid, bpf_ktime_get_ns());
-	submit(e);
+	submit(h, e);
 }
 
 /* Only timers a task arms from inside a traced syscall are user-visible
@@ -81,7 +81,7 @@ static __always_inline int handle_hrtimer_start(struct hrtimer *timer, __u8 mode
 	return 0;
 }
 
-static __always_inline int handle_hrtimer_expire(struct hrtimer *timer)
+static __always_inline int handle_hrtimer_expire(struct stage_hold *h, struct hrtimer *timer)
 {
 	__u64 addr = ptr_bits(timer);
 	struct armed_timer *arm;
@@ -89,7 +89,7 @@ static __always_inline int handle_hrtimer_expire(struct hrtimer *timer)
 	arm = bpf_map_lookup_elem(&armed_timers, &addr);
 	if (!arm)
 		return handle_hrtimer(true, 0);
-	emit_timer_fire(timer, arm);
+	emit_timer_fire(h, timer, arm);
 	return handle_hrtimer(true, (__u32)arm->id);
 }
 
