@@ -23,6 +23,11 @@ Variants (name: what is skipped):
     no-rb-query    the ring-buffer fill query per record (never wakes the daemon)
     no-sc-storage  the task-storage lookups of sys_enter / sys_exit
     empty-sys      sys_enter / sys_exit return at once (the dispatch floor)
+    empty-hot      sys_enter, sys_exit, sched_switch and sched_waking return at
+                   once: the floor of any tracer on these four hooks, for
+                   bench/overhead.py (`--argus-base <its venv>/bin/argus`)
+
+empty-sys and empty-hot apply to any commit since 3ea5afa (HEAD included).
 """
 import argparse
 import os
@@ -49,6 +54,14 @@ EDITS = {
          "int BPF_PROG(sys_enter, struct pt_regs *regs, long id)\n{\n\treturn 0;\n"),
     ],
 }
+EDITS["empty-hot"] = EDITS["empty-sys"] + [
+    ("argus_trace.bpf.c", "int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,\n"
+                          "\t     unsigned int prev_state)\n{\n",
+     "int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,\n"
+     "\t     unsigned int prev_state)\n{\n\treturn 0;\n"),
+    ("argus_trace.bpf.c", "int BPF_PROG(sched_waking, struct task_struct *p)\n{\n",
+     "int BPF_PROG(sched_waking, struct task_struct *p)\n{\n\treturn 0;\n"),
+]
 
 
 def run(cmd, **kw):
