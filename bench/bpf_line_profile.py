@@ -22,16 +22,21 @@ The jited image and line info come from the kernel through libbpf
 (bpf_obj_get_info_by_fd; the line strings from the program's BTF), read
 while the daemon runs; no disassembler is needed.
 
-    sudo python3 bench/bpf_line_profile.py [--argus CMD] [--programs sys_enter,sys_exit]
+    sudo python3 bench/bpf_line_profile.py [--argus CMD] [--programs sys_enter,sys_exit] [--top N]
+
+bench/bpf_prog_cost.py gives each program's ns/run (perf's sampling interrupts
+inflate run times measured during this profile, so it reports shares only).
 """
 import argparse
+import bisect
 import collections
 import ctypes
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 NAMES_DEFAULT = "sys_enter,sys_exit"
 
@@ -79,8 +84,8 @@ def libbpf():
 
 
 def prog_lines(lib, prog_id):
-    """[(start address, file, line, text)] sorted by address, the program's
-    [(start, end)] address ranges, and its bpf_stats counters."""
+    """[(start address, file, line, text)] sorted by address, and the
+    program's [(start, end)] address ranges (one per BPF function)."""
     fd = lib.bpf_prog_get_fd_by_id(prog_id)
     if fd < 0:
         raise OSError(ctypes.get_errno(), f"failed to open BPF program {prog_id}")
@@ -122,11 +127,10 @@ def prog_lines(lib, prog_id):
         lib.btf__free(btf)
     lines.sort()
     ranges = [(ks[i], ks[i] + lens[i]) for i in range(n_ks)]
-    return lines, ranges, info.run_time_ns, info.run_cnt
+    return lines, ranges
 
 
 def find_progs(names, since_ids):
-    import json
     out = subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True, text=True,
                          check=True).stdout
     found = {}
@@ -137,7 +141,6 @@ def find_progs(names, since_ids):
 
 
 def all_prog_ids():
-    import json
     out = subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True, text=True,
                          check=True).stdout
     return {p["id"] for p in json.loads(out)}
@@ -173,57 +176,50 @@ def main():
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bpf_line_profile: needs root (BPF program info, perf -a)")
+    for tool in ("perf", "bpftool", "taskset"):
+        if not shutil.which(tool):
+            sys.exit(f"bpf_line_profile: {tool} not found (scripts/setup.sh installs it)")
     names = set(args.programs.split(","))
     lib = libbpf()
     with tempfile.TemporaryDirectory(prefix="argus-lineprof-") as tmp:
         env = dict(os.environ, ARGUS_RUN_DIR=f"{tmp}/run", ARGUS_STATE_DIR=f"{tmp}/state")
         before = all_prog_ids()
-        subprocess.run(args.argus.split() + ["start", "--buffer", f"{tmp}/t.argus", "--size", "1G"],
-                       env=env, check=True, capture_output=True)
+        started = subprocess.run(args.argus.split() + ["start", "--buffer", f"{tmp}/t.argus", "--size", "1G"],
+                                 env=env, capture_output=True, text=True)
+        if started.returncode:
+            sys.exit(f"bpf_line_profile: argus start failed: {started.stderr.strip()[-300:]}")
         try:
             progs = find_progs(names, before)
             if not progs:
                 sys.exit("bpf_line_profile: no program of that name appeared after argus start")
             tables = {n: prog_lines(lib, i) for n, i in progs.items()}
-            stats0 = {n: t[2:] for n, t in tables.items()}
             subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(args.freq), "-C", "0", "-g",
                             "-o", f"{tmp}/perf.data", "--", "taskset", "-c", "0", "perf", "bench", "sched",
                             "pipe", "-l", str(args.pipe_loops)], check=True, capture_output=True)
-            stats1 = {n: prog_lines(lib, i)[2:] for n, i in progs.items()}
         finally:
             subprocess.run(args.argus.split() + ["stop"], env=env, capture_output=True)
         total = 0
         per = {n: collections.Counter() for n in tables}
+        line_starts = {n: [ln[0] for ln in t[0]] for n, t in tables.items()}
         for chain in chains(f"{tmp}/perf.data"):
             total += 1
             for addr in chain:
                 hit = None
-                for n, (lines, ranges, _, _) in tables.items():
+                for n, (lines, ranges) in tables.items():
                     if any(lo <= addr < hi for lo, hi in ranges):
                         hit = n
                         break
                 if hit is None:
                     continue
-                lines = tables[hit][0]
-                lo, hi = 0, len(lines)
-                while lo < hi:                       # last line starting at or before addr
-                    mid = (lo + hi) // 2
-                    if lines[mid][0] <= addr:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                key = lines[lo - 1][1:] if lo else ("?", 0, "?")
+                lines, starts = tables[hit][0], line_starts[hit]
+                i = bisect.bisect_right(starts, addr)   # the last line starting at or before addr
+                key = lines[i - 1][1:] if i else ("?", 0, "?")
                 per[hit][key] += 1
                 break
     print(f"samples on CPU 0: {total:,} at {args.freq} Hz over `perf bench sched pipe -l {args.pipe_loops}`")
     for n, counter in per.items():
-        t0, c0 = stats0[n]
-        t1, c1 = stats1[n]
-        runs = c1 - c0
-        ns = (t1 - t0) / runs if runs and t1 > t0 else float("nan")
         s = sum(counter.values())
-        print(f"\n{n}: {s:,} samples ({100 * s / max(total, 1):.1f}% of CPU 0), {runs:,} runs"
-              + (f", {ns:.0f} ns/run (bpf_stats)" if ns == ns else ""))
+        print(f"\n{n}: {s:,} samples ({100 * s / max(total, 1):.1f}% of CPU 0)")
         print(f"{'share':>6} {'samples':>8}  line")
         for (f, ln, text), k in counter.most_common(args.top):
             print(f"{100 * k / max(s, 1):5.1f}% {k:8,}  {f}:{ln}  {text[:90]}")
