@@ -208,8 +208,8 @@ static __always_inline __u8 task_state_of(bool preempt, unsigned int prev_state)
 /* The switch-out of prev; with next (the same sched_switch's switch-in is
  * recorded too), one SWITCH record for both sides (schema v3): 48 bytes
  * instead of 40 + 32, and one stage write instead of two. */
-static __always_inline void emit_switch(struct stage_hold *h, void *ctx, struct task_struct *prev, struct task_struct *next,
-					bool preempt, unsigned int prev_state, __u64 ts)
+static __always_inline void emit_switch(struct stage_hold *h, void *ctx, struct task_struct *prev,
+					struct task_struct *next, bool preempt, unsigned int prev_state, __u64 ts)
 {
 	struct argus_ev_user_stack *stack = NULL;
 	struct argus_ev_switch_out *e;
@@ -284,7 +284,8 @@ static __always_inline void emit_switch(struct stage_hold *h, void *ctx, struct 
 		output(h, stack, stack_size);
 }
 
-static __always_inline void emit_switch_in(struct stage_hold *h, struct task_struct *next, struct task_struct *prev, __u64 ts)
+static __always_inline void emit_switch_in(struct stage_hold *h, struct task_struct *next, struct task_struct *prev,
+					   __u64 ts)
 {
 	struct argus_ev_switch_in *e;
 
@@ -311,7 +312,8 @@ static __always_inline int handle_sched_switch(struct stage_hold *h, void *ctx, 
 	return 0;
 }
 
-static __always_inline int handle_wakeup(struct stage_hold *h, struct task_struct *cur, struct task_struct *p, __u16 type)
+static __always_inline int handle_wakeup(struct stage_hold *h, struct task_struct *cur, struct task_struct *p,
+					 __u16 type)
 {
 	__u32 waker_pid = cur->tgid, waker_tid = cur->pid;
 	struct argus_ev_wakeup *e;
@@ -350,8 +352,8 @@ static __always_inline bool lock_layout(__u8 layout)
  * fd and the inode of its pipe or socket, an epoll fd and maxevents; not a
  * futex address.  Returns whether the record was staged.  *pos: where a
  * 40-byte record lies in the stage, for merge_syscall_exit. */
-static __always_inline bool emit_syscall_enter(struct stage_hold *h, __u32 nr, __s32 aux, __u64 obj, __u64 obj2, __u64 pid_tgid,
-					       __u64 ts, struct stage_pos *pos)
+static __always_inline bool emit_syscall_enter(struct stage_hold *h, __u32 nr, __s32 aux, __u64 obj, __u64 obj2,
+					       __u64 pid_tgid, __u64 ts, struct stage_pos *pos)
 {
 	struct argus_ev_syscall_enter_short *s;
 	struct argus_ev_syscall_enter *e;

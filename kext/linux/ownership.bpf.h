@@ -24,7 +24,8 @@
 
 /* ------------------------------------------------------------------ futex */
 
-static __always_inline void emit_futex_state(struct stage_hold *h, struct task_struct *prev, struct syscall_state *sc, __u64 ts)
+static __always_inline void emit_futex_state(struct stage_hold *h, struct task_struct *prev, struct syscall_state *sc,
+					     __u64 ts)
 {
 	struct argus_ev_futex_state *e;
 	struct {

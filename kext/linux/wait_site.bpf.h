@@ -134,7 +134,8 @@ static __always_inline void wait_site_select(struct syscall_state *sc, struct ar
 
 /* At a blocking switch-out in a poll-family syscall: a WAIT_SITE record
  * before the switch_out, unless the thread's last one is the same and fresh. */
-static __always_inline void emit_wait_site(struct stage_hold *hold, struct task_struct *prev, struct syscall_state *sc, __u64 ts)
+static __always_inline void emit_wait_site(struct stage_hold *hold, struct task_struct *prev, struct syscall_state *sc,
+					   __u64 ts)
 {
 	struct argus_ev_wait_site *e;
 	__u64 h = 0xcbf29ce484222325ull;
