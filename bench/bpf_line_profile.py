@@ -31,12 +31,13 @@ import argparse
 import bisect
 import collections
 import ctypes
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+
+from bpf_prog_cost import progs   # bpftool's program list, by id
 
 NAMES_DEFAULT = "sys_enter,sys_exit"
 
@@ -131,19 +132,12 @@ def prog_lines(lib, prog_id):
 
 
 def find_progs(names, since_ids):
-    out = subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True, text=True,
-                         check=True).stdout
+    """The newest program of each name that is not in since_ids."""
     found = {}
-    for p in json.loads(out):
-        if p["id"] not in since_ids and p.get("name") in names:
-            found[p["name"]] = max(found.get(p["name"], 0), p["id"])
+    for i, p in progs().items():
+        if i not in since_ids and p.get("name") in names:
+            found[p["name"]] = max(found.get(p["name"], 0), i)
     return found
-
-
-def all_prog_ids():
-    out = subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True, text=True,
-                         check=True).stdout
-    return {p["id"] for p in json.loads(out)}
 
 
 def chains(perf_data):
@@ -183,16 +177,16 @@ def main():
     lib = libbpf()
     with tempfile.TemporaryDirectory(prefix="argus-lineprof-") as tmp:
         env = dict(os.environ, ARGUS_RUN_DIR=f"{tmp}/run", ARGUS_STATE_DIR=f"{tmp}/state")
-        before = all_prog_ids()
+        before = set(progs())
         started = subprocess.run(args.argus.split() + ["start", "--buffer", f"{tmp}/t.argus", "--size", "1G"],
                                  env=env, capture_output=True, text=True)
         if started.returncode:
             sys.exit(f"bpf_line_profile: argus start failed: {started.stderr.strip()[-300:]}")
         try:
-            progs = find_progs(names, before)
-            if not progs:
+            ours = find_progs(names, before)
+            if not ours:
                 sys.exit("bpf_line_profile: no program of that name appeared after argus start")
-            tables = {n: prog_lines(lib, i) for n, i in progs.items()}
+            tables = {n: prog_lines(lib, i) for n, i in ours.items()}
             subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(args.freq), "-C", "0", "-g",
                             "-o", f"{tmp}/perf.data", "--", "taskset", "-c", "0", "perf", "bench", "sched",
                             "pipe", "-l", str(args.pipe_loops)], check=True, capture_output=True)
