@@ -94,9 +94,14 @@ def test_unix_socketpair_peers_cross_match(tracing):
     assert send["obj"] != recv["obj"]
     assert send["obj2"] == recv["val"] and send["val"] == recv["obj2"]
     # The receiver never waited for the message: no wakeup joins the two ends.
+    # Only switch-outs after the send count: before the socketpair existed the
+    # interpreter read .pyc files through the same fd number, and with a cold
+    # page cache those reads block (CI saw exactly that).
+    sent_at = syscall_enters(trace, info["sender"], "sendto", info["send_fd"])[-1]["ts_ns"]
     r = trace.rows
     assert not ((r["type"] == schema.SWITCH_OUT) & (r["tid"] == info["receiver"])
-                & (r["reason"] == schema.WAIT_READ) & (r["obj"] == info["recv_fd"])).any()
+                & (r["reason"] == schema.WAIT_READ) & (r["obj"] == info["recv_fd"])
+                & (r["ts_ns"] >= sent_at)).any()
 
 
 def test_tcp_loopback_tuples_match_swapped(tracing):
