@@ -1,7 +1,10 @@
 """The hook spec: which functions the trampolines hook and what they record.
 
 Data in dylib-instrument/hooks/*.json (installed as argus/hooks/): one file
-per library (its soname: the symbols are taken from it), each hook naming
+per library (its soname: the symbols are taken from it; or a list of
+alternatives, each a name or an fnmatch pattern such as
+"libpython3.[0-9][0-9].so.1.0", for an API that several builds or versions
+provide: a hook is installed in every one that is loaded), each hook naming
 its symbol, the record type at entry and, optionally, at return, which
 argument is the entry's obj ("obj_arg", default 0) and a function of no
 arguments whose result stands for a NULL obj ("null_obj", e.g. GLib's
@@ -15,9 +18,9 @@ the ABI leaves the register's upper half undefined; GDBus serials).  For a
 function returning a pointer to a record, "ret_deref" says how the return
 record reads its obj through that pointer and which returns it keeps
 (below).  `argus run` validates the files and flattens them into the
-agent's hook list (one line per hook: probe id, symbol, entry type, return
-type, library, obj_arg, null_obj, return_obj, obj_bits, ret_deref, tab
-separated; see dylib-instrument/agent.c).  Record types
+agent's hook list (one line per hook and library alternative: probe id,
+symbol, entry type, return type, library, obj_arg, null_obj, return_obj,
+obj_bits, ret_deref, tab separated; see dylib-instrument/agent.c).  Record types
 are the schema's user-space tracepoint types (argus_ev_probe).
 """
 import collections
@@ -39,6 +42,7 @@ OBJ_PROCESS = 6   # obj_arg code: the process key (tracer/argus_event.h ARGUS_OB
 # return_obj codes (dylib-instrument/hook.h): 0 the return value, 1-6 argument 0-5 saved at entry, 7 the process key
 RETURN_RESULT, RETURN_PROCESS = 0, 7
 
+# library: a tuple of alternatives (names or fnmatch patterns); ("-",) = the first definition in scope
 Hook = collections.namedtuple("Hook", "symbol enter ret library obj_arg null_obj return_obj obj_bits ret_deref",
                               defaults=(0, "-", RETURN_RESULT, 64, "-"))
 
@@ -47,7 +51,10 @@ DEREF_ALTS, DEREF_CONDS, DEREF_VALUES, DEREF_COPIES, DEREF_MAX_OFFSET = 4, 4, 8,
 DEREF_MAX_TEXT = 767      # the agent's buffer for the text form (dylib-instrument/agent.c)
 _WHOLE_WORD = ({"from": 0, "size": 8, "to": 0},)
 
-_LIBRARY = re.compile(r"(-|[A-Za-z0-9_][A-Za-z0-9_.+-]*)$")   # a soname, no path: no tab, no space
+# a soname or an fnmatch pattern of one, no path: no tab, no space, no slash
+_LIBRARY = re.compile(r"(-|[A-Za-z0-9_\[][A-Za-z0-9_.+*?\[\]!-]*)$")
+MAX_LIBRARY = 127        # the agent's buffer (dylib-instrument/agent.c)
+MAX_ALTERNATIVES = 16
 
 
 def default_spec_dir():
@@ -141,8 +148,12 @@ def load_file(path):
     if not isinstance(hooks, list):
         raise ArgusError(f"hook spec {path}: needs a list \"hooks\"")
     library = spec.get("library", "-")
-    if not isinstance(library, str) or not _LIBRARY.match(library):
-        raise ArgusError(f"hook spec {path}: \"library\" must be a soname such as libc.so.6")
+    library = tuple(library) if isinstance(library, list) else (library,)
+    if (not 1 <= len(library) <= MAX_ALTERNATIVES
+            or not all(isinstance(n, str) and len(n) <= MAX_LIBRARY and _LIBRARY.match(n) for n in library)
+            or ("-" in library and len(library) > 1)):
+        raise ArgusError(f"hook spec {path}: \"library\" must be a soname such as libc.so.6, or a list of 1-"
+                         f"{MAX_ALTERNATIVES} sonames or patterns (\"libpython3.[0-9][0-9].so.1.0\")")
     named = spec.get("ret_derefs", {})
     if not isinstance(named, dict):
         raise ArgusError(f"hook spec {path}: \"ret_derefs\" must map names to ret_deref lists")
@@ -210,7 +221,9 @@ def load(paths=None):
 
 
 def flatten(hooks):
-    """The agent's hook list: probe id = index in the spec."""
-    return "".join(f"{i}\t{h.symbol}\t{h.enter}\t{h.ret}\t{h.library}\t{h.obj_arg}\t{h.null_obj}"
+    """The agent's hook list: probe id = index in the spec; a hook with several
+    library alternatives is a line for each, under the one probe id (the
+    agent installs each that is loaded, once per function)."""
+    return "".join(f"{i}\t{h.symbol}\t{h.enter}\t{h.ret}\t{lib}\t{h.obj_arg}\t{h.null_obj}"
                    f"\t{h.return_obj}\t{h.obj_bits}\t{h.ret_deref}\n"
-                   for i, h in enumerate(hooks))
+                   for i, h in enumerate(hooks) for lib in h.library)

@@ -6,17 +6,25 @@ This module turns spec files into argusd's hook list (tracer/uprobes.h):
 
     probe_id  enter_type  return_type  file_offset(hex)  library_path  symbol  obj_arg  ret_deref
 
-one line per hook that resolved.  The library is the spec's soname found in
-the loader cache (`ldconfig -p`, the entry of this machine's architecture);
-the offset is the symbol's file offset, read from its ELF with pyelftools
-(.dynsym, then .symtab) and mapped through the PT_LOAD segment holding it,
-which is what the kernel's uprobe interface takes.  A hook whose library or
-symbol is missing is skipped with one line; it never stops tracing.
+one line per hook and library file that resolved.  The library files of a
+spec's library (a soname or a pattern, or a list of them) are, of this
+machine's architecture: the loader cache's entries (`ldconfig -p`), ELF
+programs of that name in PATH that define the symbols (Debian's python3.11
+links libpython in), and the files running processes map (/proc/*/maps)
+that define them: a pyenv or venv interpreter's libpython, an application's
+bundled GLib.  Every distinct file gets its own uprobes under the same
+probe id.  The offset is the symbol's file offset, read from its ELF with
+pyelftools (.dynsym, then .symtab) and mapped through the PT_LOAD segment
+holding it, which is what the kernel's uprobe interface takes.  A hook
+whose library or symbol is missing is skipped with one line; it never
+stops tracing.  A library outside the loader cache and PATH is found only
+while some process maps it: start the program first, or use `argus run`.
 
 Probe ids are the hook's index in the whole shipped spec (the order
 `argus run` uses), so a probe id means the same hook either way; for spec
 files given by path, the index over those files.
 """
+import fnmatch
 import os
 import platform
 import subprocess
@@ -58,43 +66,103 @@ def numbered_hooks(paths):
     return out
 
 
-def _ldconfig_paths(soname):
-    """Paths the loader cache gives for soname, in its order."""
+def _ldconfig():
+    """(soname, path) of the loader cache, in its order."""
     try:
         text = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
         text = ""
-    paths = []
+    out = []
     for line in text.splitlines():
         name, _, rest = line.strip().partition(" ")
-        if name == soname and "=>" in rest:
-            paths.append(rest.split("=>", 1)[1].strip())
-    return paths
+        if "=>" in rest:
+            out.append((name, rest.split("=>", 1)[1].strip()))
+    return out
 
 
-def find_library(soname, symbols=()):
-    """The real path of the library of this machine's architecture, or None."""
+def _path_programs(patterns):
+    """Executable files in PATH whose names match."""
+    out = []
+    for d in os.get_exec_path():
+        if not os.path.isabs(d):
+            continue
+        try:
+            names = sorted(os.listdir(d))
+        except OSError:
+            continue
+        out.extend(os.path.join(d, n) for n in names if _matches(n, patterns)
+                   and os.access(os.path.join(d, n), os.X_OK))
+    return out
+
+
+def _mapped_files(patterns):
+    """Files that running processes map whose base names match.  The pathname
+    field of /proc/PID/maps is in the process's own mount namespace: a file
+    that is not the same one here (a container's) is taken through
+    /proc/PID/root, which the uprobe attach resolves while the process lives."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as f:
+                paths = {parts[5].rstrip("\n") for parts in (line.split(None, 5) for line in f) if len(parts) == 6}
+        except OSError:
+            continue      # the process exited, or is not ours to read
+        for path in sorted(paths):
+            if not path.startswith("/") or path.endswith(" (deleted)") \
+                    or not _matches(os.path.basename(path), patterns):
+                continue
+            inside = f"/proc/{pid}/root{path}"
+            out.append(path if _same_file(path, inside) else inside)
+    return out
+
+
+def _same_file(a, b):
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except OSError:
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def _matches(name, patterns):
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _is_elf_here(path):
+    """Whether path is a 64-bit ELF file of this machine's architecture."""
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
 
     machine = _MACHINES.get(platform.machine())
-    # a name no library has may be a program that defines the API itself
-    # (Debian's python3.11 is linked with libpython): the ELF files of that
-    # name in PATH that define the symbols (wrappers such as pyenv's shims are
-    # scripts, and a build that loads libpython3.11.so defines none: passed over)
-    programs = [os.path.join(d, soname) for d in os.get_exec_path() if os.path.isabs(d)]
-    libraries = _ldconfig_paths(soname)
-    for path in libraries + [p for p in programs if os.access(p, os.X_OK)]:
+    try:
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            return elf.elfclass == 64 and (machine is None or elf["e_machine"] == machine)
+    except (OSError, ELFError):
+        return False
+
+
+def find_libraries(patterns, symbols=()):
+    """The real paths of the library files for a spec's library alternatives
+    (sonames or fnmatch patterns), in the order: loader cache, PATH programs,
+    files mapped by running processes.  Programs and mapped files count only
+    if they define one of the symbols (wrappers such as pyenv's shims are
+    scripts; a python3.11 that loads libpython3.11.so defines none)."""
+    cached = [path for name, path in _ldconfig() if _matches(name, patterns)]
+    out, seen = [], set()
+    for path in cached + _path_programs(patterns) + _mapped_files(patterns):
         try:
-            with open(path, "rb") as f:
-                elf = ELFFile(f)
-                if elf.elfclass != 64 or (machine is not None and elf["e_machine"] != machine):
-                    continue
-        except (OSError, ELFError):
+            st = os.stat(path)
+        except OSError:
             continue
-        if path in libraries or not symbols or symbol_offsets(path, set(symbols)):
-            return os.path.realpath(path)
-    return None
+        if (st.st_dev, st.st_ino) in seen or not _is_elf_here(path):
+            continue
+        if path in cached or not symbols or symbol_offsets(path, set(symbols)):
+            seen.add((st.st_dev, st.st_ino))
+            out.append(path if path.startswith("/proc/") else os.path.realpath(path))
+    return out
 
 
 def symbol_offsets(path, symbols):
@@ -133,24 +201,27 @@ def hook_list(names):
     hooks = numbered_hooks(spec_paths(names))
     lines, skipped, libs = [], [], {}
     for lib in sorted({h.library for _, h in hooks}):
-        path = find_library(lib, {h.symbol for _, h in hooks if h.library == lib}) if lib != "-" else None
-        libs[lib] = (path, symbol_offsets(path, {h.symbol for _, h in hooks if h.library == lib}) if path else {})
+        symbols = {h.symbol for _, h in hooks if h.library == lib}
+        paths = find_libraries(lib, symbols) if lib != ("-",) else []
+        libs[lib] = [(path, symbol_offsets(path, symbols)) for path in paths]
     for probe_id, h in hooks:
         symbol, enter, ret, lib = h.symbol, h.enter, h.ret, h.library
-        path, offsets = libs[lib]
+        found = [(path, offsets[symbol]) for path, offsets in libs[lib] if symbol in offsets]
         if MAX_OBJ_ARG < h.obj_arg != hookspec.OBJ_PROCESS:
             skipped.append(f"uprobe hook {symbol}: argument {h.obj_arg} is not readable from a uprobe; skipped")
         elif MAX_OBJ_ARG + 1 < h.return_obj != hookspec.RETURN_PROCESS:    # return_obj n + 1 = argument n
             skipped.append(f"uprobe hook {symbol}: argument {h.return_obj - 1} (return_obj) is not readable "
                            "from a uprobe; skipped")
-        elif path is None:
-            skipped.append(f"uprobe hook {symbol}: library {lib} not found (ldconfig -p); skipped")
-        elif symbol not in offsets:
-            skipped.append(f"uprobe hook {symbol}: no such function in {path}; skipped")
+        elif not libs[lib]:
+            skipped.append(f"uprobe hook {symbol}: library {' or '.join(lib)} not found (ldconfig -p, PATH, "
+                           "running processes); skipped")
+        elif not found:
+            skipped.append(f"uprobe hook {symbol}: no such function in {', '.join(p for p, _ in libs[lib])}; "
+                           "skipped")
         else:
             # obj_arg: the argument that is the record's obj; null_obj (what a
             # NULL obj stands for) needs a call in the process: the agent's only
             # ret_deref: the uretprobe reads the returned record (argus_uprobe.bpf.c)
-            lines.append(f"{probe_id}\t{enter}\t{ret}\t{offsets[symbol]:x}\t{path}\t{symbol}\t{h.obj_arg}"
-                         f"\t{h.return_obj}\t{h.obj_bits}\t{h.ret_deref}\n")
+            lines.extend(f"{probe_id}\t{enter}\t{ret}\t{offset:x}\t{path}\t{symbol}\t{h.obj_arg}"
+                         f"\t{h.return_obj}\t{h.obj_bits}\t{h.ret_deref}\n" for path, offset in found)
     return "".join(lines), skipped

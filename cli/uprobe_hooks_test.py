@@ -1,6 +1,8 @@
 """cli/uprobe_hooks.py against the shipped spec and this machine's libraries."""
 import ctypes
 import json
+import os
+import sys
 
 import pytest
 
@@ -13,14 +15,15 @@ def test_shipped_ids_match_argus_run_order():
     everything = hookspec.load()
     got = uprobe_hooks.numbered_hooks(uprobe_hooks.spec_paths(["pthread"]))
     assert {h.symbol for _, h in got} >= {"pthread_mutex_lock", "pthread_mutex_unlock"}
-    assert all(everything[pid][0] == h.symbol and everything[pid][3] == "libc.so.6" for pid, h in got)
+    assert all(everything[pid][0] == h.symbol and everything[pid][3] == ("libc.so.6",) for pid, h in got)
 
 
 def test_offset_is_where_the_function_is_in_the_file():
     """The bytes at the file offset are the bytes this process runs at the
     function's address: the offset a uprobe needs."""
-    path = uprobe_hooks.find_library("libc.so.6")
-    assert path and path.startswith("/")
+    paths = uprobe_hooks.find_libraries(("libc.so.6",))
+    assert len(paths) == 1 and paths[0].startswith("/")       # every process maps the one libc: one file
+    path = paths[0]
     offsets = uprobe_hooks.symbol_offsets(path, {"getpid", "no_such_function_here"})
     assert set(offsets) == {"getpid"}
     with open(path, "rb") as f:
@@ -57,20 +60,56 @@ def test_unknown_name():
         uprobe_hooks.spec_paths(["nosuch"])
 
 
-def test_a_program_is_a_library_and_the_process_key_crosses_to_argusd():
-    """cpython.json names the python3.11 program (it links libpython in):
-    found in PATH as an ELF file; obj "process" (6) and return_obj
-    "process" (7) reach argusd's list as the 7th and 8th fields."""
-    import shutil
-    if not shutil.which("python3.11"):
-        pytest.skip("no python3.11 program here")
+def _libpython_of(program):
+    """The libpython file program loads (DT_NEEDED, as this process resolved
+    it), or None when the program links libpython in."""
+    from elftools.elf.elffile import ELFFile
+    with open(program, "rb") as f:
+        dynamic = ELFFile(f).get_section_by_name(".dynamic")
+        needed = [t.needed for t in dynamic.iter_tags("DT_NEEDED")] if dynamic else []
+    name = next((n for n in needed if n.startswith("libpython3")), None)
+    if name is None:
+        return None
+    with open("/proc/self/maps") as f:
+        mapped = {line.split(None, 5)[5].strip() for line in f if len(line.split(None, 5)) == 6}
+    return next((os.path.realpath(p) for p in mapped if os.path.basename(p) == name), None)
+
+
+def test_cpython_hooks_land_in_every_python_here():
+    """cpython.json's library alternatives: a python3.X program that links
+    libpython in (Debian's, found in PATH as an ELF file that defines the
+    API), and the libpython3.X.so.1.0 that a shared build loads (this
+    interpreter's, when it is pyenv's: outside the loader cache, found
+    because this process maps it).  Each file has both hooks under the
+    same two probe ids; obj "process" (6) and return_obj "process" (7)
+    reach argusd's list as the 7th and 8th fields."""
     listing, skipped = uprobe_hooks.hook_list(["cpython"])
     lines = [line.split("\t") for line in listing.splitlines()]
-    assert not skipped and len(lines) == 2
-    by_symbol = {f[5]: f for f in lines}
-    assert by_symbol["PyEval_SaveThread"][6:] == ["6", "0", "64", "-"]
-    assert by_symbol["PyEval_RestoreThread"][6:] == ["6", "7", "64", "-"]
-    assert all(f[4].endswith("python3.11") and "shims" not in f[4] for f in lines)
+    assert not skipped and lines
+    files = {f[4] for f in lines}
+    for path in files:
+        assert {(f[0], f[5]) for f in lines if f[4] == path} == {("0", "PyEval_SaveThread"),
+                                                                    ("1", "PyEval_RestoreThread")}
+    assert all(f[6:] == ["6", "0", "64", "-"] for f in lines if f[5] == "PyEval_SaveThread")
+    assert all(f[6:] == ["6", "7", "64", "-"] for f in lines if f[5] == "PyEval_RestoreThread")
+    assert not any("shims" in p for p in files)
+    programs = {os.path.realpath(p) for p in uprobe_hooks._path_programs(("python3.[0-9][0-9]",))}
+    for program in filter(uprobe_hooks._is_elf_here, programs):     # shims and wrappers are scripts
+        assert (program in files) == (_libpython_of(program) is None), program
+    me = _libpython_of(os.path.realpath(sys.executable))
+    if me is None:
+        pytest.skip(f"{sys.executable} links libpython in: no shared libpython to find")
+    assert me in files
+
+
+def test_mapped_files_are_matched_by_pattern_and_kept_once():
+    """A library no loader-cache name matches is still found while a
+    process maps it; the same file mapped by many processes is one entry."""
+    got = uprobe_hooks.find_libraries(("libc.so.[0-9]",), {"getpid"})
+    assert len(got) == 1 and os.path.basename(got[0]).startswith("libc")
+    assert uprobe_hooks.find_libraries(("libargus-no-such-*.so",), {"getpid"}) == []
+    libc_here = [p for p in uprobe_hooks._mapped_files(("libc.so.6",)) if p.startswith("/proc/")]
+    assert libc_here == [], "a file of this mount namespace must keep its own path"
 
 
 def test_gdbus_serials_keep_32_bits():

@@ -21,7 +21,10 @@
  * its obj through the returned pointer, and only matching returns record.
  * A line that does not parse is skipped.
  * A library that is no loaded soname may be the program itself: its file's
- * base name (python3.11 defines CPython's API).  A hook the
+ * base name (python3.11 defines CPython's API).  A library may be an
+ * fnmatch(3) pattern (libpython3.[0-9][0-9].so.1.0): it names the first
+ * loaded object whose file's base name matches, or the program.  Lines with
+ * the same probe id are one hook's library alternatives.  A hook the
  * relocator refuses is reported once on stderr with ARGUS_AGENT_VERBOSE=1
  * and skipped: the program keeps running without it.
  */
@@ -32,6 +35,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -134,12 +138,38 @@ static int in_program(void *addr)
  * (libraries loaded at start) or a dlopen handle (a library opened
  * RTLD_LOCAL, as ctypes and most plugin loaders do, is not in the global
  * scope: only its handle finds its symbols). */
+struct loaded_match { const char *pattern; char path[4096]; };
+
+static int loaded_match_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct loaded_match *q = data;
+	(void)size;
+	const char *base = strrchr(info->dlpi_name, '/');
+	base = base ? base + 1 : info->dlpi_name;
+	if (!*base || fnmatch(q->pattern, base, 0) != 0)
+		return 0;
+	snprintf(q->path, sizeof(q->path), "%s", info->dlpi_name);
+	return 1;
+}
+
+/* The library a hook names, if loaded: RTLD_NOLOAD by soname, or for a
+ * pattern by the path of the first loaded object that matches it (dlopen
+ * takes a name, never a pattern). */
+static void *loaded_library(const char *library)
+{
+	if (!strpbrk(library, "*?["))
+		return real_dlopen(library, RTLD_LAZY | RTLD_NOLOAD);
+	struct loaded_match q = { library, "" };
+	dl_iterate_phdr(loaded_match_cb, &q);
+	return q.path[0] ? real_dlopen(q.path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+}
+
 static void *find_symbol(const struct planned_hook *p, const char *symbol, void *scope)
 {
 	if (!p->library[0])
 		return dlsym(scope, symbol);
-	void *lib = real_dlopen(p->library, RTLD_LAZY | RTLD_NOLOAD);
-	if (!lib && strcmp(p->library, exe_name) == 0) {
+	void *lib = loaded_library(p->library);
+	if (!lib && exe_name[0] && fnmatch(p->library, exe_name, 0) == 0) {
 		/* the program itself (e.g. python3.11, linked with libpython) */
 		void *fn = dlsym(RTLD_DEFAULT, symbol);
 		return fn && in_program(fn) ? fn : NULL;

@@ -18,6 +18,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from argus.graphbuild import graph as G
 from argus.graphbuild.builder import build_graph_from_trace
@@ -279,7 +280,29 @@ print(json.dumps({"pid": os.getpid(), "main": main_tid, "worker": tids["worker"]
 """
 
 
-def test_gil_drop_to_the_waiting_take_is_an_ownership_edge(argus_cli):
+def _shared_libpython_python():
+    """This interpreter, when it loads libpython3.X.so (pyenv, Fedora) rather
+    than linking it in: this process maps the library then."""
+    with open("/proc/self/maps") as f:
+        return os.path.realpath(sys.executable) if any("/libpython3" in line for line in f) else None
+
+
+# Both ways a CPython carries its API: Debian's program links libpython in;
+# a shared build's program loads libpython3.X.so.1.0 (cpython.json has both).
+GIL_PYTHONS = [pytest.param("/usr/bin/python3", id="program"), pytest.param("shared", id="libpython")]
+
+
+def gil_python(which):
+    if which != "shared":
+        return which
+    python = _shared_libpython_python()
+    if python is None:
+        pytest.skip(f"{sys.executable} links libpython in: no shared-libpython interpreter here")
+    return python
+
+
+@pytest.mark.parametrize("python", GIL_PYTHONS)
+def test_gil_drop_to_the_waiting_take_is_an_ownership_edge(argus_cli, python):
     """CPython's GIL through cpython.json ("obj": "process"): the main thread
     blocks in a ctypes read (the GIL dropped); the worker, holding the GIL
     (PyDLL calls keep it, no forced switch), wakes it and waits until the
@@ -293,7 +316,7 @@ def test_gil_drop_to_the_waiting_take_is_an_ownership_edge(argus_cli):
     require_tracing()
     argus_cli.start(size="256M")   # a busy machine wraps a small trace file in seconds
     spec = os.path.join(hookspec.default_spec_dir(), "cpython.json")
-    proc = subprocess.run([sys.executable, "-m", "argus.cli", "run", "--hooks", spec, "--", "/usr/bin/python3", "-c",
+    proc = subprocess.run([sys.executable, "-m", "argus.cli", "run", "--hooks", spec, "--", gil_python(python), "-c",
                            GIL_CONTENTION], env=argus_cli.env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     ids = json.loads(proc.stdout.splitlines()[-1])

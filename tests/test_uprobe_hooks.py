@@ -9,7 +9,10 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import require_tracing
+from test_probe_graph_e2e import GIL_CONTENTION, GIL_PYTHONS, gil_python
 
 DISPATCHES = 20
 
@@ -173,18 +176,22 @@ def test_argusd_checks_the_hook_list(argus_cli, tmp_path):
     assert "no uprobe hooks" not in text      # the good hook attached
 
 
-def test_gil_handover_through_uprobes(argus_cli):
+@pytest.mark.parametrize("python", GIL_PYTHONS)
+def test_gil_handover_through_uprobes(argus_cli, python):
     """hooks/cpython.json through uprobes (the hooks sit in the python3.11
-    program itself, "obj": "process" computed in the BPF program): a plain
-    Python program's GIL drops and takes, and the graph's handover edges."""
+    program itself, or in the libpython3.11.so.1.0 a shared build loads:
+    pyenv's, outside the loader cache, found because the test's own
+    interpreter maps it; "obj": "process" computed in the BPF program): a
+    plain Python program's GIL drops and takes, and the graph's handover
+    edges."""
     require_tracing()
+    python = gil_python(python)
     from argus.graphbuild import graph as G
     from argus.graphbuild.builder import build_graph_from_trace
     from argus.tracer import reader
     import numpy as np
-    from test_probe_graph_e2e import GIL_CONTENTION
     argus_cli.run("start", "--buffer", argus_cli.buffer, "--size", "256M", "--uprobe-hooks", "cpython")
-    out = subprocess.run(["/usr/bin/python3", "-c", GIL_CONTENTION], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([python, "-c", GIL_CONTENTION], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     ids = json.loads(out.stdout.splitlines()[-1])
     events = _events(argus_cli, ids["pid"])
