@@ -14,11 +14,13 @@ Algorithm, for one thread (default: the process's main thread, tid == pid):
       segment that owns the wait, hang window = [wait_start, wait_end].  A wait
       still in progress at trace end lasts until trace end (ongoing: true).
       Waits split by spurious wakeups inside one syscall (the syscall did not
-      return and the thread slept again in it, see _continues), and a poll
+      return and the thread slept again in it, see _continues), a poll
       that timed out followed by nothing but re-polls at the same site
-      (waits.repoll_continues), count as one wait from the first piece's
-      start; the spinning vertex is the last piece (evidence
-      longest_wait.pieces > 1).
+      (waits.repoll_continues), and a futex wait that timed out followed by
+      nothing but another wait on the same futex (waits.rewait_continues:
+      HotSpot's contended monitor, timed condition waits in a loop), count
+      as one wait from the first piece's start; the spinning vertex is the
+      last piece (evidence longest_wait.pieces > 1).
   (b) the thread's timeline is cut at idle waits and at the (a) waits into
       stretches (from the end of one cut wait to the start of the next, or to
       the thread's end / trace end).  A stretch lasting >= threshold that
@@ -184,7 +186,7 @@ def thread_hangs(g, utid, threshold_ns=DEFAULT_THRESHOLD_NS):
 
     blocked = (seg.end_kind[lo:hi] == G.END_BLOCKED).tolist()
     cont = _continues(g, lo, hi)
-    cont = [a or b for a, b in zip(cont, W.repoll_continues(g, lo, hi))]
+    cont = [a or b for a, b in zip(cont, W.timeout_continues(g, lo, hi))]
     first = lo
     k = lo
     while k < hi:

@@ -64,7 +64,9 @@ Bounded by MAX_CLOSURE vertices.
 A wait ended by a culled "net" wakeup (loopback TCP delivered in a softirq
 the tracer cannot pin on the sender) is answered by the closure vertex that
 sent within NET_SLACK_NS before it.  Pieces of one wait re-polled after
-timeouts (curl) are joined by repoll_continues.
+timeouts (curl) are joined by repoll_continues; a futex waited for again
+after timeouts (HotSpot's contended monitor, timed condition waits in a
+loop) by rewait_continues.
 
 Cases the model gets wrong (docs/event-graph.md lists them all): an event
 loop's asynchronous request to another process answered >= 2 s later with
@@ -350,6 +352,12 @@ def _net_answer(g, v, closure):
     return best
 
 
+ETIMEDOUT = 110
+# a timed-out futex wait at least this long is a wait, not one try of a
+# polling loop: blocktype's RepeatedYield needs >= 5 tries a second
+REWAIT_MIN_NS = 200_000_000
+
+
 def _only_repoll(g, x, nr):
     """x's syscalls are all `nr` returning 0 (nothing ready) and it reached nobody."""
     r = g.rows[g.segment_rows(x)]
@@ -360,29 +368,59 @@ def _only_repoll(g, x, nr):
     return not any(_strong_out(g, x, int(g.seg.start[x]), g.trace_end))
 
 
-def repoll_continues(g, lo, hi):
-    """For segments lo..hi-1 of one thread: whether segment x's POLL wait goes
-    on after it: the poll timed out (returned 0) and the thread did nothing
-    but poll again at the same site (curl's multi loop re-polls every second,
-    with a non-blocking poll in between, while its request is pending).
-    True for the timed-out wait and the re-poll segments up to the next
-    blocking piece, like hangs._continues for spurious wakeups."""
+def _only_rewait(g, x, nr):
+    """x's syscalls are all futex calls (the timed-out wait's return, a wake of
+    the runtime's own internal mutex, the next wait), none failing otherwise
+    (-EAGAIN: the word changed, something happened), and it reached nobody."""
+    r = g.rows[g.segment_rows(x)]
+    sc = r[(r["type"] == schema.SYSCALL_ENTER) | (r["type"] == schema.SYSCALL_EXIT)]
+    rets = sc[schema.column(schema.SYSCALL_EXIT, "ret")][sc["type"] == schema.SYSCALL_EXIT].astype(np.int64)
+    if (sc["nr"] != nr).any() or ((rets < 0) & (rets != -ETIMEDOUT)).any():
+        return False
+    return not any(_strong_out(g, x, int(g.seg.start[x]), g.trace_end))
+
+
+def _timed_out_wait(g, b):
+    """The wait before b lasted >= REWAIT_MIN_NS and returned -ETIMEDOUT (the
+    first syscall return in b)."""
+    a = b - 1
+    if int(g.seg.wait_end[a]) - int(g.seg.wait_start[a]) < REWAIT_MIN_NS:
+        return False
+    r = g.rows[g.segment_rows(b)]
+    rets = r[schema.column(schema.SYSCALL_EXIT, "ret")][r["type"] == schema.SYSCALL_EXIT]
+    return len(rets) > 0 and int(rets[0]) == -ETIMEDOUT
+
+
+def _same_futex(g, a, b):
+    return (bool(g.seg.wait_known[b]) and int(g.seg.wait_reason[b]) == schema.WAIT_FUTEX
+            and abs(int(g.seg.wait_obj[b]) - int(g.seg.wait_obj[a])) <= FUTEX_NEIGHBOURHOOD)
+
+
+def _continued_after_timeouts(g, lo, hi, reason, only, same, timed_out=None):
+    """For segments lo..hi-1 of one thread: whether segment x's wait (of
+    `reason`) goes on after it: it ended by its timer and the thread did
+    nothing but what only(g, y, nr) allows until it blocked again where
+    same(g, a, b) says is the same wait.  True for the timed-out wait and the
+    segments up to the next blocking piece, like hangs._continues for
+    spurious wakeups."""
     seg = g.seg
     out = [False] * (hi - lo)
     if hi - lo < 2:
         return out
-    # only a POLL wait ended by a timer (the timeout) can be re-polled: a
+    # only a wait ended by a timer (the timeout) can be re-entered: a
     # vectorized filter, so busy loops cost one numpy pass
     a_, b_ = slice(lo, hi - 1), slice(lo + 1, hi)
     cand = np.flatnonzero((seg.end_kind[a_] == G.END_BLOCKED) & seg.wait_known[a_]
-                          & (seg.wait_reason[a_] == schema.WAIT_POLL) & (g.in_wake[b_] < 0)
+                          & (seg.wait_reason[a_] == reason) & (g.in_wake[b_] < 0)
                           & (seg.start_irq[b_] == IRQ_TIMER)) + lo
     for a in cand.tolist():
         nr = int(seg.wait_nr[a])
+        if timed_out is not None and not timed_out(g, a + 1):
+            continue
         b = a + 1
-        while b < hi and g.in_wake[b] < 0 and _only_repoll(g, b, nr):
+        while b < hi and g.in_wake[b] < 0 and only(g, b, nr):
             if seg.end_kind[b] == G.END_BLOCKED:
-                if is_poll(g, b) and site(g, b) == site(g, a):
+                if same(g, a, b):
                     for x in range(a, b):
                         out[x - lo] = True
                 break
@@ -392,12 +430,38 @@ def repoll_continues(g, lo, hi):
     return out
 
 
+def repoll_continues(g, lo, hi):
+    """A POLL wait that timed out (returned 0) followed by nothing but
+    re-polls at the same site (curl's multi loop re-polls every second, with
+    a non-blocking poll in between, while its request is pending)."""
+    return _continued_after_timeouts(g, lo, hi, schema.WAIT_POLL, _only_repoll,
+                                     lambda g, a, b: is_poll(g, b) and site(g, b) == site(g, a))
+
+
+def rewait_continues(g, lo, hi):
+    """A futex wait that timed out (-ETIMEDOUT) followed by nothing but futex
+    calls that reached nobody and another wait on the same futex (within
+    FUTEX_NEIGHBOURHOOD: a condition variable's two words): a lock or
+    condition waited for with a timeout and re-waited.  HotSpot parks the
+    one thread entering a contended monitor with timeouts of 1, 8, 64,
+    512 ms then 1 s, rechecking in between; pthread_cond_timedwait and
+    sem_timedwait loops (Python's Event.wait(timeout), Lock.acquire(timeout))
+    do the same.  Only a timed-out piece of >= REWAIT_MIN_NS continues: a
+    loop of shorter timed waits polls a data flag (RepeatedYield)."""
+    return _continued_after_timeouts(g, lo, hi, schema.WAIT_FUTEX, _only_rewait, _same_futex, _timed_out_wait)
+
+
+def timeout_continues(g, lo, hi):
+    """repoll_continues or rewait_continues, per segment."""
+    return [a or b for a, b in zip(repoll_continues(g, lo, hi), rewait_continues(g, lo, hi))]
+
+
 def first_piece(g, v):
-    """The first segment of the wait that v's wait continues (repoll_continues)."""
+    """The first segment of the wait that v's wait continues (timeout_continues)."""
     v = int(v)
     u = int(g.seg.utid[v])
     lo = int(g.thread_seg_lo[u])
-    cont = repoll_continues(g, lo, v + 1)
+    cont = timeout_continues(g, lo, v + 1)
     while v > lo and cont[v - 1 - lo]:
         v -= 1
     return v

@@ -335,3 +335,98 @@ def test_wait_sites_and_wait_fds_keep_separate_caches():
             W.sites(g)
         assert g.wait_fds(v) == [(5, 1), (6, 4)]
         assert W.sites(g).loop_site(g.seg.utid[v]) is not None
+
+
+# --- a futex waited for again after timeouts (rewait_continues) ---
+
+LOCK, OTHER_WORD = 0x7000, 0x9000
+
+
+def timed_monitor_wait(pieces_ms, between=None, worker_busy=True, last_woken=True, word_of=None):
+    """HotSpot's contended monitor entry: the main thread (pid 100) parks on a
+    futex with timeouts (pieces_ms, each ending -ETIMEDOUT), waking the
+    runtime's internal mutex (nobody waits: 0) between tries, while a worker
+    (tid 101) holds the monitor computing; the worker's exit unparks the last
+    try.  between(t, at) adds what else the thread does between tries;
+    word_of(k) the futex of try k.  Returns (trace, hang start, hang end)."""
+    t = Trace()
+    t.thread(CLI, CLI, "java")
+    t.thread(CLI, CLI + 1, "worker")
+    t.run(CLI, 0).block(CLI, ms(1), "poll", "epoll_wait", obj=3)
+    t.run(CLI + 1, 0)
+    t.thread(CLI, CLI + 2, "pool")
+    t.run(CLI + 2, 0).futex_wait(CLI + 2, ms(1), OTHER_WORD)
+    T = s(1)
+    t.timer_wake(CLI, T)
+    at = T + us(10)
+    start = at
+    for k, piece in enumerate(pieces_ms):
+        t.block(CLI, at, "futex", "futex", obj=word_of(k) if word_of else LOCK, aux=C_FUTEX_WAIT_BITSET)
+        at += ms(piece)
+        last = k == len(pieces_ms) - 1
+        if last and last_woken:
+            t.wake_and_run(CLI + 1, CLI, at, ret=0)
+            end = at
+            break
+        t.timer_wake(CLI, at, ret=-W.ETIMEDOUT)
+        end = at
+        at += us(20)
+        t.syscall(CLI, at, "futex", aux=129, obj=LOCK + 0x100, ret=0)       # FUTEX_WAKE of nobody
+        if between:
+            between(t, at + us(5))
+        at += us(20)
+    if worker_busy:
+        t.busy(CLI + 1, 0, end, slice_ns=ms(10), gap_ns=us(50))
+    t.block(CLI, end + ms(1), "poll", "epoll_wait", obj=3)
+    return t, start, end
+
+
+C_FUTEX_WAIT_BITSET = 137       # FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG
+
+
+def test_timed_out_futex_rewaits_are_one_long_wait():
+    """1 s tries, the last unparked by the holder: one LongWait from the first
+    try, whose last piece ended with the worker's wakeup."""
+    t, start, end = timed_monitor_wait([512, 1000, 1000, 1000, 400])
+    g = t.build(trace_end=s(6))
+    (h,) = H.list_hangs(g, CLI, CLI)
+    assert (h.kind, h.block_type, h.start_ns, h.end_ns) == ("wait", "LongWait", start, end)
+    assert h.classification.evidence["longest_wait"]["pieces"] == 5
+    assert W.first_piece(g, h.vertex) == g.segment_at(g.utid_of_tid(CLI), start + us(1))
+
+
+def test_a_condition_variables_two_words_are_one_futex():
+    t, start, end = timed_monitor_wait([1000, 1000, 1000], word_of=lambda k: LOCK + 4 * (k % 2))
+    (h,) = H.list_hangs(t.build(trace_end=s(6)), CLI, CLI)
+    assert (h.block_type, h.start_ns, h.classification.evidence["longest_wait"]["pieces"]) == ("LongWait", start, 3)
+
+
+def test_polling_tries_and_broken_rewaits_stay_apart():
+    """Short timed tries poll a data flag (RepeatedYield, algorithm_test has the
+    advice); another futex, another syscall between tries, or a wake that woke
+    somebody is not the same wait: no piece reaches the 2 s threshold."""
+    short, _, _ = timed_monitor_wait([100] * 30)
+    g = short.build(trace_end=s(6))
+    assert [h.kind for h in H.list_hangs(g, CLI, CLI) if h.kind == "wait"] == []
+
+    def other_syscall(t, at):
+        t.syscall(CLI, at, "write", obj=1, ret=10)
+
+    def woke_somebody(t, at):
+        t.syscall(CLI, at, "futex", aux=129, obj=OTHER_WORD, ret=1)
+        t.wake_and_run(CLI, CLI + 2, at + us(1))
+        t.futex_wait(CLI + 2, at + us(3), OTHER_WORD)
+
+    for variant in (dict(between=other_syscall), dict(between=woke_somebody),
+                    dict(word_of=lambda k: LOCK + 64 * k)):
+        t, _, _ = timed_monitor_wait([1000] * 4, **variant)
+        hangs = H.list_hangs(t.build(trace_end=s(6)), CLI, CLI)
+        assert [h for h in hangs if h.kind == "wait"] == [], variant
+
+
+def test_a_try_that_failed_otherwise_breaks_the_wait():
+    """-EAGAIN from a futex wait between tries: the word changed under it."""
+    def eagain(t, at):
+        t.syscall(CLI, at, "futex", aux=C_FUTEX_WAIT_BITSET, obj=LOCK, ret=-11)
+    t, _, _ = timed_monitor_wait([1000] * 4, between=eagain)
+    assert [h for h in H.list_hangs(t.build(trace_end=s(6)), CLI, CLI) if h.kind == "wait"] == []
