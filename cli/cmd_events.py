@@ -124,8 +124,10 @@ def describe(row, threads, trace):
     if t == schema.FUTEX_STATE:
         pi = bool(d["flags"] & schema.FUTEX_PI)
         owner = d["word"] & schema.FUTEX_TID_MASK if pi else d["owner_field"]
+        how = " (pi)" if pi else " (joins: its exit clears the word)" if d["flags"] & schema.FUTEX_THREAD_EXIT \
+            else " (owner field)"
         return (f"uaddr={d['uaddr']:#x} op={schema.futex_op_name(d['op'])} word={d['word']:#x} "
-                f"owner={owner}{' (pi)' if pi else ' (owner field)'}")
+                f"owner={owner}{how}")
     if t == schema.INPUT:
         return f"{input_event.describe(d['obj'])} fn={d['fn']:#x} probe={d['probe_id']}"
     if t in schema.PROBE_TYPES:
@@ -161,6 +163,7 @@ def row_to_json(row, threads, trace):
         out["fds"] = [{"fd": fd, "events": ev} for fd, ev in schema.wait_site_fds(row, trace.frames)]
     elif t == schema.FUTEX_STATE:
         out["pi"] = bool(d["flags"] & schema.FUTEX_PI)
+        out["join"] = bool(d["flags"] & schema.FUTEX_THREAD_EXIT)
     elif t == schema.INPUT:
         out.update(input_event.fields(d["obj"]))     # kind, detail, x_time_ms, synthetic
     return out

@@ -10,7 +10,10 @@ GOLDEN = pathlib.Path(__file__).resolve().parents[1] / "tests" / "data" / "golde
 
 CHILD = """
 import resource, sys
+# every module the command imports, before the limit: CPython importing a
+# module with no memory left can raise SystemError instead of MemoryError
 import numpy, argus.cli.main as m, argus.graphbuild, argus.diagnose, argus.cli.cmd_debug
+import argus.tracer.reader, argus.diagnose.windowed, argus.graphbuild.builder
 vm = next(int(l.split()[1]) << 10 for l in open("/proc/self/status") if l.startswith("VmSize:"))
 limit = vm + int(sys.argv[1]) * (1 << 20)
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

@@ -6,9 +6,10 @@ An ownership edge goes from the holder's vertex to the victim's vertex that
 waited for / tried what the holder held at that time.  Its owner_kind says
 how the graph knows: the futex word or the glibc mutex's owner field named
 the holder (futex_owner), the holder woke waiters of the same futex before
-(futex_channel: condition variables, CPython's GIL), or the holder took the
-file lock the victim's fcntl / flock tried (file_lock).  Inferred ones are
-weak.
+(futex_channel: condition variables, CPython's GIL), the holder took the
+file lock the victim's fcntl / flock tried (file_lock), or the victim joins
+the holder: it waits on the futex the kernel clears at the holder's exit
+(thread_exit).  Inferred ones are weak.
 
 Algorithm (owners): take the ownership edges entering the victim thread's
 vertices with ts in [a, b] (a RepeatedYield polls from many vertices, one

@@ -198,7 +198,9 @@ def owner_relation_text(g, o, victim, edge_rel_ns, t0):
                 f"{thread_label(g, victim)} waited on, at {fmt_rel(o.ts - t0)} (inferred)")
     what = {"futex_owner": f"the futex 0x{o.obj:x} names it as owner",
             "futex_channel": f"it woke waiters of futex 0x{o.obj:x} before (inferred)",
-            "file_lock": f"it holds a file lock on inode {o.obj} that was tried"}.get(o.kind, o.kind)
+            "file_lock": f"it holds a file lock on inode {o.obj} that was tried",
+            "thread_exit": f"it is the thread {thread_label(g, victim)} joins (waits for it to exit: "
+                           f"futex 0x{o.obj:x} is its clear_child_tid)"}.get(o.kind, o.kind)
     return (f"holds what {thread_label(g, victim)} waits for: {what}; {o.tries_text} at it, "
             f"last at {fmt_rel(edge_rel_ns)}{'' if o.weak else ', strong'}")
 

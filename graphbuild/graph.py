@@ -71,7 +71,8 @@ OWNER_FUTEX_OWNER = 1    # the futex word names the holder (PI: strong; glibc __
 OWNER_FUTEX_CHANNEL = 2  # the thread(s) that woke waiters of the same futex before (weak)
 OWNER_FILE_LOCK = 3      # the lock table or the kernel's lock list names the holder (strong)
 OWNER_MUTEX = 4          # mutex_unlock probe -> the waiting locker's lock return (strong)
-OWNER_KIND_NAMES = {0: "none", 1: "futex_owner", 2: "futex_channel", 3: "file_lock", 4: "mutex"}
+OWNER_THREAD_EXIT = 5    # a join: the thread whose exit the futex announces (clear_child_tid; strong)
+OWNER_KIND_NAMES = {0: "none", 1: "futex_owner", 2: "futex_channel", 3: "file_lock", 4: "mutex", 5: "thread_exit"}
 
 # --- the thread's last action before a blocking wait (seg.act_kind) ---
 ACT_NONE = 0

@@ -6,6 +6,8 @@ Python children) and turned into graph columns and ownership edges.
     through glibc's __owner field -> weak futex_owner edge holder -> waiter;
   - the same with a priority-inheritance mutex: the word names the holder
     (kernel ABI) -> strong edge;
+  - a thread joining another (pthread_join): FUTEX_STATE flags the wait on
+    the joined thread's clear_child_tid word -> strong thread_exit edge;
   - a condition waited on with a 5 ms timeout while the thread that used to
     signal it computes (GIL-like) -> weak futex_channel edges to the waits;
   - a process polling an fcntl / flock lock held by another (try, fail,
@@ -59,7 +61,9 @@ def test_mutex_holder_is_named_by_the_lock_word(tracing, mode, weak):
     info = run_lock_owners(mode)
     tr, g = graph_of(tracing)
     r = tr.rows
-    states = r[(r["type"] == schema.FUTEX_STATE) & (r["tid"] == info["waiter_tid"]) & (r["pid"] == info["pid"])]
+    # (not the join of the holder at the end, when it has not exited yet)
+    states = r[(r["type"] == schema.FUTEX_STATE) & (r["tid"] == info["waiter_tid"]) & (r["pid"] == info["pid"])
+               & (r["state"] != schema.FUTEX_THREAD_EXIT)]
     assert len(states) >= 1, "no FUTEX_STATE at the waiter's blocking wait"
     st = states[-1]
     if mode == "pi-mutex":
@@ -78,6 +82,26 @@ def test_mutex_holder_is_named_by_the_lock_word(tracing, mode, weak):
     assert g.edges.ts[k] == g.seg.wait_start[dst]
     # the holder's vertex is the one that sleeps holding the lock
     assert g.seg.start[src] <= g.edges.ts[k] and g.seg.wait_reason[src] == schema.WAIT_SLEEP
+
+
+def test_join_points_to_the_joined_thread(tracing):
+    info = run_lock_owners("join")
+    tr, g = graph_of(tracing)
+    r = tr.rows
+    states = r[(r["type"] == schema.FUTEX_STATE) & (r["tid"] == info["waiter_tid"]) & (r["pid"] == info["pid"])]
+    assert len(states) >= 1, "no FUTEX_STATE at the join's wait"
+    st = states[-1]
+    assert int(st["state"]) == schema.FUTEX_THREAD_EXIT
+    assert int(st["peer_tid"]) == info["holder_tid"] == int(st["val"])    # glibc waits on the tid word
+    edges = owner_edges(g, info["pid"], G.OWNER_THREAD_EXIT)
+    assert len(edges) == 1, "no thread_exit edge into the joining thread"
+    k = edges[0]
+    src, dst = int(g.edges.src[k]), int(g.edges.dst[k])
+    assert (int(g.seg.tid[src]), int(g.seg.tid[dst])) == (info["holder_tid"], info["waiter_tid"])
+    assert not g.edges.weak[k] and g.edges.obj[k] == int(st["obj"])
+    assert g.seg.wait_reason[dst] == schema.WAIT_FUTEX and g.edges.ts[k] == g.seg.wait_start[dst]
+    # no other kind of ownership claim about the join
+    assert not owner_edges(g, info["pid"], G.OWNER_FUTEX_OWNER)
 
 
 def test_gil_like_condition_points_to_its_previous_waker(tracing):

@@ -185,6 +185,9 @@ enum argus_lock_type {
 enum argus_futex_state_flags {
 	ARGUS_FUTEX_PI = 1,         /* a PI op: the word's low 30 bits are the owner tid (kernel ABI) */
 	ARGUS_FUTEX_OWNER_READ = 2, /* owner_field was readable (glibc mutex __owner guess) */
+	ARGUS_FUTEX_THREAD_EXIT = 4, /* a join: owner_field = the (global) tid of the thread of the
+				      * same process whose clear_child_tid is uaddr (the word is its
+				      * tid; the kernel clears it and wakes the futex at its exit) */
 };
 
 #define ARGUS_SYSCALL_NONE 0xffffffffu
@@ -456,12 +459,14 @@ struct argus_ev_wait_site {         /* 96 bytes */
  * word 1 or 2 and has its owner tid 8 bytes after the word.  Written only
  * for PI ops and for words of 1 or 2 whose owner field is another nonzero
  * tid, or (robust mutexes) whose word's low 30 bits equal that field; the
- * graph checks the tid is a live thread of the same process. */
+ * graph checks the tid is a live thread of the same process.  And for a
+ * join (ARGUS_FUTEX_THREAD_EXIT): a wait on the clear_child_tid word of
+ * another thread of the process (pthread_join), owner_field = that thread. */
 struct argus_ev_futex_state {       /* 48 bytes */
 	struct argus_event_header h;
 	__u64 uaddr;
 	__u32 word;                  /* *uaddr at the switch-out */
-	__u32 owner_field;           /* *(uaddr + 8), 0 when unreadable */
+	__u32 owner_field;           /* *(uaddr + 8), 0 when unreadable; THREAD_EXIT: the joined tid */
 	__u32 op;                    /* futex op & FUTEX_CMD_MASK */
 	__u32 flags;                 /* enum argus_futex_state_flags */
 };

@@ -187,6 +187,7 @@ LOCK_TYPE_NAMES = {1: "read", 2: "write", 3: "unlock"}
 # enum argus_futex_state_flags (futex_state rows: state)
 FUTEX_PI = 1
 FUTEX_OWNER_READ = 2
+FUTEX_THREAD_EXIT = 4     # a join: owner_field is the thread whose exit clears the word
 
 SYSCALL_NONE = 0xFFFFFFFF
 WAIT_SITE_MAX_FDS = 8

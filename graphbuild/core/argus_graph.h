@@ -53,7 +53,7 @@ enum { ARGUS_EDGE_PROGRAM_ORDER, ARGUS_EDGE_WAKEUP, ARGUS_EDGE_SPAWN, ARGUS_EDGE
        ARGUS_EDGE_MESSAGE, ARGUS_EDGE_TIMER, ARGUS_EDGE_OWNERSHIP };
 /* edge.owner_kind of an ownership edge (0 on every other edge) */
 enum { ARGUS_OWNER_NONE, ARGUS_OWNER_FUTEX_OWNER, ARGUS_OWNER_FUTEX_CHANNEL, ARGUS_OWNER_FILE_LOCK,
-       ARGUS_OWNER_MUTEX };
+       ARGUS_OWNER_MUTEX, ARGUS_OWNER_THREAD_EXIT };
 /* seg.act_kind: the thread's last action before its blocking wait */
 enum { ARGUS_ACT_NONE, ARGUS_ACT_SEND, ARGUS_ACT_WAKE };
 /* seg.wait_timeout_ms of a wait that is not an event-loop wait */

@@ -9,6 +9,11 @@
  *                  a glibc mutex's __owner field (weak: a guess from the
  *                  layout).  It counts only if it is a live thread of the
  *                  waiter's process other than the waiter.
+ *   thread exit    a FUTEX_STATE row flagged THREAD_EXIT: the wait is a
+ *                  join (the word is the clear_child_tid of the thread the
+ *                  record names, which the kernel clears at its exit);
+ *                  strong (the kernel's own field said so), same liveness
+ *                  test.
  *   futex channel  without an owner, the threads that woke waiters of the
  *                  same (process, uaddr) before -- a FUTEX_WAKE-family call
  *                  whose wakeup ended a wait on that address -- are the
@@ -115,12 +120,14 @@ static void futex_edges(struct argus_graph *g, int64_t u, int64_t dst, int64_t t
 
 	if (t->fx_ts == ts && t->fx_uaddr == uaddr) {
 		int pi = (t->fx_flags & ARGUS_FUTEX_PI) != 0;
+		int join = (t->fx_flags & ARGUS_FUTEX_THREAD_EXIT) != 0;
 		uint32_t tid = pi ? (t->fx_word & ARGUS_FUTEX_TID_MASK) : t->fx_owner;
 		int64_t h = live_thread(g, tid, t->pid, u);
 
 		t->fx_ts = -1;
 		if (h >= 0) {
-			owner_edge(g, h, dst, ARGUS_OWNER_FUTEX_OWNER, !pi, ts, i, uaddr);
+			owner_edge(g, h, dst, join ? ARGUS_OWNER_THREAD_EXIT : ARGUS_OWNER_FUTEX_OWNER, !pi && !join, ts,
+				   i, uaddr);
 			return;
 		}
 	}

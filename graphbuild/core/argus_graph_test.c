@@ -426,17 +426,22 @@ struct futex_case {
 	uint32_t word, owner_field;
 	int edges;                   /* ownership edges expected */
 	uint8_t weak;
+	uint8_t kind;                /* ARGUS_OWNER_* of the edge */
 };
 
 /* H (tid 301) and W (tid 302) in process 300; X (tid 400) in another. */
 static void test_futex_owner_gives_an_edge_from_the_owners_segment(void **state)
 {
 	const struct futex_case cases[] = {
-		{ "PI word names the owner", ARGUS_FUTEX_PI, FUTEX_LOCK_PI_OP, 301 | 0x80000000u, 0, 1, 0 },
-		{ "mutex owner field", ARGUS_FUTEX_OWNER_READ, FUTEX_WAIT_OP, 2, 301, 1, 1 },
-		{ "the waiter itself", ARGUS_FUTEX_OWNER_READ, FUTEX_WAIT_OP, 2, 302, 0, 0 },
-		{ "a tid of another process", ARGUS_FUTEX_PI, FUTEX_LOCK_PI_OP, 400, 0, 0, 0 },
-		{ "no owner", 0, FUTEX_WAIT_OP, 0, 0, 0, 0 },
+		{ "PI word names the owner", ARGUS_FUTEX_PI, FUTEX_LOCK_PI_OP, 301 | 0x80000000u, 0, 1, 0,
+		  ARGUS_OWNER_FUTEX_OWNER },
+		{ "mutex owner field", ARGUS_FUTEX_OWNER_READ, FUTEX_WAIT_OP, 2, 301, 1, 1, ARGUS_OWNER_FUTEX_OWNER },
+		{ "the waiter itself", ARGUS_FUTEX_OWNER_READ, FUTEX_WAIT_OP, 2, 302, 0, 0, 0 },
+		{ "a tid of another process", ARGUS_FUTEX_PI, FUTEX_LOCK_PI_OP, 400, 0, 0, 0, 0 },
+		{ "no owner", 0, FUTEX_WAIT_OP, 0, 0, 0, 0, 0 },
+		{ "a join names the joined thread", ARGUS_FUTEX_THREAD_EXIT, FUTEX_WAIT_OP, 301, 301, 1, 0,
+		  ARGUS_OWNER_THREAD_EXIT },
+		{ "a join of another process's thread", ARGUS_FUTEX_THREAD_EXIT, FUTEX_WAIT_OP, 400, 400, 0, 0, 0 },
 	};
 
 	(void)state;
@@ -477,7 +482,7 @@ static void test_futex_owner_gives_an_edge_from_the_owners_segment(void **state)
 			assert_int_equal(g.edge.dst[own[0]], w[0]);
 			assert_int_equal(g.edge.ts[own[0]], 2 * MS);
 			assert_int_equal(g.edge.obj[own[0]], 0x1000);
-			assert_int_equal(g.edge.owner_kind[own[0]], ARGUS_OWNER_FUTEX_OWNER);
+			assert_int_equal(g.edge.owner_kind[own[0]], fc->kind);
 			assert_int_equal(g.edge.weak[own[0]], fc->weak);
 		}
 		assert_int_equal(g.st.ownership_edges, (uint64_t)n);

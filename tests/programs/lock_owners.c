@@ -17,6 +17,8 @@
  *              it with F_SETLK and usleep in between (SQLite's busy handler
  *              shape) until the parent releases it
  *   flock      the same with flock(LOCK_EX | LOCK_NB)
+ *   join       the main thread joins a worker that sleeps (pthread_join:
+ *              a futex wait on the worker's tid word, its clear_child_tid)
  *
  * Prints one JSON line first: {"pid", "holder_pid", "holder_tid",
  * "waiter_pid", "waiter_tid", "addr", "path"}; exit status 0 when the waiter
@@ -131,6 +133,26 @@ static void *gil_holder(void *arg)
 	return NULL;
 }
 
+static void *join_worker(void *arg)
+{
+	(void)arg;
+	holder_tid = gettid_();
+	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	sleep_ms(HOLD_MS);
+	return NULL;
+}
+
+static int run_join(void)
+{
+	pthread_t th;
+
+	pthread_create(&th, NULL, join_worker, NULL);
+	while (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
+		sleep_ms(1);
+	report(getpid(), holder_tid, getpid(), gettid_(), NULL, "");
+	return pthread_join(th, NULL) ? 1 : 0;
+}
+
 static int run_condvar(void)
 {
 	pthread_t th;
@@ -234,6 +256,8 @@ int main(int argc, char **argv)
 		return run_file_lock(0);
 	if (!strcmp(mode, "flock"))
 		return run_file_lock(1);
-	fprintf(stderr, "usage: argus-lock-owners mutex|pi-mutex|robust-mutex|condvar|file-lock|flock\n");
+	if (!strcmp(mode, "join"))
+		return run_join();
+	fprintf(stderr, "usage: argus-lock-owners mutex|pi-mutex|robust-mutex|condvar|file-lock|flock|join\n");
 	return 2;
 }
