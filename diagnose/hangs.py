@@ -39,6 +39,13 @@ Algorithm, for one thread (default: the process's main thread, tid == pid):
   process has no thread tid == pid in the trace, all its threads are searched:
   the thread with the longest hang is taken (with `at`: the longest hang
   containing it), then its hang is chosen by the rule above.
+  A main thread (chosen by default, not by --tid) whose hang is a wait to
+  join another thread (a strong thread_exit ownership edge into the
+  waiting vertex: pthread_join) stands for that thread: the JVM launcher
+  runs main() on a new thread and joins it, as do programs that want a
+  bigger stack.  The joined thread's hang overlapping the join is taken
+  (by the rule above; joins followed up to MAX_JOINS deep), with evidence
+  joined_by naming the joining thread; without one, the join itself.
 
 Invariants: the candidates of one thread have disjoint windows (waits and
 stretches partition the timeline), listed in time order.
@@ -316,6 +323,40 @@ def choose(cands, at=None, prefer_ongoing=True):
     return max(pool, key=lambda h: (h.dur_ns, -h.start_ns))
 
 
+MAX_JOINS = 4
+
+
+def _joined_thread(g, h):
+    """The utid of the thread h's wait joins (a strong thread_exit ownership
+    edge into its vertex from another thread), else None."""
+    if h.kind != "wait":
+        return None
+    e = g.edges
+    for k in g.in_edges(h.vertex).tolist():
+        if e.type[k] == G.EDGE_OWNERSHIP and e.owner_kind[k] == G.OWNER_THREAD_EXIT and not e.weak[k]:
+            u = int(g.seg.utid[e.src[k]])
+            if u != h.utid:
+                return u
+    return None
+
+
+def _through_joins(g, h, at, threshold_ns):
+    """h, or the hang of the thread h only waits to join (module comment)."""
+    for _ in range(MAX_JOINS):
+        u = _joined_thread(g, h)
+        if u is None:
+            return h
+        inside = [c for c in thread_hangs(g, u, threshold_ns) if c.start_ns < h.end_ns and c.end_ns > h.start_ns]
+        j = choose(inside, at)
+        if j is None:
+            return h
+        j.classification.evidence["joined_by"] = {
+            "pid": h.pid, "tid": h.tid, "comm": g.comm(h.utid), "vertex": int(h.vertex),
+            "start_ns": int(h.start_ns), "end_ns": int(h.end_ns)}
+        h = j
+    return h
+
+
 def find_hang(g, pid, tid=None, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
     """The hang to diagnose.  Raises UnknownProcessError / NoHangError."""
     pid = int(pid)
@@ -347,7 +388,7 @@ def find_hang(g, pid, tid=None, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
         cands = [c for c in cands if c.utid == longest.utid]
     h = choose(cands, at)
     if h is not None:
-        return h
+        return h if tid_given else _through_joins(g, h, at, threshold_ns)
     if tid is not None and at is not None and tid_given:
         return user_named_hang(g, scope[0], at)
     msg = f"no hang >= {fmt_threshold(threshold_ns)} found for {who} in the trace window " \

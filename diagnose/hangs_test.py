@@ -233,3 +233,37 @@ def test_long_run_is_carved_out_of_a_yielding_stretch():
     hs = H.list_hangs(g, M)
     assert [(h.kind, h.block_type, h.start_ns) for h in hs] == [("stretch", B.LONG_RUNNING, cb - ms(1))]
     assert hs[0].end_ns == cb + s(3)
+
+
+# --- a main thread that only joins another (the JVM launcher) ---
+
+def launcher(main_joins=True):
+    """pid 500's first thread starts 501 (the program's real main) and joins
+    it: a futex wait on 501's tid word, flagged thread_exit.  501 computes
+    from 1 s to 4 s, then waits in its loop until trace end."""
+    from argus.tracer import schema
+    L, J, WORD = 500, 501, 0x7F00_0000_0990
+    t = Trace()
+    t.thread(L, L, "java")
+    t.thread(L, J, "java")
+    t.run(L, 0).run(J, 0)
+    t.syscall(L, ms(1), "futex", aux=137, obj=WORD)
+    if main_joins:
+        t.row(ms(1), L, schema.FUTEX_STATE, obj=WORD, val=J, peer_tid=J, nr=9, state=schema.FUTEX_THREAD_EXIT)
+    t.block(L, ms(1), "futex", "futex", obj=WORD, enter=False)
+    t.block(J, ms(2), "poll", "epoll_wait", obj=4)
+    t.timer_wake(J, s(1))
+    t.busy(J, s(1), s(4), slice_ns=ms(10), gap_ns=us(50))
+    t.block(J, s(4), "poll", "epoll_wait", obj=4)
+    return t.build(trace_end=s(6)), L, J
+
+
+def test_a_main_thread_that_joins_stands_for_the_joined_thread():
+    g, L, J = launcher()
+    h = H.find_hang(g, L)
+    assert (h.tid, h.block_type, h.start_ns) == (J, "LongRunning", s(1))
+    assert h.classification.evidence["joined_by"]["tid"] == L
+    # named with --tid, the join is the hang; without the thread_exit flag, too
+    assert (H.find_hang(g, L, tid=L).tid, H.find_hang(g, L, tid=L).block_type) == (L, "LongWait")
+    g, L, J = launcher(main_joins=False)
+    assert H.find_hang(g, L).tid == L

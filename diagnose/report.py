@@ -380,6 +380,11 @@ def render_text(d):
     tr = j.get("trace") or {}
     out.append(f"  hang start = {fmt_at(s['start_ns'], tr.get('origin_ns', tr.get('start_ns', 0)), tr.get('wall_offset_ns'))}"
                " into the trace; times below are relative to it")
+    jb = s.get("joined_by")
+    if jb:
+        out.append(f"  {_who(jb)} (the main thread) waits to join this thread for "
+                   f"{fmt_dur(jb['end_ns'] - jb['start_ns'])} (pthread_join: the JVM launcher runs main() on a "
+                   "new thread); the hang is this thread's (--tid to choose another)")
     if s.get("user_named"):
         out.append("  named by you (--tid and --at): Argus found no hang there on its own "
                    f"(it would call this {(s.get('wait_model') or {}).get('kind', 'span')} not a hang); diagnosed as asked")

@@ -356,6 +356,10 @@ ETIMEDOUT = 110
 # a timed-out futex wait at least this long is a wait, not one try of a
 # polling loop: blocktype's RepeatedYield needs >= 5 tries a second
 REWAIT_MIN_NS = 200_000_000
+# the most a thread may run between a timed-out wait and the next piece of
+# the same wait: a re-poll or a recheck takes microseconds; a timer callback
+# that computes between two polls (a GLib timeout, a Tk `after`) is not a wait
+TIMEOUT_GAP_MAX_NS = 10_000_000
 
 
 def _only_repoll(g, x, nr):
@@ -399,8 +403,8 @@ def _same_futex(g, a, b):
 def _continued_after_timeouts(g, lo, hi, reason, only, same, timed_out=None):
     """For segments lo..hi-1 of one thread: whether segment x's wait (of
     `reason`) goes on after it: it ended by its timer and the thread did
-    nothing but what only(g, y, nr) allows until it blocked again where
-    same(g, a, b) says is the same wait.  True for the timed-out wait and the
+    nothing but what only(g, y, nr) allows, within TIMEOUT_GAP_MAX_NS, until
+    it blocked again where same(g, a, b) says is the same wait.  True for the timed-out wait and the
     segments up to the next blocking piece, like hangs._continues for
     spurious wakeups."""
     seg = g.seg
@@ -420,7 +424,7 @@ def _continued_after_timeouts(g, lo, hi, reason, only, same, timed_out=None):
         b = a + 1
         while b < hi and g.in_wake[b] < 0 and only(g, b, nr):
             if seg.end_kind[b] == G.END_BLOCKED:
-                if same(g, a, b):
+                if same(g, a, b) and int(seg.wait_start[b]) - int(seg.wait_end[a]) <= TIMEOUT_GAP_MAX_NS:
                     for x in range(a, b):
                         out[x - lo] = True
                 break

@@ -430,3 +430,16 @@ def test_a_try_that_failed_otherwise_breaks_the_wait():
         t.syscall(CLI, at, "futex", aux=C_FUTEX_WAIT_BITSET, obj=LOCK, ret=-11)
     t, _, _ = timed_monitor_wait([1000] * 4, between=eagain)
     assert [h for h in H.list_hangs(t.build(trace_end=s(6)), CLI, CLI) if h.kind == "wait"] == []
+
+
+def test_a_timer_callback_between_two_polls_is_no_repoll():
+    """An event loop's poll times out (returns 0) and a timer callback computes
+    3 s without a syscall before the next poll: that is work, not a wait."""
+    t = Trace()
+    t.thread(CLI, CLI, "app")
+    t.run(CLI, 0).block(CLI, ms(1), "poll", "poll", obj=CFD)
+    t.timer_wake(CLI, s(1), ret=0)
+    t.busy(CLI, s(1), s(4), slice_ns=ms(10), gap_ns=us(50))
+    t.block(CLI, s(4), "poll", "poll", obj=CFD)
+    g = t.build(trace_end=s(6))
+    assert [(h.kind, h.block_type, h.start_ns) for h in H.list_hangs(g, CLI)] == [("stretch", "LongRunning", s(1))]
