@@ -58,6 +58,7 @@ class Scenario:
     features: tuple = ()           # "batching_split", "weak_mutex_edge", "data_flag", "ownership"
     fast: bool = False             # part of the CI subset
     threshold_s: float = 2.0
+    by_pid: bool = False           # argus debug gets only --pid: it must find the hung thread itself
     known_failure: Optional[str] = None   # why Argus gets it wrong (a missing capability)
 
 

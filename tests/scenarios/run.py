@@ -149,7 +149,8 @@ def run_one(mod, keep_dir=None, size="1G"):
         tracing = False
         res["events"] = argus.events()
         res["truth"] = {"hung": [truth.hung_pid, truth.hung_tid], "roots": truth.roots, "extra": truth.extra}
-        debug = ["debug", "--buffer", argus.buffer, "--pid", truth.hung_pid, "--tid", truth.hung_tid,
+        thread = [] if sc.by_pid else ["--tid", truth.hung_tid]
+        debug = ["debug", "--buffer", argus.buffer, "--pid", truth.hung_pid, *thread,
                  "--json", "--threshold", sc.threshold_s]
         t1 = time.monotonic()
         proc = argus.run(*debug, "--auto", check=False)

@@ -10,7 +10,9 @@ and rechecks the monitor, so the 6 s wait is a run of futex waits that time
 out (1, 8, 64, 512 ms, then 1 s each) and the last one ends with the
 worker's wakeup.  The true chain is main -> the worker holding the monitor,
 on the CPU.  The Java main thread is not the process's first thread (the
-launcher runs main on a new thread): the driver reports its native tid."""
+launcher runs main on a new thread and joins it): the driver reports its
+native tid, and `argus debug` gets only the pid (by_pid): it must see that
+the process's first thread only joins the Java main thread."""
 import json
 import os
 import shutil
@@ -29,6 +31,7 @@ SCENARIO = Scenario(
     root_type=LONG_RUNNING,
     # javac proves the JDK: `java File.java` compiles the source with jdk.compiler, which the JRE lacks
     apt=(("openjdk-17-jdk-headless", "javac"),),
+    by_pid=True,
 )
 
 
