@@ -11,7 +11,10 @@
  * nanosleep (slow I/O under the lock), or, MODE "compute", spins on the CPU
  * SECONDS; then it unlocks and exits.  The main thread blocks in
  * pthread_mutex_lock (futex wait) for the whole time: a plain, default glibc
- * mutex, whose owner's tid sits in the mutex beside the lock word.
+ * mutex, whose owner's tid sits in the mutex beside the lock word.  MODE
+ * "join": a shutdown hang instead: after DELAY seconds the worker computes
+ * SECONDS without the lock while the main thread leaves its loop and joins
+ * it (pthread_join: a futex wait on the worker's tid word).
  *
  * The worker prints {"pid": P, "tid": T, "worker_tid": W} first (the main
  * thread never waits for it: no wait of the main thread but the mutex's is
@@ -65,6 +68,11 @@ static void *worker(void *arg)
 		state++;
 		pthread_mutex_unlock(&state_lock);
 	}
+	if (strcmp(mode, "join") == 0) {
+		for (t = now() + seconds; now() < t;)
+			state++;
+		return NULL;
+	}
 	pthread_mutex_lock(&state_lock);
 	if (strcmp(mode, "sleep") == 0) {
 		sleep_s(seconds);
@@ -83,8 +91,9 @@ int main(int argc, char **argv)
 	pthread_t th;
 	int pipefd[2], after = 0;
 
-	if (argc < 3 || (strcmp(argv[1], "sleep") != 0 && strcmp(argv[1], "compute") != 0)) {
-		fprintf(stderr, "usage: %s sleep|compute SECONDS [DELAY]\n", argv[0]);
+	if (argc < 3 || (strcmp(argv[1], "sleep") != 0 && strcmp(argv[1], "compute") != 0 &&
+			 strcmp(argv[1], "join") != 0)) {
+		fprintf(stderr, "usage: %s sleep|compute|join SECONDS [DELAY]\n", argv[0]);
 		return 2;
 	}
 	mode = argv[1];
@@ -102,7 +111,10 @@ int main(int argc, char **argv)
 	}
 	pfd.fd = pipefd[0];
 	pfd.events = POLLIN;
-	while (!worker_done || after++ < 5) {
+	/* join: the loop ends after DELAY (shutdown) and the join waits */
+	for (double start = now(); strcmp(mode, "join") == 0 && now() - start < delay + 0.1;)
+		poll(&pfd, 1, 20);
+	while (strcmp(mode, "join") != 0 && (!worker_done || after++ < 5)) {
 		poll(&pfd, 1, 20);
 		pthread_mutex_lock(&state_lock);
 		state++;
