@@ -244,6 +244,47 @@ def test_socket_identities_match_a_message_and_split_on_peer_change_without_any_
     assert g.stats["learned_channels"] == 0
 
 
+SERVER, CLI_A, CLI_B = 0x7F00_0001_18EB, 0x7F00_0001_9C41, 0x7F00_0001_9C42   # 127.0.0.1:port ends
+
+
+def test_a_tcp_servers_connections_share_their_local_end_but_not_their_messages():
+    """Every socket a TCP server accepts has the listening address as its local
+    end: a client's send must pair with the read of its own connection, not
+    with the next read of any connection (redis serving a pipelining client
+    between a producer's LPUSH and its read)."""
+    t = Trace()
+    t.thread(10, 10, "server")
+    t.thread(20, 20, "producer")
+    t.thread(30, 30, "pipeliner")
+    for tid in (10, 20, 30):
+        t.run(tid, 0)
+    fd_info(t, 20, ms(0.5), 3, schema.FD_SOCKET, 201, CLI_A, SERVER)
+    fd_info(t, 30, ms(0.5), 3, schema.FD_SOCKET, 301, CLI_B, SERVER)
+    fd_info(t, 10, ms(0.5), 7, schema.FD_SOCKET, 107, SERVER, CLI_A)
+    fd_info(t, 10, ms(0.5), 8, schema.FD_SOCKET, 108, SERVER, CLI_B)
+    t.syscall(20, ms(1), "sendto", obj=3, obj2=201, ret=10)     # the producer's request
+    t.syscall(30, ms(2), "sendto", obj=3, obj2=301, ret=10)     # a pipelined request
+    t.syscall(10, ms(3), "read", obj=7, obj2=107, ret=10)       # the server reads the producer's
+    g = t.build(trace_end=ms(10))
+    assert [e for e in edges(g) if e[0] == "message"] == [("message", 20, 0, 10, 0, False, ms(3))]
+
+
+def test_an_unconnected_receiver_takes_the_last_send_to_its_address():
+    """A datagram server's unconnected socket knows no peer: any client's send
+    to its address is its next receive."""
+    t = Trace()
+    t.thread(10, 10, "resolver")
+    t.thread(20, 20, "client")
+    t.run(10, 0)
+    t.run(20, 0)
+    fd_info(t, 20, ms(0.5), 3, schema.FD_SOCKET, 201, CLI_A, SERVER)
+    fd_info(t, 10, ms(0.5), 5, schema.FD_SOCKET, 105, SERVER, 0)
+    t.syscall(20, ms(1), "sendto", obj=3, obj2=201, ret=30)
+    t.syscall(10, ms(2), "recvfrom", obj=5, obj2=105, ret=30)
+    g = t.build(trace_end=ms(10))
+    assert [e for e in edges(g) if e[0] == "message"] == [("message", 20, 0, 10, 0, False, ms(2))]
+
+
 def test_pipe_identity_is_the_shared_inode_and_regular_files_are_not_messages():
     t = Trace()
     t.thread(10, 10, "reader")

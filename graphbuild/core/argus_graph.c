@@ -342,6 +342,29 @@ static void futex_used(struct argus_graph *g, uint32_t pid, uint64_t uaddr, int6
 
 /* ------------------------------------------------------------ row handlers */
 
+/* The last send on channel key (k1, k2), unmatched.  -1 when out of memory. */
+static int remember_send(struct argus_graph *g, uint64_t k1, uint64_t k2, int64_t seg, int64_t ts, uint64_t i)
+{
+	int ins;
+	struct map_slot *s = map_upsert(&g->sends, k1, k2, -1, &ins);
+	struct send *sd;
+
+	if (!s)
+		return g->oom = 1, -1;
+	if (ins) {
+		sd = vec_push(&g->sendv);
+		if (!sd)
+			return g->oom = 1, -1;
+		s->val = (int64_t)g->sendv.len - 1;
+	}
+	sd = &VEC_AT(&g->sendv, struct send, s->val);
+	sd->seg = seg;
+	sd->ts = ts;
+	sd->row = (int64_t)i;
+	sd->matched = 0;
+	return 0;
+}
+
 static void on_syscall_enter(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 {
 	int64_t u = own(g, r->tid, r->pid, (int64_t)r->ts_ns, 0);
@@ -409,23 +432,11 @@ static void on_syscall_enter(struct argus_graph *g, const struct argus_row *r, u
 			futex_used(g, t->pid, r->obj, u, FU_WAIT);
 	}
 	if ((ro & ARGUS_ROLE_MSG_SEND) && is_msg && k1 != UINT64_MAX) {
-		int ins;
-		struct map_slot *s = map_upsert(&g->sends, k1, k2, -1, &ins);
-		struct send *sd;
-
-		if (!s)
-			return (void)(g->oom = 1);
-		if (ins) {
-			sd = vec_push(&g->sendv);
-			if (!sd)
-				return (void)(g->oom = 1);
-			s->val = (int64_t)g->sendv.len - 1;
-		}
-		sd = &VEC_AT(&g->sendv, struct send, s->val);
-		sd->seg = t->seg;
-		sd->ts = ts;
-		sd->row = (int64_t)i;
-		sd->matched = 0;
+		/* a socket's send under (receiving end, sending end), and under the
+		 * receiving end alone for a receiver that knows no peer (an
+		 * unconnected datagram socket: msg_channel) */
+		if (remember_send(g, k1, k2, t->seg, ts, i) || (k2 > 2 && remember_send(g, k1, 1, t->seg, ts, i)))
+			return;
 	}
 	if (ro & ARGUS_ROLE_TIMER_ARM) {
 		int ins;

@@ -36,7 +36,12 @@ static int64_t owner_of(const struct argus_graph *g, uint64_t local, uint32_t se
 /* The channel a message operation on (pid, fd) uses: the sends-map key
  * (k1, k2; k1 = UINT64_MAX when unknown) and the peer process (-1 when
  * unknown).  With an FD_INFO identity: a socket's send goes to its peer end,
- * a receive reads its local end; pipes and eventfds are one shared object.
+ * a receive reads its local end, and the key is the pair (receiving end,
+ * sending end): a server's accepted TCP sockets all have the listening
+ * address as their local end, so that end alone would pair a client's send
+ * with a read of any connection (unix sockets' ends are inodes, unique
+ * anyway); one end alone when the other is unknown (an unconnected
+ * datagram socket).  Pipes and eventfds are one shared object.
  * Without one, the channel learned from a wakeup.  Returns 0 when the fd is
  * known not to be a channel (regular file, tty, ...). */
 int msg_channel(const struct argus_graph *g, uint32_t pid, uint64_t fd, uint64_t inode, int dir,
@@ -52,10 +57,11 @@ int msg_channel(const struct argus_graph *g, uint32_t pid, uint64_t fd, uint64_t
 
 		if (f->kind == ARGUS_FD_SOCKET) {
 			uint64_t key = dir == MSG_SEND ? f->peer : f->local;
+			uint64_t other = dir == MSG_SEND ? f->local : f->peer;
 
 			if (key) {
 				*k1 = key;
-				*k2 = 1;
+				*k2 = other > 2 ? other : 1;   /* 1, 2: the one-end and pipe keys */
 			}
 			if (f->peer)
 				*peer = owner_of(g, f->peer, pid, 1);
