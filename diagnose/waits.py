@@ -404,9 +404,9 @@ def _continued_after_timeouts(g, lo, hi, reason, only, same, timed_out=None):
     """For segments lo..hi-1 of one thread: whether segment x's wait (of
     `reason`) goes on after it: it ended by its timer and the thread did
     nothing but what only(g, y, nr) allows, within TIMEOUT_GAP_MAX_NS, until
-    it blocked again where same(g, a, b) says is the same wait.  True for the timed-out wait and the
-    segments up to the next blocking piece, like hangs._continues for
-    spurious wakeups."""
+    it blocked again where same(g, a, b) says is the same wait.  True for the
+    timed-out wait and the segments up to the next blocking piece, like
+    hangs._continues for spurious wakeups."""
     seg = g.seg
     out = [False] * (hi - lo)
     if hi - lo < 2:
