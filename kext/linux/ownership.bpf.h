@@ -27,8 +27,10 @@
 #define FUTEX_WAIT_BITSET 9
 #define FUTEX_LOCK_PI2 13
 
-/* kfuncs (6.2+): weak, so a kernel without them loads the program and
- * leaves joins unnamed. */
+/* kfuncs of 6.2, like bpf_rdonly_cast (channel.bpf.h) that the tracer needs
+ * anyway; declared weak and tested with bpf_ksym_exists, so that where libbpf
+ * resolves a missing weak kfunc to 0 the program still loads and joins go
+ * unnamed (not exercised here: this kernel has both). */
 extern struct task_struct *bpf_task_from_pid(s32 pid) __weak __ksym;
 extern void bpf_task_release(struct task_struct *p) __weak __ksym;
 #ifndef bpf_ksym_exists      /* bpf_helpers.h has it from libbpf 1.2 on */
