@@ -57,9 +57,10 @@ def test_out_of_reach_slot_is_refused(gen):
 
 
 def test_select_hooks_by_soname_or_definition():
-    spec = [("a", 48, 0, ("libx.so.1",)), ("b", 50, 0, "liby.so"), ("c", 50, 0, "-"), ("d", 50, 0, "-")]
-    picked = static_rewrite.select_hooks(spec, {("libx.so.1",)}, lambda s: s == "c")
-    assert picked == [(0, "a", 48, 0), (2, "c", 50, 0)]          # probe ids are spec indexes
+    spec = [("a", 48, 0, ("libx.so.1",)), ("b", 50, 0, ("liby.so",)), ("c", 50, 0, ("-",)), ("d", 50, 0, ("-",)),
+            ("e", 50, 0, ("libz.so.1", "libx.so.[0-9]"))]      # alternatives: a pattern matches the soname
+    picked = static_rewrite.select_hooks(spec, {"libx.so.1"}, lambda s: s == "c")
+    assert picked == [(0, "a", 48, 0), (2, "c", 50, 0), (4, "e", 50, 0)]    # probe ids are spec indexes
 
 
 def test_hooks_whose_obj_needs_the_agent_are_left_out():
@@ -67,6 +68,6 @@ def test_hooks_whose_obj_needs_the_agent_are_left_out():
     spec = [Hook("a", 50, 0, ("libx.so.1",)), Hook("b", 50, 0, ("libx.so.1",), 1, "-"),
             Hook("c", 50, 0, ("libx.so.1",), 0, "ctx_default")]
     warned = []
-    picked = static_rewrite.select_hooks(spec, {("libx.so.1",)}, lambda s: True, warned.append)
+    picked = static_rewrite.select_hooks(spec, {"libx.so.1"}, lambda s: True, warned.append)
     assert picked == [(0, "a", 50, 0), (2, "c", 50, 0)]     # null_obj: NULL stays 0 here
     assert warned == ["b: its obj (argument 1) needs `argus run`; skipped"]

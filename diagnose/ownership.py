@@ -88,7 +88,10 @@ def _rank(owners):
 
 def ownership_edges(g, utid, a, b, vertex=None):
     """Edge ids of the ownership edges into utid's vertices with ts in [a, b]
-    (into `vertex` only, any ts, when given), other threads' only."""
+    (into `vertex` only, any ts, when given), other threads' only.  Over a
+    window (a poller's tries) a thread_exit edge does not count: a join
+    explains the join's own wait, not what the thread polled before it (a
+    thread that polls a flag and then joins the thread that set it)."""
     ed = g.edges
     if not len(ed):
         return np.zeros(0, np.int64)
@@ -99,7 +102,7 @@ def ownership_edges(g, utid, a, b, vertex=None):
         sel &= ed.dst == int(vertex)
     else:
         lo, hi = int(g.thread_seg_lo[utid]), int(g.thread_seg_hi[utid])
-        sel &= (ed.dst >= lo) & (ed.dst < hi) & (ed.ts >= a) & (ed.ts <= b)
+        sel &= (ed.dst >= lo) & (ed.dst < hi) & (ed.ts >= a) & (ed.ts <= b) & (ed.owner_kind != G.OWNER_THREAD_EXIT)
     eids = np.flatnonzero(sel)
     return eids[g.seg.utid[ed.src[eids]] != utid]
 

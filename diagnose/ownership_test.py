@@ -67,3 +67,32 @@ def test_release_waker_of_the_polled_futex():
     # the hold still going on at trace end: no release, nobody named
     g = C.gil_like(release=False)
     assert OW.release_owners(g, g.utid_of_tid(10), s(1), s(4)) == []
+
+
+def test_a_join_after_a_polling_loop_is_no_holder_of_what_was_polled():
+    """The demo's yield mode: a helper polls a flag with sched_yield until a
+    timer thread sets it, then joins that thread (a short join: the thread is
+    still exiting).  The join's thread_exit edge explains the join's wait
+    only, not the polling before it."""
+    from argus.tracer import schema
+    P, T, WORD = 40, 41, 0x7000_0990
+    t = Trace()
+    t.thread(P, P, "helper")
+    t.thread(P, T, "timer")
+    t.run(P, 0).run(T, 0)
+    t.block(T, ms(1), "sleep", "clock_nanosleep")
+    now = ms(2)
+    while now < s(3):
+        t.yield_(P, now)
+        now += us(500)
+    t.timer_wake(T, s(3))
+    t.syscall(P, s(3) + us(10), "futex", aux=137, obj=WORD)
+    t.row(s(3) + us(10), P, schema.FUTEX_STATE, obj=WORD, val=T, peer_tid=T, nr=9, state=schema.FUTEX_THREAD_EXIT)
+    t.block(P, s(3) + us(10), "futex", "futex", obj=WORD, enter=False)
+    t.wake_and_run(T, P, s(3) + us(50))
+    g = t.build(trace_end=s(4))
+    u = g.utid_of_tid(P)
+    assert OW.owners(g, u, ms(2), s(3) + us(50)) == []
+    join = g.segment_at(u, s(3) + us(20))
+    (o,) = OW.owners(g, u, ms(2), s(3) + us(50), vertex=join)
+    assert (int(g.threads.tid[o.utid]), o.kind, o.weak) == (T, "thread_exit", False)
