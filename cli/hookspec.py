@@ -24,6 +24,7 @@ obj_bits, ret_deref, tab separated; see dylib-instrument/agent.c).  Record types
 are the schema's user-space tracepoint types (argus_ev_probe).
 """
 import collections
+import fnmatch
 import json
 import os
 import re
@@ -55,6 +56,12 @@ _WHOLE_WORD = ({"from": 0, "size": 8, "to": 0},)
 _LIBRARY = re.compile(r"(-|[A-Za-z0-9_\[][A-Za-z0-9_.+*?\[\]!-]*)$")
 MAX_LIBRARY = 127        # the agent's buffer (dylib-instrument/agent.c)
 MAX_ALTERNATIVES = 16
+
+
+def matches(name, library):
+    """Whether a soname or file name is one of a hook's library alternatives
+    (names or fnmatch patterns)."""
+    return any(fnmatch.fnmatchcase(name, p) for p in library)
 
 
 def default_spec_dir():

@@ -30,7 +30,6 @@ LIEF does the container work (segments, symbols, relocations, load
 commands): no hand-written ELF or Mach-O editing.
 """
 import ctypes
-import fnmatch
 import os
 import tempfile
 
@@ -86,8 +85,7 @@ def select_hooks(hooks, names, defines, warn=None):
     is not applied here: NULL is recorded as 0, which pairs with nothing."""
     out = []
     for i, (sym, enter, ret, lib, *rest) in enumerate(hooks):
-        # lib: the hook's library alternatives, sonames or fnmatch patterns (hookspec)
-        if any(fnmatch.fnmatchcase(n, p) for n in names for p in lib) or (lib == ("-",) and defines(sym)):
+        if any(hookspec.matches(n, lib) for n in names) or (lib == ("-",) and defines(sym)):
             if rest and rest[0]:   # obj_arg
                 if warn:
                     what = "the process key" if rest[0] == hookspec.OBJ_PROCESS else f"argument {rest[0]}"

@@ -24,7 +24,6 @@ Probe ids are the hook's index in the whole shipped spec (the order
 `argus run` uses), so a probe id means the same hook either way; for spec
 files given by path, the index over those files.
 """
-import fnmatch
 import os
 import platform
 import subprocess
@@ -80,8 +79,8 @@ def _ldconfig():
     return out
 
 
-def _path_programs(patterns):
-    """Executable files in PATH whose names match."""
+def _path_entries():
+    """The files in PATH's directories, in PATH order."""
     out = []
     for d in os.get_exec_path():
         if not os.path.isabs(d):
@@ -90,16 +89,12 @@ def _path_programs(patterns):
             names = sorted(os.listdir(d))
         except OSError:
             continue
-        out.extend(os.path.join(d, n) for n in names if _matches(n, patterns)
-                   and os.access(os.path.join(d, n), os.X_OK))
+        out.extend(os.path.join(d, n) for n in names)
     return out
 
 
-def _mapped_files(patterns):
-    """Files that running processes map whose base names match.  The pathname
-    field of /proc/PID/maps is in the process's own mount namespace: a file
-    that is not the same one here (a container's) is taken through
-    /proc/PID/root, which the uprobe attach resolves while the process lives."""
+def _mappings():
+    """(pid, path) of the files running processes map (/proc/PID/maps)."""
     out = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -109,10 +104,34 @@ def _mapped_files(patterns):
                 paths = {parts[5].rstrip("\n") for parts in (line.split(None, 5) for line in f) if len(parts) == 6}
         except OSError:
             continue      # the process exited, or is not ours to read
-        for path in sorted(paths):
-            if not path.startswith("/") or path.endswith(" (deleted)") \
-                    or not _matches(os.path.basename(path), patterns):
-                continue
+        out.extend((pid, path) for path in sorted(paths) if path.startswith("/") and not path.endswith(" (deleted)"))
+    return out
+
+
+class _Machine:
+    """What library files this machine has, read once per hook list: the
+    loader cache, PATH's programs and the files running processes map."""
+
+    def __init__(self):
+        self.cache = _ldconfig()
+        self.programs = _path_entries()
+        self.mapped = _mappings()
+
+
+def _path_programs(patterns, machine=None):
+    """Executable files in PATH whose names match."""
+    return [p for p in (machine or _Machine()).programs
+            if hookspec.matches(os.path.basename(p), patterns) and os.access(p, os.X_OK)]
+
+
+def _mapped_files(patterns, machine=None):
+    """Files that running processes map whose base names match.  The pathname
+    field of /proc/PID/maps is in the process's own mount namespace: a file
+    that is not the same one here (a container's) is taken through
+    /proc/PID/root, which the uprobe attach resolves while the process lives."""
+    out = []
+    for pid, path in (machine or _Machine()).mapped:
+        if hookspec.matches(os.path.basename(path), patterns):
             inside = f"/proc/{pid}/root{path}"
             out.append(path if _same_file(path, inside) else inside)
     return out
@@ -124,10 +143,6 @@ def _same_file(a, b):
     except OSError:
         return False
     return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
-
-
-def _matches(name, patterns):
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
 def _is_elf_here(path):
@@ -144,25 +159,32 @@ def _is_elf_here(path):
         return False
 
 
-def find_libraries(patterns, symbols=()):
-    """The real paths of the library files for a spec's library alternatives
-    (sonames or fnmatch patterns), in the order: loader cache, PATH programs,
-    files mapped by running processes.  Programs and mapped files count only
-    if they define one of the symbols (wrappers such as pyenv's shims are
-    scripts; a python3.11 that loads libpython3.11.so defines none)."""
-    cached = [path for name, path in _ldconfig() if _matches(name, patterns)]
+def _resolve(patterns, symbols, machine):
+    """[(path, {symbol: offset})] of the library files for a spec's library
+    alternatives (sonames or fnmatch patterns), in the order: loader cache,
+    PATH programs, files mapped by running processes; each file once (by
+    inode), its symbol table read once.  Programs and mapped files count
+    only if they define one of the symbols (wrappers such as pyenv's shims
+    are scripts; a python3.11 that loads libpython3.11.so defines none)."""
+    cached = [path for name, path in machine.cache if hookspec.matches(name, patterns)]
     out, seen = [], set()
-    for path in cached + _path_programs(patterns) + _mapped_files(patterns):
+    for path in cached + _path_programs(patterns, machine) + _mapped_files(patterns, machine):
         try:
             st = os.stat(path)
         except OSError:
             continue
         if (st.st_dev, st.st_ino) in seen or not _is_elf_here(path):
             continue
-        if path in cached or not symbols or symbol_offsets(path, set(symbols)):
+        offsets = symbol_offsets(path, set(symbols)) if symbols else {}
+        if path in cached or not symbols or offsets:
             seen.add((st.st_dev, st.st_ino))
-            out.append(path if path.startswith("/proc/") else os.path.realpath(path))
+            out.append((path if path.startswith("/proc/") else os.path.realpath(path), offsets))
     return out
+
+
+def find_libraries(patterns, symbols=()):
+    """The real paths of the library files for a spec's library alternatives (_resolve)."""
+    return [path for path, _ in _resolve(patterns, symbols, _Machine())]
 
 
 def symbol_offsets(path, symbols):
@@ -200,10 +222,10 @@ def hook_list(names):
     """argusd's hook list for the named specs and the lines of what was skipped."""
     hooks = numbered_hooks(spec_paths(names))
     lines, skipped, libs = [], [], {}
+    machine = _Machine()
     for lib in sorted({h.library for _, h in hooks}):
         symbols = {h.symbol for _, h in hooks if h.library == lib}
-        paths = find_libraries(lib, symbols) if lib != ("-",) else []
-        libs[lib] = [(path, symbol_offsets(path, symbols)) for path in paths]
+        libs[lib] = _resolve(lib, symbols, machine) if lib != ("-",) else []
     for probe_id, h in hooks:
         symbol, enter, ret, lib = h.symbol, h.enter, h.ret, h.library
         found = [(path, offsets[symbol]) for path, offsets in libs[lib] if symbol in offsets]

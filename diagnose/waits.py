@@ -362,26 +362,27 @@ REWAIT_MIN_NS = 200_000_000
 TIMEOUT_GAP_MAX_NS = 10_000_000
 
 
-def _only_repoll(g, x, nr):
-    """x's syscalls are all `nr` returning 0 (nothing ready) and it reached nobody."""
+def _only_calls(g, x, nr, ret_ok):
+    """x's syscalls are all `nr`, every return passes ret_ok (an int64
+    array -> bool array), and it reached nobody."""
     r = g.rows[g.segment_rows(x)]
     sc = r[(r["type"] == schema.SYSCALL_ENTER) | (r["type"] == schema.SYSCALL_EXIT)]
-    ret = schema.column(schema.SYSCALL_EXIT, "ret")
-    if (sc["nr"] != nr).any() or (sc[ret][sc["type"] == schema.SYSCALL_EXIT] != 0).any():
+    rets = sc[schema.column(schema.SYSCALL_EXIT, "ret")][sc["type"] == schema.SYSCALL_EXIT].astype(np.int64)
+    if (sc["nr"] != nr).any() or not ret_ok(rets).all():
         return False
     return not any(_strong_out(g, x, int(g.seg.start[x]), g.trace_end))
+
+
+def _only_repoll(g, x, nr):
+    """x's syscalls are all `nr` returning 0 (nothing ready) and it reached nobody."""
+    return _only_calls(g, x, nr, lambda rets: rets == 0)
 
 
 def _only_rewait(g, x, nr):
     """x's syscalls are all futex calls (the timed-out wait's return, a wake of
     the runtime's own internal mutex, the next wait), none failing otherwise
     (-EAGAIN: the word changed, something happened), and it reached nobody."""
-    r = g.rows[g.segment_rows(x)]
-    sc = r[(r["type"] == schema.SYSCALL_ENTER) | (r["type"] == schema.SYSCALL_EXIT)]
-    rets = sc[schema.column(schema.SYSCALL_EXIT, "ret")][sc["type"] == schema.SYSCALL_EXIT].astype(np.int64)
-    if (sc["nr"] != nr).any() or ((rets < 0) & (rets != -ETIMEDOUT)).any():
-        return False
-    return not any(_strong_out(g, x, int(g.seg.start[x]), g.trace_end))
+    return _only_calls(g, x, nr, lambda rets: (rets >= 0) | (rets == -ETIMEDOUT))
 
 
 def _timed_out_wait(g, b):
