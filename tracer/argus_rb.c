@@ -1000,8 +1000,21 @@ int argus_rb_read_window(struct argus_rb *rb, uint64_t since_ns, uint64_t until_
 		uint64_t last = __atomic_load_n(&c->last_ts, __ATOMIC_RELAXED);
 		bool inside;
 
-		if (owner_state(own) == ARGUS_RB_CHUNK_FREE || seq == UINT64_MAX)
+		if (owner_state(own) == ARGUS_RB_CHUNK_FREE)
 			continue;
+		/* seq == UINT64_MAX: a reset in progress, or one whose taker died
+		 * (or a damaged file).  Records still committed there are lost to
+		 * this read: count them torn like any other chunk we cannot use. */
+		if (seq == UINT64_MAX) {
+			if (commit_nrecords(__atomic_load_n(commit_word(c), __ATOMIC_RELAXED)) > 0) {
+				dropped.chunks++;
+				if (first < dropped.first_ts)
+					dropped.first_ts = first;
+				if (last > dropped.last_ts)
+					dropped.last_ts = last;
+			}
+			continue;
+		}
 		/* A SEALED chunk's [first_ts, last_ts] covers all its records and
 		 * no longer changes; an OPEN one may still receive records of any
 		 * time, so it is always read. */

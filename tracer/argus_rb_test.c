@@ -435,6 +435,35 @@ static void test_chunk_claiming_too_many_bytes_is_dropped_with_its_time_range(vo
 	argus_rb_close(rb);
 }
 
+/* seq == UINT64_MAX with records committed (a taker that died mid-reset, or
+ * a damaged file): the chunk is lost to the read and says so. */
+static void test_chunk_stuck_in_reset_is_counted_torn(void **state)
+{
+	struct fixture *f = *state;
+	struct argus_rb *rb = create(f);
+	struct argus_rb_producer p;
+	struct argus_rb_chunk_header *c;
+	struct argus_rb_torn torn;
+	struct seen *s = calloc(1, sizeof(*s));
+	uint32_t nrecords;
+
+	assert_non_null(s);
+	argus_rb_producer_init(rb, &p, 1);
+	write_records(&p, 0, 200);                  /* three chunks */
+	argus_rb_producer_close(&p);
+	c = chunk_header(rb, 1);
+	nrecords = c->nrecords;
+	c->seq = UINT64_MAX;
+
+	assert_int_equal(argus_rb_read_window(rb, 0, UINT64_MAX, collect, NULL, s, &torn), 0);
+	assert_int_equal(torn.chunks, 1);
+	assert_int_equal(torn.first_ts, c->first_ts);
+	assert_int_equal(torn.last_ts, c->last_ts);
+	assert_int_equal(s->n, 200 - nrecords);
+	free(s);
+	argus_rb_close(rb);
+}
+
 static void test_malformed_frame_is_passed_once_and_ends_only_its_chunk(void **state)
 {
 	struct fixture *f = *state;
@@ -626,6 +655,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_claiming_too_many_bytes_is_dropped_with_its_time_range,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunk_stuck_in_reset_is_counted_torn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_frame_is_passed_once_and_ends_only_its_chunk, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_write_refuses_bad_frames_and_read_only_handles, setup, teardown),
