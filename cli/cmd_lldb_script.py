@@ -147,20 +147,46 @@ def script_dir(gen, buffer, script):
 
 
 def run_hint(script):
-    """How to run a written script later.  Root runs it by path then, so the
-    path is offered only when no other user can re-point any directory on it;
-    otherwise --run, which runs the file it just wrote through its fd."""
-    if safe_files.path_is_private(os.path.dirname(script)):
-        return f"run it: python3 {script}   (or: lldb --batch -o 'command script import {script}')"
-    return (f"run it with --run: {os.path.dirname(script)} is in a directory other users can change, "
+    """How to run a written script later.  Root runs it by path then, and
+    both `python3 PATH` and lldb's `command script import PATH` put the
+    script's directory first on sys.path: a `json.py` planted beside it would
+    be imported as root.  So the path is offered only when its own directory
+    is writable by nobody else (a sticky one such as /tmp is not enough) and
+    no other user can re-point a directory above it; otherwise --run, which
+    runs the file it just wrote through its fd, isolated."""
+    if safe_files.path_is_private(os.path.dirname(script), allow_sticky_leaf=False):
+        return f"run it: python3 -I {script}   (or: lldb --batch -o 'command script import {script}')"
+    return (f"run it with --run: {os.path.dirname(script)} is a directory other users can change, "
             f"so running the script by path later is not safe")
+
+
+# What the isolated script keeps of the caller's environment: lldb's server
+# and the locale.  HOME is the effective user's own (sudo may keep the
+# caller's, and lldb reads files from it); PATH a fixed system one.
+_KEPT_ENV = ("LLDB_DEBUGSERVER_PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM")
+_SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def script_env(env):
+    import pwd
+    clean = {k: v for k, v in env.items() if k in _KEPT_ENV}
+    try:
+        clean["HOME"] = pwd.getpwuid(os.geteuid()).pw_dir
+    except KeyError:
+        clean["HOME"] = "/"
+    clean["PATH"] = _SAFE_PATH
+    return clean
 
 
 def run_script(dir_fd, name, params):
     """Runs the generated script dir_fd/name with this Python and lldb's module:
     (summary line, exit code).  Python is given /dev/fd/N of the file
     opened here through the verified directory, never a path that another
-    user could swap between the write and the run."""
+    user could swap between the write and the run.  It runs isolated (-I):
+    /dev/fd/N resolves to the script's real path, whose directory Python
+    would otherwise put first on sys.path (a planted json.py there ran as
+    root), and no PYTHON* variable, user site or working directory of the
+    caller's is consulted (script_env, cwd /)."""
     from argus.debugger import DebuggerError
     from argus.debugger.backends.lldb import env_for_scripts, find_lldb
     try:
@@ -170,8 +196,8 @@ def run_script(dir_fd, name, params):
     timeout = params["timeout_s"] + params["max_steps"] * 0.05 + 60
     fd = safe_files.open_file(dir_fd, name)
     try:
-        proc = subprocess.run([sys.executable, f"/dev/fd/{fd}"], env=env_for_scripts(), capture_output=True,
-                              text=True, timeout=timeout, pass_fds=(fd,))
+        proc = subprocess.run([sys.executable, "-I", f"/dev/fd/{fd}"], env=script_env(env_for_scripts()),
+                              cwd="/", capture_output=True, text=True, timeout=timeout, pass_fds=(fd,))
     except subprocess.TimeoutExpired:
         raise ArgusError(f"the lldb script did not finish in {timeout:.0f} s") from None
     finally:

@@ -137,11 +137,14 @@ def write_file(dir_fd, name, data, mode=0o600):
         raise
 
 
-def path_is_private(path):
+def path_is_private(path, allow_sticky_leaf=True):
     """True when no other user can re-point path: every directory from / down
     to it (symlinks resolved) is owned by root or the caller and not writable
-    by others, or sticky (others cannot rename our entries there).  Used to
-    decide whether printing a path for root to run later is safe."""
+    by others, or sticky (others cannot rename our entries there).
+    allow_sticky_leaf=False: path itself must be writable by nobody else,
+    sticky or not (others can add entries to a sticky directory, e.g. a
+    module beside a script that will be run from there).  Used to decide
+    whether printing a path for root to run later is safe."""
     real = os.path.realpath(path)
     parts = real.split(os.sep)
     for k in range(1, len(parts) + 1):
@@ -150,6 +153,6 @@ def path_is_private(path):
             st = os.lstat(d)
         except OSError:
             return False
-        if dir_problem(st, allow_sticky=True):
+        if dir_problem(st, allow_sticky=allow_sticky_leaf or k < len(parts)):
             return False
     return True

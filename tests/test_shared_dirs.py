@@ -100,7 +100,7 @@ def test_lldb_script_in_a_safe_dir_prints_the_path(argus_cli, shared_dir, sleepe
         proc = _lldb_script(argus_cli, buffer, sleeper)
         proc.check_returncode()
     script = os.path.join(buffer + ".lldb", f"trace_{sleeper}_{sleeper}.py")
-    assert f"run it: python3 {script}" in proc.stdout
+    assert f"run it: python3 -I {script}" in proc.stdout
     assert os.stat(script).st_mode & 0o777 == 0o600
     assert sorted(os.listdir(buffer + ".lldb")) == [os.path.basename(script)]
 
@@ -113,6 +113,51 @@ def test_lldb_script_under_an_attackers_dir_prints_no_path(argus_cli, shared_dir
     as_attacker(os.mkdir, theirs, 0o777)
     buffer = os.path.join(theirs, "trace.argus")
     proc = _lldb_script(argus_cli, buffer, sleeper)
+    proc.check_returncode()
+    assert "python3" not in proc.stdout and "run it with --run" in proc.stdout, proc.stdout
+
+
+@pytest.fixture
+def spinner():
+    """A thread that computes (no sleep to step out of): the script ends at
+    --max-steps at once."""
+    p = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    yield p.pid
+    p.kill()
+    p.wait()
+
+
+def _plant_modules(shared, marker):
+    """The attacker's json.py and lldb.py beside where root's script will be:
+    imported as root, they would write marker."""
+    def plant():
+        for mod in ("json", "lldb", "capstone"):
+            with open(os.path.join(shared, f"{mod}.py"), "w") as f:
+                f.write(f"import os\nopen({marker!r}, 'w').write(str(os.geteuid()))\n")
+    as_attacker(plant)
+
+
+def test_lldb_script_run_never_imports_a_module_planted_beside_it(argus_cli, tmp_path, shared_dir, spinner):
+    """Issue 23 item 1: `-o SHARED/x.py --run` ran `python3 /dev/fd/N`, which
+    put SHARED first on sys.path, so a planted json.py ran as root."""
+    require_root()
+    pytest.importorskip("lldb")
+    buffer = str(tmp_path / "trace.argus")
+    marker = str(tmp_path / "pwned")
+    _plant_modules(shared_dir, marker)
+    out = os.path.join(shared_dir, "x.py")
+    proc = _lldb_script(argus_cli, buffer, spinner, "-o", out, "--run", "--max-steps", "5")
+    assert not os.path.exists(marker), "a module planted beside the script was imported as root"
+    assert "argus lldb trace:" in proc.stdout, (proc.stdout, proc.stderr)
+    assert "python3" not in proc.stdout
+
+
+def test_lldb_script_in_a_sticky_dir_prints_no_path(argus_cli, tmp_path, shared_dir, sleeper):
+    """Running `python3 SHARED/x.py` later would import SHARED/json.py as root:
+    a sticky directory is not private enough to offer the path."""
+    require_root()
+    buffer = str(tmp_path / "trace.argus")
+    proc = _lldb_script(argus_cli, buffer, sleeper, "-o", os.path.join(shared_dir, "x.py"))
     proc.check_returncode()
     assert "python3" not in proc.stdout and "run it with --run" in proc.stdout, proc.stdout
 

@@ -5,7 +5,7 @@ after one generated line, `PARAMS = json.loads(<string literal>)`, and run by
 lldb, never imported by Argus (Argus's own lldb code lives in
 argus.debugger.backends.lldb).  Run a generated script either way:
 
-    python3 SCRIPT.py                             (Python with lldb's module)
+    python3 -I SCRIPT.py                          (Python with lldb's module)
     lldb --batch -o 'command script import SCRIPT.py'
 
 Algorithm:
