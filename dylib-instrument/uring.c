@@ -109,17 +109,25 @@ void argus_uring_close(struct argus_uring *r)
 
 int argus_uring_open(struct argus_uring *r, const char *path)
 {
-	memset(r, 0, sizeof(*r));
 	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	if (fd < 0) {
+		memset(r, 0, sizeof(*r));
 		return -errno;
+	}
+	int err = argus_uring_open_fd(r, fd);
+	close(fd);
+	return err;
+}
+
+int argus_uring_open_fd(struct argus_uring *r, int fd)
+{
+	memset(r, 0, sizeof(*r));
 	struct stat st;
 	int err = fstat(fd, &st) ? -errno : 0;
 	if (!err && (!S_ISREG(st.st_mode) || st.st_size < ARGUS_URING_HEADER_SIZE + 4096))
 		err = -EINVAL;
 	if (!err)
 		err = map_ring(r, fd, (size_t)st.st_size, 0);
-	close(fd);
 	if (err)
 		return err;
 	struct argus_uring_header *h = r->hdr;

@@ -71,6 +71,10 @@ void argus_uring_close(struct argus_uring *r);     /* marks closed and unmaps */
 
 /* Consumer side. */
 int argus_uring_open(struct argus_uring *r, const char *path);
+/* The same on an open file (left open): the file is mapped at its current
+ * size, which must be the header's.  The mapping is the caller's to guard: a
+ * file truncated later raises SIGBUS on access (tracer/urings.c). */
+int argus_uring_open_fd(struct argus_uring *r, int fd);
 /* Calls fn for each committed record, then frees the space.  Returns the
  * number of records, or -1 when the ring is corrupt (a size out of bounds). */
 typedef void (*argus_uring_fn)(const struct argus_event_header *rec, void *arg);

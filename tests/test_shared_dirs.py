@@ -377,3 +377,79 @@ def test_session_store_in_another_users_dir_is_refused(tmp_path, shared_dir):
     with pytest.raises(SessionError, match="is a symbolic link"):
         Store(str(mine / "sessions.db"))
     assert fingerprint(target) == before
+
+
+# ---- tracepoint rings (issue 23): a hostile ring file never takes argusd down
+
+def _ring_log_lines(argus_cli, name):
+    with open(os.path.join(argus_cli.env["ARGUS_RUN_DIR"], "argusd.log"), errors="replace") as f:
+        return [line for line in f if name in line]
+
+
+def _wait_for(cond, seconds=10.0):
+    import time
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = cond()
+        if found:
+            return found
+        time.sleep(0.05)
+    return None
+
+
+def test_truncated_ring_is_dropped_and_argusd_goes_on(argus_cli):
+    """The ring directory is argusd's (0700), so its files are written by the
+    traced programs themselves: one that truncates its ring (a bug, or a
+    hostile program) used to kill argusd with SIGBUS, no log line, a stale
+    socket.  Now that ring goes with one log line and tracing goes on."""
+    from conftest import native, require_tracing
+    require_tracing()
+    argus_cli.start(size="64M")
+    daemon = argus_cli.status()["pid"]
+    rings = os.path.join(argus_cli.env["ARGUS_RUN_DIR"], "urings")
+    prog = subprocess.Popen([sys.executable, "-m", "argus.cli", "run", "--", native("argus-mutex-holder"),
+                             "sleep", "0.5", "5"], env=argus_cli.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        ids = json.loads(prog.stdout.readline())
+        name = f"{ids['pid']}-{ids['tid']}.ring"      # the main thread locks every 20 ms
+        assert _wait_for(lambda: os.path.exists(os.path.join(rings, name))), os.listdir(rings)
+        import time
+        time.sleep(0.5)                               # argusd has mapped it and drains it
+        os.truncate(os.path.join(rings, name), 4096)
+        assert _wait_for(lambda: _ring_log_lines(argus_cli, name)), "no log line about the ring"
+        time.sleep(0.5)
+        os.kill(daemon, 0)                            # still alive
+        status = argus_cli.status()
+        assert status["tracing"] and status["pid"] == daemon
+        lines = _ring_log_lines(argus_cli, name)
+        assert len(lines) == 1 and "dropped tracepoint ring" in lines[0], lines
+    finally:
+        prog.kill()
+        prog.wait()
+
+
+def _ring_file(path, pid, tid, data_size=4096):
+    """A well-formed, empty ring (dylib-instrument/uring.h) claiming pid/tid."""
+    import struct
+    header = struct.pack("<QIIIIQIII", 0x3152555355475241, 1, 4096, pid, tid, data_size,
+                         1, 0, 0)                     # CLOCK_MONOTONIC, open, attached
+    with open(path, "wb") as f:
+        f.write(header.ljust(4096 + data_size, b"\0"))
+
+
+def test_ring_claiming_another_process_is_refused(argus_cli):
+    """`1-1.ring` used to credit its records to init: the name and the header
+    are the creator's word only.  pid 1 does not map that file: refused."""
+    from conftest import require_tracing
+    require_tracing()
+    argus_cli.start(size="64M")
+    daemon = argus_cli.status()["pid"]
+    path = os.path.join(argus_cli.env["ARGUS_RUN_DIR"], "urings", "1-1.ring")
+    _ring_file(path, 1, 1)
+    assert _wait_for(lambda: _ring_log_lines(argus_cli, "1-1.ring")), "no log line about 1-1.ring"
+    lines = _ring_log_lines(argus_cli, "1-1.ring")
+    assert len(lines) == 1 and "refused tracepoint ring 1-1.ring" in lines[0], lines
+    assert not os.path.exists(path)
+    os.kill(daemon, 0)
+    assert argus_cli.status()["tracing"]

@@ -6,8 +6,10 @@
  *
  * Ring contents are written by traced processes and are untrusted: every
  * record is copied out, its type must be a probe type and its size exact,
- * and its pid/tid are replaced by the ring's (checked against its name).
- * A ring whose counters or records are inconsistent is dropped.  Records a
+ * and its pid/tid are replaced by the ring's: the pid its header and name
+ * claim, once the kernel vouches for it (urings.c).  A ring whose counters
+ * or records are inconsistent, or whose file is truncated, is dropped with
+ * one log line; argusd goes on.  Records a
  * full ring dropped come out as one ARGUS_EV_LOST record per drain.
  */
 #ifndef ARGUS_URINGS_H
