@@ -65,6 +65,8 @@
 
 #include "argusd.h"
 #include "proc_snapshot.h"
+#include "safe_dir.h"
+#include "snapshot_writer.h"
 #include "urings.h"
 #include "sampler.h"
 #include "uprobes.h"
@@ -91,7 +93,7 @@ uint64_t now_ns(void)
 
 void log_msg(const char *fmt, ...)
 {
-	char when[32] = "";
+	char when[32] = "", msg[1024];
 	struct tm tm;
 	time_t t;
 	va_list ap;
@@ -101,10 +103,19 @@ void log_msg(const char *fmt, ...)
 		if (localtime_r(&t, &tm))
 			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S ", &tm);
 	}
-	fprintf(stderr, "%sargusd[%d]: ", when, (int)getpid());
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	fprintf(stderr, "%sargusd[%d]: ", when, (int)getpid());
+	/* Messages quote names others chose (comm, paths): a control byte
+	 * (ESC, CR, newline) would forge or rewrite lines in a terminal or a
+	 * log reader, so each goes out as \xNN. */
+	for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
+		if (*c < 0x20 || *c == 0x7f)
+			fprintf(stderr, "\\x%02x", *c);
+		else
+			fputc(*c, stderr);
+	}
 	fputc('\n', stderr);
 	fflush(stderr);
 }
@@ -395,14 +406,42 @@ static void account_lost(struct daemon *d)
 	fill_header(&rec.h, ARGUS_EV_LOST, sizeof(rec), (uint32_t)getpid(), (uint32_t)syscall(SYS_gettid));
 	if (daemon_write(d, &rec, sizeof(rec)))
 		argus_rb_add_lost(d->rb, 1);
-	log_msg("lost %llu records before they reached the buffer (kernel buffer full, or probes "
-		"skipped while already running on that CPU)", (unsigned long long)delta);
+	log_msg("lost %llu records before they reached the buffer (%s)", (unsigned long long)delta,
+		argus_rb_header(d->rb)->disk_full_since_ns ? "disk full: ENOSPC, and no chunk free to reuse; or the "
+		"kernel buffer full" : "kernel buffer full, or probes skipped while already running on that CPU");
+}
+
+/* A full disk (argus_rb_keep_on_full_disk): one line when it starts, one
+ * when it ends; the ring goes on in the chunks it has meanwhile. */
+static void note_disk_full(struct daemon *d)
+{
+	static uint64_t logged;
+	struct argus_rb_stats st;
+	char when[32] = "?";
+	time_t t;
+	struct tm tm;
+
+	if (argus_rb_stats(d->rb, &st) || st.disk_full_since_ns == logged)
+		return;
+	if (st.disk_full_since_ns) {
+		t = (time_t)(st.disk_full_since_ns / 1000000000ull);
+		if (localtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		log_msg("disk full (ENOSPC) since %s: no blocks for new chunks of %s; the ring goes on in the %llu "
+			"chunks it has (%.1f s of history), the oldest records overwritten first", when, env.buffer,
+			(unsigned long long)st.chunks_in_use,
+			st.last_ts > st.first_ts ? (double)(st.last_ts - st.first_ts) / 1e9 : 0.0);
+	} else {
+		log_msg("disk space available again for %s: the ring grows into its free chunks", env.buffer);
+	}
+	logged = st.disk_full_since_ns;
 }
 
 static void tick(struct daemon *d)
 {
 	struct argus_rb_stats st;
 
+	note_disk_full(d);
 	account_lost(d);
 	if (argus_rb_stats(d->rb, &st) == 0)
 		sample_rate(d, now_ns(), st.records_written + st.extra_rows);
@@ -509,13 +548,53 @@ static void open_urings(struct daemon *d)
 		log_msg("failed to open the tracepoint ring directory %s: %s", dir, strerror(-ret));
 }
 
+/* The snapshot directory, opened once: its parent (the state directory) and
+ * itself each a directory of root's (or ours) that nobody else may write,
+ * never a link (safe_dir.c); every snapshot file then goes through the fd.
+ * The temporary files of writers no longer alive are removed from both. */
+static int open_snapshot_dir(void)
+{
+	char parent[PATH_MAX], err[PATH_MAX + 128];
+	const char *slash = strrchr(env.snapshot_dir, '/');
+	int pfd, fd;
+	unsigned swept;
+
+	if (!slash || !slash[1]) {
+		report_failure("bad snapshot directory %s: give an absolute path to a directory", env.snapshot_dir);
+		return -EINVAL;
+	}
+	snprintf(parent, sizeof(parent), "%.*s", slash == env.snapshot_dir ? 1 : (int)(slash - env.snapshot_dir),
+		 env.snapshot_dir);
+	pfd = safe_dir_open(parent, false, err, sizeof(err));
+	if (pfd < 0) {
+		report_failure("%s", err);
+		return pfd;
+	}
+	fd = safe_dir_openat(pfd, slash + 1, true, env.snapshot_dir, err, sizeof(err));
+	if (fd < 0) {
+		report_failure("%s", err);
+		close(pfd);
+		return fd;
+	}
+	swept = snapshot_sweep(pfd, 0) + snapshot_sweep(fd, 0);
+	if (swept)
+		log_msg("removed %u temporary files left in %s by writers that did not finish", swept, parent);
+	close(pfd);
+	return fd;
+}
+
 /* The hang detector (hang_detector.c), when a snapshot directory is given. */
 static int start_hang_detector(struct daemon *d)
 {
 	unsigned i;
+	int fd;
 
 	if (!env.snapshot_dir)
 		return 0;
+	fd = open_snapshot_dir();
+	if (fd < 0)
+		return fd;
+	env.hangs.dir_fd = fd;   /* open for the daemon's life: writers inherit it */
 	env.hangs.dir = env.snapshot_dir;
 	env.hangs.ring_path = env.buffer;
 	d->hangs = hang_detector_new(&env.hangs);
@@ -588,6 +667,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	argus_rb_set_daemon_pid(d.rb, (uint32_t)getpid());
+	argus_rb_keep_on_full_disk(d.rb);   /* a full disk shortens the history, never stops the trace */
 	argus_rb_producer_init(d.rb, &d.prod, (uint32_t)getpid());
 	d.prod_live = true;
 
