@@ -73,23 +73,7 @@ def diagnosis_for_output(args):
 def write_output(path, data):
     """data (str or bytes) as a new 0600 file at path (cli/safe_files.py)."""
     from argus.cli import safe_files
-
-    try:
-        dir_fd, name = safe_files.open_parent(path, allow_sticky=True)
-    except FileNotFoundError:
-        raise ArgusError(f"cannot write {path}: its directory does not exist") from None
-    except OSError as e:
-        raise ArgusError(f"cannot write {path}: {e.strerror}") from None
-    try:
-        if not name:
-            raise ArgusError(f"cannot write {path}: it names a directory")
-        safe_files.write_file(dir_fd, name, data)
-    except IsADirectoryError:
-        raise ArgusError(f"cannot write {path}: it is a directory") from None
-    except OSError as e:
-        raise ArgusError(f"cannot write {path}: {e.strerror}") from None
-    finally:
-        os.close(dir_fd)
+    safe_files.write_output(path, data)
 
 
 def check_output_path(flag, path):

@@ -14,13 +14,21 @@ a path and then uses it again; it checks what an open descriptor refers to:
               nothing.
   reading     O_NOFOLLOW | O_NONBLOCK (a FIFO never blocks the open), then
               fstat: a regular file owned by root or by the caller.
-  writing     a new file under a random temporary name with O_CREAT | O_EXCL |
-              O_NOFOLLOW, mode 0600, then renamed over the target in the same
-              directory: a planted symlink is replaced, never followed, and a
-              file someone opened beforehand is never the one written.
+  writing     one writer for every file Argus creates (new_file, and
+              write_file / write_output / output_file on top of it): a new
+              file under a random temporary name with O_CREAT | O_EXCL |
+              O_NOFOLLOW, mode 0600, relative to the directory fd; written
+              through its descriptor, fchmod'ed to the final mode, then
+              renamed over the target in the same directory (renameat): a
+              planted symlink is replaced, never followed, and a file someone
+              opened beforehand is never the one written.  The temporary file
+              is removed on every failure.  Nothing is written by path after a
+              check: a library that only writes to a path (LIEF, SQLite) builds
+              in memory and the bytes go through here.
 
 Every refusal is an UnsafePath: an ArgusError, so one line and a non-zero exit.
 """
+import contextlib
 import errno
 import os
 import secrets
@@ -118,16 +126,18 @@ def read_text(dir_fd, name, shown=None):
         return f.read()
 
 
-def write_file(dir_fd, name, data, mode=0o600):
-    """Writes data (str or bytes) as dir_fd/name: a new file, then rename (top)."""
-    if isinstance(data, str):
-        data = data.encode()
-    tmp = f".{name}.{secrets.token_hex(8)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+@contextlib.contextmanager
+def new_file(dir_fd, name, mode=0o600):
+    """A binary file object on a new private file in dir_fd; when the block
+    ends without an exception it becomes dir_fd/name with mode (top of this
+    file).  Any exception, in the block or here, removes the temporary file."""
+    tmp = f".{name[:200]}.{secrets.token_hex(8)}.tmp"      # within NAME_MAX
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), mode)        # whatever the umask
-            f.write(data)
+            yield f
+            f.flush()
+            os.fchmod(f.fileno(), mode)        # through the fd: whatever the umask, never a path
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         try:
@@ -135,6 +145,44 @@ def write_file(dir_fd, name, data, mode=0o600):
         except OSError:
             pass
         raise
+
+
+def write_file(dir_fd, name, data, mode=0o600):
+    """Writes data (str or bytes) as dir_fd/name through new_file."""
+    with new_file(dir_fd, name, mode) as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+
+
+@contextlib.contextmanager
+def output_file(path, mode=0o600):
+    """new_file for a path the user named (an export, a report, an answers
+    file, an instrumented library): its directory must pass open_dir, where a
+    sticky world-writable one such as /tmp is allowed (others cannot rename
+    or remove our temporary file there).  Every failure is one line: an
+    ArgusError (UnsafePath when refused)."""
+    try:
+        dir_fd, name = open_parent(path, allow_sticky=True)
+    except FileNotFoundError:
+        raise ArgusError(f"cannot write {path}: its directory does not exist") from None
+    except OSError as e:
+        raise ArgusError(f"cannot write {path}: {e.strerror}") from None
+    try:
+        if not name or path.endswith(os.sep):
+            raise ArgusError(f"cannot write {path}: it names a directory")
+        with new_file(dir_fd, name, mode) as f:
+            yield f
+    except IsADirectoryError:
+        raise ArgusError(f"cannot write {path}: it is a directory") from None
+    except OSError as e:
+        raise ArgusError(f"cannot write {path}: {e.strerror}") from None
+    finally:
+        os.close(dir_fd)
+
+
+def write_output(path, data, mode=0o600):
+    """data (str or bytes) as a new file at the path the user named (output_file)."""
+    with output_file(path, mode) as f:
+        f.write(data.encode() if isinstance(data, str) else data)
 
 
 def path_is_private(path, allow_sticky_leaf=True):

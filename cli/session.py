@@ -175,14 +175,13 @@ class Store:
 
 
 def write_answers_file(path, answers, meta=None):
-    """The `--answers` file: {"schema": "argus.answers/1", "answers": [...]}."""
+    """The `--answers` file: {"schema": "argus.answers/1", "answers": [...]}.
+    Raises ArgusError (one line) when it cannot be written."""
     data = {"schema": "argus.answers/1", **(meta or {}),
             "answers": [{"kind": a["kind"], "answer": str(a["answer"])} for a in answers
                         if a["kind"] in QUESTION_KINDS]}
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=1)
-        f.write("\n")
+    from argus.cli import safe_files
+    safe_files.write_output(path, json.dumps(data, indent=1) + "\n")   # a new 0600 file, never a planted one
 
 
 def read_answers_file(path):

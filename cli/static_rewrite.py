@@ -24,8 +24,11 @@ Algorithm (ELF .so and Mach-O dylib, x86_64 and arm64):
      read back the same way.  An empty slot makes a trampoline just run the
      function.
 Invariants: bytes outside the patched entries and the added segments are
-the input's; the output is written to a temporary file in the output's
-directory and renamed, with the input's permission bits minus set-id bits.
+the input's; LIEF builds the output in memory (built_bytes), which is read
+back there and then written as a new file in the output's verified
+directory and renamed over OUT (cli/safe_files.py: argus instrument runs as
+root, and a path written after a check could be a symlink by then), with
+the input's permission bits minus set-id bits.
 LIEF does the container work (segments, symbols, relocations, load
 commands): no hand-written ELF or Mach-O editing.
 """
@@ -99,21 +102,28 @@ def select_hooks(hooks, names, defines, warn=None):
     return out
 
 
-def _write_output(write, src, out, check=None):
+def built_bytes(binary):
+    """The rewritten binary as bytes, built by LIEF in memory (write_to_bytes,
+    LIEF >= 0.17).  An older LIEF writes only to a path: then into a fresh
+    0700 directory of our own (mkdtemp), where no other user can reach a
+    name to swap, and read back through the descriptor."""
+    if hasattr(binary, "write_to_bytes"):
+        return bytes(binary.write_to_bytes())
+    with tempfile.TemporaryDirectory(prefix="argus-instrument-") as d:
+        binary.write(os.path.join(d, "out"))
+        with open(os.path.join(d, "out"), "rb") as f:
+            return f.read()
+
+
+def _write_output(data, src, out, check=None):
+    """data (the instrumented library) as a new file at out, checked first
+    (check(data) raises when it is not what we meant to write)."""
+    from argus.cli import safe_files
+
     mode = os.stat(src).st_mode & 0o777     # the input's permission bits, never set-id
-    d = os.path.dirname(os.path.abspath(out))
-    fd, tmp = tempfile.mkstemp(prefix=".argus-instrument-", dir=d)
-    os.close(fd)
-    try:
-        write(tmp)
-        if check:
-            check(tmp)
-        os.chmod(tmp, mode)
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    if check:
+        check(data)
+    safe_files.write_output(out, data, mode)
 
 
 def _place(gen, arch, hooks, lookup, read, tramp_va, slot_va, warn):
@@ -228,15 +238,15 @@ def _instrument_elf(lief, src, out, spec, warn):
     b.add_dynamic_relocation(rel)
     b.add_library(native_path("libargus-static.so"))
 
-    def bound(path):
+    def bound(data):
         # LIEF adds a relocation only to an existing relocation table: a
         # library without one would load with the slot empty, silently
-        back = lief.ELF.parse(path)
+        back = lief.ELF.parse(data)
         if back is None or back.get(lief.ELF.DynamicEntry.TAG.RELA) is None or not any(
                 r.has_symbol and r.symbol.name == RECORDER_SYMBOL for r in back.dynamic_relocations):
             raise ArgusError(f"{src}: cannot bind the recorder (the library has no dynamic relocation table)")
 
-    _write_output(b.write, src, out, bound)
+    _write_output(built_bytes(b), src, out, bound)
     return len(patches)
 
 
@@ -319,12 +329,11 @@ def _instrument_macho(lief, src, out, spec, warn):
         b.remove_signature()        # invalid after the rewrite: re-signed on the Mac (codesign -f -s -)
     page_size = b.page_size
 
-    def write(path):
-        b.write(path)
-        static_rewrite_macho.add_bind(lief, path, "__ARGUS_DATA", "_" + RECORDER_SYMBOL, MACHO_RECORDER, page_size)
+    data = static_rewrite_macho.add_bind(lief, built_bytes(b), out, "__ARGUS_DATA", "_" + RECORDER_SYMBOL,
+                                         MACHO_RECORDER, page_size)
 
-    def bound(path):
-        back = lief.MachO.parse(path)
+    def bound(data):
+        back = lief.MachO.parse(data)
         back = back.at(0) if back is not None else None
         slot = back.get_segment("__ARGUS_DATA") if back is not None else None
         if slot is None or not any(
@@ -332,5 +341,5 @@ def _instrument_macho(lief, src, out, spec, warn):
                 and x.has_library and x.library.name == MACHO_RECORDER for x in back.bindings):
             raise ArgusError(f"{src}: cannot bind the recorder (the written dylib does not read back bound)")
 
-    _write_output(write, src, out, bound)
+    _write_output(data, src, out, bound)
     return len(patches)

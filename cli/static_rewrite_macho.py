@@ -4,10 +4,10 @@ What LIEF does not provide: its Python API adds a dylib load command
 (Binary.add_library) but has no way to create a binding, and its builder
 re-encodes the fixups from the ones it parsed (a raw DyldInfo.bind_opcodes
 set before writing is dropped).  So this module writes the one missing
-fixup by hand, after LIEF wrote the file, in whichever format the dylib uses.
+fixup by hand, on the bytes LIEF built, in whichever format the dylib uses.
 
 Algorithm:
-  1. read the written file back with LIEF: the segment index of the slot,
+  1. read the built bytes back with LIEF: the segment index of the slot,
      the ordinal of the recorder's LC_LOAD_DYLIB, __LINKEDIT (last segment,
      ending at the end of the file), and the fixup command;
   2. classic dyld info (LC_DYLD_INFO_ONLY; zig's and older Apple linkers):
@@ -21,13 +21,14 @@ Algorithm:
      starts_in_segment for the slot's segment (one page, its chain starting
      at offset 0, the pointer format of the file's other segments); the slot
      itself holds the chain's only entry, a bind of that import;
-  3. append the new stream / payload to the end of the file (inside
+  3. append the new stream / payload to the end of the bytes (inside
      __LINKEDIT, which grows: filesize, and vmsize rounded up to the page
      size) and point the command at it.  The old bytes stay, unreferenced.
 Invariants: nothing before the end of the input file moves except the
 slot's 8 bytes; only the fixup command's offset and size and __LINKEDIT's
 sizes change.  The caller reads the result back with LIEF (and tests with
-llvm-objdump --bind) before renaming it into place.
+llvm-objdump --bind) before writing it (cli/safe_files.py): all of this is in
+memory, so no file is written by path.
 
 Refused (one line): arm64e pointer formats (authenticated pointers), a
 compressed symbol pool, a code signature (the caller removes it first: the
@@ -89,10 +90,11 @@ def dylib_ordinal(binary, install_name):
 
 
 class _Linkedit:
-    """The written file, to which bytes are appended inside __LINKEDIT."""
+    """The built dylib (bytes), to which bytes are appended inside __LINKEDIT.
+    path: only the name for messages."""
 
-    def __init__(self, lief, path, segment_name, install_name):
-        b = lief.MachO.parse(path).at(0)
+    def __init__(self, lief, data, path, segment_name, install_name):
+        b = lief.MachO.parse(bytes(data)).at(0)
         if b.has_code_signature:
             raise ArgusError(f"{path}: a code signature is still present")
         self.binary, self.path = b, path
@@ -102,8 +104,7 @@ class _Linkedit:
             raise ArgusError(f"{path}: unexpected layout after the rewrite")
         self.segment = b.get_segment(segment_name)
         self.linkedit = b.get_segment("__LINKEDIT")
-        with open(path, "rb") as f:
-            self.data = bytearray(f.read())
+        self.data = bytearray(data)
         if self.linkedit.file_offset + self.linkedit.file_size != len(self.data):
             raise ArgusError(f"{path}: __LINKEDIT does not end the file")
 
@@ -119,14 +120,14 @@ class _Linkedit:
         vmsize = max(self.linkedit.virtual_size, -(-filesize // page_size) * page_size)
         struct.pack_into("<Q", self.data, self.linkedit.command_offset + SEGMENT64_VMSIZE, vmsize)
         struct.pack_into("<Q", self.data, self.linkedit.command_offset + SEGMENT64_FILESIZE, filesize)
-        with open(self.path, "wb") as f:
-            f.write(self.data)
+        return bytes(self.data)
 
 
-def add_bind(lief, path, segment_name, symbol, install_name, page_size):
-    """Binds the pointer at the start of segment_name in the dylib at path
-    (written by LIEF) to symbol from install_name, in place."""
-    f = _Linkedit(lief, path, segment_name, install_name)
+def add_bind(lief, data, path, segment_name, symbol, install_name, page_size):
+    """The dylib data (bytes built by LIEF; path: the output, for messages)
+    with the pointer at the start of segment_name bound to symbol from
+    install_name, as new bytes."""
+    f = _Linkedit(lief, data, path, segment_name, install_name)
     b = f.binary
     if b.has_dyld_chained_fixups:
         _add_chained_bind(f, symbol)
@@ -140,7 +141,7 @@ def add_bind(lief, path, segment_name, symbol, install_name, page_size):
         struct.pack_into("<II", f.data, b.dyld_info.command_offset + DYLD_INFO_BIND_OFF, off, len(stream))
     else:
         raise ArgusError(f"{path}: the dylib has neither dyld info nor chained fixups to bind the recorder with")
-    f.save(page_size)
+    return f.save(page_size)
 
 
 # <mach-o/fixup-chains.h>

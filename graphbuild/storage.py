@@ -138,55 +138,64 @@ def _row_owner(g):
 
 
 def save_graph(g, path, source=None):
-    """Writes g to a new SQLite file at path (replaced if it exists), mode 0600."""
-    tmp = f"{path}.tmp{os.getpid()}"
+    """Writes g to a new SQLite file at path (replaced if it exists), mode 0600.
+    SQLite writes only by path (and adds a journal beside it), and argus runs
+    as root next to paths other users may control: the database is built in
+    a fresh 0700 directory of our own (mkdtemp), then copied through its
+    descriptor into cli/safe_files.py's writer (a new file renamed over
+    path).  Raises StorageError, or ArgusError when path is refused."""
+    import shutil
+    import tempfile
+
+    from argus.cli import safe_files
+
     try:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)  # traces are sensitive
-        os.close(fd)
-        con = sqlite3.connect(tmp)
-        try:
-            with con:
-                con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
-                con.execute("CREATE TABLE columns (tbl TEXT, name TEXT, dtype TEXT, part INTEGER, data BLOB, "
-                            "PRIMARY KEY (tbl, name, part))")
-                schema_of = {}
-                schema_of["vertices"] = _write_table(con, "vertices", g.seg.columns())
-                schema_of["edges"] = _write_table(con, "edges", g.edges.columns())
-                schema_of["threads"] = _write_table(con, "threads", g.threads.columns(), "utid")
-                owner = _row_owner(g)
-                thread_of_row = np.full(len(g.rows), -1, np.int64)
-                thread_of_row[g.thread_rows] = np.repeat(np.arange(len(g.threads)), np.diff(g.thread_rows_ptr))
-                ev = {n: g.rows[n] for n in schema.ROW_DTYPE.names if n != "pad"}
-                ev["vertex"] = owner
-                ev["utid"] = thread_of_row
-                schema_of["events"] = _write_table(con, "events", ev, "row")
-                schema_of["running"] = _write_table(con, "running", g.running.columns())
-                schema_of["runnable"] = _write_table(con, "runnable", g.runnable.columns())
-                schema_of["yields"] = _write_table(con, "yields", g.yields.columns())
-                schema_of["flags"] = _write_table(con, "flags", g.flags.columns())
-                frames = np.asarray(g.frames, np.uint64)
-                schema_of["frames"] = _write_table(con, "frames", {"pc": frames})
-                con.execute("CREATE TABLE strings (id INTEGER PRIMARY KEY, data BLOB)")
-                con.execute("INSERT INTO strings VALUES (0, ?)", (bytes(g.strings),))
-                con.execute("CREATE INDEX events_vertex ON events(vertex)")
-                con.execute("CREATE INDEX edges_dst ON edges(dst)")
-                meta = {
-                    "format": FORMAT_VERSION, "trace_start": g.trace_start, "trace_end": g.trace_end,
-                    "stats": g.stats, "processes": {str(k): v for k, v in g.processes.items()},
-                    "columns": schema_of, "source": source or "",
-                }
-                con.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
-        finally:
-            con.close()
-        os.replace(tmp, path)
+        with tempfile.TemporaryDirectory(prefix="argus-graph-") as d:
+            db = os.path.join(d, "graph.db")
+            _fill_database(g, db, source)
+            with open(db, "rb") as src, safe_files.output_file(path) as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
     except (OSError, sqlite3.Error) as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         raise StorageError(f"cannot save the graph to {path}: {e}") from None
+
+
+def _fill_database(g, db, source):
+    """g as the tables of a new SQLite database at db (a private path)."""
+    con = sqlite3.connect(db)
+    try:
+        with con:
+            con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+            con.execute("CREATE TABLE columns (tbl TEXT, name TEXT, dtype TEXT, part INTEGER, data BLOB, "
+                        "PRIMARY KEY (tbl, name, part))")
+            schema_of = {}
+            schema_of["vertices"] = _write_table(con, "vertices", g.seg.columns())
+            schema_of["edges"] = _write_table(con, "edges", g.edges.columns())
+            schema_of["threads"] = _write_table(con, "threads", g.threads.columns(), "utid")
+            owner = _row_owner(g)
+            thread_of_row = np.full(len(g.rows), -1, np.int64)
+            thread_of_row[g.thread_rows] = np.repeat(np.arange(len(g.threads)), np.diff(g.thread_rows_ptr))
+            ev = {n: g.rows[n] for n in schema.ROW_DTYPE.names if n != "pad"}
+            ev["vertex"] = owner
+            ev["utid"] = thread_of_row
+            schema_of["events"] = _write_table(con, "events", ev, "row")
+            schema_of["running"] = _write_table(con, "running", g.running.columns())
+            schema_of["runnable"] = _write_table(con, "runnable", g.runnable.columns())
+            schema_of["yields"] = _write_table(con, "yields", g.yields.columns())
+            schema_of["flags"] = _write_table(con, "flags", g.flags.columns())
+            frames = np.asarray(g.frames, np.uint64)
+            schema_of["frames"] = _write_table(con, "frames", {"pc": frames})
+            con.execute("CREATE TABLE strings (id INTEGER PRIMARY KEY, data BLOB)")
+            con.execute("INSERT INTO strings VALUES (0, ?)", (bytes(g.strings),))
+            con.execute("CREATE INDEX events_vertex ON events(vertex)")
+            con.execute("CREATE INDEX edges_dst ON edges(dst)")
+            meta = {
+                "format": FORMAT_VERSION, "trace_start": g.trace_start, "trace_end": g.trace_end,
+                "stats": g.stats, "processes": {str(k): v for k, v in g.processes.items()},
+                "columns": schema_of, "source": source or "",
+            }
+            con.executemany("INSERT INTO meta VALUES (?, ?)", [(k, json.dumps(v)) for k, v in meta.items()])
+    finally:
+        con.close()
 
 
 def load_graph(path):

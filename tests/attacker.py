@@ -34,8 +34,9 @@ def attacker_ids():
     return pw.pw_uid, pw.pw_gid
 
 
-def as_attacker(fn, *args):
-    """Runs fn(*args) as the attacker in a forked child; asserts it succeeded."""
+def spawn_as_attacker(fn, *args):
+    """Starts fn(*args) as the attacker in a forked child; its pid (wait for
+    it with waitpid: exit code 0 when fn returned)."""
     uid, gid = attacker_ids()
     pid = os.fork()
     if pid == 0:
@@ -51,7 +52,12 @@ def as_attacker(fn, *args):
             traceback.print_exc()
         finally:
             os._exit(code)
-    _, status = os.waitpid(pid, 0)
+    return pid
+
+
+def as_attacker(fn, *args):
+    """Runs fn(*args) as the attacker in a forked child; asserts it succeeded."""
+    _, status = os.waitpid(spawn_as_attacker(fn, *args), 0)
     assert os.waitstatus_to_exitcode(status) == 0, f"the attacker's step {fn.__name__} failed"
 
 

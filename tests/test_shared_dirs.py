@@ -10,9 +10,15 @@ keep their content, mode and owner byte for byte).
                planted link; a buffer under a directory the attacker owns
                (the printed command must not be `python3 PATH`); results read
                back from a planted directory or through a symlink.
+  writers      (issue 23) the REPL's `export FILE` / `export FILE --answers`
+               at a planted link, at a 0666 file the attacker made and holds
+               open, into the attacker's directory; `argus instrument -o`
+               while the attacker's inotify watch swaps every new file for a
+               link to a root file.
 """
 import json
 import os
+import stat
 import subprocess
 import sys
 
@@ -20,6 +26,7 @@ import pytest
 
 from attacker import as_attacker, attacker_ids, fingerprint, require_root, shared_dir, victim  # noqa: F401
 from conftest import no_traceback
+from test_instrument import built  # noqa: F401  (a small ELF library built here)
 
 
 @pytest.fixture
@@ -453,3 +460,175 @@ def test_ring_claiming_another_process_is_refused(argus_cli):
     assert not os.path.exists(path)
     os.kill(daemon, 0)
     assert argus_cli.status()["tracing"]
+
+
+# -- every file Argus creates as root goes through one writer (issue 23, items 2 and 3)
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "golden.argus")
+
+
+def _repl_on_golden(tmp_path):
+    """`argus debug` in a pty (test_repl.Repl) on the recorded golden trace, at the command prompt."""
+    import types
+    pytest.importorskip("pexpect")
+    from test_repl import Repl
+    env = dict(os.environ, ARGUS_RUN_DIR=str(tmp_path / "run"), ARGUS_STATE_DIR=str(tmp_path / "state"))
+    r = Repl(types.SimpleNamespace(env=env), tmp_path / "sessions.db", "--buffer", GOLDEN, "--pid", "11628",
+             "--threshold", "0.03", "--at", "0.05")
+    r.answer_all()
+    return r
+
+
+EXPORTS = {"report": "", "answers": " --answers"}
+
+
+def _assert_roots_new_file(path, kind):
+    st = os.lstat(path)
+    assert not os.path.islink(path) and st.st_uid == 0 and stat.S_IMODE(st.st_mode) == 0o600, st
+    with open(path) as f:
+        doc = json.load(f)
+    assert doc["schema"] == {"answers": "argus.answers/1", "report": "argus.diagnosis/1"}[kind], doc
+
+
+def test_repl_export_replaces_a_planted_link(tmp_path, shared_dir):
+    """`export FILE` and `export FILE --answers` opened FILE with O_CREAT |
+    O_TRUNC: a link planted at the name made root overwrite its target.  Now
+    the link is replaced by root's own 0600 file; into a directory the
+    attacker owns, the export is refused with one line."""
+    require_root()
+    target = victim(tmp_path)
+    os.chmod(target, 0o600)
+    before = fingerprint(target)
+    theirs = os.path.join(shared_dir, "theirs")
+
+    def plant():
+        os.mkdir(theirs, 0o777)
+        for kind in EXPORTS:
+            os.symlink(target, os.path.join(shared_dir, f"{kind}.json"))
+            os.symlink(target, os.path.join(theirs, f"{kind}.json"))
+    as_attacker(plant)
+    r = _repl_on_golden(tmp_path)
+    for kind, flag in EXPORTS.items():
+        out = os.path.join(shared_dir, f"{kind}.json")
+        assert "wrote" in r.cmd(f"export {out}{flag}")
+        _assert_roots_new_file(out, kind)
+        refused = [l for l in r.cmd(f"export {os.path.join(theirs, kind + '.json')}{flag}").splitlines()
+                   if l.strip() and "(argus:" not in l]
+        assert len(refused) == 1 and refused[0].startswith(f"export: refusing directory {theirs}: it is owned by "
+                                                           f"uid {attacker_ids()[0]}"), refused
+    assert r.finish() == 0
+    assert fingerprint(target) == before
+    assert sorted(os.listdir(shared_dir)) == ["answers.json", "report.json", "theirs"]   # no temporary file left
+
+
+def test_repl_export_never_writes_into_a_file_the_attacker_made(tmp_path, shared_dir):
+    """A 0666 file the attacker created at FILE (and can keep open) was
+    truncated and written through: the attacker read root's report.  Now the
+    name gets a new root-owned 0600 file; the attacker's inode keeps its
+    content."""
+    require_root()
+    planted = {kind: os.path.join(shared_dir, f"{kind}.json") for kind in EXPORTS}
+
+    def plant():
+        for path in planted.values():
+            with open(path, "w") as f:
+                f.write("the attacker's\n")
+            os.chmod(path, 0o666)
+    as_attacker(plant)
+    # the attacker's descriptor: what it reads after the export is what its inode holds
+    held = {kind: os.open(path, os.O_RDONLY) for kind, path in planted.items()}
+    try:
+        r = _repl_on_golden(tmp_path)
+        for kind, flag in EXPORTS.items():
+            assert "wrote" in r.cmd(f"export {planted[kind]}{flag}")
+        assert r.finish() == 0
+        for kind, path in planted.items():
+            _assert_roots_new_file(path, kind)
+            st = os.fstat(held[kind])
+            assert st.st_ino != os.stat(path).st_ino and st.st_uid == attacker_ids()[0]
+            assert os.pread(held[kind], 4096, 0) == b"the attacker's\n"
+    finally:
+        for fd in held.values():
+            os.close(fd)
+
+
+def _swap_new_files_for_links(watched, target, ready_fd):
+    """The attacker: inotify on watched; every file created there is replaced
+    (atomically: a link under another name renamed over it) by a symlink to
+    target, until killed."""
+    import ctypes
+    import struct
+    libc = ctypes.CDLL(None, use_errno=True)
+    IN_CREATE = 0x100
+    fd = libc.inotify_init1(0)
+    if fd < 0 or libc.inotify_add_watch(fd, watched.encode(), IN_CREATE) < 0:
+        raise OSError(ctypes.get_errno(), "inotify")
+    os.write(ready_fd, b"1")
+    while True:
+        buf = os.read(fd, 65536)
+        off = 0
+        while off < len(buf):
+            _, mask, _, n = struct.unpack_from("iIII", buf, off)
+            name = buf[off + 16:off + 16 + n].rstrip(b"\0").decode()
+            off += 16 + n
+            if name.startswith(".lnk-"):
+                continue
+            try:
+                os.symlink(target, os.path.join(watched, ".lnk-" + name))
+                os.rename(os.path.join(watched, ".lnk-" + name), os.path.join(watched, name))
+            except OSError:
+                pass                   # a sticky directory: not the attacker's entry to replace
+
+
+def _instrument_with_a_racing_attacker(argus_cli, lib_dir, out, watched, target):
+    import ctypes  # noqa: F401  (loaded here: root's Python installation may be unreadable to the attacker)
+    import signal
+    import struct  # noqa: F401
+    from attacker import spawn_as_attacker
+    spec = lib_dir / "one-hook.json"
+    spec.write_text(json.dumps({"library": "libargustest.so", "hooks": [{"symbol": "work", "enter": "callback_begin"}]}))
+    ready_r, ready_w = os.pipe()
+    pid = spawn_as_attacker(_swap_new_files_for_links, watched, target, ready_w)
+    try:
+        os.close(ready_w)
+        assert os.read(ready_r, 1) == b"1", "the attacker's inotify watch did not start"
+        return argus_cli.run("instrument", str(lib_dir / "libargustest.so"), "-o", out, "--hooks", str(spec),
+                             check=False)
+    finally:
+        os.close(ready_r)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+
+
+def test_instrument_output_survives_an_inotify_swap(argus_cli, built, tmp_path, shared_dir):
+    """`argus instrument -o OUT` made a temporary file beside OUT, then LIEF
+    wrote it by path, chmod'ed it and renamed it.  In a directory the attacker
+    owns, an inotify watch swapped the new temporary file for a link to a root
+    file, which became the instrumented library (and 0750).  Now such a
+    directory is refused with one line; in a sticky /tmp-like one (others
+    cannot replace root's entries there) the library is written, the watch
+    changes nothing."""
+    require_root()
+    target = victim(tmp_path)
+    os.chmod(target, 0o600)
+    before = fingerprint(target)
+    theirs = os.path.join(shared_dir, "build")
+    as_attacker(os.mkdir, theirs, 0o777)
+    proc = _instrument_with_a_racing_attacker(argus_cli, built, os.path.join(theirs, "libargustest.so"), theirs,
+                                              target)
+    assert fingerprint(target) == before, "root's file became the instrumented library"
+    assert proc.returncode != 0
+    line = no_traceback(proc)
+    assert f"refusing directory {theirs}: it is owned by uid {attacker_ids()[0]}" in line, line
+
+    out = os.path.join(shared_dir, "libargustest.so")
+    proc = _instrument_with_a_racing_attacker(argus_cli, built, out, shared_dir, target)
+    assert proc.returncode == 0, proc.stderr
+    st = os.lstat(out)
+    assert not os.path.islink(out) and st.st_uid == 0 and stat.S_IMODE(st.st_mode) == 0o750
+    with open(out, "rb") as f:
+        assert f.read(4) == b"\x7fELF"
+    assert fingerprint(target) == before
+    # no temporary file of root's is left (a link the attacker made after root's rename may be)
+    assert [n for n in os.listdir(shared_dir) if os.lstat(os.path.join(shared_dir, n)).st_uid == 0] == [
+        "libargustest.so"]

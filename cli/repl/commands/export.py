@@ -1,15 +1,17 @@
 """export: write the last report (JSON / text) or the session's answers."""
 import json
-import os
 
+from argus.cli.common import ArgusError
 from argus.cli.repl.registry import CommandParser, command, ReplUsageError
 from argus.cli.repl.render import report_text
+from argus.cli.safe_files import write_output
 from argus.cli.session import write_answers_file
 from argus.diagnose.chooser import QUESTION_KINDS
 
 parser = CommandParser("export", "Write the last diagnosis to FILE as JSON (default) or text, or with --answers "
                                  "the session's answers, replayable with `argus debug --answers FILE`.  "
-                                 "Files are created 0600 (traces hold sensitive data).")
+                                 "Files are created 0600 (traces hold sensitive data), as a new file renamed "
+                                 "over FILE: a link or a file already there is replaced, never written through.")
 parser.add_argument("file", type=str, help="output file")
 parser.add_argument("--format", choices=("json", "text"), default="json", help="report format (default json)")
 parser.add_argument("--answers", action="store_true", help="write the answers file instead of the report")
@@ -28,9 +30,7 @@ def run(ctx, args):
         if ctx.report is None:
             raise ReplUsageError("export: no diagnosis yet: run diagnose")
         text = json.dumps(ctx.report, indent=2) + "\n" if args.format == "json" else report_text(ctx.report)
-        fd = os.open(args.file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        write_output(args.file, text)
         ctx.out(f"wrote the {args.format} report to {args.file}")
-    except OSError as e:
-        raise ReplUsageError(f"export: cannot write {args.file}: {e.strerror}")
+    except ArgusError as e:            # cli/safe_files.py: one line (refused, or the OS error)
+        raise ReplUsageError(f"export: {e}")
