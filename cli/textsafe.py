@@ -10,28 +10,64 @@ cannot fake a line); safe_lines() escapes a whole output (our own newlines and
 tabs kept).  The REPL's rich console additionally renders with markup off,
 so "[bold]" in a name is printed as is.  --json output needs none of this:
 json.dumps escapes control characters itself.
-"""
-import re
 
-_FIELD = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+Invisible format characters (Unicode category Cf: the bidi overrides and
+isolates U+202A-202E / U+2066-2069, the marks U+200E/F, zero-width spaces
+and joiners...) and the line and paragraph separators U+2028/9 are escaped
+too, as \\uXXXX: "evil\\u202egnp.exe" would otherwise display reversed,
+and a name could make a path or a line read as something else.
+"""
+import functools
+import re
+import unicodedata
+
+_C0_C1 = r"\x00-\x1f\x7f-\x9f"
+_C0_C1_NOT_NL_TAB = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
+_FIELD = re.compile(f"[{_C0_C1}]")
+_LINES = re.compile(f"[{_C0_C1_NOT_NL_TAB}]")
+
+
+@functools.cache
+def _invisible_class():
+    """A regex character class of every Cf, Zl and Zp code point (built on
+    the first non-ASCII text: they all lie below U+30000 or in plane 14)."""
+    ranges = []
+    for cp in [*range(0xA0, 0x30000), *range(0xE0000, 0xE1000)]:
+        if unicodedata.category(chr(cp)) in ("Cf", "Zl", "Zp"):
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1][1] = cp
+            else:
+                ranges.append([cp, cp])
+    return "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+
+
+@functools.cache
+def _pattern(keep_lines):
+    return re.compile(f"[{_C0_C1_NOT_NL_TAB if keep_lines else _C0_C1}{_invisible_class()}]")
 
 
 def _escape(m):
     c = m.group()
-    return "\\e" if c == "\x1b" else f"\\x{ord(c):02x}"
+    if c == "\x1b":
+        return "\\e"
+    cp = ord(c)
+    return f"\\x{cp:02x}" if cp <= 0xff else f"\\u{cp:04x}" if cp <= 0xffff else f"\\U{cp:08x}"
+
+
+def _sub(text, keep_lines):
+    text = str(text)
+    pattern = (_LINES if keep_lines else _FIELD) if text.isascii() else _pattern(keep_lines)
+    return pattern.sub(_escape, text) if pattern.search(text) else text
 
 
 def safe(text):
-    """A field (a name, a path) with every control character escaped."""
-    text = str(text)
-    return _FIELD.sub(_escape, text) if _FIELD.search(text) else text
+    """A field (a name, a path) with every control and format character escaped."""
+    return _sub(text, keep_lines=False)
 
 
 def safe_lines(text):
-    """Output text with control characters escaped, newlines and tabs kept."""
-    text = str(text)
-    return _LINES.sub(_escape, text) if _LINES.search(text) else text
+    """Output text with control and format characters escaped, newlines and tabs kept."""
+    return _sub(text, keep_lines=True)
 
 
 def safe_console(**kw):

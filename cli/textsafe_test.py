@@ -27,3 +27,25 @@ def test_safe_console_prints_markup_and_escapes_literally():
     text = out.getvalue()
     assert "[bold]evil[/bold]\\e[2J x" in text and "[red]\\e[8mhide" in text
     assert "\x1b" not in text
+
+
+def test_bidi_and_other_format_characters_are_escaped():
+    # "evil\u202egnp.exe" would display as "evilexe.png"
+    assert textsafe.safe("evil\u202egnp.exe") == "evil\\u202egnp.exe"
+    assert textsafe.safe("\u2066a\u2067b\u2068c\u2069") == "\\u2066a\\u2067b\\u2068c\\u2069"
+    assert textsafe.safe("x\u200e\u200fy\u200b\ufeff") == "x\\u200e\\u200fy\\u200b\\ufeff"
+    assert textsafe.safe("tag\U000e0041") == "tag\\U000e0041"          # plane-14 tag, Cf too
+    assert textsafe.safe_lines("a\u2028b\n\tc\u202a") == "a\\u2028b\n\tc\\u202a"
+
+
+def test_every_format_character_is_escaped_and_printable_text_kept():
+    import sys
+    import unicodedata
+
+    for cp in range(0xA0, sys.maxunicode + 1):
+        c = chr(cp)
+        cat = unicodedata.category(c)
+        if cat in ("Cf", "Zl", "Zp"):
+            assert textsafe.safe(c).startswith("\\"), hex(cp)
+        elif cat[0] in "LNPS":
+            assert textsafe.safe(c) == c, hex(cp)
