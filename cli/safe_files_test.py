@@ -62,3 +62,42 @@ def test_path_is_private(tmp_path):
     assert safe_files.path_is_private(tmp_path)
     os.chmod(tmp_path, 0o777)
     assert not safe_files.path_is_private(tmp_path / "x")
+
+
+def test_new_file_streams_sets_the_mode_and_leaves_nothing_on_failure(tmp_path):
+    (tmp_path / "out").write_text("old")
+    fd = safe_files.open_dir(tmp_path)
+    umask = os.umask(0o022)
+    try:
+        with pytest.raises(RuntimeError):
+            with safe_files.new_file(fd, "out", 0o644) as f:
+                f.write(b"half")
+                raise RuntimeError("the writer failed")
+        assert sorted(os.listdir(tmp_path)) == ["out"] and (tmp_path / "out").read_text() == "old"
+        os.umask(0o077)
+        with safe_files.new_file(fd, "out", 0o644) as f:
+            for part in (b"a", b"b"):
+                f.write(part)
+        assert (tmp_path / "out").read_bytes() == b"ab"
+        assert (tmp_path / "out").stat().st_mode & 0o777 == 0o644     # the final mode, whatever the umask
+    finally:
+        os.umask(umask)
+        os.close(fd)
+    assert os.listdir(tmp_path) == ["out"]
+
+
+def test_write_output_errors_are_one_line(tmp_path):
+    with pytest.raises(safe_files.ArgusError, match="its directory does not exist"):
+        safe_files.write_output(str(tmp_path / "missing" / "x"), "x")
+    (tmp_path / "d").mkdir()
+    with pytest.raises(safe_files.ArgusError, match="it is a directory"):
+        safe_files.write_output(str(tmp_path / "d"), "x")
+    with pytest.raises(safe_files.ArgusError, match="it names a directory"):
+        safe_files.write_output(str(tmp_path / "d") + "/", "x")
+    os.chmod(tmp_path / "d", 0o777)
+    with pytest.raises(UnsafePath, match="writable by other users"):
+        safe_files.write_output(str(tmp_path / "d" / "x"), "x")
+    os.chmod(tmp_path / "d", 0o1777)            # sticky, like /tmp: allowed for a path the user named
+    safe_files.write_output(str(tmp_path / "d" / "x"), "x")
+    assert sorted(os.listdir(tmp_path / "d")) == ["x"]
+    assert sorted(os.listdir(tmp_path)) == ["d"]
