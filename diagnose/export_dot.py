@@ -10,11 +10,14 @@ red and bold).  Edges: path[i] -> path[i-1] for every step the walk took
 the culprit steps (a recursion into a root cause, no graph edge) dotted.
 
 Every trace-derived string (thread and process names, wait reasons) goes
-through graphviz.escape (backslashes are DOT escapes) and nohtml (a name
-like "<b>" is not an HTML label): the trace chooses text, never markup.
+through textsafe.safe (control bytes and bidi overrides become visible
+escapes, in the DOT file and the SVG alike), graphviz.escape (backslashes
+are DOT escapes) and nohtml (a name like "<b>" is not an HTML label): the
+trace chooses text, never markup.
 SVG: graphviz's pipe() runs the `dot` binary with the source on stdin;
 nothing from the trace reaches a command line.
 """
+from argus.cli.textsafe import safe
 from argus.diagnose import export_model as M
 from argus.diagnose.report import fmt_dur, fmt_rel
 
@@ -22,7 +25,7 @@ from argus.diagnose.report import fmt_dur, fmt_rel
 def _text(s):
     """A DOT label: each line escaped, joined with DOT's centred line break."""
     import graphviz
-    return graphviz.nohtml("\\n".join(graphviz.escape(line) for line in str(s).split("\n")))
+    return graphviz.nohtml("\\n".join(graphviz.escape(safe(line)) for line in str(s).split("\n")))
 
 
 def build(tl):

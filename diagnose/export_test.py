@@ -234,3 +234,16 @@ def test_timeline_pools_states_shorter_than_a_pixel():
     assert drawn[-1] == ("blocked", t, t + 600_000_000, "read(fd 3)")          # a long interval stays as it is
     assert {s for s, *_ in drawn[:-1]} == {"runnable"}                         # the dominant state of each pixel
     assert all(a[2] <= b[1] for a, b in zip(drawn, drawn[1:]))
+
+
+def test_exports_escape_control_bytes_and_bidi_overrides():
+    t, info = C.client_daemon()
+    t.rename(C.HELPER, 1, "\x1b[2Jx\x07\u202egnp")
+    g = t.build(trace_end=info["trace_end"])
+    tl = M.timeline(g, diagnose(g, C.APP))
+    svg = export_dot.render_svg(tl)
+    page = report_html.render(to_json(diagnose(g, C.APP)), tl, [], {}, svg)
+    for text in (page, export_dot.render_dot(tl), svg.decode() if isinstance(svg, bytes) else svg):
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    assert "\\e[2Jx\\x07\\u202egnp" in page
+    assert "\\\\e[2Jx\\\\x07\\\\u202egnp" in export_dot.render_dot(tl)    # DOT escapes the backslash

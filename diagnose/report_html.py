@@ -13,7 +13,9 @@ shaded, the path's causal edges as arrows), the chain table, root causes
 the slice graph, rules and notes.
 
 Safety: every string from the trace or the report goes through html.escape
-(names, wait reasons, why texts); the graphviz SVG is embedded as an <img>
+(names, wait reasons, why texts), after textsafe.safe_lines (control bytes
+such as ESC, which `cat` or `less -R` of the file would obey, and bidi
+overrides become visible \\xNN / \\uXXXX escapes); the graphviz SVG is embedded as an <img>
 data: URI (an image never runs script), and a Content-Security-Policy meta
 allows no script, no fetch, only inline style and data: images: the page is
 inert whatever a trace names its threads.  The timeline SVG is written here
@@ -24,6 +26,7 @@ import html
 import os
 import urllib.parse
 
+from argus.cli.textsafe import safe_lines
 from argus.diagnose import export_model as M
 from argus.diagnose.report import evidence_text, fmt_at, fmt_dur, fmt_rel
 
@@ -42,7 +45,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 def esc(x):
-    return html.escape("" if x is None else str(x), quote=True)
+    return html.escape(safe_lines("" if x is None else x), quote=True)
 
 
 def _who(x):
