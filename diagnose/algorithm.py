@@ -58,6 +58,7 @@ from argus.graphbuild import graph as G
 from argus.diagnose import blocktype as B
 from argus.diagnose import baseline as BL
 from argus.diagnose import ownership as OW
+from argus.diagnose import objects as OBJ
 from argus.diagnose.ownership import polled_addresses
 from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
 from argus.diagnose.slice import AutoChooser, interactive_slice, input_slice, EdgeRef, SliceResult, SliceStep
@@ -79,6 +80,7 @@ class PathElem:
     block_type: str
     start_ns: int
     end_ns: int
+    via_baseline: bool = False   # on a baseline's path (a quick instance), not on this hang's own
 
 
 @dataclass
@@ -149,23 +151,36 @@ class _Run:
             c = self._cls[key] = B.classify(self.g, utid, a, b)
         return c
 
-    def add(self, vertex, role, depth, edge, a, b, start=None, end=None):
+    def add(self, vertex, role, depth, edge, a, b, start=None, end=None, via_baseline=False):
         g = self.g
         utid = int(g.seg.utid[vertex])
         bt = self.cls(utid, a, b).block_type
         if start is None:
             start, end = int(g.seg.start[vertex]), int(g.seg.end[vertex])
-        self.path.append(PathElem(int(vertex), utid, role, depth, edge, bt, int(start), int(end)))
+        self.path.append(PathElem(int(vertex), utid, role, depth, edge, bt, int(start), int(end), via_baseline))
 
     def extend(self, res, depth, a, b, first_edge, skip_first=False):
+        base = first_edge is not None and first_edge["type"] == "baseline"
         for i, step in enumerate(res.steps):
             if i == 0:
                 if skip_first:
                     continue
-                self.add(step.vertex, "baseline" if first_edge["type"] == "baseline" else "slice",
-                         depth, first_edge, a, b)
+                self.add(step.vertex, "baseline" if base else "slice", depth, first_edge, a, b, via_baseline=base)
             else:
-                self.add(step.vertex, "slice", depth, _edge_dict(step.edge), a, b)
+                self.add(step.vertex, "slice", depth, _edge_dict(step.edge), a, b, via_baseline=base)
+
+    def baseline_evidence(self, v, depth, a, b, info):
+        """The hang's own waker explained it; a quick instance of the same
+        wait still shows what a normal run takes (what-if, compare).  Its
+        path is added for that, marked via_baseline, and is no source of
+        root causes; it is chosen without a question (the ranking's first
+        kind), since nothing is decided by it."""
+        cands = BL.find_wait_baselines(self.g, v, self.threshold_ns, hang_start=a)
+        if not cands:
+            return
+        chosen = BL.group_by_signature(self.g, cands)[0]
+        info["baseline"] = chosen
+        self.extend(interactive_slice(self.g, chosen.successor, AutoChooser()), depth, a, b, _pseudo("baseline"))
 
     # --- root causes ---
     def why(self, c, relation=""):
@@ -329,6 +344,15 @@ class _Run:
             pass
         elif bt == B.LONG_WAIT:
             res, weak_owners = self.strong_owner_first(utid, v, a, b, depth, info)
+            nxt = _woken_successor(g, v)
+            if res is None and nxt >= 0 and not g.edges.weak[W.ending_edge(g, v)]:
+                # the hung wait's own waker first: it ended this wait
+                res = interactive_slice(g, nxt, self.chooser)
+                self.extend(res, depth, a, b, _pseudo("program_order"))
+                self.baseline_evidence(v, depth, a, b, info)
+            if res is None and W.ending_edge(g, v) < 0:
+                # still waiting (or the kernel ended it): whoever holds the other end
+                res = self.follow_owner(v, OBJ.other_end_holders(g, v, a, b), depth, a, b, info)
             if res is None:
                 cands = BL.find_wait_baselines(g, v, self.threshold_ns, hang_start=a)
                 chosen = self.chooser.pick_baseline(cands) if cands else None
@@ -337,11 +361,9 @@ class _Run:
                     res = interactive_slice(g, chosen.successor, self.chooser)
                     self.extend(res, depth, a, b, _pseudo("baseline"))
                     role = "baseline"
-                else:
-                    nxt = _woken_successor(g, v)
-                    if nxt >= 0:
-                        res = interactive_slice(g, nxt, self.chooser)
-                        self.extend(res, depth, a, b, _pseudo("program_order"))
+                elif nxt >= 0:
+                    res = interactive_slice(g, nxt, self.chooser)
+                    self.extend(res, depth, a, b, _pseudo("program_order"))
             if res is None:
                 res = self.follow_owner(v, weak_owners, depth, a, b, info)
             if info["owner"] is not None:

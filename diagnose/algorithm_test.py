@@ -52,9 +52,10 @@ def test_cross_process_root_causes(cross_process):
         (200, HELPER, "helper", "LongRunning", info["daemon_wait_start"], info["daemon_wait_end"], 2, True),
     ]
     d, h = j["root_causes"]
+    # found on the hang's own wake-up path (the reply that ended it), not a baseline's
     assert d["why"] == ("LongWait on futex 0x7f0000002000 for 5.000 s "
-                        "(on the baseline path it woke app/100 at -999.8 ms)")
-    assert h["why"] == ("busy on CPU 99% of the hang (on the baseline path it woke daemond/200 at -999.8 ms); "
+                        "(on the wake-up path it woke app/100 at +5.000 s)")
+    assert h["why"] == ("busy on CPU 99% of the hang (on the wake-up path it woke daemond/200 at +5.000 s); "
                         "work triggered by daemond/200 (wakeup at +15 us); slice reaches back to app/100, "
                         "timer wakeup")
     assert h["origin"]["kind"] == "culled" and h["origin"]["tid"] == APP
@@ -62,19 +63,28 @@ def test_cross_process_root_causes(cross_process):
 
 def test_cross_process_path(cross_process):
     g, info, j = cross_process
+    # the hang's own path first (app <- daemon's reply <- helper <- daemon's request <- app's
+    # request), then request 3's, a quick instance, as evidence (via_baseline: what-if, compare)
+    own = [(APP, "slice", "program_order", 0), (DAEMON, "slice", "wakeup", 0), (HELPER, "slice", "wakeup", 0),
+           (DAEMON, "slice", "wakeup", 0), (APP, "slice", "wakeup", 0)]
+    base = [(APP, "baseline", "baseline", 0), (DAEMON, "slice", "wakeup", 0), (HELPER, "slice", "wakeup", 0),
+            (DAEMON, "slice", "wakeup", 0), (APP, "slice", "wakeup", 0)]
     assert path_summary(j) == [
-        (APP, "spinning", None, 0),
-        (APP, "baseline", "baseline", 0), (DAEMON, "slice", "wakeup", 0), (HELPER, "slice", "wakeup", 0),
-        (DAEMON, "slice", "wakeup", 0), (APP, "slice", "wakeup", 0),
+        (APP, "spinning", None, 0), *own, *base,
         (DAEMON, "culprit", "culprit", 1),
+        (DAEMON, "slice", "program_order", 1), (HELPER, "slice", "wakeup", 1), (DAEMON, "slice", "wakeup", 1),
+        (APP, "slice", "wakeup", 1),
         (DAEMON, "baseline", "baseline", 1), (HELPER, "slice", "wakeup", 1), (DAEMON, "slice", "wakeup", 1),
         (APP, "slice", "wakeup", 1),
         (HELPER, "culprit", "culprit", 2), (DAEMON, "slice", "wakeup", 2), (APP, "slice", "wakeup", 2),
     ]
-    base = info["req"][3]
-    # the baseline path is request 3: app <- daemon reply <- helper <- daemon request <- app timer wake
-    assert [p["start_ns"] for p in j["path"][1:6]] == [
-        base + us(255 + 25), base + us(255 + 5), base + us(45), base + us(20), base]
+    assert [p["via_baseline"] for p in j["path"][:11]] == [False] * 6 + [True] * 5
+    hang = info["hang_req"]
+    assert [p["start_ns"] for p in j["path"][2:6]] == [hang + s(5) + us(60), hang + us(45), hang + us(20), hang]
+    req3 = info["req"][3]
+    # request 3's path: app <- daemon reply <- helper <- daemon request <- app timer wake
+    assert [p["start_ns"] for p in j["path"][6:11]] == [
+        req3 + us(255 + 25), req3 + us(255 + 5), req3 + us(45), req3 + us(20), req3]
     assert [p["block_type"] for p in j["path"][:6]] == \
         ["LongWait", "LongWait", "LongWait", "LongRunning", "LongWait", "LongWait"]
     assert all(p["edge_in"]["weak"] is False for p in j["path"][1:])
@@ -249,8 +259,9 @@ def test_normal_thread_on_the_path_is_skipped():
         t.block(100, X + us(20), "sleep", "nanosleep")
     g = t.build(trace_end=s(5))
     j = to_json(diagnose(g, 100))
-    assert [p["tid"] for p in j["path"] if p["depth"] == 0] == [100, 100, 300, 301, 300, 100]
-    assert [p["block_type"] for p in j["path"] if p["depth"] == 0][2:4] == ["Normal", "LongRunning"]
+    own = [p for p in j["path"] if p["depth"] == 0 and not p["via_baseline"]]
+    assert [p["tid"] for p in own] == [100, 100, 300, 301, 300, 100]
+    assert [p["block_type"] for p in own][2:4] == ["Normal", "LongRunning"]
     assert [(c["tid"], c["block_type"], c["depth"], c["primary"]) for c in j["root_causes"]] == \
         [(301, "LongRunning", 1, True)]
 

@@ -11,7 +11,9 @@ syscall nr N, wait obj O):
   nr are not checked), and ended by a task's wakeup: the
   next segment has an incoming wakeup edge (culled kernel wakeups - timers,
   irqs - are no baseline: nothing on a task's path is to blame).
-  Rank: same thread first, then same wait obj, then before the hang (most
+  Rank: same thread first, then the same kernel object (objects.wait_identity:
+  an inode or socket, a futex of the process; an fd number is no object),
+  then before the hang (most
   recent first), then after it (nearest first).
   Semantic similarity (paper §5.4: "the same high level semantics"), per
   candidate, in [0, 1], the mean of the parts that exist:
@@ -46,6 +48,7 @@ import numpy as np
 
 from argus.tracer import schema
 from argus.graphbuild import graph as G
+from argus.diagnose import objects as OBJ
 
 
 @dataclass
@@ -94,7 +97,8 @@ def find_wait_baselines(g, v, threshold_ns, hang_start=None, limit=50):
     seg = g.seg
     utid = int(seg.utid[v])
     hang_start = int(seg.wait_start[v]) if hang_start is None else int(hang_start)
-    reason, nr, obj = seg.wait_reason[v], seg.wait_nr[v], seg.wait_obj[v]
+    reason, nr = seg.wait_reason[v], seg.wait_nr[v]
+    ident = OBJ.wait_identity(g, v)           # the kernel object, never the fd number
     quick = threshold_ns // 10
     own = set(g.segment_syscalls(v))
     out = []
@@ -117,7 +121,7 @@ def find_wait_baselines(g, v, threshold_ns, hang_start=None, limit=50):
         for c, e in zip(cand[good].tolist(), wake[good].tolist()):
             out.append(Baseline(
                 vertex=c, successor=c + 1, edge=e, utid=u, same_thread=(u == utid),
-                same_obj=bool(seg.wait_obj[c] == obj), before_hang=bool(seg.wait_start[c] < hang_start),
+                same_obj=ident is not None and OBJ.wait_identity(g, c) == ident, before_hang=bool(seg.wait_start[c] < hang_start),
                 wait_start_ns=int(seg.wait_start[c]), wait_ns=int(seg.wait_end[c] - seg.wait_start[c])))
     out.sort(key=lambda b: _rank(b, hang_start))
     out = out[:limit]

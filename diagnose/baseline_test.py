@@ -12,6 +12,7 @@ def test_candidates_and_ranking():
     t.thread(10, T3, "other")
     t.thread(20, WK, "server")
     t.run(WK, 0).run(T, 0).run(T2, 0).run(T3, 0)
+    t.fd_info(T, 0, 5, "pipe", 77).fd_info(T, 0, 6, "pipe", 78)     # one process: T2 shares them
 
     def wait(tid, at, dur, reason="read", sc="read", obj=5, waker=WK):
         t.block(tid, at, reason, sc, obj=obj)
@@ -80,3 +81,32 @@ def test_spurious_wakeup_inside_the_same_syscall_is_no_baseline():
     assert [bool(g.seg.wait_done[v]) for v in segs[:-1]] == [True, False, True]
     bl = find_wait_baselines(g, segs[2], s(2))
     assert [b.wait_start_ns for b in bl] == [s(1)]
+
+
+def test_same_object_is_the_kernel_object_not_the_fd_number():
+    """fd 5 was a file at start-up (an interpreter reading its modules), then
+    a pipe to a child: an earlier quick wait on fd 5 is not on the same
+    object, and a wait on fd 8, a dup of the pipe, is."""
+    t = Trace()
+    t.thread(10, T, "worker")
+    t.thread(20, WK, "server")
+    t.run(WK, 0).run(T, 0)
+
+    def wait(at, fd):
+        t.block(T, at, "read", "read", obj=fd)
+        t.wake(WK, T, at + ms(1)).run(T, at + ms(1))
+
+    t.fd_info(T, s(0.1), 5, "regular", 555)
+    wait(s(0.2), 5)                                  # the file: another object
+    t.fd_info(T, s(0.9), 5, "pipe", 77).fd_info(T, s(0.9), 8, "pipe", 77)
+    wait(s(1.5), 8)                                  # the same pipe through another fd
+    t.block(T, s(3), "read", "read", obj=5)          # the hang, on the pipe
+    t.wake(WK, T, s(6)).run(T, s(6))
+    g = t.build()
+    hang = g.segment_at(g.utid_of_tid(T), s(4))
+    from argus.diagnose.objects import wait_identity
+    assert wait_identity(g, hang) == (2, 77)
+    same = {b.wait_start_ns: b.same_obj for b in find_wait_baselines(g, hang, s(2))}
+    assert same == {s(0.2): False, s(1.5): True}
+    ranked = [b.wait_start_ns for b in find_wait_baselines(g, hang, s(2))]
+    assert ranked == [s(1.5), s(0.2)]       # the same object first, though its fd differs

@@ -193,6 +193,11 @@ def relation_text(g, edge_type, role, other_utid, rel_ns):
 def owner_relation_text(g, o, victim, edge_rel_ns, t0):
     """The relation of a holder (ownership.Owner o) to the victim thread it
     was reached from (its ownership edge at edge_rel_ns after the hang start)."""
+    if o.kind == "channel_peer":
+        return (f"holds the other end of what {thread_label(g, victim)} waits on (inferred: the "
+                f"channel's peer, or a process that inherited it), at {fmt_rel(o.ts - t0)}")
+    if o.kind == "child":
+        return f"is a child process {thread_label(g, victim)} waits for (inferred), at {fmt_rel(o.ts - t0)}"
     if o.edge < 0:
         return (f"holds what {thread_label(g, victim)} polls: it released futex 0x{o.obj:x}, which "
                 f"{thread_label(g, victim)} waited on, at {fmt_rel(o.ts - t0)} (inferred)")
@@ -298,6 +303,7 @@ def to_json(d):
             "start_ns": int(e.start_ns), "end_ns": int(e.end_ns), "block_type": e.block_type,
             "edge_in": _edge_in(e.edge),
             "vertex": int(e.vertex), "role": e.role, "depth": int(e.depth),
+            "via_baseline": bool(e.via_baseline),
         })
         path.append(item)
     causes = []

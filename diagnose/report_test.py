@@ -66,13 +66,17 @@ def test_text_rendering_cross_process_and_json_roundtrip():
     assert lines[0] == "Hang in app/100 (process app/100): LongWait for 5.000 s, ended at +5.000 s"
     assert lines[3] == "  baseline: a 250 us wait at -1.000 s (same thread, same object)"
     assert lines[6].split() == ["#", "thread", "process", "start", "end", "block", "type", "edge", "in", "role"]
-    assert lines[13].split() == ["6", "daemond/200", "daemond/200", "+30", "us", "+5.000", "s", "LongWait",
+    assert lines[8].split() == ["1", "app/100", "app/100", "+5.000", "s", "+5.000", "s", "LongWait",
+                                "program_order", "slice"]      # the hang's own waker first
+    assert lines[13].split() == ["6", "app/100", "app/100", "-999.8", "ms", "-999.7", "ms", "LongWait",
+                                 "baseline", "baseline"]       # then a quick instance, as evidence
+    assert lines[18].split() == ["11", "daemond/200", "daemond/200", "+30", "us", "+5.000", "s", "LongWait",
                                  "culprit", "culprit", "d1"]
     i = lines.index("Root causes (by depth; * = primary: the deepest, the culprit of the culprit):")
     assert lines[i + 1] == "    depth 1  daemond/200 (process daemond/200)  LongWait  +30 us .. +5.000 s"
     assert lines[i + 3].startswith("      what-if: if it took its baseline (200 us, baseline wait)")
     assert lines[i + 4] == "  * depth 2  helper/201 (process daemond/200)  LongRunning  +30 us .. +5.000 s"
-    assert lines[-1] == "Queries: 0; path length 14 (automatic answers, as --auto)"
+    assert lines[-1] == "Queries: 0; path length 23 (automatic answers, as --auto)"
 
 
 def test_hangs_listing():

@@ -62,7 +62,7 @@ def link(nodes, root):
 def baseline_duration(g, r, path, threshold_ns):
     """B(r) in ns, with where it came from, or (None, None)."""
     if r.block_type == B.LONG_RUNNING:
-        runs = [e for e in path if e.utid == r.utid and e.role in ("baseline", "slice")
+        runs = [e for e in path if e.utid == r.utid and e.via_baseline
                 and e.block_type == B.LONG_RUNNING and e.vertex != r.vertex]
         if runs:
             v = runs[0].vertex

@@ -100,6 +100,13 @@ class Trace:
         return self
 
     # --- scheduling ---
+    def fd_info(self, tid, at, fd, kind, local, peer=0, family=0, inode=None):
+        """FD_INFO: the channel identity of (tid's process, fd), as the tracer
+        writes it the first time the fd is used (kind: schema.FD_* or its name)."""
+        kind = kind if isinstance(kind, int) else {v: k for k, v in schema.FD_KIND_NAMES.items()}[kind]
+        return self.row(at, tid, schema.FD_INFO, aux=fd, state=kind, reason=family, obj=local if inode is None
+                        else inode, obj2=local, val=peer)
+
     def run(self, tid, at, until=None, preempt=False, ret=0):
         """SWITCH_IN at `at` (plus the SYSCALL_EXIT of the syscall the thread
         blocked in, with `ret`); with `until`, a SWITCH_OUT there: RUNNABLE
@@ -280,6 +287,8 @@ def client_daemon(n_baseline=4, hang_s=5.0, period_s=1.0, work_us=200, trace_end
     t.thread(DAEMON, DAEMON, "daemond")
     t.thread(DAEMON, HELPER, "helper")
     info = {"req": []}
+    t.fd_info(APP, 0, APP_FD, "socket", 9001, 9002, family=1)        # a unix socketpair
+    t.fd_info(DAEMON, 0, DAEMON_FD, "socket", 9002, 9001, family=1)
     n = n_baseline + 1
     end = None
     for k in range(n):

@@ -1,0 +1,237 @@
+"""Object identity of a wait, and who holds the other end of it.
+
+A blocked thread waits on a kernel object, not on a number: fd 3 at start-up
+was one of the interpreter's files and later a pipe to a child; a futex
+address means something only inside one address space.  So "the same
+object" (baselines, channels) and "the other end" (an ongoing wait) are
+keyed by the object itself:
+
+  fd waits    (read, write, accept, poll on one fd, ...): the FD_INFO record
+              of (pid, fd) that was current at the wait (the latest at or
+              before its end; the tracer writes one when a (pid, fd, inode)
+              is first used).  Key: (kind, local) for pipes, eventfds, files,
+              ttys (a pipe's two ends share the inode), (kind, local, peer)
+              for sockets (one connection: a TCP server's accepted sockets
+              share their local end).
+  futex       ("futex", pid, address): threads of one process share the
+              address space.
+  child wait  ("child", pid): wait4 / waitid of a process.
+  otherwise   None: unknown, never "the same" as anything.
+
+Who holds the other end (other_end_holders), for a wait that no task's
+wakeup ended (still going on at trace end, or ended by the kernel), ranked:
+  1. peers known from FD_INFO: a pipe's or eventfd's other holders (other
+     processes with the same object), a unix socket's peer (the process whose
+     end's local is our peer), a TCP/UDP peer (local and peer swapped);
+  2. the waiter's descendants alive at the wait (they inherited its fds: a
+     forked child computing before it writes has never used the fd, so the
+     tracer has no FD_INFO of it), for pipes, sockets and child waits;
+  3. its siblings alive at the wait (a shell pipeline: both stages are the
+     shell's children), for pipes only.
+The holder thread of a process is the one that used the object last
+(FD_INFO's tid: a daemon's main thread that reads requests and hands them
+on, a per-connection handler), else its busiest thread in the window.
+Inside a rank, the holder with the most CPU in the window comes first, then
+the lowest utid (a fixed rule, so answers are stable).  Each
+holder is a weak ownership.Owner of kind "channel_peer" / "child" with no
+graph edge (edge -1), at its segment at the end of the wait.
+
+Invariants: a key never contains an fd number; the waiter's own process is
+never a holder; at most one Owner per holder process.
+"""
+import numpy as np
+
+from argus.tracer import schema
+from argus.diagnose import blocktype as B
+
+FD_WAITS = (schema.WAIT_READ, schema.WAIT_WRITE, schema.WAIT_ACCEPT, schema.WAIT_POLL)
+CHANNEL_KINDS = (schema.FD_PIPE, schema.FD_SOCKET, schema.FD_EVENTFD)
+KIND_PEER, KIND_CHILD = "channel_peer", "child"
+AF_UNIX = 1
+_COLS = ("fd", "kind", "family", "local", "peer")
+
+
+class FdTable:
+    """The trace's FD_INFO records as columns, in time order (built once per graph)."""
+
+    def __init__(self, g):
+        r = g.rows
+        f = r[r["type"] == schema.FD_INFO]
+        f = f[np.argsort(f["ts_ns"], kind="stable")]
+        self.ts = f["ts_ns"].astype(np.int64)
+        self.pid = f["pid"].astype(np.int64)
+        self.tid = f["tid"].astype(np.int64)
+        c = {k: schema.column(schema.FD_INFO, k) for k in _COLS}
+        self.fd = f[c["fd"]].astype(np.int64)
+        self.kind = f[c["kind"]].astype(np.int64)
+        self.family = f[c["family"]].astype(np.int64)
+        self.local = f[c["local"]].astype(np.uint64)
+        self.peer = f[c["peer"]].astype(np.uint64)
+
+    def at(self, pid, fd, ts):
+        """Index of the latest record of (pid, fd) at or before ts, or -1."""
+        sel = np.flatnonzero((self.pid == pid) & (self.fd == fd) & (self.ts <= ts))
+        return int(sel[-1]) if len(sel) else -1
+
+
+def fd_table(g):
+    t = g.cache.get("objects.fd_table")
+    if t is None:
+        t = g.cache["objects.fd_table"] = FdTable(g)
+    return t
+
+
+def _key(t, i):
+    kind = int(t.kind[i])
+    if kind == schema.FD_SOCKET:
+        return (kind, int(t.local[i]), int(t.peer[i]))
+    return (kind, int(t.local[i]))
+
+
+def waited_fd(g, v):
+    """The fd segment v waits on (the first of a poll set), or None."""
+    seg = g.seg
+    if not seg.wait_known[v] or int(seg.wait_reason[v]) not in FD_WAITS:
+        return None
+    fds = g.wait_fds(v) if int(seg.wait_reason[v]) == schema.WAIT_POLL else []
+    fd = fds[0][0] if fds else int(seg.wait_obj[v])
+    return fd if 0 <= fd < (1 << 31) else None
+
+
+def _fd_record(g, v):
+    fd = waited_fd(g, v)
+    if fd is None:
+        return None, -1
+    t = fd_table(g)
+    pid = int(g.threads.pid[int(g.seg.utid[v])])
+    return t, t.at(pid, fd, int(g.seg.wait_end[v]))
+
+
+def wait_identity(g, v):
+    """The kernel object segment v waits on, as a hashable key (see the top), or None."""
+    seg = g.seg
+    if not seg.wait_known[v]:
+        return None
+    reason = int(seg.wait_reason[v])
+    pid = int(g.threads.pid[int(seg.utid[v])])
+    if reason == schema.WAIT_FUTEX:
+        return ("futex", pid, int(seg.wait_obj[v]))
+    if reason == schema.WAIT_CHILD:
+        return ("child", pid)
+    t, i = _fd_record(g, v)
+    return _key(t, i) if i >= 0 else None
+
+
+def _alive(g, pid, ts):
+    us = g.utids_of_pid(pid)
+    th = g.threads
+    return any(th.start_ts[u] <= ts and (th.end_ts[u] < 0 or th.end_ts[u] >= ts) for u in us)
+
+
+def _children(g):
+    kids = g.cache.get("objects.children")
+    if kids is None:
+        kids = {}
+        for pid, p in g.processes.items():
+            kids.setdefault(int(p.get("ppid") or 0), []).append(int(pid))
+        g.cache["objects.children"] = kids
+    return kids
+
+
+def descendants(g, pid):
+    kids, out, todo = _children(g), [], [int(pid)]
+    while todo and len(out) < 4096:
+        for c in kids.get(todo.pop(), ()):
+            if c != pid and c not in out:
+                out.append(c)
+                todo.append(c)
+    return out
+
+
+def _peer_pids(g, v, pid):
+    """Processes FD_INFO shows at the other end of v's fd (rank 1)."""
+    t, i = _fd_record(g, v)
+    if i < 0:
+        return None, []
+    kind, local, peer = int(t.kind[i]), t.local[i], t.peer[i]
+    if kind not in CHANNEL_KINDS:
+        return kind, []
+    if kind == schema.FD_SOCKET:
+        if not peer:
+            return kind, []
+        sel = (t.kind == kind) & (t.local == peer)
+        if int(t.family[i]) != AF_UNIX:       # inet: the same connection seen from the other end
+            sel &= (t.peer == local) | (t.peer == 0)
+    else:
+        sel = (t.kind == kind) & (t.local == local)
+    sel &= t.ts <= int(g.seg.wait_end[v])
+    users = {}                  # pid -> the thread that used the object last
+    for p, tid in zip(t.pid[sel].tolist(), t.tid[sel].tolist()):
+        if int(p) != pid:
+            users[int(p)] = int(tid)
+    return kind, users
+
+
+def other_end_holders(g, v, a, b):
+    """The ranked holders of the other end of v's wait (see the top): ownership.Owner list."""
+    from argus.diagnose.ownership import Owner
+    seg = g.seg
+    utid = int(seg.utid[v])
+    pid = int(g.threads.pid[utid])
+    at = int(seg.wait_start[v])
+    reason = int(seg.wait_reason[v]) if seg.wait_known[v] else None
+    ranked, users = [], {}
+    if reason == schema.WAIT_CHILD:
+        ranked.append((KIND_CHILD, [p for p in descendants(g, pid) if _alive(g, p, at)]))
+    elif reason in FD_WAITS:
+        kind, peers = _peer_pids(g, v, pid)
+        if kind is not None and kind not in CHANNEL_KINDS:
+            return []             # a regular file, a tty: no task holds its other end
+        ranked.append((KIND_PEER, [p for p in peers if _alive(g, p, at)]))
+        users = peers
+        ranked.append((KIND_PEER, [p for p in descendants(g, pid) if _alive(g, p, at)]))
+        if kind in (None, schema.FD_PIPE):
+            parent = int((g.processes.get(pid) or {}).get("ppid") or 0)
+            sibs = [p for p in _children(g).get(parent, ()) if p != pid and _alive(g, p, at)] if parent > 1 else []
+            ranked.append((KIND_PEER, sibs))
+    out, seen = [], {pid}
+    end = min(int(b), int(seg.wait_end[v]))
+    for kind, pids in ranked:
+        group = []
+        for p in pids:
+            if p in seen:
+                continue
+            seen.add(p)
+            best = _user_thread(g, users.get(p), end, a, b) or _busiest_thread(g, p, a, b)
+            if best is None:
+                continue
+            u, cpu = best
+            group.append(Owner(u, int(g.segment_at(u, end)), -1, kind, True, 1, cpu,
+                               int(seg.wait_obj[v]), end))
+        group.sort(key=lambda o: (-o.cpu_ns, o.utid))
+        out.extend(group)
+    return out
+
+
+def _user_thread(g, tid, at, a, b):
+    """(utid, cpu) of the thread that used the object last, if it still lives at `at`."""
+    if tid is None:
+        return None
+    u = g.utid_of_tid(tid, at=at)
+    if u is None or g.thread_seg_hi[u] == g.thread_seg_lo[u]:
+        return None
+    th = g.threads
+    if th.end_ts[u] >= 0 and th.end_ts[u] < at:
+        return None
+    return u, B.cpu_ns(g, u, a, b)
+
+
+def _busiest_thread(g, pid, a, b):
+    best = None
+    for u in g.utids_of_pid(pid):
+        if g.thread_seg_hi[u] == g.thread_seg_lo[u]:
+            continue
+        cpu = B.cpu_ns(g, u, a, b)
+        if best is None or cpu > best[1]:
+            best = (u, cpu)
+    return best

@@ -1,0 +1,67 @@
+"""Object identity and the other end of a wait, on crafted traces."""
+from support.crafted import Trace, ms, s
+from argus.diagnose import diagnose, to_json
+from argus.diagnose.objects import other_end_holders, wait_identity
+
+PARENT, CHILD, OTHER = 100, 101, 300
+
+
+def _parent_reads_a_pipe_its_child_fills(until):
+    """The parent forks a child that computes (it never touched the pipe, so
+    the tracer has no FD_INFO of it) and reads the pipe; an unrelated busy
+    process runs too."""
+    t = Trace()
+    t.thread(PARENT, PARENT, "server")
+    t.thread(OTHER, OTHER, "noise")
+    t.run(PARENT, 0).run(OTHER, 0)
+    t.busy(OTHER, ms(1), s(4), slice_ns=ms(10), gap_ns=ms(1))
+    t.fd_info(PARENT, ms(5), 3, "pipe", 4242)
+    t.fork(PARENT, CHILD, ms(10), "server", child_pid=CHILD)
+    t.run(CHILD, ms(10))
+    t.busy(CHILD, ms(10), s(3.5), slice_ns=ms(10), gap_ns=us_(50))
+    t.block(PARENT, ms(20), "read", "read", obj=3)
+    return t.build(until=until)
+
+
+def us_(x):
+    return int(x * 1000)
+
+
+def test_an_ongoing_pipe_read_is_held_by_the_child_that_inherited_it():
+    g = _parent_reads_a_pipe_its_child_fills(s(3))
+    v = g.segment_at(g.utid_of_tid(PARENT), s(1))
+    assert wait_identity(g, v) == (2, 4242)
+    holders = other_end_holders(g, v, ms(20), s(3))
+    assert [(int(g.threads.tid[o.utid]), o.kind, o.weak) for o in holders] == [(CHILD, "channel_peer", True)]
+    j = to_json(diagnose(g, PARENT))
+    assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(CHILD, "LongRunning", True)]
+    assert "holds the other end of what server/100 waits on" in j["root_causes"][0]["why"]
+
+
+def test_a_unix_socket_peer_is_found_through_fd_info():
+    t = Trace()
+    t.thread(10, 10, "client")
+    t.thread(20, 20, "server")
+    t.thread(20, 21, "handler")
+    t.run(10, 0).run(20, 0).run(21, 0)
+    t.fd_info(10, ms(1), 4, "socket", 7001, 7002, family=1)
+    t.fd_info(21, ms(2), 9, "socket", 7002, 7001, family=1)      # the handler thread serves it
+    t.busy(21, ms(3), s(3), slice_ns=ms(10), gap_ns=ms(1))
+    t.block(20, ms(3), "poll", "epoll_wait", obj=5)
+    t.block(10, ms(4), "read", "read", obj=4)
+    g = t.build(until=s(3))
+    v = g.segment_at(g.utid_of_tid(10), s(1))
+    (o,) = other_end_holders(g, v, ms(4), s(3))
+    assert int(g.threads.tid[o.utid]) == 21                 # the thread that used it, not the main one
+
+
+def test_a_regular_file_has_no_other_end():
+    t = Trace()
+    t.thread(10, 10, "app")
+    t.thread(11, 11, "child", ppid=10)
+    t.run(10, 0).run(11, 0)
+    t.fd_info(10, ms(1), 4, "regular", 55)
+    t.block(10, ms(4), "read", "read", obj=4)
+    g = t.build(until=s(3))
+    v = g.segment_at(g.utid_of_tid(10), s(1))
+    assert other_end_holders(g, v, ms(4), s(3)) == []
