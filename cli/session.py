@@ -17,11 +17,17 @@ regular file of ours, never a link (argus.cli.safe_files).
                removes them by id
 Every change is committed at once (autocommit): a Ctrl-C, EOF or a killed
 terminal loses nothing already answered.  Errors are SessionError (one line).
+Rows are read as untrusted input (cli/bounded_json.py: bounded size and
+depth, checked types): a damaged row is skipped with one warning line on
+stderr, once per row, and never stops `debug` or `rules list`.
 """
 import json
 import os
 import sqlite3
+import sys
 import time
+
+from argus.cli import bounded_json
 
 from argus.diagnose.chooser import QUESTION_KINDS
 
@@ -41,6 +47,8 @@ CREATE TABLE IF NOT EXISTS rules (
 # Columns added after the first release: (table, column, type), added to an
 # older store on open.
 MIGRATIONS = (("rules", "scope", "TEXT"),)
+MAX_ROW_JSON = 4 << 20        # a report of a large slice is a few hundred KiB
+MAX_ANSWERS_FILE = 1 << 20
 
 
 class SessionError(Exception):
@@ -100,16 +108,29 @@ class Store:
     def get(self, sid=None):
         """A session by id, else the most recently updated one."""
         cols = "id, buffer, pid, tid, hang_start_ns, threshold_ns, status, report"
-        if sid is None:
-            row = self._x(f"SELECT {cols} FROM sessions ORDER BY updated DESC, id DESC LIMIT 1").fetchone()
-            if row is None:
-                raise SessionError(f"no session to resume in {self.path}")
-        else:
-            row = self._x(f"SELECT {cols} FROM sessions WHERE id = ?", (sid,)).fetchone()
-            if row is None:
-                raise SessionError(f"no session {sid} in {self.path}")
         keys = ["id", "buffer", "pid", "tid", "hang_start_ns", "threshold_ns", "status", "report"]
-        return dict(zip(keys, row))
+        if sid is None:
+            rows = self._x(f"SELECT {cols} FROM sessions ORDER BY updated DESC, id DESC")
+        else:
+            rows = self._x(f"SELECT {cols} FROM sessions WHERE id = ?", (sid,))
+        for row in rows:
+            s = dict(zip(keys, row))
+            why = _bad_session(s)
+            if why is None:
+                return s
+            if sid is not None:
+                raise SessionError(f"session {sid} in {self.path} is damaged ({why})")
+            self._warn("sessions", s["id"], why)       # the latest usable one, then
+        if sid is None:
+            raise SessionError(f"no session to resume in {self.path}")
+        raise SessionError(f"no session {sid} in {self.path}")
+
+    def _warn(self, table, rowid, why):
+        """One warning line per damaged row and store."""
+        warned = self.__dict__.setdefault("_warned", set())
+        if (table, rowid) not in warned:
+            warned.add((table, rowid))
+            print(f"warning: skipping damaged row {rowid} of {table} in {self.path}: {why}", file=sys.stderr)
 
     def touch(self, sid):
         self._x("UPDATE sessions SET updated = ? WHERE id = ?", (time.time(), sid))
@@ -129,9 +150,16 @@ class Store:
         self.touch(sid)
 
     def answers(self, sid):
-        rows = self._x("SELECT kind, answer, source, vertex FROM answers WHERE session = ? ORDER BY seq",
+        rows = self._x("SELECT seq, kind, answer, source, vertex FROM answers WHERE session = ? ORDER BY seq",
                        (sid,)).fetchall()
-        return [{"kind": k, "answer": a, "source": s, "vertex": v} for k, a, s, v in rows]
+        out = []
+        for seq, k, a, s, v in rows:
+            if not isinstance(k, str) or not isinstance(a, str) or len(a) > MAX_ROW_JSON \
+                    or not (s is None or isinstance(s, str)) or not (v is None or _is_int(v)):
+                self._warn("answers", f"{sid}/{seq}", "a field of the wrong type")
+                continue
+            out.append({"kind": k, "answer": a, "source": s, "vertex": v})
+        return out
 
     def clear_answers(self, sid):
         self._x("DELETE FROM answers WHERE session = ?", (sid,))
@@ -143,9 +171,17 @@ class Store:
         self.touch(sid)
 
     def annotations(self, sid):
-        rows = self._x("SELECT kind, target, detail FROM annotations WHERE session = ? ORDER BY id",
+        rows = self._x("SELECT id, kind, target, detail FROM annotations WHERE session = ? ORDER BY id",
                        (sid,)).fetchall()
-        return [{"kind": k, "target": t, "detail": json.loads(d) if d else None} for k, t, d in rows]
+        out = []
+        for i, k, t, d in rows:
+            try:
+                detail = bounded_json.loads(d, MAX_ROW_JSON) if d else None
+            except bounded_json.InputError as e:
+                self._warn("annotations", i, f"detail: {e}")
+                continue
+            out.append({"kind": k, "target": t, "detail": detail})
+        return out
 
     def add_rule(self, rule, sid=None):
         """Stores a rule (updating the value and scope of one of the same kind and
@@ -159,9 +195,21 @@ class Store:
 
     def rules(self):
         rows = self._x("SELECT id, kind, key, value, scope, created, session FROM rules ORDER BY id").fetchall()
-        return [{"id": i, "kind": k, "key": json.loads(key), "value": json.loads(v),
-                 "scope": json.loads(sc) if sc else {}, "created": c, "session": ss}
-                for i, k, key, v, sc, c, ss in rows]
+        out = []
+        for i, k, key, v, sc, c, ss in rows:
+            try:
+                rule = {"id": i, "kind": k, "key": bounded_json.loads(key, MAX_ROW_JSON),
+                        "value": bounded_json.loads(v, MAX_ROW_JSON),
+                        "scope": bounded_json.loads(sc, MAX_ROW_JSON) if sc else {}, "created": c, "session": ss}
+            except bounded_json.InputError as e:
+                self._warn("rules", i, str(e))
+                continue
+            why = _bad_rule(rule)
+            if why:
+                self._warn("rules", i, why)
+                continue
+            out.append(rule)
+        return out
 
     def remove_rule(self, rid):
         """Removes rule rid; False when there is none."""
@@ -185,15 +233,58 @@ def write_answers_file(path, answers, meta=None):
 
 
 def read_answers_file(path):
+    """The answers of an `--answers` file: a regular file of at most
+    MAX_ANSWERS_FILE bytes (cli/bounded_json.py).  SessionError (one line)."""
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except OSError as e:
-        raise SessionError(f"cannot read answers file {path}: {e.strerror}")
-    except ValueError:
-        raise SessionError(f"{path} is not an answers file (not JSON)")
+        text = bounded_json.read_regular_file(path, MAX_ANSWERS_FILE)
+    except bounded_json.InputError as e:
+        raise SessionError(f"cannot read answers file {path}: {e}")
+    try:
+        data = bounded_json.loads(text, MAX_ANSWERS_FILE)
+    except bounded_json.InputError as e:
+        raise SessionError(f"{path} is not an answers file ({e})")
     if not isinstance(data, dict) or data.get("schema") != "argus.answers/1" \
             or not isinstance(data.get("answers"), list) \
-            or not all(isinstance(a, dict) and "kind" in a and "answer" in a for a in data["answers"]):
+            or not all(isinstance(a, dict) and isinstance(a.get("kind"), str) and _is_scalar(a.get("answer"))
+                       for a in data["answers"]):
         raise SessionError(f"{path} is not an answers file (schema argus.answers/1)")
-    return [{"kind": str(a["kind"]), "answer": str(a["answer"])} for a in data["answers"]]
+    return [{"kind": a["kind"], "answer": str(a["answer"])} for a in data["answers"]]
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_scalar(v):
+    return isinstance(v, (str, int, float)) and not isinstance(v, bool)
+
+
+def _bad_session(s):
+    """Why a sessions row cannot be used, or None."""
+    if not isinstance(s["buffer"], str):
+        return "buffer is not text"
+    for k in ("pid", "tid", "hang_start_ns", "threshold_ns"):
+        if not _is_int(s[k]) or not 0 <= s[k] < 1 << 64:
+            return f"{k} is not a count"
+    if s["report"] is not None and not isinstance(s["report"], str):
+        return "report is not text"
+    return None
+
+
+def _bad_rule(rule):
+    """Why a decoded rules row cannot be applied, or None: the types that
+    diagnose/rules.py relies on (it reads key fields with .get)."""
+    k, v, scope = rule["key"], rule["value"], rule["scope"]
+    if not isinstance(rule["kind"], str):
+        return "kind is not text"
+    if not isinstance(k, dict):
+        return "key is not an object"
+    if not isinstance(scope, dict) or not isinstance(scope.get("build_id") or "", str):
+        return "scope is not an object"
+    if rule["kind"] == "data_flag" and v is not None:
+        if not isinstance(v, dict):
+            return "value is not an object"
+        if not (_is_int(v.get("addr", 0)) and isinstance(v.get("symbol") or "", str)
+                and isinstance(v.get("image") or "", str)):
+            return "value has a field of the wrong type"
+    return None

@@ -80,3 +80,63 @@ def test_store_of_an_older_release_gains_the_scope_column(tmp_path):
     assert [(r["id"], r["scope"]) for r in st.rules()] == [(1, {})]
     assert st.add_rule({"kind": "data_flag", "key": {"b": 2}, "value": {"addr": 1}, "scope": {"build_id": "ab"}}) == 2
     assert st.rules()[1]["scope"] == {"build_id": "ab"}
+
+
+def test_answers_file_is_bounded_and_regular(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"schema": "argus.answers/1", "answers": ' + "[" * 200_000 + "]" * 200_000 + "}")
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * (2 << 20))
+    nested = tmp_path / "nested.json"
+    nested.write_text('{"schema": "argus.answers/1", "answers": [{"kind": "weak", "answer": [[[]]]}]}')
+    cases = ((fifo, "cannot read answers file .*: not a regular file"),
+             ("/dev/zero", "not a regular file"),
+             (deep, "not an answers file \\(nested deeper than 64 levels\\)"),
+             (big, "larger than"),
+             (nested, "not an answers file"))
+    for path, why in cases:
+        with pytest.raises(SessionError, match=why):
+            read_answers_file(str(path))
+
+
+def _damage(db, sql, *args):
+    import sqlite3
+    con = sqlite3.connect(db)
+    con.execute(sql, args)
+    con.commit()
+    con.close()
+
+
+def test_damaged_rows_are_skipped_with_one_warning_each(tmp_path, capsys):
+    db = str(tmp_path / "s.db")
+    st = Store(db)
+    old = st.create(str(tmp_path / "t.argus"), hang(), 2_000_000_000)
+    sid = st.create(str(tmp_path / "t.argus"), hang(), 2_000_000_000)
+    st.add_answer(sid, {"kind": "weak", "answer": "f"})
+    st.add_answer(sid, {"kind": "go_on", "answer": "n"})
+    st.annotate(sid, "not_causal", 17, {"edge_type": "wakeup"})
+    st.annotate(sid, "data_flag", 18, {"x": 1})
+    good = st.add_rule({"kind": "data_flag", "key": {"process": "p", "thread": "t"}, "value": {"addr": 16}})
+    for k in ("a", "b", "c", "d"):
+        st.add_rule({"kind": "not_causal", "key": {k: 1}, "value": None})
+    st.close()
+    _damage(db, "UPDATE rules SET value = '{' WHERE id = 2")                                 # not JSON
+    _damage(db, "UPDATE rules SET key = ? WHERE id = 3", "[" * 100_000 + "]" * 100_000)      # too deep
+    _damage(db, "UPDATE rules SET scope = '[1]' WHERE id = 4")                               # wrong type
+    _damage(db, "UPDATE rules SET kind = 'data_flag', value = '{\"addr\": \"x\"}' WHERE id = 5")
+    _damage(db, "UPDATE annotations SET detail = 'nope' WHERE target = '18'")
+    _damage(db, "UPDATE answers SET answer = x'00ff' WHERE seq = 1")                          # a blob
+    _damage(db, "UPDATE sessions SET pid = 'one', updated = 1e12 WHERE id = ?", old)         # newest, damaged
+    st = Store(db)
+    for _ in range(2):                                                  # warned once per row
+        assert [r["id"] for r in st.rules()] == [good]
+        assert [a["kind"] for a in st.annotations(sid)] == ["not_causal"]
+        assert [a["kind"] for a in st.answers(sid)] == ["weak"]
+        assert st.get()["id"] == sid                                    # the latest usable session
+    with pytest.raises(SessionError, match=f"session {old} in .* is damaged \\(pid is not a count\\)"):
+        st.get(old)
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 7 and all(line.startswith("warning: skipping damaged row") for line in err), err
+    assert "Traceback" not in "\n".join(err)

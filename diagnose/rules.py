@@ -117,13 +117,15 @@ def data_flag_rule(process, thread, value, scope=None):
 def describe(rule):
     """One line: what the rule says."""
     k = rule["key"]
+    f = {n: k.get(n, "?") for n in ("edge_type", "src_thread", "src_process", "dst_thread", "dst_process", "wait",
+                                    "thread", "process")}   # a stored rule may lack one (cli/session.py)
     if rule["kind"] == "not_causal":
-        txt = (f"not causal: {k['edge_type']} {k['src_thread']} ({k['src_process']}) -> {k['dst_thread']} "
-               f"({k['dst_process']}) ending a {k['wait']} wait")
+        txt = (f"not causal: {f['edge_type']} {f['src_thread']} ({f['src_process']}) -> {f['dst_thread']} "
+               f"({f['dst_process']}) ending a {f['wait']} wait")
     elif rule["kind"] == "data_flag":
         v = rule.get("value") or {}
         flag = f"{v.get('image') or '?'}:{v['symbol']}" if v.get("symbol") else f"0x{int(v.get('addr', 0)):x}"
-        txt = f"data flag: {k['thread']} ({k['process']}) polls {flag}"
+        txt = f"data flag: {f['thread']} ({f['process']}) polls {flag}"
     else:
         txt = f"{rule['kind']} {k}"
     bid = (rule.get("scope") or {}).get("build_id")
