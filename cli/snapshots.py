@@ -6,8 +6,8 @@ around each hang into STATE_DIR/snapshots/<id>.argus, a file in the ring
 buffer format (so the loader's trust checks all apply), and <id>.json, what
 the detector knew: pid, tid, names, start, length, its block type guess.
 
-The .json is data, read with json.loads (at most MAX_META bytes) and checked
-field by field; a snapshot whose metadata is missing, damaged or disagrees
+The .json is data, read with bounded_json.loads (at most MAX_META bytes and
+64 levels deep, a regular file of root's or ours) and checked field by field; a snapshot whose metadata is missing, damaged or disagrees
 with its types is listed as damaged, never trusted.  Ids are checked against
 ID_RE before they name a file: an id never reaches a path with a '/' or '..'.
 """
@@ -15,6 +15,7 @@ import json
 import os
 import re
 
+from argus.cli import bounded_json
 from argus.cli.common import STATE_DIR, ArgusError
 
 SNAPSHOT_DIR = os.path.join(STATE_DIR, "snapshots")
@@ -68,8 +69,8 @@ def _read_meta(dir_fd, sid):
     if len(data) > MAX_META:
         return None
     try:
-        return _check_meta(json.loads(data), sid)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        return _check_meta(bounded_json.loads(data, MAX_META), sid)
+    except bounded_json.InputError:
         return None
 
 

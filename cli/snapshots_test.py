@@ -82,3 +82,16 @@ def test_no_directory_lists_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(S, "SNAPSHOT_DIR", str(tmp_path / "none"))
     assert S.list_snapshots() == []
     assert "no recorded hangs" in S.render_text([])
+
+
+def test_hostile_metadata_files_are_damaged_not_fatal(snapdir):
+    ids = [f"20261123T1200{i:02d}-1" for i in range(5)]
+    _put(snapdir, ids[0], '{"schema": ' + "[" * 100_000 + "]" * 100_000 + "}")   # deep
+    _put(snapdir, ids[1], json.dumps(_meta(ids[1], comm="x" * (S.MAX_META + 10))))  # too large
+    _put(snapdir, ids[2], None)
+    os.mkfifo(snapdir / f"{ids[2]}.json")                                          # a FIFO: no hang
+    _put(snapdir, ids[3], None)
+    os.symlink("/dev/zero", snapdir / f"{ids[3]}.json")                            # a link: refused
+    _put(snapdir, ids[4], _meta(ids[4]))
+    out = S.list_snapshots()
+    assert [(sid, meta is None) for sid, meta in out] == [(i, i != ids[4]) for i in ids], out
