@@ -14,6 +14,7 @@ import argparse
 import os
 import select
 import subprocess
+import sys
 import time
 
 from argus.cli import control
@@ -108,11 +109,11 @@ def start_daemon(buffer, size, extra_flags=(), force=False):
         if buffer and os.path.abspath(buffer) != current:
             raise ArgusError(f"already tracing into {current} (pid {running.get('pid')}); `argus stop` first")
         return current, False
+    check_state_dir()
     buffer = os.path.abspath(buffer or DEFAULT_BUFFER)
     size_bytes, fresh = check_existing_buffer(buffer, None if size is None else parse_size(size), force)
     os.makedirs(os.path.dirname(buffer), exist_ok=True)
-    if not os.path.exists(buffer) and free_disk_bytes(buffer) < (64 << 20):
-        raise ArgusError(f"not enough free disk for {buffer}")
+    check_free_disk(buffer, size_bytes, bool(fresh))
 
     argusd = native_path("argusd")
     read_fd, write_fd = os.pipe()
@@ -135,6 +136,41 @@ def start_daemon(buffer, size, extra_flags=(), force=False):
     write_state({"buffer": buffer, "socket": SOCKET_PATH, "size": size_bytes})
     remember_buffer(buffer)
     return buffer, True
+
+
+def check_state_dir():
+    """STATE_DIR (snapshots, the last buffer's name, the default buffer) is
+    root's (or the caller's), nobody else may write it, and it is no link:
+    refused otherwise, with one line.  Someone who can write it could swap
+    the snapshot directory inside it for another one (issue 23)."""
+    fd = open_run_dir(create=True, directory=STATE_DIR)
+    os.close(fd)
+
+
+MIN_FREE = 64 << 20    # below this the ring would hold next to nothing
+
+
+def check_free_disk(buffer, size_bytes, fresh):
+    """Free space for the whole buffer, new or continued (its blocks already
+    allocated count): refused when even MIN_FREE (or the buffer, if smaller)
+    cannot be had; otherwise, when the buffer cannot be allocated in full,
+    one line says so (argusd then keeps tracing in the chunks it gets, and
+    `argus status` says disk_full)."""
+    from argus.cli.cmd_status import fmt_bytes
+
+    allocated = 0
+    if not fresh:
+        try:
+            allocated = os.stat(buffer).st_blocks * 512
+        except OSError:
+            pass
+    free = free_disk_bytes(buffer)
+    if free + allocated < min(MIN_FREE, size_bytes):
+        raise ArgusError(f"not enough free disk for {buffer}: {fmt_bytes(free)} free on its file system")
+    if allocated + free < size_bytes:
+        print(f"argus: only {fmt_bytes(free)} free for the {fmt_bytes(size_bytes)} buffer {buffer} "
+              f"({fmt_bytes(allocated)} allocated): the buffer cannot be allocated in full; once the disk "
+              "is full the ring keeps the chunks it has (`argus status` says disk_full)", file=sys.stderr)
 
 
 def _open_log(log_path):
@@ -212,7 +248,7 @@ def hang_detector_flags(args):
             raise ArgusError(f"--watch-comm {name!r}: a process name of 1 to 15 bytes, no spaces")
     if any(pid <= 0 for pid in args.watch_pid):
         raise ArgusError("--watch-pid needs a positive process id")
-    os.makedirs(STATE_DIR, mode=0o700, exist_ok=True)
+    check_state_dir()
     flags = ["--snapshot-dir", snapshot_dir(), "--hang-threshold-ms", str(max(1, int(args.hang_threshold * 1000))),
              "--snapshot-before-s", str(args.snapshot_before), "--snapshot-max-count", str(args.snapshot_max_count),
              "--snapshot-max-total", str(parse_size(args.snapshot_max_total))]

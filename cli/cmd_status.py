@@ -1,7 +1,10 @@
 """`argus status`: is tracing live, how fast, how full, what was lost.
 
 Live numbers come from the daemon (events/s over its last few seconds); when
-no daemon runs, the buffer's own header still says what it holds.
+no daemon runs, the buffer's own header still says what it holds.  Either
+way the header says the history the buffer holds (history_s) and whether the
+disk is full (disk_full, disk_full_since: the ring then goes on in the chunks
+it has, docs/linux-tracer.md).
 """
 import json
 import os
@@ -52,6 +55,7 @@ def run(args):
         }
     if not info["tracing"]:
         info.update(_dropped(info.get("buffer")))   # live: chunks are taken while read, and polls must stay cheap
+    info.update(_history(info.get("buffer")))
     if args.json:
         print(json.dumps(info))
         return 0
@@ -76,12 +80,38 @@ def run(args):
     print(f"bytes/event:    {info.get('bytes_per_event', 0):.1f}")
     print(f"recorded:       {fmt_bytes(info.get('bytes', 0))}")
     print(f"fill:           {100.0 * info.get('fill', 0):.1f} %")
+    if "history_s" in info:
+        print(f"history:        {info['history_s']:,.1f} s in the buffer")
+    if info.get("disk_full"):
+        print(f"disk full:      since {safe(info.get('disk_full_since', '?'))} (ENOSPC): the ring goes on in the "
+              f"chunks it has, {info.get('history_s', 0):,.1f} s of history; free disk space to grow it")
     print(f"lost:           {info.get('lost', 0):,}")
     print(f"overwritten:    {info.get('overwritten', 0):,}")
     if "torn_chunks" in info:
         print(f"torn chunks:    {info['torn_chunks']:,}")
         print(f"bad records:    {info['bad_records']:,}")
     return 0
+
+
+def _history(path):
+    """From the buffer's header, whoever writes it: {history_s: the time its
+    readable records span, disk_full, and when full, disk_full_since (local
+    time) and disk_full_since_ns (CLOCK_REALTIME)}; {} when it cannot be read."""
+    import time
+    from argus.tracer import reader
+
+    if not path or not os.access(path, os.R_OK):
+        return {}
+    try:
+        st = reader.buffer_stats(path)
+    except reader.TraceError:
+        return {}
+    first, last, since = st.get("first_ts", 0), st.get("last_ts", 0), st.get("disk_full_since_ns", 0)
+    out = {"history_s": round((last - first) / 1e9, 3) if last > first else 0.0, "disk_full": bool(since)}
+    if since:
+        out["disk_full_since_ns"] = since
+        out["disk_full_since"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(since / 1e9))
+    return out
 
 
 def _dropped(path):

@@ -99,6 +99,10 @@ struct argus_rb {
 	int create_dfd;
 	char create_name[256];
 	char create_tmp[PATH_MAX];
+	/* argus_rb_keep_on_full_disk: reuse allocated chunks on ENOSPC; while
+	 * the disk is full, no new chunk's blocks are tried before this time */
+	bool keep_on_full_disk;
+	uint64_t nospace_retry_ns;
 };
 
 /* ---- errors ------------------------------------------------------------- */
@@ -465,10 +469,11 @@ static int create_file(struct argus_rb *rb, const char *path)
 	return 0;
 }
 
+static int init_new_file(struct argus_rb *rb, uint64_t size, uint32_t chunk_size, const struct layout *lp);
+
 int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct argus_rb **out)
 {
 	struct argus_rb *rb = handle_new(path);
-	struct argus_rb_file_header h;
 	struct layout l;
 	int rc;
 
@@ -486,14 +491,61 @@ int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct
 	rc = create_file(rb, path);
 	if (rc)
 		return rc;
+	rc = init_new_file(rb, size, chunk_size, &l);
+	if (rc)
+		return drop_tmp(rb, rc);
+	/* Publish: the complete buffer replaces whatever is at the path (a link
+	 * planted there is replaced, not followed). */
+	if (renameat(rb->create_dfd, rb->create_tmp, rb->create_dfd, rb->create_name) < 0)
+		return drop_tmp(rb, fail(rb, errno, "rename into place: %s", strerror(errno)));
+	close(rb->create_dfd);
+	rb->create_dfd = -1;
+	return 0;
+}
+
+int argus_rb_create_fd(int fd, uint64_t size, uint32_t chunk_size, struct argus_rb **out)
+{
+	struct argus_rb *rb = handle_new("(new file)");
+	struct layout l;
+
+	*out = rb;
+	if (!rb)
+		return -ENOMEM;
+	rb->writable = 1;
+	if (chunk_size % 8 || chunk_size < ARGUS_EVENT_MAX_SIZE)
+		return fail(rb, EINVAL, "chunk size %u: must be a multiple of 8 and >= %u",
+			    chunk_size, ARGUS_EVENT_MAX_SIZE);
+	if (compute_layout(size, chunk_size, &l) < 0)
+		return fail(rb, EINVAL, "size %llu holds fewer than %u chunks of %u bytes",
+			    (unsigned long long)size, MIN_CHUNKS, chunk_size);
+	rb->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (rb->fd < 0)
+		return fail(rb, errno, "dup: %s", strerror(errno));
+	return init_new_file(rb, size, chunk_size, &l);
+}
+
+/* A new buffer in rb->fd (empty, ours): size, mapping, header. */
+static int init_new_file(struct argus_rb *rb, uint64_t size, uint32_t chunk_size, const struct layout *lp)
+{
+	struct argus_rb_file_header h;
+	struct layout l = *lp;
+	int rc;
+
 	/* Sparse: only touched chunks take disk space.  ftruncate zero-fills, so
 	 * every chunk starts FREE with nothing committed. */
 	if (ftruncate(rb->fd, (off_t)size) < 0)
-		return drop_tmp(rb, fail(rb, errno, "ftruncate to %llu bytes: %s", (unsigned long long)size,
-					 strerror(errno)));
+		return fail(rb, errno, "ftruncate to %llu bytes: %s", (unsigned long long)size, strerror(errno));
+#ifndef __APPLE__
+	/* The header and chunk table are stored through the mapping: their
+	 * blocks first, so a full disk is ENOSPC here, not SIGBUS below
+	 * (filesystems without fallocate keep the old behaviour). */
+	rc = posix_fallocate(rb->fd, 0, (off_t)l.data_offset);
+	if (rc && rc != EOPNOTSUPP && rc != EINVAL)
+		return fail(rb, rc, "cannot allocate disk for the header: %s", strerror(rc));
+#endif
 	rc = map_file(rb, size);
 	if (rc)
-		return drop_tmp(rb, rc);
+		return rc;
 
 	memset(&h, 0, sizeof h);
 	h.version = ARGUS_RB_VERSION;
@@ -513,12 +565,6 @@ int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(rb->hdr->magic, ARGUS_RB_MAGIC, sizeof h.magic);
 	adopt_geometry(rb, &h);
-	/* Publish: the complete buffer replaces whatever is at the path (a link
-	 * planted there is replaced, not followed). */
-	if (renameat(rb->create_dfd, rb->create_tmp, rb->create_dfd, rb->create_name) < 0)
-		return drop_tmp(rb, fail(rb, errno, "rename into place: %s", strerror(errno)));
-	close(rb->create_dfd);
-	rb->create_dfd = -1;
 	return 0;
 }
 
@@ -728,12 +774,53 @@ static int reserve_chunk_blocks(struct argus_rb *rb, uint32_t idx)
 	return -1;
 }
 
+void argus_rb_keep_on_full_disk(struct argus_rb *rb)
+{
+	rb->keep_on_full_disk = true;
+	/* a new session: a full disk of an earlier one is found again if it is
+	 * still full (statistics flag, orders nothing) */
+	if (rb->writable)
+		__atomic_store_n(&rb->hdr->disk_full_since_ns, 0, __ATOMIC_RELAXED);
+}
+
+#define NOSPACE_RETRY_NS 1000000000ull
+
+/* keep_on_full_disk: a FREE chunk whose blocks cannot be had now.  True while
+ * the last failure is under a second old (no fallocate tried), else tries
+ * them; the header says since when the disk is full, or that it no longer is. */
+static bool chunk_blocks_unavailable(struct argus_rb *rb, uint32_t idx, int *err)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (rb->nospace_retry_ns && now < rb->nospace_retry_ns) {
+		*err = ENOSPC;
+		return true;
+	}
+	if (reserve_chunk_blocks(rb, idx) == 0) {
+		/* statistics flag, read by `status`; orders nothing */
+		if (__atomic_load_n(&rb->hdr->disk_full_since_ns, __ATOMIC_RELAXED))
+			__atomic_store_n(&rb->hdr->disk_full_since_ns, 0, __ATOMIC_RELAXED);
+		rb->nospace_retry_ns = 0;
+		return false;
+	}
+	*err = errno;
+	if (*err != ENOSPC && *err != EDQUOT)
+		return true;
+	rb->nospace_retry_ns = now + NOSPACE_RETRY_NS;
+	/* statistics flag as above; the first producer to see the full disk sets it */
+	if (!__atomic_load_n(&rb->hdr->disk_full_since_ns, __ATOMIC_RELAXED))
+		__atomic_store_n(&rb->hdr->disk_full_since_ns, clock_ns(CLOCK_REALTIME), __ATOMIC_RELAXED);
+	return true;
+}
+
 /* Slow path: seal the current chunk and claim the next one in ring order. */
 __attribute__((noinline))
 static int producer_next_chunk(struct argus_rb_producer *p)
 {
 	struct argus_rb *rb = p->rb;
 	uint32_t self = (uint32_t)getpid();
+
+	int nospace = 0;
 
 	if (!rb->writable)
 		return fail(rb, EBADF, "buffer is open read-only");
@@ -772,7 +859,19 @@ static int producer_next_chunk(struct argus_rb_producer *p)
 			__atomic_store_n(ownership(c), own, __ATOMIC_RELEASE);
 			goto skip;
 		}
-		if (owner_state(own) == ARGUS_RB_CHUNK_FREE && reserve_chunk_blocks(rb, idx) < 0) {
+		if (owner_state(own) == ARGUS_RB_CHUNK_FREE && rb->keep_on_full_disk &&
+		    chunk_blocks_unavailable(rb, idx, &nospace)) {
+			/* Full disk: the next chunk in ring order that has blocks
+			 * already takes the records (the oldest go first, as on a
+			 * wrap).  Release: keeps our reads above ordered before
+			 * the hand-back of the never-written chunk. */
+			__atomic_store_n(ownership(c), own, __ATOMIC_RELEASE);
+			if (nospace != ENOSPC && nospace != EDQUOT)
+				return fail(rb, nospace, "cannot allocate disk for chunk %u: %s", idx, strerror(nospace));
+			continue;
+		}
+		if (owner_state(own) == ARGUS_RB_CHUNK_FREE && !rb->keep_on_full_disk &&
+		    reserve_chunk_blocks(rb, idx) < 0) {
 			int err = errno;
 			/* Give the never-written chunk back; records already in the
 			 * file are untouched, the caller counts this record lost.
@@ -789,6 +888,9 @@ skip:
 		/* Statistics counter only. */
 		__atomic_fetch_add(&rb->hdr->chunks_skipped, 1, __ATOMIC_RELAXED);
 	}
+	if (nospace)
+		return fail(rb, nospace, "cannot allocate disk for a chunk (%s), and none of the %u chunks "
+			    "allocated before is free to reuse", strerror(nospace), rb->nchunks);
 	return fail(rb, EBUSY, "no chunk available: all %u chunks are owned by live producers",
 		    rb->nchunks);
 }
@@ -1076,6 +1178,7 @@ int argus_rb_stats(struct argus_rb *rb, struct argus_rb_stats *st)
 	st->chunks_skipped = __atomic_load_n(&h->chunks_skipped, __ATOMIC_RELAXED);
 	st->daemon_pid = __atomic_load_n(&h->daemon_pid, __ATOMIC_RELAXED);
 	st->extra_rows = __atomic_load_n(&h->extra_rows, __ATOMIC_RELAXED);
+	st->disk_full_since_ns = __atomic_load_n(&h->disk_full_since_ns, __ATOMIC_RELAXED);
 
 	for (uint32_t i = 0; i < rb->nchunks; i++) {
 		struct argus_rb_chunk_header *c = &rb->chunks[i];

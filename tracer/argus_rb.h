@@ -83,7 +83,11 @@ struct argus_rb_file_header {
 	 * records_written + extra_rows.  0 in files of schema v1 / v2, where
 	 * every record is one row (it was a reserved word). */
 	uint64_t extra_rows;
-	uint64_t reserved[7];
+	/* CLOCK_REALTIME when a producer that keeps tracing on a full disk
+	 * (argus_rb_keep_on_full_disk) first found no disk blocks for a new
+	 * chunk (ENOSPC); 0 while there is room.  Was reserved (0). */
+	uint64_t disk_full_since_ns;
+	uint64_t reserved[6];
 };
 
 struct argus_rb_chunk_header {
@@ -117,6 +121,7 @@ struct argus_rb_stats {
 	uint64_t created_ns, created_realtime_ns;
 	uint32_t daemon_pid;
 	uint64_t extra_rows;         /* header.extra_rows: events written = records_written + extra_rows */
+	uint64_t disk_full_since_ns; /* header.disk_full_since_ns: CLOCK_REALTIME, 0 = not full */
 };
 
 /* Create a sparse file of `size` bytes, mode 0600: a new file renamed over
@@ -124,6 +129,17 @@ struct argus_rb_stats {
  * a directory others may write into (unless sticky), or an existing link,
  * non-regular file, or file of another user at the path. */
 int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct argus_rb **out);
+/* argus_rb_create in a new, empty file the caller opened (safe_dir.c
+ * safe_dir_create_tmp: the caller checks, names and renames it).  fd is
+ * duplicated; the caller keeps its own.  The header's blocks are reserved
+ * first, so a full disk is -ENOSPC, never SIGBUS. */
+int argus_rb_create_fd(int fd, uint64_t size, uint32_t chunk_size, struct argus_rb **out);
+/* A full disk (ENOSPC / EDQUOT when a never-used chunk gets its blocks) no
+ * longer fails the write: producers of this handle reuse the chunks that
+ * have blocks already, in ring order (a shorter history, not a stop), and
+ * header.disk_full_since_ns says since when; a new chunk's blocks are tried
+ * again at most once a second, and the flag clears once they are got. */
+void argus_rb_keep_on_full_disk(struct argus_rb *rb);
 /* Map an existing buffer; writable=1 to produce into it (e.g. bp_watch).  The
  * path must be a regular file, never followed as a link, opened without
  * blocking (a FIFO is refused, not waited on); writable=1 also refuses a file

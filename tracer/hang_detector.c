@@ -600,19 +600,29 @@ static void fill_request(const struct hang_detector *hd, const struct hd_thread 
 	}
 }
 
-/* In a writer child: nothing of the daemon's stays open (a BPF link fd kept
- * by the child would keep the programs attached after the daemon stops). */
-static void child_setup(void)
+/* Closes the fds in [from, to] (to: ~0u for all). */
+static void close_fds(unsigned from, unsigned to)
 {
+	if (from > to)
+		return;
 #ifdef SYS_close_range
-	if (syscall(SYS_close_range, 3u, ~0u, 0u) == 0)
-		goto done;
+	if (syscall(SYS_close_range, from, to, 0u) == 0)
+		return;
 #endif
-	for (int fd = 3; fd < 65536; fd++)
-		close(fd);
-#ifdef SYS_close_range
-done:
-#endif
+	for (unsigned fd = from; fd <= to && fd < 65536; fd++)
+		close((int)fd);
+}
+
+/* In a writer child: nothing of the daemon's stays open (a BPF link fd kept
+ * by the child would keep the programs attached after the daemon stops) but
+ * the snapshot directory's verified fd, through which everything is written. */
+static void child_setup(const struct hang_detector_config *cfg)
+{
+	unsigned keep = (unsigned)cfg->dir_fd;
+
+	close_fds(3, keep - 1);
+	close_fds(keep + 1, ~0u);
+	snapshot_writer_child_init();
 	setpriority(PRIO_PROCESS, 0, 10);
 }
 
@@ -630,7 +640,7 @@ static void start_writer(struct hang_detector *hd, struct hd_thread *t, uint64_t
 	}
 	if (pid == 0) {
 		/* the child: low priority, away from the drain loop */
-		child_setup();
+		child_setup(&hd->cfg);
 		if (snapshot_write(&hd->cfg, &req, err, sizeof(err))) {
 			log_msg("failed to write snapshot %s: %s", req.id, err);
 			_exit(1);
@@ -655,6 +665,12 @@ static void reap_writer(struct hang_detector *hd)
 		return;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		hd->snapshots++;
+	/* killed outright (SIGKILL, OOM): its temporary file is ours to remove */
+	if (WIFSIGNALED(status))
+		log_msg("snapshot writer pid %d killed by signal %d; %u temporary files of it removed", (int)hd->writer,
+			WTERMSIG(status), snapshot_sweep(hd->cfg.dir_fd, hd->writer));
+	else if (!WIFEXITED(status) || WEXITSTATUS(status))
+		snapshot_sweep(hd->cfg.dir_fd, hd->writer);
 	hd->writer = 0;
 	hd->writing = NULL;
 }
@@ -704,7 +720,7 @@ void hang_detector_finish(struct hang_detector *hd, uint64_t now)
 	 * goes on in a child of its own, which outlives the daemon */
 	pid = n ? fork() : -1;
 	if (pid == 0) {
-		child_setup();
+		child_setup(&hd->cfg);
 		for (i = 0; i < n; i++)
 			if (snapshot_write(&hd->cfg, &reqs[i], err, sizeof(err)))
 				log_msg("failed to write snapshot %s: %s", reqs[i].id, err);

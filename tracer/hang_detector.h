@@ -23,7 +23,8 @@ struct hang_detector_config {
 	uint64_t max_snapshot_bytes; /* one snapshot's records at most (oldest dropped first) */
 	uint64_t max_total_bytes;    /* all snapshots together (oldest snapshot deleted first) */
 	uint32_t max_count;          /* snapshots kept */
-	const char *dir;             /* where snapshots go (created 0700) */
+	const char *dir;             /* where snapshots go (created 0700), for messages */
+	int dir_fd;                  /* that directory, verified (safe_dir.h): every file goes through it */
 	const char *ring_path;       /* the ring buffer they are copied from */
 };
 

@@ -41,7 +41,8 @@ class RbFileHeader(ctypes.Structure):
         ("daemon_pid", c_u32),
         ("flags", c_u32),
         ("extra_rows", c_u64),
-        ("reserved", c_u64 * 7),
+        ("disk_full_since_ns", c_u64),
+        ("reserved", c_u64 * 6),
     ]
 
 
@@ -77,7 +78,7 @@ class RbStats(ctypes.Structure):
         "records_overwritten", "chunks_overwritten", "records_lost", "chunks_skipped",
         "chunks_in_use", "records_present", "bytes_present",
         "first_ts", "last_ts", "created_ns", "created_realtime_ns",
-    )] + [("daemon_pid", c_u32), ("extra_rows", c_u64)]
+    )] + [("daemon_pid", c_u32), ("extra_rows", c_u64), ("disk_full_since_ns", c_u64)]
 
 
 class DecodeResult(ctypes.Structure):

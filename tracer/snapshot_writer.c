@@ -17,27 +17,53 @@
  *      hang is at the end), the state records kept; while reading already,
  *      so the copy's memory stays within 1.25 x the bound.
  *   4. Write them with the ordinary producer into a new ring file sized to
- *      hold them all (argus_rb_create: mode 0600, temporary name, O_EXCL),
- *      with the ring's clock stamps, then rename it to <id>.argus; then the
- *      metadata <id>.json the same way; then prune.
+ *      hold them all, with the ring's clock stamps: created in the snapshot
+ *      directory's verified fd (safe_dir.c: ".<id>.argus.<pid>.<hex>.tmp",
+ *      O_CREAT | O_EXCL | O_NOFOLLOW, 0600), its blocks reserved per chunk,
+ *      so a full disk is an error, never SIGBUS.
+ *   5. Under flock of the directory (the writer at shutdown may overlap the
+ *      next daemon's): list the id in the index, rename the file to
+ *      <id>.argus (renameat), write <id>.json the same way, prune.
+ *
+ * The directory is never reached by its path: argusd opens it once at start
+ * (O_DIRECTORY | O_NOFOLLOW, root's, nobody else may write it) and writers
+ * inherit that fd, so swapping the state directory for another one (a
+ * RENAME_EXCHANGE loop) sends nothing elsewhere.  Pruning deletes, with
+ * unlinkat in that fd, only snapshots listed in the index ("index": one id
+ * per line), which lists only what a writer wrote: never a file someone
+ * else put there, nor one of older versions (those stay until removed by
+ * hand).
+ *
+ * Exit paths: every error removes the temporary file; a fatal signal does
+ * too (snapshot_writer_child_init); a writer killed outright (SIGKILL) is
+ * reaped by argusd, which removes the files named with its pid
+ * (snapshot_sweep), and argusd's start-up sweep removes the temporary files
+ * of writers no longer alive.
+ *
  * Invariants: a snapshot is a valid ring buffer file, so `argus debug
  * --buffer` and every trust check of the loader apply to it; nothing half
  * written carries a final name; the newest snapshot is never pruned.
  */
-#include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "argus_event.h"
 #include "argus_rb.h"
+#include "safe_dir.h"
 #include "snapshot_writer.h"
 
 #define SNAP_CHUNK_SIZE (64u << 10)
+#define SNAPSHOT_ID_MAX 48           /* sizeof(snapshot_request.id) */
+#define INDEX_NAME "index"
+#define INDEX_MAX 4096               /* ids kept in the index */
 
 struct recs {
 	unsigned char *buf;
@@ -160,22 +186,18 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static int write_meta(const char *dir, const struct snapshot_request *q, const struct collect *c,
+/* The metadata <id>.json (what `argus hangs --recorded` lists). */
+static int write_meta(int dir_fd, const struct snapshot_request *q, const struct collect *c,
 		      uint64_t created_ns, uint64_t created_realtime_ns, char *err, size_t errlen)
 {
-	char tmp[4096], final[4096];
-	FILE *f;
-	int fd;
+	char name[64], *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int ret;
 
-	snprintf(tmp, sizeof(tmp), "%s/.%s.json.tmp", dir, q->id);
-	snprintf(final, sizeof(final), "%s/%s.json", dir, q->id);
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		snprintf(err, errlen, "failed to create %s: %s", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -errno;
+	if (!f) {
+		snprintf(err, errlen, "failed to format %s.json: out of memory", q->id);
+		return -ENOMEM;
 	}
 	fprintf(f, "{\"schema\":\"argus.snapshot/1\",\"id\":");
 	json_str(f, q->id);
@@ -194,55 +216,284 @@ static int write_meta(const char *dir, const struct snapshot_request *q, const s
 		q->wait_reason, (unsigned long long)q->run_ns, (unsigned long long)q->wait_ns, q->switches,
 		(unsigned long long)(c->window.n + c->state.n), (unsigned long long)c->state.n,
 		(unsigned long long)created_ns, (unsigned long long)created_realtime_ns);
-	if (fflush(f) || fsync(fileno(f)) || fclose(f)) {
-		snprintf(err, errlen, "failed to write %s: %s", tmp, strerror(errno));
-		unlink(tmp);
-		return -EIO;
+	if (fclose(f)) {
+		free(buf);
+		snprintf(err, errlen, "failed to format %s.json: out of memory", q->id);
+		return -ENOMEM;
 	}
-	if (rename(tmp, final)) {
-		snprintf(err, errlen, "failed to rename %s: %s", tmp, strerror(errno));
-		unlink(tmp);
-		return -errno;
+	snprintf(name, sizeof(name), "%s.json", q->id);
+	ret = safe_dir_write_file(dir_fd, name, buf, len);
+	free(buf);
+	if (ret)
+		snprintf(err, errlen, "failed to write %s: %s", name, strerror(-ret));
+	return ret;
+}
+
+/* ---- the index: the snapshots Argus wrote --------------------------------- */
+
+struct index {
+	char (*ids)[SNAPSHOT_ID_MAX];
+	size_t n;
+};
+
+/* An id as hang_detector.c makes them (<UTC time>-<tid>): letters, digits,
+ * '-' and '_', never a '/' or a leading '.'. */
+static bool valid_id(const char *id)
+{
+	size_t len = strlen(id);
+
+	return len > 0 && len < SNAPSHOT_ID_MAX && isalnum((unsigned char)id[0]) &&
+	       strspn(id, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_") == len;
+}
+
+/* The ids listed in INDEX_NAME (missing: none yet).  A line that is no id is
+ * skipped: nothing in the index names a file outside the directory. */
+static int index_read(int dir_fd, struct index *ix)
+{
+	char *data, *line, *save = NULL;
+	size_t len;
+	int ret = safe_dir_read_file(dir_fd, INDEX_NAME, (size_t)INDEX_MAX * SNAPSHOT_ID_MAX + 64, &data, &len);
+
+	ix->ids = calloc(INDEX_MAX + 1, sizeof(*ix->ids));
+	ix->n = 0;
+	if (!ix->ids) {
+		free(data);
+		return -ENOMEM;
 	}
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '#' || !valid_id(line) || ix->n >= INDEX_MAX)
+			continue;
+		snprintf(ix->ids[ix->n++], SNAPSHOT_ID_MAX, "%s", line);
+	}
+	free(data);
 	return 0;
 }
 
-/* The snapshot directory: created 0700; refused when it is a link, not a
- * directory, someone else's, or open to others. */
-static int check_dir(const char *dir, char *err, size_t errlen)
+static int index_write(int dir_fd, const struct index *ix)
 {
-	struct stat st;
+	size_t cap = 64 + ix->n * (SNAPSHOT_ID_MAX + 1), off;
+	char *buf = malloc(cap);
+	int ret;
 
-	if (mkdir(dir, 0700) && errno != EEXIST) {
-		snprintf(err, errlen, "failed to create %s: %s", dir, strerror(errno));
-		return -errno;
+	if (!buf)
+		return -ENOMEM;
+	off = (size_t)snprintf(buf, cap, "# argus.snapshot-index/1: the snapshots argusd wrote\n");
+	for (size_t i = 0; i < ix->n; i++)
+		off += (size_t)snprintf(buf + off, cap - off, "%s\n", ix->ids[i]);
+	ret = safe_dir_write_file(dir_fd, INDEX_NAME, buf, off);
+	free(buf);
+	return ret;
+}
+
+static bool index_has(const struct index *ix, const char *id)
+{
+	for (size_t i = 0; i < ix->n; i++)
+		if (!strcmp(ix->ids[i], id))
+			return true;
+	return false;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* Deletes the oldest indexed snapshots (ids sort by time) past the bounds,
+ * never keep_id (the one just written) nor the newest; drops from the index
+ * the ids whose files are gone. */
+static void index_prune(int dir_fd, struct index *ix, const char *keep_id, uint32_t max_count,
+			uint64_t max_total)
+{
+	uint64_t *sizes = calloc(ix->n + 1, sizeof(*sizes)), total = 0;
+	char name[SNAPSHOT_ID_MAX + 8];
+	struct stat st;
+	size_t i, kept = 0, n;
+
+	if (!sizes)
+		return;
+	qsort(ix->ids, ix->n, sizeof(*ix->ids), by_id);
+	for (i = 0; i < ix->n; i++) {
+		snprintf(name, sizeof(name), "%s.argus", ix->ids[i]);
+		if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			sizes[i] = (uint64_t)st.st_blocks * 512;
+		else if (strcmp(ix->ids[i], keep_id))
+			ix->ids[i][0] = 0;      /* gone (removed by hand): forgotten */
+		total += sizes[i];
 	}
-	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
-	    (st.st_mode & 022)) {
-		snprintf(err, errlen, "refusing snapshot directory %s: it must be a directory of root's (or "
-			 "yours) that others cannot write", dir);
-		return -EPERM;
+	n = ix->n;
+	for (i = 0; i < ix->n; i++)
+		if (!ix->ids[i][0])
+			n--;
+	/* oldest first; the newest, and the one just written, stay whatever their size */
+	for (i = 0; i + 1 < ix->n && ((max_count && n > max_count) || (max_total && total > max_total)); i++) {
+		if (!ix->ids[i][0] || !strcmp(ix->ids[i], keep_id))
+			continue;
+		snprintf(name, sizeof(name), "%s.json", ix->ids[i]);
+		safe_dir_unlink(dir_fd, name);
+		snprintf(name, sizeof(name), "%s.argus", ix->ids[i]);
+		safe_dir_unlink(dir_fd, name);
+		total -= sizes[i];
+		ix->ids[i][0] = 0;
+		n--;
 	}
-	return 0;
+	for (i = 0; i < ix->n; i++)
+		if (ix->ids[i][0])
+			memmove(ix->ids[kept++], ix->ids[i], SNAPSHOT_ID_MAX);
+	ix->n = kept;
+	free(sizes);
+}
+
+/* ---- cleanup of a writer that is stopped ---------------------------------- */
+
+/* The temporary file being written, for the signal handler (one writer per
+ * process: a writer child, or the one at shutdown). */
+static volatile sig_atomic_t tmp_live;
+static int tmp_dir_fd = -1;
+static char tmp_name[SAFE_DIR_TMP_MAX];
+
+static void on_fatal_signal(int sig)
+{
+	if (tmp_live)
+		unlinkat(tmp_dir_fd, tmp_name, 0);    /* async-signal-safe */
+	_exit(128 + sig);
+}
+
+void snapshot_writer_child_init(void)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGBUS, SIGSEGV, SIGXFSZ };
+	struct sigaction sa = { .sa_handler = on_fatal_signal };
+	sigset_t mask;
+
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		sigaction(sigs[i], &sa, NULL);
+		sigaddset(&mask, sigs[i]);
+	}
+	/* argusd blocks these for its signalfd; a writer must die on them, and clean up */
+	sigprocmask(SIG_UNBLOCK, &mask, NULL);
+}
+
+/* The ring's records into a new file under a temporary name in dir_fd (its
+ * fd; publish renames it to <id>.argus), or -errno. */
+static int write_ring(int dir_fd, const struct snapshot_request *q, const struct collect *c,
+		      uint64_t created_ns, uint64_t created_rt, char *err, size_t errlen)
+{
+	struct argus_rb *out = NULL;
+	struct argus_rb_producer prod;
+	uint64_t nchunks, size;
+	char final[SNAPSHOT_ID_MAX + 8];
+	int fd, ret;
+
+	/* room for every record: a chunk wastes less than one record at its end */
+	nchunks = (c->state.len + c->window.len) / (SNAP_CHUNK_SIZE - ARGUS_EVENT_MAX_SIZE) + 2;
+	size = 8192 + nchunks * (SNAP_CHUNK_SIZE + sizeof(struct argus_rb_chunk_header));
+	snprintf(final, sizeof(final), "%s.argus", q->id);
+	fd = safe_dir_create_tmp(dir_fd, final, tmp_name);
+	if (fd < 0) {
+		snprintf(err, errlen, "failed to create a temporary file for %s: %s", final, strerror(-fd));
+		return fd;
+	}
+	tmp_dir_fd = dir_fd;
+	tmp_live = 1;
+	ret = argus_rb_create_fd(fd, size, SNAP_CHUNK_SIZE, &out);
+	if (ret) {
+		snprintf(err, errlen, "failed to create snapshot %s: %s", final, argus_rb_error(out));
+		goto cleanup;
+	}
+	argus_rb_header(out)->created_ns = created_ns;
+	argus_rb_header(out)->created_realtime_ns = created_rt;
+	argus_rb_producer_init(out, &prod, (uint32_t)getpid());
+	ret = write_recs(&prod, &c->state);
+	if (!ret)
+		ret = write_recs(&prod, &c->window);
+	argus_rb_producer_close(&prod);
+	if (ret) {
+		snprintf(err, errlen, "failed to write snapshot %s: %s", final, argus_rb_error(out));
+		goto cleanup;
+	}
+cleanup:
+	argus_rb_close(out);
+	if (ret) {
+		unlinkat(dir_fd, tmp_name, 0);
+		tmp_live = 0;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+static void drop_tmp(int dir_fd, int fd)
+{
+	if (tmp_live)
+		unlinkat(dir_fd, tmp_name, 0);
+	tmp_live = 0;
+	close(fd);
+}
+
+/* The index, the ring file (fd, written under tmp_name), the metadata and
+ * the pruning, under the directory's lock (a writer at shutdown may overlap
+ * the next daemon's). */
+static int publish(int dir_fd, int fd, const struct hang_detector_config *cfg, const struct snapshot_request *q,
+		   const struct collect *c, uint64_t created_ns, uint64_t created_rt, char *err, size_t errlen)
+{
+	char final[SNAPSHOT_ID_MAX + 8];
+	struct index ix = {};
+	int ret;
+
+	ret = index_read(dir_fd, &ix);
+	if (ret) {
+		snprintf(err, errlen, "failed to read the snapshot index %s: %s", INDEX_NAME, strerror(-ret));
+		goto cleanup;
+	}
+	/* listed before its files exist: a writer killed in between leaves
+	 * files the index owns, so pruning still finds them */
+	if (!index_has(&ix, q->id)) {
+		snprintf(ix.ids[ix.n++], SNAPSHOT_ID_MAX, "%s", q->id);
+		ret = index_write(dir_fd, &ix);
+		if (ret) {
+			snprintf(err, errlen, "failed to write the snapshot index %s: %s", INDEX_NAME,
+				 strerror(-ret));
+			goto cleanup;
+		}
+	}
+	snprintf(final, sizeof(final), "%s.argus", q->id);
+	ret = safe_dir_publish(dir_fd, fd, tmp_name, final);
+	tmp_live = 0;
+	if (ret)
+		snprintf(err, errlen, "failed to rename snapshot %s into place: %s", final, strerror(-ret));
+	else
+		ret = write_meta(dir_fd, q, c, created_ns, created_rt, err, errlen);
+	index_prune(dir_fd, &ix, q->id, cfg->max_count, cfg->max_total_bytes);
+	if (index_write(dir_fd, &ix) && !ret) {
+		snprintf(err, errlen, "failed to write the snapshot index %s", INDEX_NAME);
+		ret = -EIO;
+	}
+cleanup:
+	free(ix.ids);
+	return ret;
 }
 
 int snapshot_write(const struct hang_detector_config *cfg, const struct snapshot_request *q,
 		   char *err, size_t errlen)
 {
 	struct collect c = { .since = q->since_ns, .until = q->until_ns, .max = cfg->max_snapshot_bytes };
-	struct argus_rb *ring = NULL, *out = NULL;
-	struct argus_rb_producer prod;
+	struct argus_rb *ring = NULL;
 	struct argus_rb_stats st;
-	char tmp[4096], final[4096];
-	uint64_t nchunks, size, created_ns, created_rt;
+	char final[SNAPSHOT_ID_MAX + 8];
+	uint64_t created_ns, created_rt;
 	struct stat sb;
-	int ret;
+	int ret, lock_fd = -1, tmp_fd = -1;
 
-	ret = check_dir(cfg->dir, err, errlen);
-	if (ret)
-		return ret;
-	snprintf(tmp, sizeof(tmp), "%s/.%s.argus.tmp", cfg->dir, q->id);
-	snprintf(final, sizeof(final), "%s/%s.argus", cfg->dir, q->id);
+	if (!valid_id(q->id)) {
+		snprintf(err, errlen, "bad snapshot id");
+		return -EINVAL;
+	}
+	snprintf(final, sizeof(final), "%s.argus", q->id);
 	ret = argus_rb_open(cfg->ring_path, 0, &ring);
 	if (ret) {
 		snprintf(err, errlen, "failed to open ring %s", argus_rb_error(ring));
@@ -250,7 +501,8 @@ int snapshot_write(const struct hang_detector_config *cfg, const struct snapshot
 	}
 	/* written before (an ongoing hang): replace it only while the ring still
 	 * holds the hang's start */
-	if (lstat(final, &sb) == 0 && (argus_rb_stats(ring, &st) || st.first_ts > q->start_ns)) {
+	if (fstatat(cfg->dir_fd, final, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (argus_rb_stats(ring, &st) || st.first_ts > q->start_ns)) {
 		snprintf(err, errlen, "the ring no longer holds the start of hang %s: the earlier snapshot stays",
 			 q->id);
 		ret = 0;
@@ -270,93 +522,33 @@ int snapshot_write(const struct hang_detector_config *cfg, const struct snapshot
 	if (cfg->max_snapshot_bytes)
 		trim(&c, cfg->max_snapshot_bytes);
 
-	/* room for every record: a chunk wastes less than one record at its end */
-	nchunks = (c.state.len + c.window.len) / (SNAP_CHUNK_SIZE - ARGUS_EVENT_MAX_SIZE) + 2;
-	size = 8192 + nchunks * (SNAP_CHUNK_SIZE + sizeof(struct argus_rb_chunk_header));
-	unlink(tmp);
-	ret = argus_rb_create(tmp, size, SNAP_CHUNK_SIZE, &out);
-	if (ret) {
-		snprintf(err, errlen, "failed to create snapshot %s", argus_rb_error(out));
+	tmp_fd = write_ring(cfg->dir_fd, q, &c, created_ns, created_rt, err, errlen);
+	if (tmp_fd < 0) {
+		ret = tmp_fd;
 		goto cleanup;
 	}
-	argus_rb_header(out)->created_ns = created_ns;
-	argus_rb_header(out)->created_realtime_ns = created_rt;
-	argus_rb_producer_init(out, &prod, (uint32_t)getpid());
-	ret = write_recs(&prod, &c.state);
-	if (!ret)
-		ret = write_recs(&prod, &c.window);
-	argus_rb_producer_close(&prod);
-	if (ret) {
-		snprintf(err, errlen, "failed to write snapshot %s: %s", tmp, strerror(-ret));
-		unlink(tmp);
-		goto cleanup;
-	}
-	argus_rb_close(out);
-	out = NULL;
-	if (rename(tmp, final)) {
+	/* An open file description of our own: flock excludes other writers
+	 * (an inherited fd would share its lock with them). */
+	lock_fd = openat(cfg->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lock_fd < 0 || flock(lock_fd, LOCK_EX) < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "failed to rename %s: %s", tmp, strerror(errno));
-		unlink(tmp);
+		snprintf(err, errlen, "failed to lock the snapshot directory: %s", strerror(errno));
 		goto cleanup;
 	}
-	ret = write_meta(cfg->dir, q, &c, created_ns, created_rt, err, errlen);
-	if (!ret)
-		snapshot_prune(cfg->dir, cfg->max_count, cfg->max_total_bytes);
+	ret = publish(cfg->dir_fd, tmp_fd, cfg, q, &c, created_ns, created_rt, err, errlen);
 
 cleanup:
+	if (tmp_fd >= 0)
+		drop_tmp(cfg->dir_fd, tmp_fd);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	argus_rb_close(ring);
-	argus_rb_close(out);
 	free(c.state.buf);
 	free(c.window.buf);
 	return ret;
 }
 
-static int by_name(const void *a, const void *b)
+unsigned snapshot_sweep(int dir_fd, pid_t writer)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-void snapshot_prune(const char *dir, uint32_t max_count, uint64_t max_total)
-{
-	char *names[4096], path[4096];
-	uint64_t sizes[4096], total = 0;
-	size_t n = 0, i;
-	struct dirent *de;
-	struct stat st;
-	DIR *dp = opendir(dir);
-
-	if (!dp)
-		return;
-	while ((de = readdir(dp)) && n < 4096) {
-		size_t len = strlen(de->d_name);
-
-		if (de->d_name[0] == '.' || len < 7 || strcmp(de->d_name + len - 6, ".argus"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (lstat(path, &st) || !S_ISREG(st.st_mode))
-			continue;
-		names[n] = strndup(de->d_name, len - 6);
-		if (!names[n])
-			break;
-		sizes[n] = (uint64_t)st.st_blocks * 512;
-		n++;
-	}
-	closedir(dp);
-	qsort(names, n, sizeof(names[0]), by_name);
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s.argus", dir, names[i]);
-		if (lstat(path, &st) == 0)
-			sizes[i] = (uint64_t)st.st_blocks * 512;
-		total += sizes[i];
-	}
-	/* oldest first; the newest stays whatever its size */
-	for (i = 0; i + 1 < n && ((max_count && n - i > max_count) || (max_total && total > max_total)); i++) {
-		snprintf(path, sizeof(path), "%s/%s.json", dir, names[i]);
-		unlink(path);
-		snprintf(path, sizeof(path), "%s/%s.argus", dir, names[i]);
-		unlink(path);
-		total -= sizes[i];
-	}
-	for (i = 0; i < n; i++)
-		free(names[i]);
+	return safe_dir_sweep_tmp(dir_fd, writer);
 }

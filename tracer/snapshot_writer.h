@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "hang_detector.h"
 
@@ -27,17 +28,24 @@ struct snapshot_request {
 	uint32_t switches;           /* switch-outs during the hang */
 };
 
-/* Writes <dir>/<id>.argus (ring format, mode 0600) and <dir>/<id>.json
- * (what `argus hangs --recorded` lists), each under a temporary name renamed
- * into place, then deletes the oldest snapshots past the count and size
- * bounds.  An existing snapshot of the same id is replaced (an ongoing hang
- * written again when it ends), unless the ring no longer holds since_ns:
- * then the earlier file stays.  0 or -errno, err says why. */
+/* Writes <id>.argus (ring format, mode 0600) and <id>.json (what `argus
+ * hangs --recorded` lists) in cfg->dir_fd, each under a temporary name
+ * renamed into place, lists the id in the directory's index, then deletes
+ * the oldest indexed snapshots past the count and size bounds.  An existing
+ * snapshot of the same id is replaced (an ongoing hang written again when it
+ * ends), unless the ring no longer holds since_ns: then the earlier file
+ * stays.  0 or -errno, err says why; no temporary file is left either way. */
 int snapshot_write(const struct hang_detector_config *cfg, const struct snapshot_request *req,
 		   char *err, size_t errlen);
 
-/* Deletes the oldest snapshots (by id: ids sort by time) until at most
- * max_count remain and their files total at most max_total bytes. */
-void snapshot_prune(const char *dir, uint32_t max_count, uint64_t max_total);
+/* In a forked writer: fatal signals (SIGTERM, SIGBUS, ...) remove the
+ * temporary file being written, then exit; argusd's blocked signals are
+ * unblocked for that. */
+void snapshot_writer_child_init(void);
+
+/* Removes the temporary files of writer pid (killed: argusd reaped it), or
+ * with pid 0 those of every writer no longer alive (argusd's start-up).
+ * Returns how many. */
+unsigned snapshot_sweep(int dir_fd, pid_t writer);
 
 #endif /* SNAPSHOT_WRITER_H */
