@@ -30,7 +30,10 @@ hang window [a, b] (diagnose_vertex):
                  before the baseline (the kernel named the holder), a weak
                  one only when there is no baseline.
                  For each thread on that path other than T, in path order,
-                 not yet a root cause: classify it over [a, b]; LongWait /
+                 not yet a root cause: classify it over [a, b]; a bystander
+                 (bystanders.py: a parent in wait4, a launcher, an idle
+                 accept loop, a pipeline stage) is recursed into but named
+                 only when nothing is found behind it; LongWait /
                  LongRunning / RepeatedYield -> a root cause at depth d+1, and,
                  if chooser.go_on(it), diagnose it recursively as a spinning
                  vertex (its classification's vertex) over the window clipped
@@ -59,6 +62,7 @@ from argus.diagnose import blocktype as B
 from argus.diagnose import baseline as BL
 from argus.diagnose import ownership as OW
 from argus.diagnose import objects as OBJ
+from argus.diagnose.bystanders import bystander
 from argus.diagnose.ownership import polled_addresses
 from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
 from argus.diagnose.slice import AutoChooser, interactive_slice, input_slice, EdgeRef, SliceResult, SliceStep
@@ -290,6 +294,11 @@ class _Run:
         thread was idle, not a culprit: waits.wait_kind)."""
         return c.block_type == B.LONG_WAIT and W.wait_kind(self.g, c.vertex)[0] == W.IDLE
 
+    def bystander(self, c):
+        """A LongWait that only waits for others' work (bystanders.py: a
+        parent, a launcher, an idle accept loop, a pipeline stage)."""
+        return c.block_type == B.LONG_WAIT and bystander(self.g, c.vertex) is not None
+
     # --- Algorithm 1 ---
     def diagnose_vertex(self, utid, v, c, a, b, depth):
         """Returns info: {"origin", "baseline", "advice", "slice", "flags", "owner"}."""
@@ -383,12 +392,19 @@ class _Run:
             ct = self.cls(t, a, b)
             if not ct.abnormal or self.idle_loop_wait(ct):
                 continue
+            # a bystander (a parent in wait4, a launcher) is walked through, not
+            # named: named only when nothing is found behind it
+            transparent = self.bystander(ct)
             self.visited.add(t)
             ra, rb = self.root_interval(ct, a, b)
             rc = RootCause(t, ct.vertex, ct.block_type, ra, rb, self.why(ct, self.relation(res, t, role)),
                            depth + 1, ct.evidence)
-            self.root_causes.append(rc)
+            found = len(self.root_causes)
+            if not transparent:
+                self.root_causes.append(rc)
             if depth + 1 >= MAX_DEPTH or not self.chooser.go_on(rc):
+                if transparent:
+                    self.root_causes.append(rc)
                 continue
             if ct.block_type == B.LONG_WAIT:
                 sa, sb = max(a, ra), min(b, rb)
@@ -396,6 +412,8 @@ class _Run:
                 sa, sb = a, b
             self.add(ct.vertex, "culprit", depth + 1, _pseudo("culprit"), sa, sb, ra, rb)
             sub = self.diagnose_vertex(t, ct.vertex, ct, sa, sb, depth + 1)
+            if transparent and len(self.root_causes) == found:
+                self.root_causes.append(rc)
             rc.origin = sub["origin"]
             if ct.block_type == B.LONG_RUNNING and sub["slice"] is not None:
                 rc.why += "; " + R.trigger_text(g, sub["slice"], self.t0)

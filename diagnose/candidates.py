@@ -13,6 +13,8 @@ process's main thread.  Each thread is first described from the trace:
   kernel       a kernel thread (kthreadd, pid 2, or its children)
 Then every hang is dropped or put in a tier:
   dropped  the tracer itself; kernel threads (no user to wait for them);
+           bystanders (bystanders.py: waits for children, a signal, a
+           connection, a pipeline's input; Argus's own commands);
            a shell's hang other than LongRunning: it waits for its script, its
            terminal or its children, and the work is elsewhere;
            a thread that merely sleeps: a sleep (nanosleep family) that
@@ -41,6 +43,7 @@ import numpy as np
 
 from argus.tracer import schema
 from argus.diagnose import blocktype as B
+from argus.diagnose.bystanders import bystander
 
 SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox", "tcsh", "csh"))
 BASH_SCRIPT_FD = 255               # bash reads its script through this fd (shell.h: the highest it dup2s to)
@@ -179,6 +182,10 @@ def judge(g, h, traits):
         return None, "a kernel thread"
     if traits.shell(g, h.utid) and h.block_type != B.LONG_RUNNING:
         return None, "a shell waiting for its script, terminal or children"
+    if h.kind == "wait":
+        why = bystander(g, h.vertex)
+        if why:
+            return None, why
     interactive = traits.interactive(g, h.utid)
     v = h.vertex
     reason = int(g.seg.wait_reason[v]) if h.kind == "wait" and g.seg.wait_known[v] else None

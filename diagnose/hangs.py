@@ -34,7 +34,9 @@ Algorithm, for one thread (default: the process's main thread, tid == pid):
       callback's LongRunning window.
   Choice: with `at`, the candidate whose window contains it (with --tid and
   --at and no candidate there: the vertex at that time, as the user named
-  it, user_named_hang); else a candidate
+  it, user_named_hang); a named thread (--pid's main thread, --tid) with no
+  candidate at all: its longest wait >= threshold (named_wait_hang, which
+  list_hangs uses too, so `hangs --pid` and `debug --pid` agree); else a candidate
   ongoing at trace end; else the longest (ties: the earliest).  If the
   process has no thread tid == pid in the trace, all its threads are searched:
   the thread with the longest hang is taken (with `at`: the longest hang
@@ -297,11 +299,43 @@ def _thread_utid(g, pid, tid, at=None):
 
 
 def list_hangs(g, pid, tid=None, threshold_ns=DEFAULT_THRESHOLD_NS):
-    """All hang candidates of a process (or of one of its threads), by start time."""
+    """All hang candidates of a process (or of one of its threads), by start
+    time: the one definition `argus hangs --pid` and `argus debug --pid`
+    share.  A named process whose main thread (or the named thread) has no
+    candidate gets that thread's longest wait >= threshold (named_wait_hang)."""
     utids = _process_utids(g, pid)
     if tid is not None:
         utids = _thread_utids(g, pid, tid)
-    return _hangs_by_start(g, utids, threshold_ns)
+    out = _hangs_by_start(g, utids, threshold_ns)
+    named = [u for u in utids if int(g.threads.tid[u]) == int(tid if tid is not None else pid)]
+    for u in named:
+        if not any(h.utid == u for h in out):
+            h = named_wait_hang(g, u, threshold_ns)
+            if h is not None:
+                out.append(h)
+    out.sort(key=lambda h: (h.start_ns, h.tid))
+    return out
+
+
+def named_wait_hang(g, utid, threshold_ns):
+    """The user named this thread (--pid: its main thread, or --tid) and the
+    idle model finds no hang of it: its longest blocked wait >= threshold
+    is the hang all the same (an event-loop poll that waits for a reply the
+    model cannot tie to a request), marked user_named; None when it has no
+    wait that long."""
+    seg = g.seg
+    lo, hi = int(g.thread_seg_lo[utid]), int(g.thread_seg_hi[utid])
+    if hi <= lo:
+        return None
+    sel = slice(lo, hi)
+    dur = np.where((seg.end_kind[sel] == G.END_BLOCKED) & seg.wait_known[sel],
+                   (seg.wait_end[sel] - seg.wait_start[sel]).astype(np.int64), -1)
+    k = int(np.argmax(dur))
+    if dur[k] < threshold_ns:
+        return None
+    h = user_named_hang(g, utid, int(seg.wait_start[lo + k]))
+    h.classification.evidence["named_longest_wait"] = True
+    return h
 
 
 def _hangs_by_start(g, utids, threshold_ns):
@@ -391,6 +425,10 @@ def find_hang(g, pid, tid=None, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
         return h if tid_given else _through_joins(g, h, at, threshold_ns)
     if tid is not None and at is not None and tid_given:
         return user_named_hang(g, scope[0], at)
+    if tid is not None and at is None:
+        h = named_wait_hang(g, scope[0], threshold_ns)       # as list_hangs: one definition
+        if h is not None:
+            return h
     msg = f"no hang >= {fmt_threshold(threshold_ns)} found for {who} in the trace window " \
           f"[{fmt_trace_time(g, g.trace_start)}, {fmt_trace_time(g, g.trace_end)}]"
     if at is not None:

@@ -267,3 +267,24 @@ def test_a_main_thread_that_joins_stands_for_the_joined_thread():
     assert (H.find_hang(g, L, tid=L).tid, H.find_hang(g, L, tid=L).block_type) == (L, "LongWait")
     g, L, J = launcher(main_joins=False)
     assert H.find_hang(g, L).tid == L
+
+
+def test_a_named_threads_longest_wait_is_its_hang_when_the_model_finds_none():
+    """An event loop's poll that the idle model calls idle: `hangs --pid` and
+    `debug --pid` both take it, marked as named by the user (issue 22, item 5)."""
+    from support.crafted import Trace, ms, s
+    from argus.diagnose.hangs import find_hang, list_hangs
+    t = Trace()
+    t.thread(10, 10, "loop")
+    t.thread(20, 20, "peer")
+    t.run(10, 0).run(20, 0)
+    for k in range(8):                                   # an event loop: quick polls woken by the peer
+        t.block(10, ms(100 * k + 1), "poll", "poll", obj=3)
+        t.wake(20, 10, ms(100 * k + 2)).run(10, ms(100 * k + 2))
+    t.block(10, s(1), "poll", "poll", obj=3)             # the long one: nothing tells it from idleness
+    t.wake(20, 10, s(4)).run(10, s(4))
+    g = t.build(until=s(5))
+    listed = list_hangs(g, 10)
+    h = find_hang(g, 10)
+    assert [(x.start_ns, x.end_ns) for x in listed] == [(h.start_ns, h.end_ns)] == [(s(1), s(4))]
+    assert h.user_named and h.classification.evidence["named_longest_wait"]

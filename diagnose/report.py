@@ -391,7 +391,11 @@ def render_text(d):
         out.append(f"  {_who(jb)} (the main thread) waits to join this thread for "
                    f"{fmt_dur(jb['end_ns'] - jb['start_ns'])} (pthread_join: the JVM launcher runs main() on a "
                    "new thread); the hang is this thread's (--tid to choose another)")
-    if s.get("user_named"):
+    if s.get("named_longest_wait"):
+        out.append("  named by you (--pid / --tid): Argus found no hang of this thread on its own "
+                   f"(it would call this {(s.get('wait_model') or {}).get('kind', 'span')} wait not a hang); "
+                   "its longest wait is diagnosed as asked")
+    elif s.get("user_named"):
         out.append("  named by you (--tid and --at): Argus found no hang there on its own "
                    f"(it would call this {(s.get('wait_model') or {}).get('kind', 'span')} not a hang); diagnosed as asked")
     out.append("  evidence: " + evidence_text(s))

@@ -126,7 +126,8 @@ def test_one_way_message_to_an_event_loop_does_not_connect():
     t.block(CLI, s(4) + us(60), "poll", "poll", obj=3)
     g = t.build(trace_end=s(5))
     assert kind_of(g, CLI, s(2)) == W.IDLE
-    assert H.list_hangs(g, CLI) == []
+    assert H.thread_hangs(g, g.utid_of_tid(CLI)) == []          # the idle model: no hang
+    assert all(h.user_named for h in H.list_hangs(g, CLI))        # named by --pid: its longest wait, marked
     # cut while Xorg is back in its loop: nothing pending either
     assert kind_of(t.build(until=s(3)), CLI, s(2)) == W.IDLE
 
@@ -306,7 +307,8 @@ def test_loop_waiting_for_its_own_worker_pool_is_idle():
     g = t.build(trace_end=s(6))
     assert kind_of(g, CLI, s(2)) == W.IDLE
     assert kind_of(t.build(until=s(3)), CLI, s(2)) == W.IDLE
-    assert H.list_hangs(g, CLI, tid=CLI) == []
+    assert H.thread_hangs(g, g.utid_of_tid(CLI)) == []
+    assert all(h.user_named for h in H.list_hangs(g, CLI, tid=CLI))
 
 
 def test_wait_sites_and_wait_fds_keep_separate_caches():

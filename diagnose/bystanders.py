@@ -1,0 +1,47 @@
+"""Bystanders: threads whose wait is never a hang or a root cause by itself.
+
+A process that waits for its children (a shell, make, a launcher such as
+timeout, su, runuser, systemd-run), for a signal (timeout's
+rt_sigsuspend), for a new connection (an idle accept() loop) or for its
+standard input through a pipe (a pipeline stage such as cat) is waiting
+for work that is elsewhere: the children, the client, the previous stage.
+When it is on a causal path, the walk goes on through it (its children or
+peers are on the path themselves); it is never named, and `argus hangs`
+does not list it.  Argus's own commands are bystanders too.
+
+bystander(g, v) -> a reason (str) for the waiting segment v, or None.
+The wait is judged, not the program: a launcher that computes is no
+bystander.
+
+Invariant: a pure function of the graph; a running (non-waiting) segment
+is never a bystander.
+"""
+from argus.tracer import schema
+from argus.graphbuild import graph as G
+
+SIGNAL_WAITS = frozenset(("rt_sigsuspend", "sigsuspend", "pause", "rt_sigtimedwait", "sigwaitinfo"))
+OWN_COMMS = frozenset(("argus",))
+STDIN = 0
+
+
+def bystander(g, v):
+    seg = g.seg
+    utid = int(seg.utid[v])
+    if g.comm(utid) in OWN_COMMS:
+        return "Argus itself"
+    if not seg.wait_known[v] or int(seg.end_kind[v]) != G.END_BLOCKED:
+        return None
+    reason = int(seg.wait_reason[v])
+    if reason == schema.WAIT_CHILD:
+        return "it waits for its children"
+    if reason == schema.WAIT_ACCEPT:
+        return "an idle server waiting for a connection"
+    if g.syscall_name(seg.wait_nr[v]) in SIGNAL_WAITS:
+        return "it waits for a signal (a launcher waiting for its child)"
+    if reason == schema.WAIT_READ and int(seg.wait_obj[v]) == STDIN:
+        from argus.diagnose.objects import wait_identity
+        ident = wait_identity(g, v)
+        if ident is not None and ident[0] == schema.FD_PIPE:
+            return "a pipeline stage waiting for its input"
+    return None
+
