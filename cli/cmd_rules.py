@@ -36,9 +36,12 @@ def _store():
 
 def run_list(args):
     from argus.diagnose.rules import describe
+    from argus.cli.session import SessionError
     store = _store()
     try:
         rules = store.rules()
+    except SessionError as e:
+        raise ArgusError(str(e))
     finally:
         store.close()
     if args.json:

@@ -93,7 +93,9 @@ class Store:
 
     def _x(self, sql, args=()):
         try:
-            return self.db.execute(sql, args)
+            cur = self.db.execute(sql, args)
+            # fetched here: a damaged page fails in the fetch, not the execute
+            return _Result(cur.fetchall(), cur.lastrowid, cur.rowcount)
         except sqlite3.Error as e:
             raise SessionError(f"session store {self.path}: {e}")
 
@@ -251,6 +253,22 @@ def read_answers_file(path):
     return [{"kind": a["kind"], "answer": str(a["answer"])} for a in data["answers"]]
 
 
+class _Result:
+    """A cursor's rows, read in full, with what callers use of the cursor."""
+
+    def __init__(self, rows, lastrowid, rowcount):
+        self.rows, self.lastrowid, self.rowcount = rows, lastrowid, rowcount
+
+    def fetchone(self):
+        return self.rows[0] if self.rows else None
+
+    def fetchall(self):
+        return self.rows
+
+    def __iter__(self):
+        return iter(self.rows)
+
+
 def _is_int(v):
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -277,6 +295,9 @@ def _bad_rule(rule):
     k, v, scope = rule["key"], rule["value"], rule["scope"]
     if not isinstance(rule["kind"], str):
         return "kind is not text"
+    if not (rule["created"] is None or isinstance(rule["created"], (int, float))) \
+            or not (rule["session"] is None or _is_int(rule["session"])):
+        return "created or session is not a number"
     if not isinstance(k, dict):
         return "key is not an object"
     if not isinstance(scope, dict) or not isinstance(scope.get("build_id") or "", str):

@@ -4,7 +4,9 @@
 # (UBSan findings abort), runs it for FUZZ_SECONDS (default 40) from a copy of
 # its checked-in seed corpus (tests/fuzz/corpus/<target>/), prints the
 # executions of each and the total, and fails on any crash, leak, sanitizer
-# report or timeout.  Four targets: ~3 minutes.
+# report or timeout.  Four targets: ~3 minutes.  Then the Python readers of
+# input files (tests/fuzz/fuzz_inputs.py: the --answers file and the session
+# database, a seeded mutation loop; target "inputs"): 0 crashes, 0 tracebacks.
 #   tests/fuzz/run.sh                 all targets
 #   FUZZ_SECONDS=5 tests/fuzz/run.sh rb_decode kdebug_v3
 set -euo pipefail
@@ -12,7 +14,7 @@ cd "$(dirname "$0")/../.."
 SECONDS_EACH=${FUZZ_SECONDS:-40}
 CC=${FUZZ_CC:-clang}
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(rb_decode rb_window kdebug_v1 kdebug_v3)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(rb_decode rb_window kdebug_v1 kdebug_v3 inputs)
 
 command -v "$CC" >/dev/null || { echo "fuzz: $CC not found (scripts/setup.sh installs clang)" >&2; exit 1; }
 # Inputs are written to files: tmpfs when there is one (private dir, removed at exit).
@@ -26,6 +28,13 @@ FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno
 
 total=0
 for t in "${TARGETS[@]}"; do
+  if [ "$t" = inputs ]; then
+    out=$(python3 tests/fuzz/fuzz_inputs.py --iterations 3000 --seconds "$SECONDS_EACH") || {
+      echo "$out"; echo "fuzz: inputs FAILED" >&2; exit 1; }
+    echo "$out"
+    total=$((total + $(echo "$out" | sed -n 's/^fuzz: inputs: \([0-9]*\) executions.*/\1/p')))
+    continue
+  fi
   define=FUZZ_$(echo "$t" | tr '[:lower:]' '[:upper:]')
   if ! "$CC" "${FLAGS[@]}" -D"$define" "${SOURCES[@]}" -o "$work/$t" 2>"$work/$t.build.log"; then
     cat "$work/$t.build.log" >&2
