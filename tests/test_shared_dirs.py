@@ -632,3 +632,25 @@ def test_instrument_output_survives_an_inotify_swap(argus_cli, built, tmp_path, 
     # no temporary file of root's is left (a link the attacker made after root's rename may be)
     assert [n for n in os.listdir(shared_dir) if os.lstat(os.path.join(shared_dir, n)).st_uid == 0] == [
         "libargustest.so"]
+
+
+def test_idle_control_clients_do_not_lock_control_out(argus_cli):
+    """Nine clients that connect and never send (a hung `argus status`, or
+    anyone with the socket) used to fill the 8 slots and turn every other
+    client away as busy until they timed out (5 s)."""
+    import socket
+    from conftest import require_tracing
+    require_tracing()
+    argus_cli.start(size="64M")
+    sock = os.path.join(argus_cli.env["ARGUS_RUN_DIR"], "argusd.sock")
+    idle = []
+    try:
+        for _ in range(9):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(sock)
+            idle.append(s)
+        status = argus_cli.status()                  # while all nine are still connected
+        assert status["tracing"]
+    finally:
+        for s in idle:
+            s.close()

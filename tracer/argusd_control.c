@@ -347,9 +347,18 @@ void accept_clients(struct daemon *d)
 				break;
 			}
 		if (!slot) {
-			send(fd, "error: busy\n", 12, MSG_NOSIGNAL | MSG_DONTWAIT);
-			close(fd);
-			continue;
+			/* Every slot holds a client that has not sent its line yet
+			 * (commands are answered at once).  Idle clients must not lock
+			 * control out until they time out: the one waiting longest
+			 * makes room for the newcomer. */
+			static const char busy[] = "error: busy (too many idle control clients)\n";
+
+			slot = &d->clients[0];
+			for (i = 1; i < MAX_CLIENTS; i++)
+				if (d->clients[i].since_ns < slot->since_ns)
+					slot = &d->clients[i];
+			send(slot->fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			client_close(slot);
 		}
 		slot->fd = fd;
 		slot->len = 0;
