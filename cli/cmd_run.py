@@ -7,12 +7,12 @@ per-thread rings that the running daemon (`argus start`) drains into its
 trace.  The command's exit status is argus run's.
 """
 import os
+import secrets
 import signal
 import subprocess
-import tempfile
 
-from argus.cli import hookspec
-from argus.cli.common import RUN_DIR, ArgusError, native_path
+from argus.cli import hookspec, safe_files
+from argus.cli.common import RUN_DIR, ArgusError, native_path, open_run_dir
 
 
 def register(sub):
@@ -50,11 +50,13 @@ def run_run(args):
         raise ArgusError(f"no tracing daemon takes tracepoints ({ring_dir()} is missing): run `argus start` first")
     if not os.access(ring_dir(), os.W_OK | os.X_OK):
         raise ArgusError(f"{ring_dir()} is not writable by this user: run `argus run` as the user running argusd")
-    fd, hooks_file = tempfile.mkstemp(prefix="hooks-", suffix=".list", dir=RUN_DIR)   # 0600
+    dir_fd = open_run_dir()          # verified: ours or root's, writable by nobody else
+    if dir_fd is None:
+        raise ArgusError(f"no tracing daemon reachable ({RUN_DIR} is missing or not ours): run `argus start` first")
+    name = f"hooks-{secrets.token_hex(8)}.list"
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(hookspec.flatten(hooks))
-        env = agent_env(os.environ, agent, hooks_file, args.verbose)
+        safe_files.write_file(dir_fd, name, hookspec.flatten(hooks))     # 0600, the one writer
+        env = agent_env(os.environ, agent, os.path.join(RUN_DIR, name), args.verbose)
         try:
             proc = subprocess.Popen(args.command, env=env)
         except OSError as e:
@@ -68,4 +70,8 @@ def run_run(args):
             signal.signal(signal.SIGINT, old)
         return 128 - rc if rc < 0 else rc
     finally:
-        os.unlink(hooks_file)
+        try:
+            os.unlink(name, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+        os.close(dir_fd)
