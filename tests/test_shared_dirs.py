@@ -361,7 +361,7 @@ def test_start_refuses_a_state_dir_another_user_made(argus_cli, shared_dir):
     argus_cli.env["ARGUS_STATE_DIR"] = state
     proc = argus_cli.run("start", "--size", "64M", check=False)
     assert proc.returncode != 0
-    assert f"is owned by uid {attacker_ids()[0]} (not root or you): refused" in no_traceback(proc)
+    assert f"refusing directory {state}: it is owned by uid {attacker_ids()[0]} (not root or you)" in no_traceback(proc)
     assert os.listdir(state) == []
 
 
@@ -632,6 +632,133 @@ def test_instrument_output_survives_an_inotify_swap(argus_cli, built, tmp_path, 
     # no temporary file of root's is left (a link the attacker made after root's rename may be)
     assert [n for n in os.listdir(shared_dir) if os.lstat(os.path.join(shared_dir, n)).st_uid == 0] == [
         "libargustest.so"]
+
+
+# --- issue 23 item 4: the state directory ---------------------------------------------------------------
+
+def _swap_loop(a, b, stop_file, seconds):
+    """The attacker's loop: renameat2(a, b, RENAME_EXCHANGE) until stop_file
+    appears; asserts it swapped at all."""
+    import ctypes
+    import time
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = libc.renameat2
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    swaps, deadline = 0, time.monotonic() + seconds
+    while not os.path.exists(stop_file) and time.monotonic() < deadline:
+        swaps += renameat2(at_fdcwd, a.encode(), at_fdcwd, b.encode(), rename_exchange) == 0
+    assert swaps > 0, f"renameat2: {os.strerror(ctypes.get_errno())}"
+
+
+def _in_background(fn, *args):
+    """as_attacker(fn, *args) in a child of its own: its pid, to wait for."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            as_attacker(fn, *args)
+            code = 0
+        finally:
+            os._exit(code)
+    return pid
+
+
+def _listing(top):
+    """{relative path: fingerprint} of every file under top."""
+    out = {}
+    for d, _, files in os.walk(top):
+        for n in files:
+            p = os.path.join(d, n)
+            out[os.path.relpath(p, top)] = fingerprint(p)
+    return out
+
+
+def test_state_dir_exchanged_under_the_snapshot_writer(argus_cli, tmp_path, shared_dir):
+    """Issue 23 item 4: the attacker can rename entries of the directory that
+    holds the state directory; a loop swaps the state directory with a link
+    to a root directory (renameat2 RENAME_EXCHANGE) while a snapshot is
+    written and pruned.  Writing, renaming and pruning through the path made
+    root write snapshots there and delete its *.argus / *.json files; through
+    the directory fd opened at start, nothing there changes."""
+    from conftest import require_tracing, run_demo
+    require_tracing()
+    import time
+    other = tmp_path / "other"
+    (other / "snapshots").mkdir(parents=True, mode=0o700)
+    for name in ("0000-precious.argus", "0000-precious.json"):
+        (other / "snapshots" / name).write_bytes(b"root's, not a snapshot\n")
+        os.chmod(other / "snapshots" / name, 0o640)
+    before = _listing(other)
+    theirs = os.path.join(shared_dir, "theirs")
+    state, decoy = os.path.join(theirs, "state"), os.path.join(theirs, "decoy")
+
+    def plant():
+        os.mkdir(theirs, 0o755)
+        os.symlink(str(other), decoy)
+    as_attacker(plant)
+    argus_cli.env["ARGUS_STATE_DIR"] = state
+    argus_cli.run("start", "--buffer", argus_cli.buffer, "--size", "64M", "--snapshot-max-count", "1")
+    import ctypes  # noqa: F401  (loaded now, as root: the attacker cannot read root's Python tree)
+    stop = str(tmp_path / "stop")
+    os.chmod(tmp_path, 0o755)           # the attacker's loop looks for the stop file
+    loop = _in_background(_swap_loop, state, decoy, stop, 60)
+    try:
+        info, rc = run_demo("--requests", "20", "--hang-at", "10", "--hang-ms", "2500", "--interval-ms", "20",
+                            "--stuck", "sleep")
+        assert rc == 0
+        log = tmp_path / "run" / "argusd.log"
+        deadline = time.monotonic() + 30
+        while not any(w in log.read_text() for w in (" written (", "failed to write snapshot")):
+            assert time.monotonic() < deadline, log.read_text()[-2000:]
+            time.sleep(0.2)
+        time.sleep(1)
+    finally:
+        open(stop, "w").close()
+        _, status = os.waitpid(loop, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "the attacker's swap loop failed"
+    assert _listing(other) == before, "root wrote into, or pruned, the directory swapped in"
+    real = state if not os.path.islink(state) else decoy      # where the state directory is now
+    snaps = sorted(os.listdir(os.path.join(real, "snapshots")))
+    assert [n for n in snaps if n.endswith(".argus")] and "index" in snaps, (snaps, log.read_text()[-2000:])
+    assert not [n for n in snaps if n.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o1777, 0o770])
+def test_start_refuses_a_state_dir_others_can_write(argus_cli, tmp_path, mode):
+    """Others could swap the snapshot directory inside it: refused with one
+    line (it only warned that the last buffer could not be remembered)."""
+    from conftest import require_tracing
+    require_tracing()
+    state = tmp_path / "state"
+    state.mkdir()
+    os.chmod(state, mode)
+    proc = argus_cli.run("start", "--buffer", argus_cli.buffer, "--size", "64M", check=False)
+    assert proc.returncode != 0
+    line = no_traceback(proc)
+    assert f"refusing directory {state}: it is writable by other users (mode {mode:04o})" in line, line
+    assert os.listdir(state) == [] and not os.path.exists(argus_cli.buffer)
+    assert argus_cli.run("status", "--json", "--buffer", "/nonexistent", check=False).returncode != 0
+
+
+def test_argusd_refuses_a_state_dir_others_can_write(tmp_path):
+    """The daemon checks it too (argusd run by hand, or by another front)."""
+    from conftest import native, require_tracing
+    require_tracing()
+    run, state = tmp_path / "run", tmp_path / "state"
+    run.mkdir(mode=0o700)
+    state.mkdir()
+    os.chmod(state, 0o777)
+    try:
+        proc = subprocess.run([native("argusd"), "--foreground", "--buffer", str(tmp_path / "trace.argus"),
+                               "--size", str(64 << 20), "--socket", str(run / "argusd.sock"), "--log",
+                               str(run / "argusd.log"), "--snapshot-dir", str(state / "snapshots")],
+                              capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("argusd traced with a state directory others can write")
+    assert proc.returncode != 0
+    assert f"refusing directory {state}: it is writable by other users (mode 0777)" in proc.stderr, proc.stderr
+    assert os.listdir(state) == []
 
 
 def test_idle_control_clients_do_not_lock_control_out(argus_cli):
