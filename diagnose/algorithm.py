@@ -31,8 +31,8 @@ hang window [a, b] (diagnose_vertex):
                  one only when there is no baseline.
                  For each thread on that path other than T, in path order,
                  not yet a root cause: classify it over [a, b]; a bystander
-                 (bystanders.py: a parent in wait4, a launcher, an idle
-                 accept loop, a pipeline stage) is recursed into but named
+                 that waits for children or a signal (bystanders.py: a
+                 parent in wait4, a launcher) is recursed into but named
                  only when nothing is found behind it; LongWait /
                  LongRunning / RepeatedYield -> a root cause at depth d+1, and,
                  if chooser.go_on(it), diagnose it recursively as a spinning
@@ -62,7 +62,7 @@ from argus.diagnose import blocktype as B
 from argus.diagnose import baseline as BL
 from argus.diagnose import ownership as OW
 from argus.diagnose import objects as OBJ
-from argus.diagnose.bystanders import bystander
+from argus.diagnose.bystanders import walked_through
 from argus.diagnose.ownership import polled_addresses
 from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
 from argus.diagnose.slice import AutoChooser, interactive_slice, input_slice, EdgeRef, SliceResult, SliceStep
@@ -297,7 +297,7 @@ class _Run:
     def bystander(self, c):
         """A LongWait that only waits for others' work (bystanders.py: a
         parent, a launcher, an idle accept loop, a pipeline stage)."""
-        return c.block_type == B.LONG_WAIT and bystander(self.g, c.vertex) is not None
+        return c.block_type == B.LONG_WAIT and walked_through(self.g, c.vertex)
 
     # --- Algorithm 1 ---
     def diagnose_vertex(self, utid, v, c, a, b, depth):

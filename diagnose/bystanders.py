@@ -10,6 +10,11 @@ peers are on the path themselves); it is never named, and `argus hangs`
 does not list it.  Argus's own commands are bystanders too.
 
 bystander(g, v) -> a reason (str) for the waiting segment v, or None.
+walked_through(g, v): on a causal path, only a wait for children or for a
+signal is walked through (the launcher's child is the work).  A reader of
+its input or an accept loop reached on a path may hold what the victim
+waits for (the sqlite3 shell keeps its write lock open while it reads its
+next command): it stays a root cause there.
 The wait is judged, not the program: a launcher that computes is no
 bystander.
 
@@ -22,22 +27,25 @@ from argus.graphbuild import graph as G
 SIGNAL_WAITS = frozenset(("rt_sigsuspend", "sigsuspend", "pause", "rt_sigtimedwait", "sigwaitinfo"))
 OWN_COMMS = frozenset(("argus",))
 STDIN = 0
+OWN = "Argus itself"
+CHILDREN = "it waits for its children"
+SIGNAL = "it waits for a signal (a launcher waiting for its child)"
 
 
 def bystander(g, v):
     seg = g.seg
     utid = int(seg.utid[v])
     if g.comm(utid) in OWN_COMMS:
-        return "Argus itself"
+        return OWN
     if not seg.wait_known[v] or int(seg.end_kind[v]) != G.END_BLOCKED:
         return None
     reason = int(seg.wait_reason[v])
     if reason == schema.WAIT_CHILD:
-        return "it waits for its children"
+        return CHILDREN
     if reason == schema.WAIT_ACCEPT:
         return "an idle server waiting for a connection"
     if g.syscall_name(seg.wait_nr[v]) in SIGNAL_WAITS:
-        return "it waits for a signal (a launcher waiting for its child)"
+        return SIGNAL
     if reason == schema.WAIT_READ and int(seg.wait_obj[v]) == STDIN:
         from argus.diagnose.objects import wait_identity
         ident = wait_identity(g, v)
@@ -45,3 +53,8 @@ def bystander(g, v):
             return "a pipeline stage waiting for its input"
     return None
 
+
+
+def walked_through(g, v):
+    why = bystander(g, v)
+    return why is not None and why in (CHILDREN, SIGNAL, OWN)
