@@ -34,7 +34,6 @@ commands): no hand-written ELF or Mach-O editing.
 """
 import ctypes
 import os
-import tempfile
 
 from argus.cli import hookspec, static_rewrite_macho
 from argus.cli.common import ArgusError, native_path
@@ -103,16 +102,10 @@ def select_hooks(hooks, names, defines, warn=None):
 
 
 def built_bytes(binary):
-    """The rewritten binary as bytes, built by LIEF in memory (write_to_bytes,
-    LIEF >= 0.17).  An older LIEF writes only to a path: then into a fresh
-    0700 directory of our own (mkdtemp), where no other user can reach a
-    name to swap, and read back through the descriptor."""
-    if hasattr(binary, "write_to_bytes"):
-        return bytes(binary.write_to_bytes())
-    with tempfile.TemporaryDirectory(prefix="argus-instrument-") as d:
-        binary.write(os.path.join(d, "out"))
-        with open(os.path.join(d, "out"), "rb") as f:
-            return f.read()
+    """The rewritten binary as bytes, built by LIEF in memory
+    (write_to_bytes, LIEF >= 0.17, which pyproject.toml requires): no path
+    is written that another user could swap."""
+    return bytes(binary.write_to_bytes())
 
 
 def _write_output(data, src, out, check=None):
