@@ -43,7 +43,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
+#if defined(__linux__)
+#include <sys/sysmacros.h>   /* major(), minor() */
+#endif
 #include <time.h>
 #include <unistd.h>
 
