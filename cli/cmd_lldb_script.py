@@ -193,7 +193,9 @@ def run_script(dir_fd, name, params):
         find_lldb()
     except DebuggerError as e:
         raise ArgusError(str(e)) from None
-    timeout = params["timeout_s"] + params["max_steps"] * 0.05 + 60
+    # the script keeps to timeout_s itself (scripts/lldb/step_trace.py); the
+    # margin covers lldb's attach and symbol loading, and the steps
+    timeout = params["timeout_s"] + params["max_steps"] * 0.05 + 30
     fd = safe_files.open_file(dir_fd, name)
     try:
         proc = subprocess.run([sys.executable, "-I", f"/dev/fd/{fd}"], env=script_env(env_for_scripts()),

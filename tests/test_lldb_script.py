@@ -181,3 +181,24 @@ def test_render_text_of_a_result():
     assert lines[0] == "lldb trace of thread 6 (pid 5) from f: 1 instructions, 2 library calls, stop: max_steps"
     assert lines[1] == "  0x10 f: mov eax, dword ptr [rip + 8]  [0x20]=3"
     assert lines[2] == "  library calls: usleep (libc.so.6) x2 -> [0]"
+
+
+def test_timeout_interrupts_a_step_out_of_a_long_sleep(argus_cli, tmp_path):
+    """No function: the script climbs out of libc's nanosleep into the app.
+    A synchronous step-out waited for the sleep to end (a minute past a
+    --timeout 2); now it is interrupted at the deadline (stop_reason
+    "timeout") and the process runs on."""
+    require_root()
+    pytest.importorskip("lldb")
+    buf = str(tmp_path / "trace.argus")
+    prog = subprocess.Popen(["sleep", "300"])
+    try:
+        proc = argus_cli.run("lldb-script", "--pid", str(prog.pid), "--buffer", buf, "--timeout", "2", "--run",
+                             timeout=45)
+        assert "stop: timeout" in proc.stdout, proc.stdout + proc.stderr
+        res = _result(buf, prog.pid, prog.pid)
+        assert res["stop_reason"] == "timeout" and res["error"] is None
+        assert thread_states(prog.pid)[prog.pid] == "S"     # detached: sleeping again, not stopped
+    finally:
+        prog.kill()
+        prog.wait()

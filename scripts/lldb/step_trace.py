@@ -26,6 +26,10 @@ Algorithm:
              x0)} only.  A step that lands on the first instruction of a
              function records the full call stack.  Stops early when the
              start function returns (stop_reason "returned").
+  deadline   PARAMS["timeout_s"] bounds the whole run from the attach: every
+             step-out runs asynchronously and is interrupted at the deadline
+             (a thread inside a long sleep() never returns to its caller in
+             time), and the step loop checks it (stop_reason "timeout").
   leave      delete the breakpoint, detach (the process runs on), write the
              result JSON (schema argus.lldb-trace/1, docs/lldb.md) to
              PARAMS["result"] with mode 0600.
@@ -43,6 +47,10 @@ except ImportError:      # lldb's embedded Python without capstone: bytes only
     capstone = None
 
 PARAMS = globals().get("PARAMS") or {}
+
+
+class TimedOut(Exception):
+    """PARAMS["timeout_s"] ran out: the process was interrupted."""
 
 
 def _module_name(addr):
@@ -121,6 +129,38 @@ class Tracer:
                 sigs.SetShouldSuppress(signo, False)
         exe = self.target.GetExecutable().GetFilename()
         self.app_modules = {m for m in ([exe] + list(self.p.get("app_modules") or [])) if m}
+        self.deadline = time.monotonic() + self.p.get("timeout_s", 30)
+
+    def remaining(self):
+        left = getattr(self, "deadline", time.monotonic() + 30) - time.monotonic()
+        if left <= 0:
+            raise TimedOut()
+        return left
+
+    def step_out(self):
+        """thread.StepOut() within the deadline: run asynchronously and wait for
+        the stop; at the deadline interrupt the process and raise TimedOut.
+        A synchronous StepOut of a frame blocked in a syscall would wait for
+        the syscall (a sleep(60): a minute).  False when the process exited."""
+        left = self.remaining()
+        tid = self.thread.GetThreadID()
+        listener, ev = self.dbg.GetListener(), lldb.SBEvent()
+        while listener.GetNextEvent(ev):        # stale events: not this step's stop
+            pass
+        stop_id = self.process.GetStopID()
+        self.dbg.SetAsync(True)
+        try:
+            self.thread.StepOut()
+            if not self._wait_stop(left, stop_id):
+                raise TimedOut()
+        except RuntimeError:                    # exited meanwhile
+            return False
+        finally:
+            self.dbg.SetAsync(False)
+        thread = self.process.GetThreadByID(tid)
+        if thread.IsValid():
+            self.thread = thread
+        return self.process.GetState() == lldb.eStateStopped
 
     def in_app(self, addr):
         mod = _module_name(addr)
@@ -144,7 +184,8 @@ class Tracer:
             names = [_function_name(f.GetPCAddress()) for f in self.thread]
             if fn in names and not self.p.get("next_call"):
                 for _ in range(names.index(fn)):
-                    self.thread.StepOut()
+                    if not self.step_out():
+                        raise RuntimeError(f"process {self.p['pid']} exited")
                 return True
             bp = self.target.BreakpointCreateByName(fn)
             if bp.GetNumLocations() == 0:
@@ -152,9 +193,10 @@ class Tracer:
                 raise RuntimeError(f"function {fn} not found in process {self.p['pid']}")
             bp.SetThreadID(self.thread.GetThreadID())
             self.bp = bp
+            stop_id = self.process.GetStopID()
             self.dbg.SetAsync(True)
             self.process.Continue()
-            reached = self._wait_stop(self.p.get("timeout_s", 30))
+            reached = self._wait_stop(self.remaining(), stop_id)
             self.dbg.SetAsync(False)
             self.target.BreakpointDelete(bp.GetID())
             self.bp = None
@@ -166,20 +208,35 @@ class Tracer:
         for _ in range(64):       # no function: climb out of library frames into the app
             if self.in_app(self.thread.GetFrameAtIndex(0).GetPCAddress()) or self.thread.GetNumFrames() < 2:
                 break
-            self.thread.StepOut()
+            if not self.step_out():
+                raise RuntimeError(f"process {self.p['pid']} exited")
         return True
 
-    def _wait_stop(self, timeout_s):
+    def _wait_stop(self, timeout_s, stop_id):
+        """Waits for the process to stop again after a resume made when its
+        stop id was stop_id.  Events are pulled here (under Python's lldb
+        module nobody else does); under the lldb binary its driver pulls
+        them first, so the stop shows as the public state with a new stop id.
+        At the deadline: interrupt, False."""
         listener = self.dbg.GetListener()
         ev = lldb.SBEvent()
+        gone = (lldb.eStateExited, lldb.eStateDetached, lldb.eStateCrashed)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if listener.WaitForEvent(1, ev) and lldb.SBProcess.EventIsProcessEvent(ev):
+            while listener.GetNextEvent(ev):
+                if not lldb.SBProcess.EventIsProcessEvent(ev):
+                    continue
                 st = lldb.SBProcess.GetStateFromEvent(ev)
                 if st == lldb.eStateStopped and not lldb.SBProcess.GetRestartedFromEvent(ev):
                     return True
-                if st in (lldb.eStateExited, lldb.eStateDetached, lldb.eStateCrashed):
+                if st in gone:
                     raise RuntimeError(f"process {self.p['pid']} exited")
+            st = self.process.GetState()
+            if st in gone:
+                raise RuntimeError(f"process {self.p['pid']} exited")
+            if st == lldb.eStateStopped and self.process.GetStopID() != stop_id:
+                return True
+            time.sleep(0.005)
         self.process.Stop()
         self._drain_until_stopped()
         return False
@@ -251,6 +308,7 @@ class Tracer:
         res["stacks"].append({"i": 0, "function": _function_name(self.thread.GetFrameAtIndex(0).GetPCAddress()),
                               "frames": _stack(self.thread, self.target)})
         for i in range(self.p.get("max_steps", 2000)):
+            self.remaining()
             frame = self.thread.GetFrameAtIndex(0)
             rec, insn = self.insn_record(i, frame)
             res["instructions"].append(rec)
@@ -264,13 +322,14 @@ class Tracer:
             addr = frame.GetPCAddress()
             if is_call and not self.in_app(addr):
                 callee, module = _function_name(addr), self.callee_module(addr)
-                self.thread.StepOut()
-                if self.process.GetState() != lldb.eStateStopped:
+                if not self.step_out() or self.process.GetState() != lldb.eStateStopped:
                     res["stop_reason"] = "exited"
                     return
                 while self.thread.GetNumFrames() > depth_before and not self.in_app(
                         self.thread.GetFrameAtIndex(0).GetPCAddress()):
-                    self.thread.StepOut()    # a PLT stub's jump: leave the library too
+                    if not self.step_out():  # a PLT stub's jump: leave the library too
+                        res["stop_reason"] = "exited"
+                        return
                 res["calls"].append({"i": i, "pc": rec["pc"], "callee": callee, "module": module,
                                      "return_value": _return_register(self.thread.GetFrameAtIndex(0))})
                 continue
@@ -295,6 +354,8 @@ class Tracer:
             self.attach()
             if self.reach():
                 self.step()
+        except TimedOut:
+            self.result["stop_reason"] = "timeout"      # what was recorded until then stands
         except Exception as e:      # reported in the result file, one line
             self.result["error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
             self.result["stop_reason"] = self.result["stop_reason"] or "error"
