@@ -43,7 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scenarios"))
 
-import build  # noqa: E402
+import programs  # noqa: E402
 import gen  # noqa: E402
 import score  # noqa: E402
 from harness import Argus, Context, ScenarioError  # noqa: E402
@@ -78,10 +78,10 @@ def run_batch(batch, keep=None, run_no=1):
             scratch = ctx.path(c.id, "scratch", "x")
             scratch = os.path.dirname(scratch)
             try:
-                proc = ctx.spawn(build.command(c, scratch), stdout=subprocess.PIPE, text=True,
+                proc = ctx.spawn(programs.command(c, scratch), stdout=subprocess.PIPE, text=True,
                                  stderr=open(ctx.path(c.id, "stderr"), "w"))
                 live.append((c, proc, _read_truth(proc, TRUTH_TIMEOUT_S), time.monotonic()))
-            except (ScenarioError, ValueError, build.BuildError) as e:
+            except (ScenarioError, ValueError, programs.BuildError) as e:
                 results[c.id]["reason"] = f"{type(e).__name__}: {e}"
         for c, proc, truth, t0 in live:
             if c.ongoing:
@@ -157,7 +157,7 @@ def _keep(tmp, argus, batch, results, keep, run_no):
             continue
         cdir = os.path.join(dst, c.id)
         os.makedirs(cdir, exist_ok=True)
-        text, ext = build.source(c)
+        text, ext = programs.source(c)
         with open(os.path.join(cdir, "program" + ext), "w") as f:
             f.write(text)
         with open(os.path.join(cdir, "result.json"), "w") as f:
@@ -212,8 +212,8 @@ def main(argv=None):
     errors = {}
     for c in cases:   # every program is built before tracing starts
         try:
-            build.build(c)
-        except build.BuildError as e:
+            programs.build(c)
+        except programs.BuildError as e:
             errors[c.id] = str(e)
     results = []
     for run_no in range(1, args.runs + 1):

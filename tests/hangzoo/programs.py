@@ -46,12 +46,13 @@ def build(case):
     with open(tmp, "w") as f:
         f.write(text)
     os.replace(tmp, src)
+    out = exe + f".{os.getpid()}.tmp"   # two runs building one case at once each write their own
     if case.lang == gen.C:
-        cmd = ["cc", "-O1", "-pthread", "-o", exe + ".tmp", src]
+        cmd = ["cc", "-O1", "-pthread", "-o", out, src]
     elif case.lang == gen.GO:
         gocache = os.path.join(CACHE, "gocache")
-        cmd = [GO, "build", "-o", exe + ".tmp", src]
-        env = dict(os.environ, GOFLAGS="-mod=mod", GOPROXY="off", GO111MODULE="off", GOCACHE=gocache,
+        cmd = [GO, "build", "-o", out, src]
+        env = dict(os.environ, GOPROXY="off", GO111MODULE="off", GOCACHE=gocache,
                    GOTOOLCHAIN="local")
     else:
         return exe
@@ -59,7 +60,7 @@ def build(case):
                           env=env if case.lang == gen.GO else None, cwd=CACHE)
     if proc.returncode != 0:
         raise BuildError(f"{case.id}: {' '.join(cmd[:2])} failed: {proc.stderr.strip()[-1500:]}")
-    os.replace(exe + ".tmp", exe)
+    os.replace(out, exe)
     return exe
 
 
