@@ -72,6 +72,8 @@ from argus.diagnose import report as R
 from argus.diagnose.explain import explain
 
 MAX_DEPTH = 8
+PROCESS_BUSY = 0.8      # a process's threads together on CPU this share of the window: busy
+SHARED_MIN = 0.2        # ... and this thread's own share, to stand for that work
 
 
 @dataclass
@@ -294,6 +296,36 @@ class _Run:
         thread was idle, not a culprit: waits.wait_kind)."""
         return c.block_type == B.LONG_WAIT and W.wait_kind(self.g, c.vertex)[0] == W.IDLE
 
+    def shared_work(self, utid, a, b):
+        """A thread of a user-space scheduler (goroutines on Go's Ms, green
+        threads, a work-stealing pool): the work moves between the process's
+        OS threads, each runs part of it and parks in short futex waits
+        between, so each alone looks like polling.  When the process's
+        threads together were busy (on CPU or runnable) >= PROCESS_BUSY of
+        [a, b] and this one >= SHARED_MIN of it, this thread stands for the
+        process's work: LongRunning, with the process's share as evidence.
+        The process's other busy threads are then not named again.  None
+        otherwise."""
+        c = self.cls(utid, a, b)
+        if c.block_type != B.REPEATED_YIELD or c.evidence.get("yields"):
+            return None
+        g = self.g
+
+        def busy(u):
+            ev = self.cls(u, a, b).evidence
+            return ev.get("cpu_share", 0.0) + ev.get("runnable_share", 0.0)
+        mine = busy(utid)
+        if mine < SHARED_MIN:
+            return None
+        peers = {u: busy(u) for u in g.utids_of_pid(int(g.threads.pid[utid])) if u != utid}
+        total = mine + sum(peers.values())
+        if total < PROCESS_BUSY:
+            return None
+        sharing = [u for u, share in peers.items() if share >= SHARED_MIN]
+        self.visited.update(sharing)
+        ev = dict(c.evidence, process_busy_share=round(total, 3), work_shared_by=1 + len(sharing))
+        return B.Classification(B.LONG_RUNNING, utid, a, b, B.busiest_segment(g, utid, a, b), ev)
+
     def bystander(self, c):
         """A LongWait that only waits for others' work (bystanders.py: a
         parent, a launcher, an idle accept loop, a pipeline stage)."""
@@ -389,7 +421,7 @@ class _Run:
         for t in order:
             if t in self.visited:
                 continue
-            ct = self.cls(t, a, b)
+            ct = self.shared_work(t, a, b) or self.cls(t, a, b)
             if not ct.abnormal or self.idle_loop_wait(ct):
                 continue
             # a bystander (a parent in wait4, a launcher) is walked through, not

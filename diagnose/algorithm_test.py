@@ -458,3 +458,31 @@ def test_sync_poll_behind_a_nested_wait_names_who_released_it():
     assert 200 in tids and 300 in tids
     (rc,) = [c for c in j["root_causes"] if c["primary"]]
     assert (rc["tid"], rc["block_type"]) == (300, "LongWait")
+
+
+def test_work_that_moves_between_threads_is_one_long_running_cause():
+    """Issue 22, item 3: a server whose handler runs on a user-space
+    scheduler (Go's Ms): the computation hops between two OS threads every
+    20 ms, each parking in a short futex wait while the other runs.  Each
+    thread alone looks like polling; together the process was busy the
+    whole hang: one LongRunning root cause standing for the process."""
+    t = Trace()
+    t.thread(100, 100, "client")
+    t.thread(200, 200, "server")
+    t.thread(200, 201, "server")
+    t.run(100, 0).run(200, 0).run(201, 0)
+    t.block(201, ms(1), "futex", "futex", obj=0x5000)
+    t.block(100, ms(10), "read", "read", obj=4)
+    x, turn = ms(10), 0
+    while x < s(3):
+        run, park = (200, 201) if turn == 0 else (201, 200)
+        t.wake(park, run, x).run(run, x)                   # the other M takes the goroutine
+        t.block(park, x + us(5), "futex", "futex", obj=0x5000)
+        x += ms(20)
+        turn ^= 1
+    t.syscall(run, x, "write", obj=9).wake(run, 100, x + us(5)).run(100, x + us(5), ret=1)
+    g = t.build(trace_end=s(3.5))
+    j = to_json(diagnose(g, 100))
+    (rc,) = j["root_causes"]
+    assert (rc["pid"], rc["block_type"], rc["primary"]) == (200, "LongRunning", True)
+    assert "the work moves between 2 threads of its process" in rc["why"]

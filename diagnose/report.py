@@ -137,6 +137,9 @@ def why_text(c, relation="", yield_text=""):
         txt = f"busy on CPU {fmt_pct(ev['cpu_share'])} of the hang"
         if ev["runnable_share"] >= 0.05:
             txt += f", runnable (waiting for a CPU) {fmt_pct(ev['runnable_share'])}"
+        if ev.get("work_shared_by", 1) > 1:
+            txt += (f"; the work moves between {ev['work_shared_by']} threads of its process (a user-space "
+                    f"scheduler), busy {fmt_pct(min(ev['process_busy_share'], 1.0))} of the hang together")
     elif c.block_type == REPEATED_YIELD:
         txt = yield_text
     else:

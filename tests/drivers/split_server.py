@@ -7,9 +7,9 @@ The server (a child process) runs an epoll loop on a socketpair; after each
 reply it pauses 5 ms (a timed sleep), so the client's next request is
 already queued when it calls epoll_wait again: the wait returns without
 blocking (an event_loop split opens the vertex that reads the request and
-writes the reply; nothing woke it).  Request HANG_AT takes HANG_S seconds:
-the client's main thread waits in read() that long (a LongWait hang whose
-baseline is an earlier, quick reply).  Prints one JSON line first:
+writes the reply; nothing woke it).  Request HANG_AT takes HANG_S seconds
+on the CPU: the client's main thread waits in read() that long (a LongWait
+hang), and the walk back from the reply that ended it crosses the split.  Prints one JSON line first:
 {"client_pid", "server_pid"}.
 """
 import json
@@ -30,8 +30,10 @@ def serve(sock, hang_at, hang_s):
         if not data:
             return
         n += 1
-        if n == hang_at:
-            time.sleep(hang_s)
+        if n == hang_at:                 # computes: the handling vertex, opened at the split, is the walk's
+            t = time.monotonic()
+            while time.monotonic() - t < hang_s:
+                pass
         sock.send(b"ok")
         time.sleep(0.005)
 
