@@ -100,6 +100,11 @@ def run_batch(batch, keep=None, run_no=1):
         argus.stop()
         tracing = False
         ctx.close()      # ongoing roots end only now, after tracing
+        # threads of the batch's other cases and of this runner are bystanders: name them as such
+        pids = {str(pid): c.id.split("-")[0] for c, _, truth, _ in live for pid, _ in truth["roles"]}
+        for c, _, truth, _ in live:
+            truth["batch"] = {p: i for p, i in pids.items() if i != c.id.split("-")[0]}
+            truth["runner"] = os.getpid()
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             for res in pool.map(lambda x: _diagnose(argus, *x[:3]), [x for x in live if not x[2].get("broken")]):
                 results[res["id"]].update(res, run=run_no)

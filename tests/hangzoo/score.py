@@ -19,8 +19,19 @@ def _role_of(cause, truth):
     for r, (pid, tid) in enumerate(truth["roles"]):
         if cause["pid"] == pid and cause["tid"] == tid:
             return f"R{r}"
-    if truth.get("load") and cause["pid"] == truth["load"] or cause["tid"] == truth.get("load"):
+    if truth.get("load") and (cause["pid"] == truth["load"] or cause["tid"] == truth["load"]):
         return "load"
+    for r, (pid, tid) in enumerate(truth["roles"]):
+        if cause["pid"] == pid and not tid and r:
+            return f"R{r}"            # an unpinned Go role: any thread of its process
+    for r, (pid, tid) in enumerate(truth["roles"]):
+        if cause["pid"] == pid:
+            return f"R{r}'s process, thread {cause['tid']}"
+    other = (truth.get("batch") or {}).get(str(cause["pid"]))
+    if other:
+        return f"other case {other}"
+    if cause["pid"] == truth.get("runner"):
+        return "runner"
     return f"{cause.get('comm')}/{cause['pid']}:{cause['tid']}"
 
 
