@@ -63,6 +63,7 @@ from argus.diagnose import baseline as BL
 from argus.diagnose import ownership as OW
 from argus.diagnose import objects as OBJ
 from argus.diagnose.bystanders import walked_through
+from argus.diagnose.streams import stream_wait
 from argus.diagnose.ownership import polled_addresses
 from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
 from argus.diagnose.slice import AutoChooser, interactive_slice, input_slice, EdgeRef, SliceResult, SliceStep
@@ -326,6 +327,10 @@ class _Run:
         ev = dict(c.evidence, process_busy_share=round(total, 3), work_shared_by=1 + len(sharing))
         return B.Classification(B.LONG_RUNNING, utid, a, b, B.busiest_segment(g, utid, a, b), ev)
 
+    def stream(self, utid, a, b):
+        """A reader fed in pieces by one producer: LongWait on it (streams.py)."""
+        return stream_wait(self.g, self.cls(utid, a, b), a, b)
+
     def bystander(self, c):
         """A LongWait that only waits for others' work (bystanders.py: a
         parent, a launcher, an idle accept loop, a pipeline stage)."""
@@ -421,7 +426,7 @@ class _Run:
         for t in order:
             if t in self.visited:
                 continue
-            ct = self.shared_work(t, a, b) or self.cls(t, a, b)
+            ct = self.shared_work(t, a, b) or self.stream(t, a, b) or self.cls(t, a, b)
             if not ct.abnormal or self.idle_loop_wait(ct):
                 continue
             # a bystander (a parent in wait4, a launcher) is walked through, not
@@ -522,6 +527,9 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
     """Runs Algorithm 1 on a Hang (from hangs.find_hang / list_hangs)."""
     chooser = chooser or AutoChooser()
     run = _Run(g, hang, chooser, int(threshold_ns))
+    streamed = stream_wait(g, hang.classification, hang.start_ns, hang.end_ns)
+    if streamed is not None:          # many short reads, each ended by one producer: a wait on it
+        hang.classification, hang.vertex = streamed, streamed.vertex
     c = hang.classification
     a, b = hang.start_ns, hang.end_ns
     run.path.append(PathElem(hang.vertex, hang.utid, "spinning", 0, None, c.block_type, a, b))

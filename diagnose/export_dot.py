@@ -37,7 +37,10 @@ def build(tl):
     t0 = tl["hang"]["start"]
     threads = {t["utid"]: t for t in tl["threads"]}
     roots = {r["vertex"]: r for r in tl["roots"]}
-    dot = graphviz.Digraph("argus_diagnosis", graph_attr={"rankdir": "BT", "fontname": "sans-serif",
+    # newrank: dot's default ranking of clusters fails ("trouble in init_rank") when the
+    # walk goes back and forth between threads (a baseline's path beside the hang's own)
+    dot = graphviz.Digraph("argus_diagnosis", graph_attr={"rankdir": "BT", "newrank": "true",
+                                                          "fontname": "sans-serif",
                                                           "label": _text("Argus diagnosis: causal chain "
                                                                          "(cause -> effect)"),
                                                           "labelloc": "t"},
