@@ -101,12 +101,20 @@ def _table(title, groups, stability):
     return "\n".join(out) + "\n"
 
 
+def _stable_key(label):
+    """A primary root cause as comparable across runs: its role, or what it
+    is without the run's pids and tids ("R0's process, thread 9429" and
+    "python3/77:78" name the same thing in every run as "R0's process" and
+    "python3")."""
+    return label.split(", thread")[0].split("/")[0]
+
+
 def stability(results):
     """{case id: the same primary role in every scored run} (only with 2+ runs)."""
     by = {}
     for r in results:
         if r["status"] in ("PASS", "FAIL"):
-            by.setdefault(r["id"], []).append(r.get("primary_role"))
+            by.setdefault(r["id"], []).append(_stable_key(r.get("primary_role") or "none"))
     return {i: len(set(v)) == 1 for i, v in by.items() if len(v) > 1}
 
 
@@ -126,6 +134,13 @@ def markdown(results, runs=1):
            _table("depth", OrderedDict((k, v) for k, v in by_depth.items() if v), stab),
            _table("language", OrderedDict((k, v) for k, v in by_lang.items() if v), stab),
            _table("total", total, stab)]
+    unstable = sorted(i for i, same in stab.items() if not same)
+    if unstable:
+        out.append("### Unstable (a different primary root cause across runs)\n")
+        for i in unstable:
+            roles = [r.get("primary_role") for r in results if r["id"] == i and r["status"] in ("PASS", "FAIL")]
+            out.append(f"- `{i}`: " + ", ".join(map(str, roles)))
+        out.append("")
     bad = [r for r in results if r["status"] != "PASS"]
     if bad:
         out.append("### Not passing\n")
