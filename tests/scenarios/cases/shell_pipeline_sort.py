@@ -14,7 +14,7 @@ from harness import DRIVERS, LONG_RUNNING, LONG_WAIT, Scenario, ScenarioError, T
 
 SCENARIO = Scenario(
     name="shell_pipeline_sort",
-    summary="bash waits on $(sort FILE | head -n 1) while sort -n sorts 3 M lines",
+    summary="bash waits on $(sort -n FILE | head -n 1) while sort sorts 3 M lines",
     hung="bash's main thread, in read() of the command substitution's pipe",
     spinning_type=LONG_WAIT,
     root="sort (coreutils), on the CPU before its first write, through head reading its pipe (LongRunning)",
