@@ -12,7 +12,9 @@ hang window [a, b] (diagnose_vertex):
                  channel, file lock; several -> chooser.pick_owner, ranked
                  strong > weak, most tries, most CPU): the holder's vertex
                  is the one-step path, and the holder is handled like a
-                 thread on a wake-up path below.  With no holder known (or
+                 thread on a wake-up path below.  No lock holder known:
+                 the other end of the channels it polls with non-blocking
+                 reads (objects.polled_holders).  With no holder known (or
                  the chooser declines): stop; root cause = T with the
                  advice to watch the flag with bp_watch.  With data flags,
                  fall through to LongWait, where a
@@ -363,8 +365,8 @@ class _Run:
             return info
         addrs = B.flag_reads(g, utid, a, b) if bt == B.REPEATED_YIELD else None
         if bt == B.REPEATED_YIELD and not addrs:
-            res = self.follow_owner(v, OW.owners(g, utid, a, b) or OW.release_owners(g, utid, a, b), depth, a, b,
-                                    info)
+            res = self.follow_owner(v, OW.owners(g, utid, a, b) or OW.release_owners(g, utid, a, b)
+                                    or OBJ.polled_holders(g, utid, a, b), depth, a, b, info)
             if res is None:
                 info["advice"] = self.bp_watch_advice(utid, a, b)
                 return info

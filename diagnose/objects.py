@@ -31,6 +31,9 @@ wakeup ended (still going on at trace end, or ended by the kernel), ranked:
 The holder thread of a process is the one that used the object last
 (FD_INFO's tid: a daemon's main thread that reads requests and hands them
 on, a per-connection handler), else its busiest thread in the window.
+polled_holders does the same for a thread that polls channels with
+non-blocking reads between sleeps (RepeatedYield): the fds it read in the
+window, most read first.
 Inside a rank, the holder with the most CPU in the window comes first, then
 the lowest utid (a fixed rule, so answers are stable).  Each
 holder is a weak ownership.Owner of kind "channel_peer" / "child" with no
@@ -107,6 +110,7 @@ def _fd_record(g, v):
     return t, t.at(pid, fd, int(g.seg.wait_end[v]))
 
 
+
 def wait_identity(g, v):
     """The kernel object segment v waits on, as a hashable key (see the top), or None."""
     seg = g.seg
@@ -148,54 +152,101 @@ def descendants(g, pid):
     return out
 
 
-def _peer_pids(g, v, pid):
-    """Processes FD_INFO shows at the other end of v's fd (rank 1)."""
-    t, i = _fd_record(g, v)
+def _peer_pids(g, pid, fd, at):
+    """(kind, {pid: tid that used it last}) of the processes FD_INFO shows at
+    the other end of (pid, fd) as of `at` (rank 1); kind None when unknown."""
+    t = fd_table(g)
+    i = t.at(pid, fd, at)
     if i < 0:
-        return None, []
+        return None, {}
     kind, local, peer = int(t.kind[i]), t.local[i], t.peer[i]
     if kind not in CHANNEL_KINDS:
-        return kind, []
+        return kind, {}
     if kind == schema.FD_SOCKET:
         if not peer:
-            return kind, []
+            return kind, {}
         sel = (t.kind == kind) & (t.local == peer)
         if int(t.family[i]) != AF_UNIX:       # inet: the same connection seen from the other end
             sel &= (t.peer == local) | (t.peer == 0)
     else:
         sel = (t.kind == kind) & (t.local == local)
-    sel &= t.ts <= int(g.seg.wait_end[v])
-    users = {}                  # pid -> the thread that used the object last
+    sel &= t.ts <= at
+    users = {}
     for p, tid in zip(t.pid[sel].tolist(), t.tid[sel].tolist()):
         if int(p) != pid:
             users[int(p)] = int(tid)
     return kind, users
 
 
+def _fd_ranks(g, pid, fd, since, at):
+    """[(kind name, [pids])] ranked (see the top) and the users map, for the
+    other end of (pid, fd); None for a file or tty (no task holds it)."""
+    kind, users = _peer_pids(g, pid, fd, at)
+    if kind is not None and kind not in CHANNEL_KINDS:
+        return None, {}
+    ranked = [(KIND_PEER, [p for p in users if _alive(g, p, since)]),
+              (KIND_PEER, [p for p in descendants(g, pid) if _alive(g, p, since)])]
+    if kind in (None, schema.FD_PIPE):
+        parent = int((g.processes.get(pid) or {}).get("ppid") or 0)
+        sibs = [p for p in _children(g).get(parent, ()) if p != pid and _alive(g, p, since)] if parent > 1 else []
+        ranked.append((KIND_PEER, sibs))
+    return ranked, users
+
+
 def other_end_holders(g, v, a, b):
     """The ranked holders of the other end of v's wait (see the top): ownership.Owner list."""
-    from argus.diagnose.ownership import Owner
     seg = g.seg
     utid = int(seg.utid[v])
     pid = int(g.threads.pid[utid])
     at = int(seg.wait_start[v])
-    reason = int(seg.wait_reason[v]) if seg.wait_known[v] else None
-    ranked, users = [], {}
-    if reason == schema.WAIT_CHILD:
-        ranked.append((KIND_CHILD, [p for p in descendants(g, pid) if _alive(g, p, at)]))
-    elif reason in FD_WAITS:
-        kind, peers = _peer_pids(g, v, pid)
-        if kind is not None and kind not in CHANNEL_KINDS:
-            return []             # a regular file, a tty: no task holds its other end
-        ranked.append((KIND_PEER, [p for p in peers if _alive(g, p, at)]))
-        users = peers
-        ranked.append((KIND_PEER, [p for p in descendants(g, pid) if _alive(g, p, at)]))
-        if kind in (None, schema.FD_PIPE):
-            parent = int((g.processes.get(pid) or {}).get("ppid") or 0)
-            sibs = [p for p in _children(g).get(parent, ()) if p != pid and _alive(g, p, at)] if parent > 1 else []
-            ranked.append((KIND_PEER, sibs))
-    out, seen = [], {pid}
     end = min(int(b), int(seg.wait_end[v]))
+    reason = int(seg.wait_reason[v]) if seg.wait_known[v] else None
+    if reason == schema.WAIT_CHILD:
+        ranked, users = [(KIND_CHILD, [p for p in descendants(g, pid) if _alive(g, p, at)])], {}
+    elif reason in FD_WAITS and waited_fd(g, v) is not None:
+        ranked, users = _fd_ranks(g, pid, waited_fd(g, v), at, int(seg.wait_end[v]))
+        if ranked is None:
+            return []             # a regular file, a tty: no task holds its other end
+    else:
+        return []
+    return _owners(g, ranked, users, pid, a, b, end, int(seg.wait_obj[v]))
+
+
+def polled_holders(g, utid, a, b):
+    """A thread polls a channel with non-blocking reads between sleeps (no
+    wait on it ever blocks): the holders of the other end of the fds it
+    read in [a, b] and that are pipes, sockets or eventfds, the most read
+    fd first.  Owner list, as other_end_holders."""
+    pid = int(g.threads.pid[utid])
+    r = g.rows[g.thread_rows_of(utid, a, b)]
+    reads = sorted(g.roles.msg_recv_nrs | set(_nrs_named(g, READ_NAMES)))
+    sel = (r["type"] == schema.SYSCALL_ENTER) & np.isin(r["nr"], reads)
+    fds, counts = np.unique(r["obj"][sel].astype(np.int64), return_counts=True)
+    out, seen = [], set()
+    for fd, _ in sorted(zip(fds.tolist(), counts.tolist()), key=lambda kv: (-kv[1], kv[0])):
+        if not 0 <= fd < (1 << 31):
+            continue
+        ranked, users = _fd_ranks(g, pid, int(fd), a, int(b))
+        if not ranked:
+            continue
+        for o in _owners(g, ranked, users, pid, a, b, int(b), int(fd)):
+            if o.utid not in seen:
+                seen.add(o.utid)
+                out.append(o)
+    return out
+
+
+READ_NAMES = ("read", "readv", "pread64")
+
+
+def _nrs_named(g, names):
+    from argus.tracer import syscalls
+    return [syscalls.NUMBERS[n] for n in names if n in syscalls.NUMBERS]
+
+
+def _owners(g, ranked, users, pid, a, b, end, obj):
+    from argus.diagnose.ownership import Owner
+    out, seen = [], {pid}
     for kind, pids in ranked:
         group = []
         for p in pids:
@@ -206,8 +257,7 @@ def other_end_holders(g, v, a, b):
             if best is None:
                 continue
             u, cpu = best
-            group.append(Owner(u, int(g.segment_at(u, end)), -1, kind, True, 1, cpu,
-                               int(seg.wait_obj[v]), end))
+            group.append(Owner(u, int(g.segment_at(u, end)), -1, kind, True, 1, cpu, obj, end))
         group.sort(key=lambda o: (-o.cpu_ns, o.utid))
         out.extend(group)
     return out

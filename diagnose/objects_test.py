@@ -65,3 +65,25 @@ def test_a_regular_file_has_no_other_end():
     g = t.build(until=s(3))
     v = g.segment_at(g.utid_of_tid(10), s(1))
     assert other_end_holders(g, v, ms(4), s(3)) == []
+
+
+def test_a_poller_of_a_pipe_is_held_by_the_writer():
+    """Non-blocking reads of a pipe between 5 ms sleeps (RepeatedYield): the
+    process at the pipe's other end is the holder."""
+    t = Trace()
+    t.thread(10, 10, "poller")
+    t.thread(20, 20, "writer")
+    t.run(10, 0).run(20, 0)
+    t.fd_info(10, ms(1), 3, "pipe", 4343)
+    t.fd_info(20, ms(1), 4, "pipe", 4343)
+    t.busy(20, ms(2), s(3), slice_ns=ms(10), gap_ns=ms(1))
+    x = ms(10)
+    while x < s(3):
+        t.syscall(10, x, "read", obj=3, ret=-11)          # EAGAIN
+        t.block(10, x + us_(20), "sleep", "nanosleep")
+        t.timer_wake(10, x + ms(5))
+        x += ms(5) + us_(100)
+    g = t.build(until=s(3))
+    j = to_json(diagnose(g, 10))
+    assert j["spinning"]["block_type"] == "RepeatedYield"
+    assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(20, "LongRunning", True)]
