@@ -126,10 +126,12 @@ def wait_identity(g, v):
     return _key(t, i) if i >= 0 else None
 
 
-def _alive(g, pid, ts):
+def _alive(g, pid, ts, until=None):
+    """pid had a thread alive at ts (or at some time in [ts, until])."""
+    until = ts if until is None else until
     us = g.utids_of_pid(pid)
     th = g.threads
-    return any(th.start_ts[u] <= ts and (th.end_ts[u] < 0 or th.end_ts[u] >= ts) for u in us)
+    return any(th.start_ts[u] <= until and (th.end_ts[u] < 0 or th.end_ts[u] >= ts) for u in us)
 
 
 def _children(g):
@@ -184,11 +186,12 @@ def _fd_ranks(g, pid, fd, since, at):
     kind, users = _peer_pids(g, pid, fd, at)
     if kind is not None and kind not in CHANNEL_KINDS:
         return None, {}
-    ranked = [(KIND_PEER, [p for p in users if _alive(g, p, since)]),
-              (KIND_PEER, [p for p in descendants(g, pid) if _alive(g, p, since)])]
+    ranked = [(KIND_PEER, [p for p in users if _alive(g, p, since, at)]),
+              (KIND_PEER, [p for p in descendants(g, pid) if _alive(g, p, since, at)])]
     if kind in (None, schema.FD_PIPE):
         parent = int((g.processes.get(pid) or {}).get("ppid") or 0)
-        sibs = [p for p in _children(g).get(parent, ()) if p != pid and _alive(g, p, since)] if parent > 1 else []
+        sibs = [p for p in _children(g).get(parent, ()) if p != pid and _alive(g, p, since, at)] \
+            if parent > 1 else []
         ranked.append((KIND_PEER, sibs))
     return ranked, users
 
