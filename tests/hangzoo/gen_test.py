@@ -126,3 +126,15 @@ def test_score_names_roles():
     report["root_causes"][0]["primary"], report["root_causes"][1]["primary"] = True, False
     s = score.score_case(case, truth, report, [])
     assert (s["status"], s["root"], s["agree"], s["primary_role"]) == ("FAIL", "listed", False, "R0")
+
+
+def test_unpinned_go_root_is_no_other_roles_thread():
+    case = gen.Case(id="g", seed=0, index=0, lang=gen.GO, links=["mutex", "channel"], root="sleep",
+                    placement=["main", "thread", "thread"], hung_mode="block", ongoing=False, hold_s=1, noise={},
+                    pinned=[True, True, False])
+    truth = {"roles": [[10, 10], [10, 12], [10, 0]], "load": 0}
+    sp = {"pid": 10, "tid": 10, "block_type": "LongWait", "start_ns": 0, "end_ns": 5}
+    for tid, want in ((13, "yes"), (12, "no"), (10, "no")):
+        report = {"spinning": sp, "root_causes": [{"pid": 10, "tid": tid, "block_type": "LongWait",
+                                                   "comm": "g", "primary": True}]}
+        assert score.score_case(case, truth, report, [])["root"] == want, tid

@@ -186,6 +186,27 @@ def select_cases(args):
     return cases
 
 
+def rescore(args):
+    """The tables of a saved run, scored by this scorer (the reports as saved)."""
+    try:
+        with open(args.rescore) as f:
+            saved = json.load(f)
+        results = saved["results"]
+    except (OSError, ValueError, KeyError) as e:
+        print(f"run.py: cannot read {args.rescore}: {e}", file=sys.stderr)
+        return 2
+    cases = {c.id: c for c in gen.cases(saved.get("seed", 1), gen.FULL_N)}
+    for r in results:
+        if r.get("status") in ("PASS", "FAIL") and r["id"] in cases:
+            r.update(score.score_case(cases[r["id"]], r["truth"], r.get("report"), r.get("hangs") or []))
+    md = score.markdown(results, saved.get("runs", 1))
+    print(md)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(md)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Score Argus on generated hangs (docs/scenarios.md, Generated corpus).")
     ap.add_argument("--fast", action="store_true", help=f"the first {gen.FAST_N} cases (default: all {gen.FULL_N})")
@@ -198,6 +219,7 @@ def main(argv=None):
     ap.add_argument("--markdown", metavar="FILE", help="write the score tables as Markdown here")
     ap.add_argument("--limit", type=int, help="only the first N selected cases")
     ap.add_argument("--list", action="store_true", help="list the selected cases and exit")
+    ap.add_argument("--rescore", metavar="FILE", help="score the reports saved by --json FILE again (no tracing)")
     args = ap.parse_args(argv)
     try:
         if args.runs < 1 or args.jobs < 1:
@@ -206,6 +228,8 @@ def main(argv=None):
     except ValueError as e:
         print(f"run.py: {e}", file=sys.stderr)
         return 2
+    if args.rescore:
+        return rescore(args)
     if args.list:
         for c in cases:
             print(f"{c.id:60} {c.hung_type:13} <- {c.root_type:13} {'ongoing' if c.ongoing else 'ended'}")

@@ -7,11 +7,13 @@ from collections import OrderedDict
 
 def _is_root(cause, truth, root_role):
     pid, tid = truth["roles"][root_role]
-    hung_tid = truth["roles"][0][1]
     if cause["pid"] != pid:
         return False
-    # tid 0: a Go goroutine not locked to an OS thread; any thread of its process but R0
-    return cause["tid"] == tid if tid else cause["tid"] != hung_tid
+    if tid:
+        return cause["tid"] == tid
+    # tid 0: a Go goroutine not locked to an OS thread: any thread of its
+    # process but R0 and the threads other roles are locked to
+    return cause["tid"] not in {t for p, t in truth["roles"] if p == pid and t}
 
 
 def _role_of(cause, truth):
@@ -21,9 +23,12 @@ def _role_of(cause, truth):
             return f"R{r}"
     if truth.get("load") and (cause["pid"] == truth["load"] or cause["tid"] == truth["load"]):
         return "load"
+    last = len(truth["roles"]) - 1
+    if _is_root(cause, truth, last):
+        return f"R{last}"             # an unpinned Go root: any thread of its process but R0
     for r, (pid, tid) in enumerate(truth["roles"]):
         if cause["pid"] == pid and not tid and r:
-            return f"R{r}"            # an unpinned Go role: any thread of its process
+            return "a thread of an unpinned goroutine's process"
     for r, (pid, tid) in enumerate(truth["roles"]):
         if cause["pid"] == pid:
             return f"R{r}'s process, thread {cause['tid']}"
