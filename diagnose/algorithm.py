@@ -31,11 +31,15 @@ hang window [a, b] (diagnose_vertex):
                  kernel) follows an ownership edge into v: a strong one
                  before the baseline (the kernel named the holder), a weak
                  one only when there is no baseline.
-                 For each thread on that path other than T, in path order,
+                 For each thread on that path other than T, in path order
+                 (on the hang's own path: up to the first edge before a, the
+                 rest is history such as the fork that started the process),
                  not yet a root cause: classify it over [a, b]; a bystander
                  that waits for children or a signal (bystanders.py: a
                  parent in wait4, a launcher) is recursed into but named
-                 only when nothing is found behind it; LongWait /
+                 only when nothing is found behind it; an ancestor of the
+                 hung process (its launcher) is skipped unless it computes;
+                 LongWait /
                  LongRunning / RepeatedYield -> a root cause at depth d+1, and,
                  if chooser.go_on(it), diagnose it recursively as a spinning
                  vertex (its classification's vertex) over the window clipped
@@ -64,7 +68,7 @@ from argus.diagnose import blocktype as B
 from argus.diagnose import baseline as BL
 from argus.diagnose import ownership as OW
 from argus.diagnose import objects as OBJ
-from argus.diagnose.bystanders import walked_through
+from argus.diagnose.bystanders import ancestors, walked_through
 from argus.diagnose.streams import stream_wait
 from argus.diagnose.ownership import polled_addresses
 from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
@@ -151,6 +155,9 @@ class _Run:
         self.advice_candidates = {}
         self.owners_by_edge = {}
         self._cls = {}
+        # processes the hung one descends from (a shell, timeout, su, a test
+        # runner): they wait for it, whatever they wait in (bystanders.py)
+        self.launchers = set(ancestors(g, int(g.threads.pid[hang.utid])))
 
     # --- helpers ---
     def cls(self, utid, a, b):
@@ -182,14 +189,16 @@ class _Run:
         """The hang's own waker explained it; a quick instance of the same
         wait still shows what a normal run takes (what-if, compare).  Its
         path is added for that, marked via_baseline, and is no source of
-        root causes; it is chosen without a question (the ranking's first
-        kind), since nothing is decided by it."""
+        root causes; it is chosen and walked without a question (the
+        ranking's first kind; the session's rules still apply), since
+        nothing is decided by it."""
         cands = BL.find_wait_baselines(self.g, v, self.threshold_ns, hang_start=a)
         if not cands:
             return
         chosen = BL.group_by_signature(self.g, cands)[0]
         info["baseline"] = chosen
-        self.extend(interactive_slice(self.g, chosen.successor, AutoChooser()), depth, a, b, _pseudo("baseline"))
+        quiet = self.chooser.auto_twin()          # the session's rules, no question
+        self.extend(interactive_slice(self.g, chosen.successor, quiet), depth, a, b, _pseudo("baseline"))
 
     # --- root causes ---
     def why(self, c, relation=""):
@@ -422,6 +431,13 @@ class _Run:
         info["slice"] = res
         order = []
         for step in res.steps:
+            # the hang's own path is cut where it leaves the window: an edge that
+            # happened before the wait began (the fork that started the process, a
+            # launcher's earlier work) leads into history, not to a cause; a
+            # baseline's path is all before the hang by definition and is judged whole
+            if role != "baseline" and step.edge is not None and step.edge.type not in ("ownership",) \
+                    and step.edge.ts < a:
+                break
             t = int(g.seg.utid[step.vertex])
             if t != utid and t not in order:
                 order.append(t)
@@ -429,8 +445,13 @@ class _Run:
             if t in self.visited:
                 continue
             ct = self.shared_work(t, a, b) or self.stream(t, a, b) or self.cls(t, a, b)
-            if not ct.abnormal or self.idle_loop_wait(ct):
+            # an event-loop wait is idleness, except in the thread that holds what
+            # the victim waits for (it waits for its own upstream there)
+            holder = role == "owner" and info["owner"] is not None and info["owner"].utid == t
+            if not ct.abnormal or (self.idle_loop_wait(ct) and not holder):
                 continue
+            if ct.block_type != B.LONG_RUNNING and int(g.threads.pid[t]) in self.launchers:
+                continue      # an ancestor of the hung process that waits: its launcher, not a cause
             # a bystander (a parent in wait4, a launcher) is walked through, not
             # named: named only when nothing is found behind it
             transparent = self.bystander(ct)

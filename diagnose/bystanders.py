@@ -18,6 +18,12 @@ next command): it stays a root cause there.
 The wait is judged, not the program: a launcher that computes is no
 bystander.
 
+ancestors(g, pid): the hung process's launchers.  Whatever an ancestor of
+the hung process waits in (wait4, a read of its children's output, a
+signal), it waits for the hung process or its siblings: on the hung
+thread's causal path it is never named (unless it computes), nor walked
+into (its other children are not this hang's).
+
 Invariant: a pure function of the graph; a running (non-waiting) segment
 is never a bystander.
 """
@@ -58,3 +64,16 @@ def bystander(g, v):
 def walked_through(g, v):
     why = bystander(g, v)
     return why is not None and why in (CHILDREN, SIGNAL, OWN)
+
+
+def ancestors(g, pid, limit=64):
+    """The pids pid descends from, nearest first (init and kthreadd left out)."""
+    out = []
+    p = g.processes.get(int(pid)) or {}
+    while len(out) < limit:
+        parent = int(p.get("ppid") or 0)
+        if parent <= 2 or parent in out:
+            break
+        out.append(parent)
+        p = g.processes.get(parent) or {}
+    return out

@@ -26,26 +26,31 @@ wakeup ended (still going on at trace end, or ended by the kernel), ranked:
   2. the waiter's descendants alive at the wait (they inherited its fds: a
      forked child computing before it writes has never used the fd, so the
      tracer has no FD_INFO of it), for pipes, sockets and child waits;
-  3. its siblings alive at the wait (a shell pipeline: both stages are the
-     shell's children), for pipes only.
+  3. its siblings alive at the wait when its parent is a shell (a
+     pipeline: both stages are the shell's children), for pipes only; not
+     under any parent, since a runner or supervisor has many unrelated
+     children.
 The holder thread of a process is the one that used the object last
 (FD_INFO's tid: a daemon's main thread that reads requests and hands them
 on, a per-connection handler), else its busiest thread in the window.
 polled_holders does the same for a thread that polls channels with
-non-blocking reads between sleeps (RepeatedYield): the fds it read in the
-window, most read first.
+non-blocking reads between sleeps (RepeatedYield): the fds whose reads
+found nothing (-EAGAIN) at least MIN_TRIES times in the window, most
+tried first.
 Inside a rank, the holder with the most CPU in the window comes first, then
 the lowest utid (a fixed rule, so answers are stable).  Each
 holder is a weak ownership.Owner of kind "channel_peer" / "child" with no
 graph edge (edge -1), at its segment at the end of the wait.
 
-Invariants: a key never contains an fd number; the waiter's own process is
-never a holder; at most one Owner per holder process.
+Invariants: a key never contains an fd number; the waiter itself is never
+a holder (another thread of its process may be, when FD_INFO shows it using
+the other end); at most one Owner per holder process.
 """
 import numpy as np
 
 from argus.tracer import schema
 from argus.diagnose import blocktype as B
+from argus.diagnose.candidates import SHELLS
 
 FD_WAITS = (schema.WAIT_READ, schema.WAIT_WRITE, schema.WAIT_ACCEPT, schema.WAIT_POLL)
 CHANNEL_KINDS = (schema.FD_PIPE, schema.FD_SOCKET, schema.FD_EVENTFD)
@@ -154,9 +159,12 @@ def descendants(g, pid):
     return out
 
 
-def _peer_pids(g, pid, fd, at):
+def _peer_pids(g, pid, fd, at, tid=None):
     """(kind, {pid: tid that used it last}) of the processes FD_INFO shows at
-    the other end of (pid, fd) as of `at` (rank 1); kind None when unknown."""
+    the other end of (pid, fd) as of `at` (rank 1); kind None when unknown.
+    The waiter's own process counts when another of its threads used the
+    other end (a socketpair or pipe between two threads): only the waiter's
+    own fd and the waiter (tid) itself are left out."""
     t = fd_table(g)
     i = t.at(pid, fd, at)
     if i < 0:
@@ -173,25 +181,26 @@ def _peer_pids(g, pid, fd, at):
     else:
         sel = (t.kind == kind) & (t.local == local)
     sel &= t.ts <= at
+    sel &= ~((t.pid == pid) & (t.fd == fd))
+    if tid is not None:
+        sel &= t.tid != tid
     users = {}
-    for p, tid in zip(t.pid[sel].tolist(), t.tid[sel].tolist()):
-        if int(p) != pid:
-            users[int(p)] = int(tid)
+    for p, user in zip(t.pid[sel].tolist(), t.tid[sel].tolist()):
+        users[int(p)] = int(user)
     return kind, users
 
 
-def _fd_ranks(g, pid, fd, since, at):
+def _fd_ranks(g, pid, fd, since, at, tid=None):
     """[(kind name, [pids])] ranked (see the top) and the users map, for the
     other end of (pid, fd); None for a file or tty (no task holds it)."""
-    kind, users = _peer_pids(g, pid, fd, at)
+    kind, users = _peer_pids(g, pid, fd, at, tid)
     if kind is not None and kind not in CHANNEL_KINDS:
         return None, {}
     ranked = [(KIND_PEER, [p for p in users if _alive(g, p, since, at)]),
               (KIND_PEER, [p for p in descendants(g, pid) if _alive(g, p, since, at)])]
-    if kind in (None, schema.FD_PIPE):
-        parent = int((g.processes.get(pid) or {}).get("ppid") or 0)
-        sibs = [p for p in _children(g).get(parent, ()) if p != pid and _alive(g, p, since, at)] \
-            if parent > 1 else []
+    parent = int((g.processes.get(pid) or {}).get("ppid") or 0)
+    if kind in (None, schema.FD_PIPE) and parent > 1 and g.process_name(parent) in SHELLS:
+        sibs = [p for p in _children(g).get(parent, ()) if p != pid and _alive(g, p, since, at)]
         ranked.append((KIND_PEER, sibs))
     return ranked, users
 
@@ -207,12 +216,12 @@ def other_end_holders(g, v, a, b):
     if reason == schema.WAIT_CHILD:
         ranked, users = [(KIND_CHILD, [p for p in descendants(g, pid) if _alive(g, p, at)])], {}
     elif reason in FD_WAITS and waited_fd(g, v) is not None:
-        ranked, users = _fd_ranks(g, pid, waited_fd(g, v), at, int(seg.wait_end[v]))
+        ranked, users = _fd_ranks(g, pid, waited_fd(g, v), at, int(seg.wait_end[v]), int(g.threads.tid[utid]))
         if ranked is None:
             return []             # a regular file, a tty: no task holds its other end
     else:
         return []
-    return _owners(g, ranked, users, pid, a, b, end, int(seg.wait_obj[v]))
+    return _owners(g, ranked, users, utid, a, b, end, int(seg.wait_obj[v]))
 
 
 def polled_holders(g, utid, a, b):
@@ -223,16 +232,24 @@ def polled_holders(g, utid, a, b):
     pid = int(g.threads.pid[utid])
     r = g.rows[g.thread_rows_of(utid, a, b)]
     reads = sorted(g.roles.msg_recv_nrs | set(_nrs_named(g, READ_NAMES)))
-    sel = (r["type"] == schema.SYSCALL_ENTER) & np.isin(r["nr"], reads)
-    fds, counts = np.unique(r["obj"][sel].astype(np.int64), return_counts=True)
+    # a read that found nothing (-EAGAIN) is a try; the fd is its enter's obj
+    enter = (r["type"] == schema.SYSCALL_ENTER) & np.isin(r["nr"], reads)
+    tries = (r["type"] == schema.SYSCALL_EXIT) & np.isin(r["nr"], reads) & (r["val"].astype(np.int64) == -EAGAIN)
+    ei = np.flatnonzero(enter)
+    ti = np.flatnonzero(tries)
+    k = np.searchsorted(ei, ti) - 1
+    fd_of_try = r["obj"][ei[k[k >= 0]]].astype(np.int64)
+    fds, counts = np.unique(fd_of_try, return_counts=True)
     out, seen = [], set()
-    for fd, _ in sorted(zip(fds.tolist(), counts.tolist()), key=lambda kv: (-kv[1], kv[0])):
+    for fd, n in sorted(zip(fds.tolist(), counts.tolist()), key=lambda kv: (-kv[1], kv[0])):
+        if n < MIN_TRIES:
+            continue
         if not 0 <= fd < (1 << 31):
             continue
-        ranked, users = _fd_ranks(g, pid, int(fd), a, int(b))
+        ranked, users = _fd_ranks(g, pid, int(fd), a, int(b), int(g.threads.tid[utid]))
         if not ranked:
             continue
-        for o in _owners(g, ranked, users, pid, a, b, int(b), int(fd)):
+        for o in _owners(g, ranked, users, utid, a, b, int(b), int(fd)):
             if o.utid not in seen:
                 seen.add(o.utid)
                 out.append(o)
@@ -240,6 +257,8 @@ def polled_holders(g, utid, a, b):
 
 
 READ_NAMES = ("read", "readv", "pread64")
+EAGAIN = 11
+MIN_TRIES = 3
 
 
 def _nrs_named(g, names):
@@ -247,17 +266,18 @@ def _nrs_named(g, names):
     return [syscalls.NUMBERS[n] for n in names if n in syscalls.NUMBERS]
 
 
-def _owners(g, ranked, users, pid, a, b, end, obj):
+def _owners(g, ranked, users, waiter, a, b, end, obj):
+    """Owners of the ranked pids, one thread each (never the waiter, a utid)."""
     from argus.diagnose.ownership import Owner
-    out, seen = [], {pid}
+    out, seen = [], set()
     for kind, pids in ranked:
         group = []
         for p in pids:
             if p in seen:
                 continue
             seen.add(p)
-            best = _user_thread(g, users.get(p), end, a, b) or _busiest_thread(g, p, a, b)
-            if best is None:
+            best = _user_thread(g, users.get(p), end, a, b) or _busiest_thread(g, p, a, b, skip=waiter)
+            if best is None or best[0] == waiter:
                 continue
             u, cpu = best
             group.append(Owner(u, int(g.segment_at(u, end)), -1, kind, True, 1, cpu, obj, end))
@@ -279,10 +299,10 @@ def _user_thread(g, tid, at, a, b):
     return u, B.cpu_ns(g, u, a, b)
 
 
-def _busiest_thread(g, pid, a, b):
+def _busiest_thread(g, pid, a, b, skip=None):
     best = None
     for u in g.utids_of_pid(pid):
-        if g.thread_seg_hi[u] == g.thread_seg_lo[u]:
+        if u == skip or g.thread_seg_hi[u] == g.thread_seg_lo[u]:
             continue
         cpu = B.cpu_ns(g, u, a, b)
         if best is None or cpu > best[1]:
