@@ -471,11 +471,12 @@ static int create_file(struct argus_rb *rb, const char *path)
 
 static int init_new_file(struct argus_rb *rb, uint64_t size, uint32_t chunk_size, const struct layout *lp);
 
-int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct argus_rb **out)
+/* The handle of a buffer about to be created, *out set either way (a failed
+ * one carries its error); the size and chunk size checked into *l. */
+static int new_writable(const char *name, uint64_t size, uint32_t chunk_size, struct layout *l,
+			struct argus_rb **out)
 {
-	struct argus_rb *rb = handle_new(path);
-	struct layout l;
-	int rc;
+	struct argus_rb *rb = handle_new(name);
 
 	*out = rb;
 	if (!rb)
@@ -484,10 +485,22 @@ int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct
 	if (chunk_size % 8 || chunk_size < ARGUS_EVENT_MAX_SIZE)
 		return fail(rb, EINVAL, "chunk size %u: must be a multiple of 8 and >= %u",
 			    chunk_size, ARGUS_EVENT_MAX_SIZE);
-	if (compute_layout(size, chunk_size, &l) < 0)
+	if (compute_layout(size, chunk_size, l) < 0)
 		return fail(rb, EINVAL, "size %llu holds fewer than %u chunks of %u bytes",
 			    (unsigned long long)size, MIN_CHUNKS, chunk_size);
+	return 0;
+}
 
+int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct argus_rb **out)
+{
+	struct argus_rb *rb;
+	struct layout l;
+	int rc;
+
+	rc = new_writable(path, size, chunk_size, &l, out);
+	if (rc)
+		return rc;
+	rb = *out;
 	rc = create_file(rb, path);
 	if (rc)
 		return rc;
@@ -505,19 +518,14 @@ int argus_rb_create(const char *path, uint64_t size, uint32_t chunk_size, struct
 
 int argus_rb_create_fd(int fd, uint64_t size, uint32_t chunk_size, struct argus_rb **out)
 {
-	struct argus_rb *rb = handle_new("(new file)");
+	struct argus_rb *rb;
 	struct layout l;
+	int rc;
 
-	*out = rb;
-	if (!rb)
-		return -ENOMEM;
-	rb->writable = 1;
-	if (chunk_size % 8 || chunk_size < ARGUS_EVENT_MAX_SIZE)
-		return fail(rb, EINVAL, "chunk size %u: must be a multiple of 8 and >= %u",
-			    chunk_size, ARGUS_EVENT_MAX_SIZE);
-	if (compute_layout(size, chunk_size, &l) < 0)
-		return fail(rb, EINVAL, "size %llu holds fewer than %u chunks of %u bytes",
-			    (unsigned long long)size, MIN_CHUNKS, chunk_size);
+	rc = new_writable("(new file)", size, chunk_size, &l, out);
+	if (rc)
+		return rc;
+	rb = *out;
 	rb->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (rb->fd < 0)
 		return fail(rb, errno, "dup: %s", strerror(errno));
