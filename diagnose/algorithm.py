@@ -439,6 +439,8 @@ class _Run:
                     and step.edge.ts < a:
                 break
             t = int(g.seg.utid[step.vertex])
+            if int(g.threads.pid[t]) in self.launchers:
+                break         # past the hung process's launcher lies its other business
             if t != utid and t not in order:
                 order.append(t)
         for t in order:

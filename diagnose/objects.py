@@ -29,7 +29,10 @@ wakeup ended (still going on at trace end, or ended by the kernel), ranked:
   3. its siblings alive at the wait when its parent is a shell (a
      pipeline: both stages are the shell's children), for pipes only; not
      under any parent, since a runner or supervisor has many unrelated
-     children.
+     children;
+  4. when FD_INFO shows nobody at the other end: the waiter's own other
+     threads (a socketpair or pipe between threads, the other end not yet
+     used).
 The holder thread of a process is the one that used the object last
 (FD_INFO's tid: a daemon's main thread that reads requests and hands them
 on, a per-connection handler), else its busiest thread in the window.
@@ -202,6 +205,8 @@ def _fd_ranks(g, pid, fd, since, at, tid=None):
     if kind in (None, schema.FD_PIPE) and parent > 1 and g.process_name(parent) in SHELLS:
         sibs = [p for p in _children(g).get(parent, ()) if p != pid and _alive(g, p, since, at)]
         ranked.append((KIND_PEER, sibs))
+    if not users:
+        ranked.append((KIND_PEER, [pid]))        # its own other threads (a pair between threads)
     return ranked, users
 
 
