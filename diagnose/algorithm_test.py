@@ -486,3 +486,29 @@ def test_work_that_moves_between_threads_is_one_long_running_cause():
     (rc,) = j["root_causes"]
     assert (rc["pid"], rc["block_type"], rc["primary"]) == (200, "LongRunning", True)
     assert "the work moves between 2 threads of its process" in rc["why"]
+
+
+def test_a_launcher_and_what_lies_behind_it_are_no_causes():
+    """`bash -c 'server & client'`, beside another job of the same shell:
+    the client's wait ends with the server's reply, the walk goes back to
+    the fork by bash and must stop there: bash (waiting in wait4) and the
+    other job (busy) are not causes of the client's hang (issue 22, item 7)."""
+    SH, SRV, CLI, JOB = 5, 6, 7, 8
+    t = Trace()
+    t.thread(SH, SH, "bash")
+    t.run(SH, 0)
+    t.fork(SH, JOB, ms(1), "job", child_pid=JOB)
+    t.run(JOB, ms(1))
+    t.busy(JOB, ms(1), s(4), slice_ns=ms(10), gap_ns=ms(1))
+    t.fork(SH, SRV, ms(2), "server", child_pid=SRV)
+    t.fork(SH, CLI, ms(3), "client", child_pid=CLI)
+    t.block(SH, ms(4), "child", "wait4")
+    t.run(SRV, ms(2)).block(SRV, ms(5), "read", "read", obj=3)
+    t.run(CLI, ms(3)).syscall(CLI, ms(10), "write", obj=3).wake(CLI, SRV, ms(11))
+    t.block(CLI, ms(12), "read", "read", obj=3)
+    t.run(SRV, ms(11))
+    t.busy(SRV, ms(11), s(3), slice_ns=ms(10), gap_ns=ms(1))
+    t.syscall(SRV, s(3), "write", obj=3).wake(SRV, CLI, s(3) + us(5)).run(CLI, s(3) + us(5), ret=1)
+    g = t.build(trace_end=s(3.5))
+    j = to_json(diagnose(g, CLI))
+    assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(SRV, "LongRunning", True)]

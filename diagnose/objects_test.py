@@ -87,3 +87,20 @@ def test_a_poller_of_a_pipe_is_held_by_the_writer():
     j = to_json(diagnose(g, 10))
     assert j["spinning"]["block_type"] == "RepeatedYield"
     assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(20, "LongRunning", True)]
+
+
+def test_a_pair_between_threads_falls_back_to_the_waiters_own_threads():
+    """A socketpair between two threads of one process; the holder has not
+    used its end yet (no FD_INFO of it): the waiter's other threads hold it."""
+    t = Trace()
+    t.thread(10, 10, "app")
+    t.thread(10, 11, "worker")
+    t.thread(30, 30, "other")                            # an unrelated busy process: never
+    t.run(10, 0).run(11, 0).run(30, 0)
+    t.busy(30, ms(1), s(3), slice_ns=ms(10), gap_ns=ms(1))
+    t.busy(11, ms(2), s(3), slice_ns=ms(10), gap_ns=ms(2))
+    t.fd_info(10, ms(3), 5, "socket", 8001, 8002, family=1)
+    t.block(10, ms(4), "read", "read", obj=5)
+    g = t.build(until=s(3))
+    v = g.segment_at(g.utid_of_tid(10), s(1))
+    assert [int(g.threads.tid[o.utid]) for o in other_end_holders(g, v, ms(4), s(3))] == [11]
