@@ -312,10 +312,11 @@ class _Run:
         """A thread of a user-space scheduler (goroutines on Go's Ms, green
         threads, a work-stealing pool): the work moves between the process's
         OS threads, each runs part of it and parks in short futex waits
-        between, so each alone looks like polling.  When the process's
-        threads together were busy (on CPU or runnable) >= PROCESS_BUSY of
-        [a, b] and this one >= SHARED_MIN of it, this thread stands for the
-        process's work: LongRunning, with the process's share as evidence.
+        between, so each alone looks like polling.  When this thread and the
+        process's other such threads (RepeatedYield without yields, each busy
+        >= SHARED_MIN of [a, b]) were busy (on CPU or runnable) together >=
+        PROCESS_BUSY of [a, b], this thread stands for the process's work:
+        LongRunning, with the process's share as evidence.
         The process's other busy threads are then not named again.  None
         otherwise."""
         c = self.cls(utid, a, b)
@@ -329,11 +330,16 @@ class _Run:
         mine = busy(utid)
         if mine < SHARED_MIN:
             return None
-        peers = {u: busy(u) for u in g.utids_of_pid(int(g.threads.pid[utid])) if u != utid}
-        total = mine + sum(peers.values())
-        if total < PROCESS_BUSY:
-            return None
+        # the threads that share it look alike: each busy part of the time and
+        # parked in short waits between (RepeatedYield, no yields); a thread that
+        # is LongRunning on its own does its own work (an unrelated busy thread)
+        peers = {u: busy(u) for u in g.utids_of_pid(int(g.threads.pid[utid]))
+                 if u != utid and self.cls(u, a, b).block_type == B.REPEATED_YIELD
+                 and not self.cls(u, a, b).evidence.get("yields")}
         sharing = [u for u, share in peers.items() if share >= SHARED_MIN]
+        total = mine + sum(peers[u] for u in sharing)
+        if not sharing or total < PROCESS_BUSY:
+            return None
         self.visited.update(sharing)
         ev = dict(c.evidence, process_busy_share=round(total, 3), work_shared_by=1 + len(sharing))
         return B.Classification(B.LONG_RUNNING, utid, a, b, B.busiest_segment(g, utid, a, b), ev)
