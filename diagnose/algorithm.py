@@ -12,9 +12,10 @@ hang window [a, b] (diagnose_vertex):
                  channel, file lock; several -> chooser.pick_owner, ranked
                  strong > weak, most tries, most CPU): the holder's vertex
                  is the one-step path, and the holder is handled like a
-                 thread on a wake-up path below.  No lock holder known:
-                 the other end of the channels it polls with non-blocking
-                 reads (objects.polled_holders).  With no holder known (or
+                 thread on a wake-up path below.  No strong holder: the
+                 other end of the channels its non-blocking reads found
+                 empty (objects.polled_holders), before weak (inferred)
+                 holders and release wakers.  With no holder known (or
                  the chooser declines): stop; root cause = T with the
                  advice to watch the flag with bp_watch.  With data flags,
                  fall through to LongWait, where a
@@ -380,8 +381,14 @@ class _Run:
             return info
         addrs = B.flag_reads(g, utid, a, b) if bt == B.REPEATED_YIELD else None
         if bt == B.REPEATED_YIELD and not addrs:
-            res = self.follow_owner(v, OW.owners(g, utid, a, b) or OW.release_owners(g, utid, a, b)
-                                    or OBJ.polled_holders(g, utid, a, b), depth, a, b, info)
+            # a strong holder first; then the channels its empty reads polled (what
+            # it tried is known), before inferred futex channels (a GIL's hand-offs
+            # among the process's threads say little about what it polls)
+            owners = OW.owners(g, utid, a, b)
+            strong = any(not o.weak for o in owners)
+            cands = (owners if strong else None) or OBJ.polled_holders(g, utid, a, b) \
+                or owners or OW.release_owners(g, utid, a, b)
+            res = self.follow_owner(v, cands, depth, a, b, info)
             if res is None:
                 info["advice"] = self.bp_watch_advice(utid, a, b)
                 return info
