@@ -22,7 +22,7 @@ fi
 
 CORE="tracer/argus_rb.c tracer/argus_decode.c tracer/kdebug_decode.c tracer/kdebug_file.c"
 DAEMON="tracer/argusd.c tracer/argusd_options.c tracer/argusd_control.c tracer/proc_snapshot.c tracer/mappings_writer.c
-  tracer/hang_detector.c tracer/snapshot_writer.c"
+  tracer/hang_detector.c tracer/snapshot_writer.c tracer/safe_dir.c"
 CFLAGS=(-std=gnu11 -O2 -Wall -Itracer -Idylib-instrument)
 TRAMP="dylib-instrument/disasm.c dylib-instrument/reader.c dylib-instrument/relocator.c
   dylib-instrument/arch/x86_64/x86_writer.c dylib-instrument/arch/x86_64/x86_relocator.c

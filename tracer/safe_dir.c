@@ -15,8 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
+#if defined(__APPLE__)
+#include <stdlib.h>             /* arc4random_buf */
+#else
+#include <sys/random.h>
+#endif
 
 #include "safe_dir.h"
 
@@ -91,8 +95,12 @@ int safe_dir_create_tmp(int dir_fd, const char *name, char *tmp)
 	int fd = -1;
 
 	for (unsigned attempt = 0; attempt < 16; attempt++) {
+#if defined(__APPLE__)
+		arc4random_buf(&r, sizeof(r));
+#else
 		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
 			r ^= (uint64_t)attempt * 0x9e3779b97f4a7c15ull + (uint64_t)(uintptr_t)&r;
+#endif
 		if (snprintf(tmp, SAFE_DIR_TMP_MAX, ".%.255s.%d.%016llx.tmp", name, (int)getpid(),
 			     (unsigned long long)r) >= SAFE_DIR_TMP_MAX)
 			return -ENAMETOOLONG;

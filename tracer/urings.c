@@ -86,13 +86,6 @@ struct drain_ctx {
 	long written, rejected;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The clock a ring may be stamped with and copied as is: the trace's time
  * line.  macOS: mach absolute time in ns (CLOCK_UPTIME_RAW), the kdebug
  * records' clock (docs/macos.md); TSC rings exist only on Linux. */
@@ -105,6 +98,13 @@ static uint64_t mono_ns(void)
 #if defined(__x86_64__) && !defined(__APPLE__)
 #include <x86intrin.h>
 #define HAVE_TSC 1
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void sample_tsc(struct tsc_clock *c)
 {
 	uint64_t a = mono_ns(), t = __rdtsc(), b = mono_ns();
