@@ -249,22 +249,27 @@ static void drop(struct argus_urings *u, struct open_ring *o, const char *why)
 
 #if defined(__linux__)
 /* Does process pid map the file (dev, ino), or, with any_in_dir, any file
- * of dir?  /proc/PID/maps lines: "lo-hi perms offset MAJ:MIN inode path". */
-static bool maps_file(uint32_t pid, dev_t dev, ino_t ino, const char *dir, bool any_in_dir)
+ * of dir?  1 yes, 0 no (or its maps cannot be read), -1 it maps nothing
+ * at all or is gone: a zombie or a process in exit has no mappings left (a
+ * forked child that ended before our scan, not yet reaped), which is
+ * "exited", not "not its ring".
+ * /proc/PID/maps lines: "lo-hi perms offset MAJ:MIN inode path". */
+static int maps_file(uint32_t pid, dev_t dev, ino_t ino, const char *dir, bool any_in_dir)
 {
 	char path[64], line[PATH_MAX + 128];
 	size_t dirlen = strlen(dir);
-	bool found = false;
+	bool found = false, any = false;
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return false;
+		return errno == ENOENT || errno == ESRCH ? -1 : 0;   /* gone; unreadable proves nothing */
 	while (!found && fgets(line, sizeof(line), f)) {
 		unsigned maj, min;
 		unsigned long long inode;
 		int name = 0;
 
+		any = true;
 		if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &maj, &min, &inode, &name) < 3)
 			continue;
 		if (maj == major(dev) && min == minor(dev) && inode == (unsigned long long)ino)
@@ -273,7 +278,7 @@ static bool maps_file(uint32_t pid, dev_t dev, ino_t ino, const char *dir, bool 
 			found = true;
 	}
 	fclose(f);
-	return found;
+	return found ? 1 : any ? 0 : -1;
 }
 
 /* The kernel's word that the ring's claimed pid created it (see the top). */
@@ -281,8 +286,8 @@ static const char *unproven_creator(const struct argus_urings *u, uint32_t pid, 
 {
 	if (kill((pid_t)pid, 0) && errno == ESRCH)
 		return NULL;   /* exited: cannot be checked, nothing live to misattribute */
-	if (maps_file(pid, st->st_dev, st->st_ino, u->real_dir, closed))
-		return NULL;
+	if (maps_file(pid, st->st_dev, st->st_ino, u->real_dir, closed) != 0)
+		return NULL;   /* it maps the ring (1), or nothing any more (-1: exiting, a zombie) */
 	return "its pid does not map it (not that process's ring)";
 }
 #else
