@@ -29,6 +29,7 @@ is never a bystander.
 """
 from argus.tracer import schema
 from argus.graphbuild import graph as G
+from argus.diagnose.objects import wait_identity
 
 SIGNAL_WAITS = frozenset(("rt_sigsuspend", "sigsuspend", "pause", "rt_sigtimedwait", "sigwaitinfo"))
 OWN_COMMS = frozenset(("argus",))
@@ -53,7 +54,6 @@ def bystander(g, v):
     if g.syscall_name(seg.wait_nr[v]) in SIGNAL_WAITS:
         return SIGNAL
     if reason == schema.WAIT_READ and int(seg.wait_obj[v]) == STDIN:
-        from argus.diagnose.objects import wait_identity
         ident = wait_identity(g, v)
         if ident is not None and ident[0] == schema.FD_PIPE:
             return "a pipeline stage waiting for its input"

@@ -44,8 +44,8 @@ import numpy as np
 from argus.tracer import schema
 from argus.diagnose import blocktype as B
 from argus.diagnose.bystanders import bystander
+from argus.diagnose.programs import SHELLS
 
-SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox", "tcsh", "csh"))
 BASH_SCRIPT_FD = 255               # bash reads its script through this fd (shell.h: the highest it dup2s to)
 DISPLAY_SERVERS = frozenset(("Xorg", "X", "Xvfb", "Xwayland", "Xephyr", "Xvnc", "Xnest", "Xtigervnc",
                              "weston", "sway", "gnome-shell", "kwin_wayland", "kwin_x11", "mutter",

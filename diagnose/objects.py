@@ -53,7 +53,7 @@ import numpy as np
 
 from argus.tracer import schema
 from argus.diagnose import blocktype as B
-from argus.diagnose.candidates import SHELLS
+from argus.diagnose.programs import SHELLS
 
 FD_WAITS = (schema.WAIT_READ, schema.WAIT_WRITE, schema.WAIT_ACCEPT, schema.WAIT_POLL)
 CHANNEL_KINDS = (schema.FD_PIPE, schema.FD_SOCKET, schema.FD_EVENTFD)
