@@ -40,7 +40,10 @@ hang window [a, b] (diagnose_vertex):
                  parent in wait4, a launcher) is recursed into but named
                  only when nothing is found behind it; an ancestor of the
                  hung process (its launcher) is skipped unless it computes;
-                 LongWait /
+                 a relay (a scheduler's spare thread, woken to hand work
+                 on: _Run.relay) is passed over, and so is a poller that
+                 polled the same way before the hang (_Run.background)
+                 unless it holds what the victim waits for; LongWait /
                  LongRunning / RepeatedYield -> a root cause at depth d+1, and,
                  if chooser.go_on(it), diagnose it recursively as a spinning
                  vertex (its classification's vertex) over the window clipped
@@ -57,8 +60,9 @@ Output (Diagnosis, rendered by report.py as "argus.diagnosis/1"):
                baseline path (or slice), a recursive level starting with its
                culprit vertex (role "culprit") followed by its own path.
   root_causes  sorted by depth (stable: discovery order within a depth); the
-               first one of the greatest depth is marked primary (the
-               "culprit of the culprit").
+               last found of the greatest depth is marked primary (the
+               "culprit of the culprit": on one path, a thread found
+               later lies further back along causality).
 Invariants: path[0] is the spinning vertex with edge None; every root cause
 thread appears once; depth(root cause) >= 1 unless it is the spinning thread.
 """
@@ -82,6 +86,9 @@ from argus.diagnose.explain import explain
 MAX_DEPTH = 8
 PROCESS_BUSY = 0.8      # a process's threads together on CPU this share of the window: busy
 SHARED_MIN = 0.2        # ... and this thread's own share, to stand for that work
+RELAY_BUSY = 0.05       # a relay: on CPU or runnable less than this share of the window
+RELAY_WOKEN = 0.8       # ... and at least this share of its short waits ended by other tasks
+BACKGROUND_MIN_NS = 200_000_000   # recorded before the hang, to call a poller's routine its own
 
 
 @dataclass
@@ -345,6 +352,36 @@ class _Run:
         ev = dict(c.evidence, process_busy_share=round(total, 3), work_shared_by=1 + len(sharing))
         return B.Classification(B.LONG_RUNNING, utid, a, b, B.busiest_segment(g, utid, a, b), ev)
 
+    def relay(self, c):
+        """A thread that only hands others' work on (a user-space
+        scheduler's spare worker: Go's Ms parked between goroutines, a
+        pool's idle threads): RepeatedYield without yields, almost never on
+        CPU (< RELAY_BUSY), and its short waits mostly (>= RELAY_WOKEN)
+        ended by other tasks' wakeups.  It polls nothing: each wait ended
+        with a hand-off from whoever woke it, so it is no cause, and the
+        walk goes on to the next thread on the path.  A poller with a
+        backoff sleep is not one (its timer ends its waits), nor is a
+        spinner (it yields or computes)."""
+        ev = c.evidence
+        if c.block_type != B.REPEATED_YIELD or ev.get("yields") or not ev.get("short_waits"):
+            return False
+        busy = ev.get("cpu_share", 0.0) + ev.get("runnable_share", 0.0)
+        return busy < RELAY_BUSY and ev.get("short_waits_woken", 0) >= RELAY_WOKEN * ev["short_waits"]
+
+    def background(self, utid, c, a, b):
+        """A thread that polled before the hang began as it polls during it
+        (Go's sysmon, a watchdog, a housekeeping loop): RepeatedYield over
+        [a, b] and over the stretch of equal length before a, of which at
+        least BACKGROUND_MIN_NS lies in the trace and in the thread's life.
+        Its polling is its routine, not this hang's cause; the caller
+        still names it when it holds what the victim waits for."""
+        if c.block_type != B.REPEATED_YIELD:
+            return False
+        g = self.g
+        born = int(g.seg.start[int(g.thread_seg_lo[utid])])
+        pa = max(a - (b - a), born, g.trace_start)
+        return a - pa >= BACKGROUND_MIN_NS and self.cls(utid, pa, a).block_type == B.REPEATED_YIELD
+
     def stream(self, utid, a, b):
         """A reader fed in pieces by one producer: LongWait on it (streams.py)."""
         return stream_wait(self.g, self.cls(utid, a, b), a, b)
@@ -463,7 +500,8 @@ class _Run:
             # an event-loop wait is idleness, except in the thread that holds what
             # the victim waits for (it waits for its own upstream there)
             holder = role == "owner" and info["owner"] is not None and info["owner"].utid == t
-            if not ct.abnormal or (self.idle_loop_wait(ct) and not holder):
+            if not ct.abnormal or self.relay(ct) or \
+                    (not holder and (self.idle_loop_wait(ct) or self.background(t, ct, a, b))):
                 continue
             if ct.block_type != B.LONG_RUNNING and int(g.threads.pid[t]) in self.launchers:
                 continue      # an ancestor of the hung process that waits: its launcher, not a cause
@@ -480,21 +518,32 @@ class _Run:
             if depth + 1 >= MAX_DEPTH or not self.chooser.go_on(rc):
                 if transparent:
                     self.root_causes.append(rc)
-                continue
-            if ct.block_type == B.LONG_WAIT:
-                sa, sb = max(a, ra), min(b, rb)
             else:
-                sa, sb = a, b
-            self.add(ct.vertex, "culprit", depth + 1, _pseudo("culprit"), sa, sb, ra, rb)
-            sub = self.diagnose_vertex(t, ct.vertex, ct, sa, sb, depth + 1)
-            if transparent and len(self.root_causes) == found:
-                self.root_causes.append(rc)
-            rc.origin = sub["origin"]
-            if ct.block_type == B.LONG_RUNNING and sub["slice"] is not None:
-                rc.why += "; " + R.trigger_text(g, sub["slice"], self.t0)
-            if sub["advice"]:
-                rc.advice = sub["advice"]
+                self.recurse(t, ct, rc, transparent, found, a, b, depth)
+            if ct.block_type != B.LONG_WAIT:
+                # a busy culprit: what lies behind it on this path made one of its
+                # short waits end (a scheduler handing it a CPU), not the hang;
+                # its own diagnosis (just done) says what drove it
+                break
         return info
+
+    def recurse(self, t, ct, rc, transparent, found, a, b, depth):
+        """Diagnoses root cause rc (thread t, classified ct over [a, b]) as a
+        spinning vertex of its own, one level deeper."""
+        ra, rb = rc.start_ns, rc.end_ns
+        if ct.block_type == B.LONG_WAIT:
+            sa, sb = max(a, ra), min(b, rb)
+        else:
+            sa, sb = a, b
+        self.add(ct.vertex, "culprit", depth + 1, _pseudo("culprit"), sa, sb, ra, rb)
+        sub = self.diagnose_vertex(t, ct.vertex, ct, sa, sb, depth + 1)
+        if transparent and len(self.root_causes) == found:
+            self.root_causes.append(rc)     # nothing found behind the bystander: it is the answer
+        rc.origin = sub["origin"]
+        if ct.block_type == B.LONG_RUNNING and sub["slice"] is not None:
+            rc.why += "; " + R.trigger_text(self.g, sub["slice"], self.t0)
+        if sub["advice"]:
+            rc.advice = sub["advice"]
 
     # --- ownership (who holds what the thread polls or waits for) ---
     def unexplained_wait_owners(self, utid, v, a, b):
@@ -596,11 +645,12 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
         why += R.unexplained_text(g, c.block_type, info["owner"], explained, kernel)
         run.root_causes.append(RootCause(hang.utid, hang.vertex, c.block_type, a, b, why, 0,
                                          c.evidence, info["origin"]))
-    # order by depth (stable), primary = first of the greatest depth
+    # order by depth (stable), primary = the last found of the greatest depth:
+    # within one path, a thread found later lies further back along causality
     run.root_causes.sort(key=lambda r: r.depth)
     if run.root_causes:
         deepest = max(r.depth for r in run.root_causes)
-        next(r for r in run.root_causes if r.depth == deepest).primary = True
+        [r for r in run.root_causes if r.depth == deepest][-1].primary = True
     notes = []
     lost = g.stats.get("lost_records", 0)
     if lost:

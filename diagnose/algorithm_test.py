@@ -115,10 +115,11 @@ def test_chooser_can_stop_recursion():
     t, info = C.client_daemon()
     g = t.build(trace_end=info["trace_end"])
     j = to_json(diagnose(g, APP, chooser=NoRecursion()))
-    # daemon found on the baseline path, not recursed into; the helper is on the
-    # same baseline path and abnormal too, so it is a root cause at depth 1
+    # daemon found on the hang's path, not recursed into; the helper is on the
+    # same path, behind the daemon, and abnormal too: a root cause at depth 1,
+    # and the primary one, since it lies further back along causality
     assert [(c["tid"], c["depth"], c["primary"]) for c in j["root_causes"]] == \
-        [(DAEMON, 1, True), (HELPER, 1, False)]
+        [(DAEMON, 1, False), (HELPER, 1, True)]
     assert j["queries"] == 2
     assert all(p["depth"] == 0 for p in j["path"])
 

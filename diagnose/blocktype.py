@@ -8,7 +8,8 @@ Algorithm (all clipped to the window, from the graph's columnar tables):
                trace end; a placeholder wait that began before the trace
                counts from trace start)
   yields       sched_yield syscalls / yield switch-outs inside the window
-  short waits  blocking waits starting inside the window that lasted
+  short waits  (short_waits_woken: those another task's wakeup ended)
+               blocking waits starting inside the window that lasted
                < 20 ms, or whose syscall returned -ETIMEDOUT, or timed
                sleeps (nanosleep family) shorter than a tenth of the
                window -- polling with backoff (SQLite's busy handler,
@@ -174,6 +175,10 @@ def classify(g, utid, a, b):
     backoff_sleep = (seg.wait_reason[s] == schema.WAIT_SLEEP) & (dur < active // BACKOFF_FRACTION)
     short = start_in & ((dur < SHORT_WAIT_NS) | seg.wait_timedout[s] | backoff_sleep)
     sts = ws[short]
+    # short waits another task ended (its wakeup opened the next segment)
+    nxt = np.flatnonzero(short) + lo + 1
+    nxt = nxt[nxt < hi]
+    woken = int(np.count_nonzero((seg.start_kind[nxt] == G.START_WAKEUP) & (seg.start_ctx[nxt] == schema.WAKE_TASK)))
     timeouts = int(np.count_nonzero(start_in & seg.wait_timedout[s]))
     events = np.sort(np.concatenate([yts, sts]))
     n_events = len(events)
@@ -190,6 +195,7 @@ def classify(g, utid, a, b):
         "longest_wait_share": round(longest_in / active, 4) if active else 0.0,
         "yields": int(len(yts)),
         "short_waits": int(len(sts)),
+        "short_waits_woken": woken,
         "timeouts": timeouts,
         "stopped_ns": int(stopped),
         "repeat_rate_per_s": round(rate, 2),

@@ -13,7 +13,9 @@ Algorithm: walk backwards from a vertex along incoming causal edges.
       says why, e.g. "not_causal" when rules removed every candidate); a
       weak edge is followed only if chooser.follow_weak(edge).
     - none: if v started with a culled wakeup, stop; the origin is its wait
-      reason label ("timer", "net", "block", "device", "kthread", ...).
+      reason label ("timer", "net", "block", "device", "kthread", ...);
+      except a timer that ended a pause < 1 ms (a backoff inside one job:
+      program_order_step), where the program-order edge is followed.
       Else, if v's previous segment of the same thread ended less than 1 ms
       before v started (v was switched in without a recorded wakeup: it is
       really the same work), follow the program-order edge
@@ -211,10 +213,14 @@ def _program_order_edge(g, v):
 
 def program_order_step(g, v, same_work_gap_ns=SAME_WORK_GAP_NS):
     """The program-order edge the walk takes at v when v has no incoming
-    causal edge (None when it stops there instead): v did not start with a
-    culled wakeup and its thread's previous segment ended less than
-    same_work_gap_ns before v started.  The REPL's `follow` offers the same."""
-    if _culled_start(g, v):
+    causal edge (None when it stops there instead): v's thread's previous
+    segment ended less than same_work_gap_ns before v started, and v did
+    not start with a culled wakeup - except a timer's: a pause that short
+    ended by a timer is a backoff inside one job (a spinning scheduler, a
+    usleep between two steps), which v continues; a longer timed wait (a
+    tick, a sleep the work waited out) is where the work began.  The
+    REPL's `follow` offers the same."""
+    if _culled_start(g, v) and g.start_label(v) != "timer":
         return None
     prev = g.prev_segment(v)
     if prev >= 0 and g.seg.start[v] - g.seg.end[prev] < same_work_gap_ns:
@@ -293,13 +299,11 @@ def interactive_slice(g, v, chooser, cursor=None, first_edge=None, max_hops=MAX_
                 if e.weak and not chooser.follow_weak(e):
                     origin = {"kind": "weak_edge", "label": "weak edge not followed", "edge": e.eid}
                     break
-            elif _culled_start(g, cur):
-                origin = {"kind": "culled", "label": g.start_label(cur)}
-                break
             else:
                 e = program_order_step(g, cur, same_work_gap_ns)
                 if e is None:
-                    origin = {"kind": "no_incoming_edge", "label": g.start_label(cur)}
+                    kind = "culled" if _culled_start(g, cur) else "no_incoming_edge"
+                    origin = {"kind": kind, "label": g.start_label(cur)}
                     break
                 if e.weak and not chooser.follow_weak(e):     # a heuristic split: maybe other work
                     origin = {"kind": "weak_edge", "label": "weak edge not followed", "edge": e.eid}
