@@ -68,6 +68,7 @@ thread appears once; depth(root cause) >= 1 unless it is the spinning thread.
 """
 from dataclasses import dataclass, field
 
+from argus.tracer import schema
 from argus.graphbuild import graph as G
 from argus.diagnose import blocktype as B
 from argus.diagnose import baseline as BL
@@ -89,6 +90,7 @@ SHARED_MIN = 0.2        # ... and this thread's own share, to stand for that wor
 RELAY_BUSY = 0.05       # a relay: on CPU or runnable less than this share of the window
 RELAY_WOKEN = 0.8       # ... and at least this share of its short waits ended by other tasks
 BACKGROUND_MIN_NS = 200_000_000   # recorded before the hang, to call a poller's routine its own
+SIGNAL_WAITS = ("rt_sigtimedwait", "rt_sigsuspend", "pause")   # the sender is unknown until it sends
 
 
 @dataclass
@@ -424,7 +426,7 @@ class _Run:
             owners = OW.owners(g, utid, a, b)
             strong = any(not o.weak for o in owners)
             cands = (owners if strong else None) or OBJ.polled_holders(g, utid, a, b) \
-                or owners or OW.release_owners(g, utid, a, b)
+                or self.signal_poll_peers(utid, a, b) or owners or OW.release_owners(g, utid, a, b)
             res = self.follow_owner(v, cands, depth, a, b, info)
             if res is None:
                 info["advice"] = self.bp_watch_advice(utid, a, b)
@@ -473,6 +475,8 @@ class _Run:
                     self.extend(res, depth, a, b, _pseudo("program_order"))
             if res is None:
                 res = self.follow_owner(v, weak_owners, depth, a, b, info)
+            if res is None:
+                res = self.follow_owner(v, self.unnamed_holders(v, a, b), depth, a, b, info)
             if info["owner"] is not None:
                 role = "owner"
         if res is None:
@@ -562,6 +566,58 @@ class _Run:
         if not strong:
             return None, owners
         return self.follow_owner(v, strong, depth, a, b, info), []
+
+    def process_peers(self, utid, a, b, end, futex=None):
+        """Candidates for what nothing names the holder of: a futex without
+        an owner field or an earlier waker (a semaphore, an rwlock or a
+        condition variable taken without contention; futex = its address),
+        or a signal awaited (sigwait, sigsuspend, pause: the sender is
+        known only once it sends).  Whoever releases it most likely shares
+        the waiter's process: its other threads that were themselves held
+        up over [a, b] (abnormal, not in an idle loop wait, no relay or
+        background poller, not waiting on the same futex).  Weak
+        "process_peer" owners at their segment at `end`: a LongWait first
+        (a holder keeps the lock while it waits downstream), then the
+        busiest, then the lowest utid.  The REPL asks which one, as for
+        any weak owner."""
+        g = self.g
+        out = []
+        for u in g.utids_of_pid(int(g.threads.pid[utid])):
+            if u == utid or u in self.visited or g.thread_seg_hi[u] == g.thread_seg_lo[u]:
+                continue
+            c = self.cls(u, a, b)
+            if not c.abnormal or self.relay(c) or self.idle_loop_wait(c) or self.background(u, c, a, b):
+                continue
+            w = (c.evidence.get("longest_wait") or {}) if c.block_type == B.LONG_WAIT else {}
+            if futex is not None and w.get("reason") == "futex" and w.get("obj") == futex:
+                continue          # waits on the same address: another waiter, not the holder
+            cpu = int(c.evidence.get("cpu_ns", 0))
+            out.append((c.block_type != B.LONG_WAIT, -cpu, u,
+                        OW.Owner(u, int(g.segment_at(u, end)), -1, "process_peer", True, 1, cpu,
+                                 int(futex or 0), end)))
+        return [o for *_, o in sorted(out, key=lambda t: t[:3])]
+
+    def unnamed_holders(self, v, a, b):
+        """process_peers of a LongWait vertex v that no task's wakeup ended,
+        when it waits on a futex or a signal; [] otherwise."""
+        g = self.g
+        seg = g.seg
+        if W.ending_edge(g, v) >= 0 or not seg.wait_known[v]:
+            return []
+        end = min(int(b), int(seg.wait_end[v]))
+        if seg.wait_reason[v] == schema.WAIT_FUTEX:
+            return self.process_peers(int(seg.utid[v]), a, b, end, futex=int(seg.wait_obj[v]))
+        if g.syscall_name(int(seg.wait_nr[v])) in SIGNAL_WAITS:
+            return self.process_peers(int(seg.utid[v]), a, b, end)
+        return []
+
+    def signal_poll_peers(self, utid, a, b):
+        """process_peers of a RepeatedYield thread that polled for signals
+        (timed sigwaits, at least OBJ.MIN_TRIES of them in [a, b])."""
+        counts = B.syscall_counts(self.g, utid, a, b)
+        if sum(n for name, n in counts.items() if name in SIGNAL_WAITS) < OBJ.MIN_TRIES:
+            return []
+        return self.process_peers(utid, a, b, int(b))
 
     def follow_owner(self, v, owners, depth, a, b, info):
         """One step from the victim's vertex v to the holder the chooser

@@ -78,11 +78,32 @@ class FdTable:
         self.family = f[c["family"]].astype(np.int64)
         self.local = f[c["local"]].astype(np.uint64)
         self.peer = f[c["peer"]].astype(np.uint64)
+        self._index = None
 
-    def at(self, pid, fd, ts):
-        """Index of the latest record of (pid, fd) at or before ts, or -1."""
-        sel = np.flatnonzero((self.pid == pid) & (self.fd == fd) & (self.ts <= ts))
-        return int(sel[-1]) if len(sel) else -1
+    def at(self, pid, fd, ts, polled=False):
+        """Index of the latest record of (pid, fd) at or before ts, or -1.
+        polled: the fd was waited on by poll / select / epoll, or a
+        non-blocking read of it found nothing - which a regular file never
+        does (it is always ready): a regular file as its latest record
+        means the number was closed and reused without a record of what it
+        became (select's fds are not recorded), so that answers -1,
+        unknown, not "a file"."""
+        rows = self._rows(pid, fd)
+        k = int(np.searchsorted(self.ts[rows], ts, side="right")) - 1
+        if k < 0 or (polled and self.kind[rows[k]] == schema.FD_REGULAR):
+            return -1
+        return int(rows[k])
+
+    def _rows(self, pid, fd):
+        """Indices of (pid, fd)'s records in time order (grouped once: a
+        diagnosis looks up many fds, and a trace holds many records)."""
+        if self._index is None:
+            order = np.lexsort((self.ts, self.fd, self.pid))
+            keys = np.stack([self.pid[order], self.fd[order]], axis=1)
+            cut = np.flatnonzero(np.any(keys[1:] != keys[:-1], axis=1)) + 1
+            self._index = {(int(grp[0, 0]), int(grp[0, 1])): idx
+                           for grp, idx in zip(np.split(keys, cut), np.split(order, cut)) if len(idx)}
+        return self._index.get((int(pid), int(fd)), np.empty(0, dtype=np.int64))
 
 
 def fd_table(g):
@@ -115,7 +136,7 @@ def _fd_record(g, v):
         return None, -1
     t = fd_table(g)
     pid = int(g.threads.pid[int(g.seg.utid[v])])
-    return t, t.at(pid, fd, int(g.seg.wait_end[v]))
+    return t, t.at(pid, fd, int(g.seg.wait_end[v]), polled=int(g.seg.wait_reason[v]) == schema.WAIT_POLL)
 
 
 
@@ -162,14 +183,14 @@ def descendants(g, pid):
     return out
 
 
-def _peer_pids(g, pid, fd, at, tid=None):
+def _peer_pids(g, pid, fd, at, tid=None, polled=False):
     """(kind, {pid: tid that used it last}) of the processes FD_INFO shows at
     the other end of (pid, fd) as of `at` (rank 1); kind None when unknown.
     The waiter's own process counts when another of its threads used the
     other end (a socketpair or pipe between two threads): only the waiter's
     own fd and the waiter (tid) itself are left out."""
     t = fd_table(g)
-    i = t.at(pid, fd, at)
+    i = t.at(pid, fd, at, polled)
     if i < 0:
         return None, {}
     kind, local, peer = int(t.kind[i]), t.local[i], t.peer[i]
@@ -193,10 +214,11 @@ def _peer_pids(g, pid, fd, at, tid=None):
     return kind, users
 
 
-def _fd_ranks(g, pid, fd, since, at, tid=None):
+def _fd_ranks(g, pid, fd, since, at, tid=None, polled=False):
     """[(kind name, [pids])] ranked (see the top) and the users map, for the
-    other end of (pid, fd); None for a file or tty (no task holds it)."""
-    kind, users = _peer_pids(g, pid, fd, at, tid)
+    other end of (pid, fd); None for a file or tty (no task holds it).
+    polled: as FdTable.at."""
+    kind, users = _peer_pids(g, pid, fd, at, tid, polled)
     if kind is not None and kind not in CHANNEL_KINDS:
         return None, {}
     ranked = [(KIND_PEER, [p for p in users if _alive(g, p, since, at)]),
@@ -221,7 +243,8 @@ def other_end_holders(g, v, a, b):
     if reason == schema.WAIT_CHILD:
         ranked, users = [(KIND_CHILD, [p for p in descendants(g, pid) if _alive(g, p, at)])], {}
     elif reason in FD_WAITS and waited_fd(g, v) is not None:
-        ranked, users = _fd_ranks(g, pid, waited_fd(g, v), at, int(seg.wait_end[v]), int(g.threads.tid[utid]))
+        ranked, users = _fd_ranks(g, pid, waited_fd(g, v), at, int(seg.wait_end[v]), int(g.threads.tid[utid]),
+                                  polled=reason == schema.WAIT_POLL)
         if ranked is None:
             return []             # a regular file, a tty: no task holds its other end
     else:
@@ -251,7 +274,7 @@ def polled_holders(g, utid, a, b):
             continue
         if not 0 <= fd < (1 << 31):
             continue
-        ranked, users = _fd_ranks(g, pid, int(fd), a, int(b), int(g.threads.tid[utid]))
+        ranked, users = _fd_ranks(g, pid, int(fd), a, int(b), int(g.threads.tid[utid]), polled=True)
         if not ranked:
             continue
         for o in _owners(g, ranked, users, utid, a, b, int(b), int(fd)):

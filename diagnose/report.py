@@ -199,6 +199,10 @@ def owner_relation_text(g, o, victim, edge_rel_ns, t0):
     if o.kind == "channel_peer":
         return (f"holds the other end of what {thread_label(g, victim)} waits on (inferred: the "
                 f"channel's peer, or a process that inherited it), at {fmt_rel(o.ts - t0)}")
+    if o.kind == "process_peer":
+        what = f"futex 0x{o.obj:x}" if o.obj else "the signal"
+        return (f"may hold {what}, which {thread_label(g, victim)} waits for (inferred: a thread of its "
+                f"process held up over the hang; nothing names the holder), at {fmt_rel(o.ts - t0)}")
     if o.kind == "child":
         return f"is a child process {thread_label(g, victim)} waits for (inferred), at {fmt_rel(o.ts - t0)}"
     if o.edge < 0:
