@@ -66,6 +66,7 @@ Output (Diagnosis, rendered by report.py as "argus.diagnosis/1"):
 Invariants: path[0] is the spinning vertex with edge None; every root cause
 thread appears once; depth(root cause) >= 1 unless it is the spinning thread.
 """
+import dataclasses
 from dataclasses import dataclass, field
 
 from argus.tracer import schema
@@ -423,10 +424,13 @@ class _Run:
             # a strong holder first; then the channels its empty reads polled (what
             # it tried is known), before inferred futex channels (a GIL's hand-offs
             # among the process's threads say little about what it polls)
+            # ... and when nothing it touched names a holder (a trylock between
+            # sleeps makes no syscall on the lock): its process's held-up threads
             owners = OW.owners(g, utid, a, b)
             strong = any(not o.weak for o in owners)
-            cands = (owners if strong else None) or OBJ.polled_holders(g, utid, a, b) \
-                or self.signal_poll_peers(utid, a, b) or owners or OW.release_owners(g, utid, a, b)
+            cands = (owners if strong else None) or self.held_up(OBJ.polled_holders(g, utid, a, b), a, b) \
+                or self.signal_poll_peers(utid, a, b) or self.held_up(owners, a, b) \
+                or self.held_up(OW.release_owners(g, utid, a, b), a, b) or self.process_peers(utid, a, b, b)
             res = self.follow_owner(v, cands, depth, a, b, info)
             if res is None:
                 info["advice"] = self.bp_watch_advice(utid, a, b)
@@ -461,7 +465,7 @@ class _Run:
                 self.baseline_evidence(v, depth, a, b, info)
             if res is None and W.ending_edge(g, v) < 0:
                 # still waiting (or the kernel ended it): whoever holds the other end
-                res = self.follow_owner(v, OBJ.other_end_holders(g, v, a, b), depth, a, b, info)
+                res = self.follow_owner(v, self.held_up(OBJ.other_end_holders(g, v, a, b), a, b), depth, a, b, info)
             if res is None:
                 cands = BL.find_wait_baselines(g, v, self.threshold_ns, hang_start=a)
                 chosen = self.chooser.pick_baseline(cands) if cands else None
@@ -559,13 +563,36 @@ class _Run:
 
     def strong_owner_first(self, utid, v, a, b, depth, info):
         """For a LongWait vertex v: follows a strong ownership edge (the
-        kernel named the holder) before any baseline.  Returns (SliceResult
-        or None, the weak holders left for when nothing else explains v)."""
+        kernel named the holder) before any baseline; else a mutex's owner
+        field (weak only because the field is read by its layout) when
+        that thread was held up over [a, b].  Returns (SliceResult or None,
+        the weak holders left for when nothing else explains v)."""
         owners = self.unexplained_wait_owners(utid, v, a, b)
-        strong = [o for o in owners if not o.weak]
-        if not strong:
+        first = [o for o in owners if not o.weak] or \
+            [o for o in owners if o.kind == "futex_owner" and self.cls(o.utid, a, b).abnormal]
+        if not first:
             return None, owners
-        return self.follow_owner(v, strong, depth, a, b, info), []
+        return self.follow_owner(v, first, depth, a, b, info), []
+
+    def held_up(self, owners, a, b):
+        """Inferred holders (channel peers, children, weak futex owners) as
+        threads that were held up over [a, b]: a strong owner or an
+        abnormal holder stays; a holder that ran normally is replaced by its
+        process's held-up threads (the thread FD_INFO saw using the object
+        first is not always the one that holds it now: a process's main
+        thread sets a pipe up, a worker answers on it), or dropped."""
+        out, seen = [], set()
+        for o in owners:
+            if not o.weak or self.cls(o.utid, a, b).abnormal:
+                alts = [o]
+            else:
+                alts = [dataclasses.replace(p, kind=o.kind, obj=o.obj)
+                        for p in self.process_peers(o.utid, a, b, o.ts)]
+            for x in alts:
+                if x.utid not in seen:
+                    seen.add(x.utid)
+                    out.append(x)
+        return out
 
     def process_peers(self, utid, a, b, end, futex=None):
         """Candidates for what nothing names the holder of: a futex without

@@ -154,8 +154,18 @@ def test_long_running_slice_reaches_the_trigger():
         "busy on CPU 99% of the hang; work triggered by Xorg/400 (wakeup at +0 ns), device wakeup"
 
 
+def test_repeated_yield_without_flags_names_a_held_up_thread_of_its_process():
+    """Nothing the poller touched names a holder: its process's thread that
+    was busy over the hang is the inferred one (weak process_peer)."""
+    j = to_json(diagnose(C.yield_app(flags=False), 600))
+    assert j["spinning"]["owner"]["kind"] == "process_peer" and j["spinning"]["owner"]["tid"] == 601
+    assert [(c["tid"], c["block_type"], c["depth"], c["primary"]) for c in j["root_causes"]] == \
+        [(601, "LongRunning", 1, True)]
+    assert "(inferred: a thread of its process held up over the hang" in j["root_causes"][0]["why"]
+
+
 def test_repeated_yield_without_flags_asks_for_bp_watch():
-    g = C.yield_app(flags=False)
+    g = C.yield_app(flags=False, worker_pid=601)      # no thread of its own process is held up
     j = to_json(diagnose(g, 600))
     sp = j["spinning"]
     assert (sp["block_type"], sp["kind"], sp["yields"]) == ("RepeatedYield", "stretch", 300)
@@ -418,7 +428,9 @@ def test_repeated_yield_on_a_gil_like_lock_names_the_thread_that_released_it():
     assert (rc["tid"], rc["block_type"], rc["primary"]) == (11, "LongRunning", True)
     assert "(holds what main/10 polls: it released futex 0x7000, which main/10 waited on, at +3.000 s " \
            "(inferred))" in rc["why"]
-    j = to_json(diagnose(C.gil_like(release=False), 10))
+    j = to_json(diagnose(C.gil_like(release=False), 10))     # never released: its busy peer, inferred
+    assert [(c["tid"], c["block_type"]) for c in j["root_causes"]] == [(11, "LongRunning")]
+    j = to_json(diagnose(C.gil_like(release=False, worker_pid=11), 10))
     assert [(c["tid"], c["block_type"]) for c in j["root_causes"]] == [(10, "RepeatedYield")]
     assert j["root_causes"][0]["advice"] == "bp_watch 10 IMAGE SYMBOL"
 

@@ -274,7 +274,7 @@ def test_one_kind_of_baseline_is_not_asked():
 
 
 def test_repeated_yield_without_flags_advice_and_flag_rule():
-    g = C.yield_app(flags=False)
+    g = C.yield_app(flags=False, worker_pid=601)
     d = diagnose(g, 600, chooser=AskingChooser(g, ask=Script()))
     (rc,) = to_json(d)["root_causes"]
     assert rc["advice"] == "bp_watch 600 IMAGE SYMBOL"

@@ -384,16 +384,18 @@ def demo_like(n=3, hang_s=3.0):
     return t
 
 
-def yield_app(flags):
+def yield_app(flags, worker_pid=600):
     """ui (pid 600, tid 600) wakes from poll on a timer every second, hands
     work to its worker 601 (futex wake) and polls flag F with sched_yield until
     the worker sets it, then goes back to poll.  Rounds 0-2 take 3 ms; in
     round 3 (at 4 s) the worker computes for 3 s.  With flags=False the flag
-    accesses are not traced.  Returns the graph (trace end 8 s)."""
+    accesses are not traced.  worker_pid: the worker's process (600: a
+    thread of ui's; else a process sharing the flag's memory).  Returns the
+    graph (trace end 8 s)."""
     F, REQ = 0x6000A0, 0x6000B0
     t = Trace()
     t.thread(600, 600, "ui")
-    t.thread(600, 601, "worker")
+    t.thread(worker_pid, 601, "worker")
     t.run(600, 0).block(600, ms(1), "poll", "epoll_wait", obj=3)
     for k in range(4):
         T = s(1 + k)
@@ -530,13 +532,14 @@ def lock_poller(holder="wait", strong=True, other=None, poll_ms=10):
 GIL_LIKE_FUTEX = 0x7000
 
 
-def gil_like(release=True, other_process_wakes=False):
+def gil_like(release=True, other_process_wakes=False, worker_pid=10):
     """main (pid 10) polls futex G with 5 ms timed waits from 1 s to 4 s while
-    worker 11 computes; at 4 s the worker releases G (FUTEX_WAKE, nobody
-    asleep to wake); with other_process_wakes, pid 20 wakes its own G too."""
+    worker 11 (a thread of main's, or of process worker_pid) computes; at
+    4 s the worker releases G (FUTEX_WAKE, nobody asleep to wake); with
+    other_process_wakes, pid 20 wakes its own G too."""
     G_ = GIL_LIKE_FUTEX
     t = Trace()
-    t.thread(10, 10, "main").thread(10, 11, "worker")
+    t.thread(10, 10, "main").thread(worker_pid, 11, "worker")
     t.run(11, 0).busy(11, 0, s(4), slice_ns=ms(10), gap_ns=us(100))
     if other_process_wakes:
         t.thread(20, 20, "stranger").run(20, 0)
