@@ -525,3 +525,49 @@ def test_a_launcher_and_what_lies_behind_it_are_no_causes():
     g = t.build(trace_end=s(3.5))
     j = to_json(diagnose(g, CLI))
     assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(SRV, "LongRunning", True)]
+
+
+def _scheduler_relay(relay_yields=False):
+    """A user-space scheduler's shape (Go): main (10) parks on futex 0xA
+    from 1 ms; worker 11 computes until 3 s; spare thread 12 is woken by
+    the worker every 10 ms, runs 10 us and parks again (a relay); at 3 s
+    the worker wakes 12, which wakes main."""
+    t = Trace()
+    t.thread(10, 10, "main").thread(10, 11, "worker").thread(10, 12, "spare")
+    t.run(10, 0).run(11, 0).run(12, 0)
+    t.futex_wait(12, us(500), 0xC)
+    t.futex_wait(10, ms(1), 0xA)
+    t.busy(11, 0, s(3), slice_ns=ms(10), gap_ns=us(20))
+    for k in range(1, 300):
+        at = k * ms(10) + us(30)
+        t.futex_wake(11, at, 0xC).wake(11, 12, at).run(12, at + us(5))
+        if relay_yields:
+            t.yield_(12, at + us(8))
+        t.futex_wait(12, at + us(15), 0xC)
+    t.futex_wake(11, s(3) + us(30), 0xC).wake(11, 12, s(3) + us(30)).run(12, s(3) + us(35))
+    t.futex_wake(12, s(3) + us(45), 0xA).wake(12, 10, s(3) + us(45)).run(10, s(3) + us(50))
+    t.futex_wait(12, s(3) + us(60), 0xC)
+    t.block(10, s(3) + ms(1), "poll", "epoll_wait", obj=3)
+    return t.build(trace_end=s(4))
+
+
+def test_a_relay_is_passed_over_and_the_worker_behind_it_named():
+    j = to_json(diagnose(_scheduler_relay(), 10))
+    assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(11, "LongRunning", True)]
+
+
+def test_signal_wait_with_no_sender_yet_follows_a_held_up_thread_of_its_process():
+    """main (10) waits in rt_sigtimedwait from 1 ms to trace end; thread 11
+    sleeps over the whole hang (it sends the signal after), thread 12 idles
+    in its event loop: the sleeper is the inferred holder."""
+    t = Trace()
+    t.thread(10, 10, "main").thread(10, 11, "sender").thread(10, 12, "loop")
+    t.run(10, 0).run(11, 0).run(12, 0)
+    t.block(12, us(100), "poll", "epoll_wait", obj=3)
+    t.block(11, us(500), "sleep", "nanosleep")
+    t.block(10, ms(1), "syscall", "rt_sigtimedwait")
+    g = t.build(until=s(3))
+    j = to_json(diagnose(g, 10))
+    assert j["spinning"]["owner"]["kind"] == "process_peer"
+    assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(11, "LongWait", True)]
+    assert "may hold the signal, which main/10 waits for" in j["root_causes"][0]["why"]

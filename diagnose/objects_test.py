@@ -104,3 +104,24 @@ def test_a_pair_between_threads_falls_back_to_the_waiters_own_threads():
     g = t.build(until=s(3))
     v = g.segment_at(g.utid_of_tid(10), s(1))
     assert [int(g.threads.tid[o.utid]) for o in other_end_holders(g, v, ms(4), s(3))] == [11]
+
+
+def test_a_polled_fd_last_recorded_as_a_regular_file_was_reused():
+    """fd 3 was a regular file at start-up (an interpreter's module), then
+    became a pipe to a child with no new record (select's fds are not
+    recorded): a poll that blocks on it cannot be on a file, so the record
+    is stale and the child that inherited the fd is the holder.  A read that
+    blocks on a file keeps its record (no task holds a file's other end)."""
+    for reason, syscall, holders in (("poll", "poll", [(CHILD, "channel_peer")]), ("read", "read", [])):
+        t = Trace()
+        t.thread(PARENT, PARENT, "server")
+        t.run(PARENT, 0)
+        t.fd_info(PARENT, ms(1), 3, "regular", 77)
+        t.fork(PARENT, CHILD, ms(10), "server", child_pid=CHILD)
+        t.run(CHILD, ms(10))
+        t.busy(CHILD, ms(10), s(3), slice_ns=ms(10), gap_ns=us_(50))
+        t.block(PARENT, ms(20), reason, syscall, obj=3)
+        g = t.build(until=s(3))
+        v = g.segment_at(g.utid_of_tid(PARENT), s(1))
+        found = other_end_holders(g, v, ms(20), s(3))
+        assert [(int(g.threads.tid[o.utid]), o.kind) for o in found] == holders

@@ -279,3 +279,25 @@ def test_an_input_read_inside_the_dispatch_is_the_slice_origin():
     g = t.build()
     res = input_slice(g, seg(g, R, -1))
     assert res.vertices == [int(g.segment_at(g.utid_of_tid(R), ms(1.5)))] and res.origin["kind"] == "input"
+
+
+def test_a_short_timed_pause_is_walked_through():
+    """A is woken by B at 1 ms, runs, sleeps 50 us (a timer ends it: a
+    scheduler's backoff), then wakes R.  The pause is inside A's work: the
+    slice goes on to B.  With a 5 ms sleep instead, the timer is where A's
+    work began (origin "timer")."""
+    for pause, reaches_b in ((us(50), True), (ms(5), False)):
+        t = threads()
+        t.run(R, 0).block(R, us(100), "read", "read", obj=3)
+        t.run(B_, 0).block(B_, ms(8), "read", "read", obj=5)
+        t.run(A, 0).block(A, us(200), "futex", "futex", obj=0x10)
+        t.wake(B_, A, ms(1)).run(A, ms(1))
+        t.block(A, ms(1) + us(100), "sleep", "nanosleep")
+        t.timer_wake(A, ms(1) + us(100) + pause)
+        t.wake(A, R, ms(1) + us(150) + pause).run(R, ms(1) + us(150) + pause)
+        g = t.build(trace_end=ms(20))
+        res = interactive_slice(g, seg(g, R, 1), AutoChooser())
+        if reaches_b:
+            assert tids(g, res) == [R, A, A, B_]
+        else:
+            assert tids(g, res) == [R, A] and res.origin["kind"] == "culled" and res.origin["label"] == "timer"
