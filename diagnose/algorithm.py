@@ -6,7 +6,10 @@ hang window [a, b] (diagnose_vertex):
                  itself ("busy on CPU N% of the hang"), with the slice's
                  origin (the thread that triggered the work, or a culled
                  wakeup's label such as "timer").
-  RepeatedYield  if T read no data flag (DATA_FLAG_READ) in the window:
+  RepeatedYield  paced by a device (blocktype.device_paced: its short
+                 waits mostly ended by the kernel, not a timer, e.g. an
+                 fsync loop): stop, T is the root cause, no holder search.
+                 Else, if T read no data flag (DATA_FLAG_READ) in the window:
                  follow an ownership edge when the graph knows who holds
                  what T polls (ownership.owners: futex owner, futex
                  channel, file lock; several -> chooser.pick_owner, ranked
@@ -218,7 +221,8 @@ class _Run:
         return R.why_text(c, relation, self.yield_text(c) if c.block_type == B.REPEATED_YIELD else "")
 
     def yield_text(self, c):
-        cmd = self.bp_watch_advice(c.utid, c.start_ns, c.end_ns)
+        """bp_watch advice is left out for a device-paced thread (blocktype.device_paced)."""
+        cmd = None if B.device_paced(c.evidence) else self.bp_watch_advice(c.utid, c.start_ns, c.end_ns)
         return R.yield_text(c.evidence, B.syscall_counts(self.g, c.utid, c.start_ns, c.end_ns), cmd,
                             self.advice_candidates.get(c.utid) or {})
 
@@ -420,6 +424,8 @@ class _Run:
             info["slice"] = res
             return info
         addrs = B.flag_reads(g, utid, a, b) if bt == B.REPEATED_YIELD else None
+        if bt == B.REPEATED_YIELD and not addrs and B.device_paced(c.evidence):
+            return info           # it waits on a device in small steps: no task holds what it waits for
         if bt == B.REPEATED_YIELD and not addrs:
             # a strong holder first; then the channels its empty reads polled (what
             # it tried is known), before inferred futex channels (a GIL's hand-offs

@@ -571,3 +571,30 @@ def test_signal_wait_with_no_sender_yet_follows_a_held_up_thread_of_its_process(
     assert j["spinning"]["owner"]["kind"] == "process_peer"
     assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(11, "LongWait", True)]
     assert "may hold the signal, which main/10 waits for" in j["root_causes"][0]["why"]
+
+
+def test_a_device_paced_loop_is_named_without_flag_advice():
+    """main (10) waits for a pipe its child (20) fills once its fsync loop is
+    done: 3 s of short fsync waits, each ended by the disk's interrupt.  The
+    child waits on the device: named, no bp_watch advice, and its loop is not
+    searched for a holder."""
+    t = Trace()
+    t.thread(10, 10, "main").thread(10, 11, "other")
+    t.run(10, 0).run(11, 0)
+    t.block(11, us(100), "futex", "futex", obj=0x99)
+    t.fd_info(10, ms(1), 3, "pipe", 4545)
+    t.fork(10, 20, ms(2), "main", child_pid=20)
+    t.run(20, ms(2))
+    t.block(10, ms(5), "read", "read", obj=3)
+    now = ms(10)
+    while now < s(3):
+        t.syscall(20, now, "write", obj=4)
+        t.block(20, now + us(20), "syscall", "fsync", obj=4)
+        t.wake(0, 20, now + us(120), "softirq", "block").run(20, now + us(125))
+        now += us(200)
+    g = t.build(until=s(3))
+    j = to_json(diagnose(g, 10))
+    (rc,) = j["root_causes"]
+    assert (rc["tid"], rc["block_type"], rc["advice"]) == (20, "RepeatedYield", None)
+    assert rc["why"].startswith("repeated short waits that the kernel ended, not a task: paced by a device")
+    assert [p["tid"] for p in j["path"]] == [10, 20, 20]

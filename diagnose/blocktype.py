@@ -8,7 +8,8 @@ Algorithm (all clipped to the window, from the graph's columnar tables):
                trace end; a placeholder wait that began before the trace
                counts from trace start)
   yields       sched_yield syscalls / yield switch-outs inside the window
-  short waits  (short_waits_woken: those another task's wakeup ended)
+  short waits  (short_waits_woken: those another task's wakeup ended;
+               short_waits_kernel: those the kernel ended, not a timer)
                blocking waits starting inside the window that lasted
                < 20 ms, or whose syscall returned -ETIMEDOUT, or timed
                sleeps (nanosleep family) shorter than a tenth of the
@@ -178,7 +179,12 @@ def classify(g, utid, a, b):
     # short waits another task ended (its wakeup opened the next segment)
     nxt = np.flatnonzero(short) + lo + 1
     nxt = nxt[nxt < hi]
-    woken = int(np.count_nonzero((seg.start_kind[nxt] == G.START_WAKEUP) & (seg.start_ctx[nxt] == schema.WAKE_TASK)))
+    woke = seg.start_kind[nxt] == G.START_WAKEUP
+    woken = int(np.count_nonzero(woke & (seg.start_ctx[nxt] == schema.WAKE_TASK)))
+    # ... and those the kernel ended, not on a timer (a disk's completion, a
+    # kernel thread's): the thread waits on a device, not on a task
+    kernel = int(np.count_nonzero(woke & (seg.start_ctx[nxt] != schema.WAKE_TASK) & (g.in_wake[nxt] < 0)
+                                  & (seg.start_irq[nxt] != schema.IRQ_TIMER)))
     timeouts = int(np.count_nonzero(start_in & seg.wait_timedout[s]))
     events = np.sort(np.concatenate([yts, sts]))
     n_events = len(events)
@@ -196,6 +202,7 @@ def classify(g, utid, a, b):
         "yields": int(len(yts)),
         "short_waits": int(len(sts)),
         "short_waits_woken": woken,
+        "short_waits_kernel": kernel,
         "timeouts": timeouts,
         "stopped_ns": int(stopped),
         "repeat_rate_per_s": round(rate, 2),
@@ -258,6 +265,14 @@ def busiest_segment(g, utid, a, b):
     if ov[k] <= 0 and not (st[k] <= a <= en[k]):
         return g.segment_at(utid, a)
     return lo + k
+
+
+def device_paced(ev):
+    """RepeatedYield evidence whose short waits the kernel mostly ended (a
+    disk's completions, a kernel thread; not a timer, no yields): the
+    thread waits on a device in small steps (fsync loops, small direct
+    writes), it polls nothing a task holds."""
+    return not ev.get("yields") and ev.get("short_waits_kernel", 0) * 2 > ev.get("short_waits", 0) > 0
 
 
 def syscall_counts(g, utid, a, b):

@@ -178,6 +178,9 @@ def yield_text(ev, syscalls, cmd, cand):
         hint += "; loop stack " + " <- ".join(cand["stack"])
     if cand.get("remembered"):
         hint += "; the flag was marked in an earlier session (rule)"
+    if cmd is None:
+        return (f"repeated short waits that the kernel ended, not a task: paced by a device or a kernel "
+                f"thread ({known}){hint}")
     return f"repeated yield: polling a data flag; watch it with {cmd} ({known}){hint}"
 
 
