@@ -44,9 +44,7 @@ hang window [a, b] (diagnose_vertex):
                  only when nothing is found behind it; an ancestor of the
                  hung process (its launcher) is skipped unless it computes;
                  a relay (a scheduler's spare thread, woken to hand work
-                 on: _Run.relay) is passed over, and so is a poller that
-                 polled the same way before the hang (_Run.background)
-                 unless it holds what the victim waits for; LongWait /
+                 on: _Run.relay) is passed over; LongWait /
                  LongRunning / RepeatedYield -> a root cause at depth d+1, and,
                  if chooser.go_on(it), diagnose it recursively as a spinning
                  vertex (its classification's vertex) over the window clipped
@@ -93,7 +91,6 @@ PROCESS_BUSY = 0.8      # a process's threads together on CPU this share of the 
 SHARED_MIN = 0.2        # ... and this thread's own share, to stand for that work
 RELAY_BUSY = 0.05       # a relay: on CPU or runnable less than this share of the window
 RELAY_WOKEN = 0.8       # ... and at least this share of its short waits ended by other tasks
-BACKGROUND_MIN_NS = 200_000_000   # recorded before the hang, to call a poller's routine its own
 SIGNAL_WAITS = ("rt_sigtimedwait", "rt_sigsuspend", "pause")   # the sender is unknown until it sends
 
 
@@ -375,20 +372,6 @@ class _Run:
         busy = ev.get("cpu_share", 0.0) + ev.get("runnable_share", 0.0)
         return busy < RELAY_BUSY and ev.get("short_waits_woken", 0) >= RELAY_WOKEN * ev["short_waits"]
 
-    def background(self, utid, c, a, b):
-        """A thread that polled before the hang began as it polls during it
-        (Go's sysmon, a watchdog, a housekeeping loop): RepeatedYield over
-        [a, b] and over the stretch of equal length before a, of which at
-        least BACKGROUND_MIN_NS lies in the trace and in the thread's life.
-        Its polling is its routine, not this hang's cause; the caller
-        still names it when it holds what the victim waits for."""
-        if c.block_type != B.REPEATED_YIELD:
-            return False
-        g = self.g
-        born = int(g.seg.start[int(g.thread_seg_lo[utid])])
-        pa = max(a - (b - a), born, g.trace_start)
-        return a - pa >= BACKGROUND_MIN_NS and self.cls(utid, pa, a).block_type == B.REPEATED_YIELD
-
     def stream(self, utid, a, b):
         """A reader fed in pieces by one producer: LongWait on it (streams.py)."""
         return stream_wait(self.g, self.cls(utid, a, b), a, b)
@@ -514,8 +497,7 @@ class _Run:
             # an event-loop wait is idleness, except in the thread that holds what
             # the victim waits for (it waits for its own upstream there)
             holder = role == "owner" and info["owner"] is not None and info["owner"].utid == t
-            if not ct.abnormal or self.relay(ct) or \
-                    (not holder and (self.idle_loop_wait(ct) or self.background(t, ct, a, b))):
+            if not ct.abnormal or self.relay(ct) or (self.idle_loop_wait(ct) and not holder):
                 continue
             if ct.block_type != B.LONG_RUNNING and int(g.threads.pid[t]) in self.launchers:
                 continue      # an ancestor of the hung process that waits: its launcher, not a cause
@@ -607,8 +589,8 @@ class _Run:
         or a signal awaited (sigwait, sigsuspend, pause: the sender is
         known only once it sends).  Whoever releases it most likely shares
         the waiter's process: its other threads that were themselves held
-        up over [a, b] (abnormal, not in an idle loop wait, no relay or
-        background poller, not waiting on the same futex).  Weak
+        up over [a, b] (abnormal, not in an idle loop wait, no relay, not
+        waiting on the same futex).  Weak
         "process_peer" owners at their segment at `end`: a LongWait first
         (a holder keeps the lock while it waits downstream), then the
         busiest, then the lowest utid.  The REPL asks which one, as for
@@ -619,7 +601,7 @@ class _Run:
             if u == utid or u in self.visited or g.thread_seg_hi[u] == g.thread_seg_lo[u]:
                 continue
             c = self.cls(u, a, b)
-            if not c.abnormal or self.relay(c) or self.idle_loop_wait(c) or self.background(u, c, a, b):
+            if not c.abnormal or self.relay(c) or self.idle_loop_wait(c):
                 continue
             w = (c.evidence.get("longest_wait") or {}) if c.block_type == B.LONG_WAIT else {}
             if futex is not None and w.get("reason") == "futex" and w.get("obj") == futex:
