@@ -163,6 +163,9 @@ class _Run:
         self.path = []
         self.root_causes = []
         self.visited = {hang.utid}
+        self.stack = [hang.utid]      # the threads being diagnosed, outermost first
+        self.named = {}               # utid -> its RootCause
+        self.parent = {}              # utid -> the thread whose path named it
         self.advice_candidates = {}
         self.owners_by_edge = {}
         self._cls = {}
@@ -492,6 +495,7 @@ class _Run:
                 order.append(t)
         for t in order:
             if t in self.visited:
+                self.deepen(t, utid, depth + 1)
                 continue
             ct = self.shared_work(t, a, b) or self.stream(t, a, b) or self.cls(t, a, b)
             # an event-loop wait is idleness, except in the thread that holds what
@@ -509,6 +513,7 @@ class _Run:
             rc = RootCause(t, ct.vertex, ct.block_type, ra, rb, self.why(ct, self.relation(res, t, role)),
                            depth + 1, ct.evidence)
             found = len(self.root_causes)
+            self.named[t], self.parent[t] = rc, utid
             if not transparent:
                 self.root_causes.append(rc)
             if depth + 1 >= MAX_DEPTH or not self.chooser.go_on(rc):
@@ -532,7 +537,9 @@ class _Run:
         else:
             sa, sb = a, b
         self.add(ct.vertex, "culprit", depth + 1, _pseudo("culprit"), sa, sb, ra, rb)
+        self.stack.append(t)
         sub = self.diagnose_vertex(t, ct.vertex, ct, sa, sb, depth + 1)
+        self.stack.pop()
         if transparent and len(self.root_causes) == found:
             self.root_causes.append(rc)     # nothing found behind the bystander: it is the answer
         rc.origin = sub["origin"]
@@ -540,6 +547,24 @@ class _Run:
             rc.why += "; " + R.trigger_text(self.g, sub["slice"], self.t0)
         if sub["advice"]:
             rc.advice = sub["advice"]
+
+    def deepen(self, t, parent, depth):
+        """Thread t, already named (say from a baseline's path), is found
+        again behind `parent` at `depth`: it lies further back along
+        causality than first thought, so it and what was found behind it
+        move down to that depth (the primary root cause is the deepest).
+        Never for a thread being diagnosed now (a cycle)."""
+        rc = self.named.get(t)
+        if rc is None or t in self.stack or rc.depth >= depth:
+            return
+        delta = depth - rc.depth
+        self.parent[t] = parent
+        for u, other in self.named.items():
+            x = u
+            while x is not None and x != t:
+                x = self.parent.get(x)
+            if x == t:
+                other.depth += delta
 
     # --- ownership (who holds what the thread polls or waits for) ---
     def unexplained_wait_owners(self, utid, v, a, b):
@@ -590,16 +615,19 @@ class _Run:
         known only once it sends).  Whoever releases it most likely shares
         the waiter's process: its other threads that were themselves held
         up over [a, b] (abnormal, not in an idle loop wait, no relay, not
-        waiting on the same futex).  Weak
-        "process_peer" owners at their segment at `end`: a LongWait first
-        (a holder keeps the lock while it waits downstream), then the
-        busiest, then the lowest utid.  The REPL asks which one, as for
-        any weak owner."""
+        waiting on the same futex).  Weak "process_peer" owners at their
+        segment at `end`: threads not named yet first (one named already
+        is followed only to place it deeper: _Run.deepen), a LongWait
+        first (a holder keeps the lock while it waits downstream), then
+        the busiest, then the lowest utid.  The REPL asks which one, as
+        for any weak owner."""
         g = self.g
         out = []
         for u in g.utids_of_pid(int(g.threads.pid[utid])):
-            if u == utid or u in self.visited or g.thread_seg_hi[u] == g.thread_seg_lo[u]:
+            if u == utid or u in self.stack or g.thread_seg_hi[u] == g.thread_seg_lo[u]:
                 continue
+            if u in self.visited and u not in self.named:
+                continue          # passed over already (a bystander, shared work)
             c = self.cls(u, a, b)
             if not c.abnormal or self.relay(c) or self.idle_loop_wait(c):
                 continue
@@ -607,10 +635,10 @@ class _Run:
             if futex is not None and w.get("reason") == "futex" and w.get("obj") == futex:
                 continue          # waits on the same address: another waiter, not the holder
             cpu = int(c.evidence.get("cpu_ns", 0))
-            out.append((c.block_type != B.LONG_WAIT, -cpu, u,
+            out.append((u in self.named, c.block_type != B.LONG_WAIT, -cpu, u,
                         OW.Owner(u, int(g.segment_at(u, end)), -1, "process_peer", True, 1, cpu,
                                  int(futex or 0), end)))
-        return [o for *_, o in sorted(out, key=lambda t: t[:3])]
+        return [o for *_, o in sorted(out, key=lambda t: t[:4])]
 
     def unnamed_holders(self, v, a, b):
         """process_peers of a LongWait vertex v that no task's wakeup ended,

@@ -598,3 +598,21 @@ def test_a_device_paced_loop_is_named_without_flag_advice():
     assert (rc["tid"], rc["block_type"], rc["advice"]) == (20, "RepeatedYield", None)
     assert rc["why"].startswith("repeated short waits that the kernel ended, not a task: paced by a device")
     assert [p["tid"] for p in j["path"]] == [10, 20, 20]
+
+
+def test_a_thread_found_again_further_back_moves_down_with_what_lies_behind_it():
+    """deepen: thread 3, named at depth 1 (from a baseline's path), is found
+    again behind thread 2 at depth 2: it and thread 4 (found behind it) move
+    down one level; never for a thread being diagnosed (a cycle)."""
+    from argus.diagnose.algorithm import _Run, RootCause
+    from argus.diagnose.hangs import find_hang
+    g = C.yield_app(flags=False)
+    run = _Run(g, find_hang(g, 600), AutoChooser(), 0)
+    rcs = {u: RootCause(u, 0, "LongWait", 0, 1, "", d) for u, d in ((2, 1), (3, 1), (4, 2))}
+    run.named.update(rcs)
+    run.parent.update({2: 0, 3: 0, 4: 3})
+    run.deepen(3, 2, 2)
+    assert [rcs[u].depth for u in (2, 3, 4)] == [1, 2, 3]
+    run.stack.append(2)
+    run.deepen(2, 4, 4)                  # 2 is being diagnosed: a cycle, nothing moves
+    assert [rcs[u].depth for u in (2, 3, 4)] == [1, 2, 3]
