@@ -34,7 +34,10 @@ hang window [a, b] (diagnose_vertex):
                  A wait that no wakeup edge ended (ongoing, or ended by the
                  kernel) follows an ownership edge into v: a strong one
                  before the baseline (the kernel named the holder), a weak
-                 one only when there is no baseline.
+                 one only when there is no baseline, or when the
+                 baseline's path names nobody (it is then evidence only),
+                 and last the process peers of an unnamed futex or signal
+                 holder (_Run.process_peers).
                  For each thread on that path other than T, in path order
                  (on the hang's own path: up to the first edge before a, the
                  rest is history such as the fork that started the process),
@@ -463,9 +466,12 @@ class _Run:
                 chosen = self.chooser.pick_baseline(cands) if cands else None
                 if chosen is not None:
                     info["baseline"] = chosen
-                    res = interactive_slice(g, chosen.successor, self.chooser)
-                    self.extend(res, depth, a, b, _pseudo("baseline"))
-                    role = "baseline"
+                    bres = interactive_slice(g, chosen.successor, self.chooser)
+                    self.extend(bres, depth, a, b, _pseudo("baseline"))
+                    # a wait still going on: a quick instance's path that names
+                    # nobody is evidence only, and the holders are tried next
+                    if W.ending_edge(g, v) >= 0 or self.names_someone(bres, utid, a, b):
+                        res, role = bres, "baseline"
                 elif nxt >= 0:
                     res = interactive_slice(g, nxt, self.chooser)
                     self.extend(res, depth, a, b, _pseudo("program_order"))
@@ -547,6 +553,21 @@ class _Run:
             rc.why += "; " + R.trigger_text(self.g, sub["slice"], self.t0)
         if sub["advice"]:
             rc.advice = sub["advice"]
+
+    def names_someone(self, res, utid, a, b):
+        """Whether a thread on slice res, other than utid, would be named
+        (abnormal over [a, b]; not visited, idle, a relay or a launcher)."""
+        g = self.g
+        for step in res.steps:
+            t = int(g.seg.utid[step.vertex])
+            if int(g.threads.pid[t]) in self.launchers:
+                break
+            if t == utid or t in self.visited:
+                continue
+            c = self.cls(t, a, b)
+            if c.abnormal and not self.relay(c) and not self.idle_loop_wait(c):
+                return True
+        return False
 
     def deepen(self, t, parent, depth):
         """Thread t, already named (say from a baseline's path), is found
