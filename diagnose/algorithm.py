@@ -47,7 +47,10 @@ hang window [a, b] (diagnose_vertex):
                  only when nothing is found behind it; an ancestor of the
                  hung process (its launcher) is skipped unless it computes;
                  a relay (a scheduler's spare thread, woken to hand work
-                 on: _Run.relay) is passed over; LongWait /
+                 on: _Run.relay) is passed over, and so is an idle loop
+                 wait unless the timer that ended it is where the path
+                 begins (_Run.timer_origin: the loop slept until a
+                 timeout) or it holds what the victim waits for; LongWait /
                  LongRunning / RepeatedYield -> a root cause at depth d+1, and,
                  if chooser.go_on(it), diagnose it recursively as a spinning
                  vertex (its classification's vertex) over the window clipped
@@ -326,6 +329,19 @@ class _Run:
         thread was idle, not a culprit: waits.wait_kind)."""
         return c.block_type == B.LONG_WAIT and W.wait_kind(self.g, c.vertex)[0] == W.IDLE
 
+    def timer_origin(self, c, res):
+        """A LongWait whose wait a timer ended where slice res begins (its
+        origin is that timer wakeup): an event loop that slept until a
+        timeout (a Go netpoller sleeping until the next timer, a GLib
+        timeout source) and then did what ended the hang.  That sleep is
+        the cause on the path, not idleness, when nothing else was named
+        (a sleeper found before it is what the timer served: Go's timer
+        thread wakes a goroutine's thread that sleeps)."""
+        o = res.origin or {}
+        if c.block_type != B.LONG_WAIT or o.get("kind") != "culled" or o.get("label") != "timer":
+            return False
+        return self.g.next_segment(c.vertex) == o.get("vertex")
+
     def shared_work(self, utid, a, b):
         """A thread of a user-space scheduler (goroutines on Go's Ms, green
         threads, a work-stealing pool): the work moves between the process's
@@ -507,7 +523,8 @@ class _Run:
             # an event-loop wait is idleness, except in the thread that holds what
             # the victim waits for (it waits for its own upstream there)
             holder = role == "owner" and info["owner"] is not None and info["owner"].utid == t
-            if not ct.abnormal or self.relay(ct) or (self.idle_loop_wait(ct) and not holder):
+            if not ct.abnormal or self.relay(ct) or (self.idle_loop_wait(ct) and not holder and not (
+                    not self.root_causes and self.timer_origin(ct, res))):
                 continue
             if ct.block_type != B.LONG_RUNNING and int(g.threads.pid[t]) in self.launchers:
                 continue      # an ancestor of the hung process that waits: its launcher, not a cause

@@ -616,3 +616,21 @@ def test_a_thread_found_again_further_back_moves_down_with_what_lies_behind_it()
     run.stack.append(2)
     run.deepen(2, 4, 4)                  # 2 is being diagnosed: a cycle, nothing moves
     assert [rcs[u].depth for u in (2, 3, 4)] == [1, 2, 3]
+
+
+def test_an_event_loop_that_slept_until_a_timeout_before_answering_is_the_cause():
+    """client (10) reads its socket from 1 ms; the server's loop (20) sits in
+    epoll_wait until its 3 s timeout fires, then answers.  The loop's wait
+    is where the path begins: a sleep on a timer, not idleness."""
+    t = Trace()
+    t.thread(10, 10, "client").thread(20, 20, "server")
+    t.run(10, 0).run(20, 0)
+    t.block(20, us(500), "poll", "epoll_wait", obj=4)
+    t.block(10, ms(1), "read", "read", obj=3)
+    t.timer_wake(20, s(3))
+    t.syscall(20, s(3) + us(10), "write", obj=5)
+    t.wake(20, 10, s(3) + us(20)).run(10, s(3) + us(25))
+    t.block(20, s(3) + us(40), "poll", "epoll_wait", obj=4)
+    t.block(10, s(3) + ms(1), "poll", "epoll_wait", obj=6)
+    j = to_json(diagnose(t.build(trace_end=s(4)), 10))
+    assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(20, "LongWait", True)]
