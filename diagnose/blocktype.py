@@ -32,9 +32,12 @@ Algorithm (all clipped to the window, from the graph's columnar tables):
                LongRunning: many short stops never outrank time on CPU)
 Rules, in order:
   1. longest wait inside the window >= 50 % of it       -> LongWait
-  2. yields + short waits >= 10 and rate >= 5/s          -> RepeatedYield
-  3. cpu + runnable >= 50 % of the window                -> LongRunning
-  4. otherwise                                           -> Normal
+  2. no yields and cpu + runnable >= 80 % of it          -> LongRunning
+     (a thread that computes and hands a lock back and forth in short
+     waits - a Python thread under the GIL - computes; a poller sleeps)
+  3. yields + short waits >= 10 and rate >= 5/s          -> RepeatedYield
+  4. cpu + runnable >= 50 % of the window                -> LongRunning
+  5. otherwise                                           -> Normal
 
 `Classification.vertex` is the segment that stands for the thread in that
 window: the segment owning the longest wait for LongWait, else the segment
@@ -62,6 +65,7 @@ BACKOFF_FRACTION = 10      # a timed sleep < window / 10 is one try of a polling
 MIN_REPEATS = 10
 MIN_RATE_PER_S = 5.0
 SHARE = 0.5
+BUSY_SHARE = 0.8     # on CPU or runnable this much, without yields: computing, whatever its short waits
 
 
 @dataclass
@@ -213,6 +217,8 @@ def classify(g, utid, a, b):
         bt = NORMAL
     elif longest is not None and longest_in >= SHARE * active:
         bt = LONG_WAIT
+    elif not len(yts) and cpu + rbl >= BUSY_SHARE * active:
+        bt = LONG_RUNNING       # computing, with short hand-offs between (a GIL's)
     elif n_events >= MIN_REPEATS and rate >= MIN_RATE_PER_S:
         bt = REPEATED_YIELD
     elif cpu + rbl >= SHARE * active:

@@ -63,11 +63,24 @@ def test_repeated_yield_from_short_sleeps():
     for k in range(12):
         at = ms(80 * k + 10)
         t.block(T, at, "sleep", "nanosleep")
-        t.timer_wake(T, at + ms(5))
+        t.timer_wake(T, at + ms(45))
     g, c = cls(t)
     assert c.block_type == B.REPEATED_YIELD
     ev = c.evidence
     assert (ev["yields"], ev["short_waits"], ev["timeouts"], ev["mean_period_ns"]) == (0, 12, 0, ms(80))
+
+
+def test_computing_with_short_hand_offs_is_long_running():
+    """Busy 94% of the window, with a 5 ms wait every 80 ms (a lock handed
+    back and forth, a GIL): it computes, it does not poll."""
+    t = trace()
+    for k in range(12):
+        at = ms(80 * k + 10)
+        t.block(T, at, "futex", "futex", obj=0x44)
+        t.wake(11, T, at + ms(5)).run(T, at + ms(5))
+    g, c = cls(t)
+    assert c.block_type == B.LONG_RUNNING
+    assert (c.evidence["yields"], c.evidence["short_waits"], c.evidence["short_waits_woken"]) == (0, 12, 12)
 
 
 def test_timed_out_waits_count_even_when_long():
