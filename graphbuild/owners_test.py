@@ -86,6 +86,22 @@ def test_blocking_request_gets_the_edge_at_its_wait():
     assert g.seg.end_kind[v] == G.END_BLOCKED and g.seg.wait_ongoing[v]
 
 
+def test_flock_between_threads_of_one_process_conflicts_posix_does_not():
+    """flock() locks belong to the open file: a thread that opened the file
+    on its own (fd 5) blocks on the lock another thread of its process took
+    through fd 3.  POSIX locks belong to the process: no edge there."""
+    for kind, edges in ((schema.LOCK_FLOCK, [(HOLDER, 101, "file_lock", False)]), (schema.LOCK_POSIX, [])):
+        t = Trace()
+        t.thread(HOLDER, HOLDER, "main").thread(HOLDER, 101, "worker")
+        t.run(HOLDER, ms(1)).run(101, ms(1))
+        file_lock(t, HOLDER, ms(2), schema.LOCK_WRITE, 0, kind=kind)
+        t.syscall(101, ms(5), "flock", aux=2, obj=5, obj2=INODE)
+        t.row(ms(5), 101, schema.FILE_LOCK, aux=5, state=kind, reason=schema.LOCK_WRITE, peer_tid=1, obj=INODE)
+        t.block(101, ms(5), "syscall", "flock", enter=False)
+        g = t.build(trace_end=ms(20))
+        assert [e[:4] for e in owner_edges(g)] == edges
+
+
 MUTEX = 0x7F0000001000
 W1, W2, OTHER = 101, 102, 300
 

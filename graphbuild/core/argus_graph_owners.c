@@ -184,7 +184,10 @@ static void file_lock_edge(struct argus_graph *g, int64_t u, int64_t dst, int64_
 		if (s && TH(g, s->val)->pid == t->lk_holder_pid && TH(g, s->val)->state != DEAD)
 			holder = s->val;
 	}
-	if (holder >= 0 && TH(g, holder)->pid != t->pid)
+	/* POSIX locks belong to the process, so a holder in it never conflicts;
+	 * flock() locks belong to the open file, so another thread of the same
+	 * process that opened the file on its own holds it against this one */
+	if (holder >= 0 && holder != u && (t->lk_kind == ARGUS_LOCK_FLOCK || TH(g, holder)->pid != t->pid))
 		owner_edge(g, holder, dst, ARGUS_OWNER_FILE_LOCK, 0, ts, i, t->lk_inode);
 }
 
