@@ -301,3 +301,25 @@ def test_a_short_timed_pause_is_walked_through():
             assert tids(g, res) == [R, A, A, B_]
         else:
             assert tids(g, res) == [R, A] and res.origin["kind"] == "culled" and res.origin["label"] == "timer"
+
+
+def test_data_ranks_before_the_in_process_hand_off_that_delivered_it():
+    """A (pid 20) writes a pipe R reads; R (pid 10) sleeps on a futex and is
+    woken 200 us later by X, another thread of its own process (a
+    user-space scheduler handing the ready data on), then reads the byte
+    just after: the slice follows the message to A, not the hand-off to X.
+    With the write 5 ms before the wakeup, the wakeup is what let R go."""
+    for gap, first in ((us(200), A), (ms(5), X)):
+        t = threads()
+        t.run(R, 0).run(A, 0).run(X, 0)
+        fd_info(t, A, ms(0.5), 4, schema.FD_PIPE, 77)
+        fd_info(t, R, ms(0.5), 3, schema.FD_PIPE, 77)
+        t.futex_wait(R, ms(1), 0x50)
+        w = ms(20)
+        t.syscall(A, w - gap, "write", obj=4, obj2=77, ret=1)
+        t.futex_wake(X, w, 0x50).wake(X, R, w).run(R, w + us(5))
+        t.syscall(R, w + us(20), "read", obj=3, obj2=77, ret=1)
+        g = t.build(trace_end=ms(40))
+        v = seg(g, R, 1)
+        res = interactive_slice(g, v, AutoChooser())
+        assert tids(g, res)[:2] == [R, first]
