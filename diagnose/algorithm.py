@@ -34,7 +34,9 @@ hang window [a, b] (diagnose_vertex):
                  A wait that no wakeup edge ended (ongoing, or ended by the
                  kernel) follows an ownership edge into v: a strong one
                  before the baseline (the kernel named the holder), a weak
-                 one only when there is no baseline, or when the
+                 one only when there is no baseline (for such a wait on
+                 a known object, only a quick wait on that object is
+                 one), or when the
                  baseline's path names nobody (it is then evidence only),
                  and last the process peers of an unnamed futex or signal
                  holder (_Run.process_peers).
@@ -479,6 +481,10 @@ class _Run:
                 res = self.follow_owner(v, self.held_up(OBJ.other_end_holders(g, v, a, b), a, b), depth, a, b, info)
             if res is None:
                 cands = BL.find_wait_baselines(g, v, self.threshold_ns, hang_start=a)
+                if W.ending_edge(g, v) < 0 and OBJ.wait_identity(g, v) is not None:
+                    # a wait still going on, on a known object: only a quick wait on
+                    # that object says anything about it (another one is history)
+                    cands = [c for c in cands if c.same_obj]
                 chosen = self.chooser.pick_baseline(cands) if cands else None
                 if chosen is not None:
                     info["baseline"] = chosen

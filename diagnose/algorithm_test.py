@@ -634,3 +634,24 @@ def test_an_event_loop_that_slept_until_a_timeout_before_answering_is_the_cause(
     t.block(10, s(3) + ms(1), "poll", "epoll_wait", obj=6)
     j = to_json(diagnose(t.build(trace_end=s(4)), 10))
     assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(20, "LongWait", True)]
+
+
+def test_an_ongoing_wait_takes_no_baseline_on_another_object():
+    """main (10) read a pipe quickly at 1 ms (its writer, 20, now computes
+    over the hang), then waits on a timerfd from 5 ms to trace end: that
+    earlier read on another object says nothing about the timer, so the
+    busy writer is not named; main waits on the kernel."""
+    t = Trace()
+    t.thread(10, 10, "main").thread(20, 20, "writer")
+    t.run(10, 0).run(20, 0)
+    t.fd_info(10, ms(0.5), 3, "pipe", 4646)
+    t.fd_info(20, ms(0.5), 4, "pipe", 4646)
+    t.fd_info(10, ms(0.5), 5, "anon", 4747)
+    t.block(10, ms(1), "read", "read", obj=3)
+    t.syscall(20, ms(1.2), "write", obj=4, ret=1)
+    t.wake(20, 10, ms(1.3)).run(10, ms(1.3))
+    t.busy(20, ms(2), s(3), slice_ns=ms(10), gap_ns=us(20))
+    t.block(10, ms(5), "read", "read", obj=5)
+    j = to_json(diagnose(t.build(until=s(3)), 10))
+    assert j["spinning"]["baseline"] is None
+    assert [(c["tid"], c["depth"]) for c in j["root_causes"]] == [(10, 0)]
