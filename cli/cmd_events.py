@@ -1,7 +1,10 @@
 """`argus events`: print decoded records, as `perf script` does for perf.
 
-Text: one line per record, `comm tid/pid [cpu] time: type details`; --json:
-one JSON object per line with every field of the row that the type uses.
+Text: one line per record, `comm tid/pid [cpu] time: type details` (cpu
+`-` for the records of user-space rings, which have none: 0xffff in
+--json); --json: one JSON object per line with every field of the row that
+the type uses.  A probe record's `fn` is symbolized through its process's
+mappings (`fn=0xaddr <name>` in text, `fn_symbol` in JSON).
 Both read rows through the schema's per-type field map (schema.ROW_FIELDS),
 never by column.
 Filtering happens on the numpy rows before any per-record Python work, and
@@ -19,6 +22,8 @@ from argus.cli.textsafe import safe
 from argus.cli.tracefile import NAME_TYPES, load_trace, stream_windows
 from argus.graphbuild.threads import decode_comm
 from argus.tracer import input_event, schema, syscalls
+
+NO_CPU = 0xFFFF      # a record written to a user-space ring (a probe), not by the kernel
 
 
 def register(sub):
@@ -73,7 +78,40 @@ def shown(row):
     return {name: show(values[name]) for name, show in _SHOWN.get(int(row["type"]), ())}
 
 
-def describe(row, threads, trace):
+class FnNames:
+    """The function names of probe records' `fn` addresses, through the
+    processes' MAPPING records (graphbuild.stacks.Symbolizer: ELF program
+    headers and addr2line), each (pid, fn) symbolized once, a window's at a
+    time in one batch."""
+
+    def __init__(self, maps):
+        from argus.graphbuild.stacks import Symbolizer
+        self._sym = Symbolizer(maps)
+        self._names = {}
+
+    FN = {schema.column(t, "fn") for t in schema.PROBE_TYPES}
+    assert len(FN) == 1, "every probe record keeps fn in one column"
+    FN = FN.pop()
+
+    def learn(self, rows):
+        probes = rows[np.isin(rows["type"], list(schema.PROBE_TYPES))]
+        pairs = np.unique(np.stack([probes["pid"].astype(np.uint64), probes[self.FN].astype(np.uint64)], axis=1),
+                          axis=0) if len(probes) else ()
+        keys = sorted({(int(p), int(f)) for p, f in pairs} - self._names.keys())
+        if keys:
+            names = self._sym.symbolize([k[0] for k in keys], [k[1] for k in keys])
+            self._names.update({k: (n if n != f"{k[1]:#x}" else None) for k, n in zip(keys, names)})
+
+    def name(self, pid, fn):
+        return self._names.get((int(pid), int(fn)))
+
+
+def _fn_text(row, d, fns):
+    name = fns.name(row["pid"], d["fn"]) if fns is not None else None
+    return f"fn={d['fn']:#x}" + (f" <{name}>" if name else "")
+
+
+def describe(row, threads, trace, fns=None):
     """Type-specific details of one row, for the text format."""
     t = int(row["type"])
     d = shown(row)
@@ -129,9 +167,9 @@ def describe(row, threads, trace):
         return (f"uaddr={d['uaddr']:#x} op={schema.futex_op_name(d['op'])} word={d['word']:#x} "
                 f"owner={owner}{how}")
     if t == schema.INPUT:
-        return f"{input_event.describe(d['obj'])} fn={d['fn']:#x} probe={d['probe_id']}"
+        return f"{input_event.describe(d['obj'])} {_fn_text(row, d, fns)} probe={d['probe_id']}"
     if t in schema.PROBE_TYPES:
-        return f"obj={d['obj']:#x} fn={d['fn']:#x} probe={d['probe_id']}"
+        return f"obj={d['obj']:#x} {_fn_text(row, d, fns)} probe={d['probe_id']}"
     if t == schema.FILE_LOCK:
         holder = f" holder={d['holder_pid']} ({d['holder_type']})" if d["holder_pid"] else ""
         return (f"{d['kind']} {d['type']}{' wait' if d['wait'] else ''} fd={d['fd']} inode={d['inode']} "
@@ -139,9 +177,10 @@ def describe(row, threads, trace):
     return ""
 
 
-def row_to_json(row, threads, trace):
+def row_to_json(row, threads, trace, fns=None):
     """The header, every field of the type's map under its JSON key (a
-    syscall number also by name), and the side arrays' contents."""
+    syscall number also by name), the side arrays' contents, and a probe's
+    fn_symbol (None when unknown)."""
     t = int(row["type"])
     out = {
         "ts_ns": int(row["ts_ns"]), "cpu": int(row["cpu"]), "pid": int(row["pid"]),
@@ -166,6 +205,8 @@ def row_to_json(row, threads, trace):
         out["join"] = bool(d["flags"] & schema.FUTEX_THREAD_EXIT)
     elif t == schema.INPUT:
         out.update(input_event.fields(d["obj"]))     # kind, detail, x_time_ms, synthetic
+    if t in schema.PROBE_TYPES and fns is not None:
+        out["fn_symbol"] = fns.name(row["pid"], d["fn"])
     return out
 
 
@@ -179,16 +220,22 @@ def _as_dicts(rows, batch=1 << 16):
             yield dict(zip(names, values))
 
 
-def _write_rows(out, rows, threads, trace, base, as_json):
+def _cpu_text(cpu):
+    return "  -" if cpu == NO_CPU else f"{cpu:03d}"
+
+
+def _write_rows(out, rows, threads, trace, base, as_json, fns=None):
+    if fns is not None:
+        fns.learn(rows)
     for row in _as_dicts(rows):
         if as_json:
-            out.write(json.dumps(row_to_json(row, threads, trace)) + "\n")
+            out.write(json.dumps(row_to_json(row, threads, trace, fns)) + "\n")
         else:
             tid = int(row["tid"])
             ts = (int(row["ts_ns"]) - base) / 1e9
             name = schema.TYPE_NAMES.get(int(row["type"]), str(int(row["type"])))
-            out.write(safe(f"{threads.comm(tid):>16} {tid:>7}/{int(row['pid']):<7} [{int(row['cpu']):03d}] "
-                           f"{ts:12.6f}: {name:<14} {describe(row, threads, trace)}") + "\n")
+            out.write(safe(f"{threads.comm(tid):>16} {tid:>7}/{int(row['pid']):<7} [{_cpu_text(int(row['cpu']))}] "
+                           f"{ts:12.6f}: {name:<14} {describe(row, threads, trace, fns)}") + "\n")
 
 
 def run(args, chunks_per_window=None):
@@ -202,7 +249,8 @@ def run(args, chunks_per_window=None):
     for t in args.type or ():
         if t not in schema.TYPE_BY_NAME:
             raise ArgusError(f"unknown event type {t!r}; known: {', '.join(schema.TYPE_BY_NAME)}")
-    names, threads = load_trace(path, types=NAME_TYPES, rows_hint=4096)
+    names, threads = load_trace(path, types=NAME_TYPES + (schema.MAPPING,), rows_hint=4096)
+    fns = FnNames(names)
     base = int(names.seen_first_ts or 0)
     left = args.limit if args.limit > 0 else None
     out = sys.stdout
@@ -216,7 +264,7 @@ def run(args, chunks_per_window=None):
             if left is not None:
                 rows = rows[:left]
                 left -= len(rows)
-            _write_rows(out, rows, threads, trace, base, args.json)
+            _write_rows(out, rows, threads, trace, base, args.json, fns)
             if left == 0:
                 break
         out.flush()

@@ -4,13 +4,16 @@ text and JSON, filtered and not."""
 import argparse
 import contextlib
 import io
+import json
 import pathlib
 
 import pytest
 
 from argus.cli import cmd_events
 from argus.cli.tracefile import ThreadNames
-from argus.tracer import reader
+from argus.tracer import reader, schema
+from support.crafted import Trace, ms
+from support.libc import LIBC, libc_symbol_offset
 
 GOLDEN = str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "data" / "golden.argus")
 
@@ -22,7 +25,8 @@ def whole_decode_output(args):
     if args.limit > 0:
         rows = rows[:args.limit]
     out = io.StringIO()
-    cmd_events._write_rows(out, rows, ThreadNames(trace.rows), trace, int(trace.first_ts), args.json)
+    cmd_events._write_rows(out, rows, ThreadNames(trace.rows), trace, int(trace.first_ts), args.json,
+                           cmd_events.FnNames(trace))
     return out.getvalue()
 
 
@@ -38,3 +42,29 @@ def test_streamed_output_is_the_whole_decode(extra):
         assert cmd_events.run(args, chunks_per_window=2) == 0
     want = whole_decode_output(args)
     assert want and out.getvalue() == want
+
+
+
+@pytest.mark.skipif(not pathlib.Path(LIBC).exists(), reason="needs the x86_64 glibc")
+def test_a_probe_records_fn_is_symbolized_and_its_cpu_shown_as_none():
+    """A callback_begin from a user-space ring (cpu 0xffff) whose fn is
+    libc's getpid, mapped at base: text shows `[  -]` and `<getpid>`, JSON
+    keeps the cpu and adds fn_symbol."""
+    base, path = 0x7F0000000000, LIBC.encode()
+    t = Trace()
+    t.thread(10, 10, "app").run(10, 0)
+    t.row(ms(0.5), 10, schema.MAPPING, obj=base, obj2=base + 0x200000, val=0, aux=5, peer_tid=0,
+          peer_pid=len(path))
+    t.row(ms(1), 10, schema.CALLBACK_BEGIN, obj=0x55, obj2=base + libc_symbol_offset("getpid"), cpu=0xFFFF)
+    trace = reader.Trace(path="x", rows=t.rows(), nrows=0, bytes=0, torn_chunks=0, bad_records=0,
+                         unknown_records=0, records_overwritten=0, records_lost=0, first_ts=0, last_ts=ms(2),
+                         created_realtime_ns=0, created_ns=0, strings=path)
+    rows = trace.rows[trace.rows["type"] == schema.CALLBACK_BEGIN]
+    fns = cmd_events.FnNames(trace)
+    text, js = io.StringIO(), io.StringIO()
+    cmd_events._write_rows(text, rows, ThreadNames(trace.rows), trace, 0, False, fns)
+    cmd_events._write_rows(js, rows, ThreadNames(trace.rows), trace, 0, True, fns)
+    line = text.getvalue()
+    assert "[  -]" in line and f"fn={base + libc_symbol_offset('getpid'):#x} <" in line and "getpid>" in line
+    j = json.loads(js.getvalue())
+    assert j["cpu"] == 0xFFFF and "getpid" in j["fn_symbol"]

@@ -7,20 +7,7 @@ import pytest
 
 from argus.tracer import schema
 from support.crafted import Trace, ms
-
-LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
-
-
-def libc_symbol_offset(name):
-    from elftools.elf.elffile import ELFFile
-    with open(LIBC, "rb") as f:
-        elf = ELFFile(f)
-        value = elf.get_section_by_name(".dynsym").get_symbol_by_name(name)[0]["st_value"]
-        for seg in elf.iter_segments():
-            if seg["p_type"] == "PT_LOAD" and seg["p_vaddr"] <= value < seg["p_vaddr"] + seg["p_filesz"]:
-                return value - seg["p_vaddr"] + seg["p_offset"]
-    raise LookupError(name)
-
+from support.libc import LIBC, libc_symbol_offset
 
 @pytest.mark.skipif(not os.path.exists(LIBC), reason="needs the x86_64 glibc")
 def test_blocking_vertices_get_their_symbolized_stack():
