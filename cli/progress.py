@@ -2,8 +2,9 @@
 
 On a terminal (stderr is a TTY) a transient rich status line names the
 stage as it runs; every finished stage is counted (events, seconds).  When
-the whole work took more than QUIET_S, one summary line with the events per
-second stays on stderr, TTY or not.  stdout is never touched (`--json`
+the whole work took more than QUIET_S, its rates stay on stderr at the
+end (never after a failure, which is one line): on a terminal one summary
+line; off a terminal (a log, a pipe) one line per stage.  stdout is never touched (`--json`
 prints JSON only there).  The stages are single calls into the C core, so
 the rate is measured per stage, not sampled while it runs.
 """
@@ -47,10 +48,17 @@ class Progress:
         self.done.append((verb, int(events), secs))
         return secs
 
+    @staticmethod
+    def _part(verb, n, secs):
+        return f"{verb} {fmt_count(n)} events in {secs:.1f} s ({fmt_count(n / secs if secs > 0 else n)} events/s)"
+
     def line(self):
-        parts = [f"{verb} {fmt_count(n)} events in {secs:.1f} s ({fmt_count(n / secs if secs > 0 else n)} events/s)"
-                 for verb, n, secs in self.done]
+        parts = [self._part(*d) for d in self.done]
         return "argus: " + ", ".join(parts) if parts else ""
+
+    def _print_stages(self):
+        for d in self.done:
+            self.console.print("argus: " + self._part(*d), markup=False, soft_wrap=True)
 
     def __enter__(self):
         return self
@@ -67,5 +75,8 @@ class Progress:
             self._status.stop()
             self._status = None
         if summary and self.done and time.monotonic() - self.t0 > QUIET_S:
-            self.console.print(self.line(), markup=False, soft_wrap=True)
+            if self.console.is_terminal:
+                self.console.print(self.line(), markup=False, soft_wrap=True)
+            else:
+                self._print_stages()
         self.done = []
