@@ -13,7 +13,7 @@ pexpect = pytest.importorskip("pexpect")
 
 EVIL = "\x1b[8m[bold]ev\x07"          # 13 bytes: hides what follows, then rings
 SHOWN = "\\e[8m[bold]ev\\x07"
-QUESTION_OR_PROMPT = r"(predecessor|weak|baseline|go_on) #\d+ \[[^\]]*\]>|\(argus:\d+\)"
+QUESTION_OR_PROMPT = r"(predecessor|weak|baseline|owner|go_on) #\d+(?:\.\d+)? \[[^\]]*\]>|\(argus:\d+\)"
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ pexpect = pytest.importorskip("pexpect")
 
 from conftest import ArgusRunner, require_tracing, run_demo  # noqa: E402
 
-QUESTION = r"(predecessor|weak|baseline|go_on) #(\d+) \[[^\]]*\]>"
+QUESTION = r"(predecessor|weak|baseline|owner|go_on) #(\d+)(?:\.(\d+))? \[[^\]]*\]>"
 PROMPT = r"\(argus:(\d+)\)"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]|\x1b[=>]|\r")
 
@@ -58,8 +58,9 @@ class Repl:
         self.child = pexpect.spawn("/bin/bash", ["-c", f"{argv}; echo ARGUS-EXIT=$?; stty -a"], env=env,
                                    encoding="utf-8", timeout=timeout, dimensions=(60, 220))
         self.questions = []
+        self.numbers = []           # (question number, attempt) of each new question prompt
         self.log = []
-        self.last_q = self.last_p = 0
+        self.last_q, self.last_p = (0, 0), 0
 
     def text(self):
         return ANSI.sub("", "".join(self.log))
@@ -75,10 +76,12 @@ class Repl:
         while True:
             i = self._expect([QUESTION, PROMPT])
             if i == 0:
-                n = int(self.child.match.group(2))
+                m = self.child.match
+                n = (int(m.group(2)), int(m.group(3) or 1))      # (question, attempt)
                 if n > self.last_q:
                     self.last_q = n
-                    return self.child.match.group(1)
+                    self.numbers.append(n)
+                    return m.group(1)
             else:
                 n = int(self.child.match.group(1))
                 if n > self.last_p:
@@ -216,6 +219,8 @@ def test_interrupt_eof_nonsense_at_questions_and_prompt(demos, tmp_path, key):
     text = r.text()
     if key == "zzz":                       # invalid input: said, and the same question asked again
         assert len(r.questions) >= 2 and text.count("invalid input 'zzz'") == len(r.questions) // 2
+        # numbered consecutively, the retry as attempt 2 of the same number
+        assert r.numbers == [(k // 2 + 1, k % 2 + 1) for k in range(len(r.numbers))], r.numbers
         assert "interrupted" not in text
     else:                                  # the first stops the walk; the rest are not asked
         assert len(r.questions) == 1 and "interrupted" in text

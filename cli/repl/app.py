@@ -35,16 +35,22 @@ def make_session(history_path):
 def make_ask(ctx, session):
     # Questions and command prompts are numbered (like IPython's In [n]) so a
     # reader of the transcript - or a test driving the pty - can tell a new
-    # prompt from the redraw of an answered one.
+    # prompt from the redraw of an answered one.  Questions are numbered
+    # consecutively; asking one again after an invalid answer is attempt 2,
+    # 3, ... of the same number ("#4.2").
+    attempt = [0]
+
     def ask(q):
-        ctx.questions_asked += 1
-        n = ctx.questions_asked
         ctx.out("")
         if q.invalid is not None:
+            attempt[0] += 1
             ctx.out(f"invalid input {q.invalid!r}: answer {', '.join(q.keys())} (Enter: the * default; "
                     f"Ctrl-C or Ctrl-D stops the diagnosis)")
         else:
-            ctx.out(f"Question {n}: " + q.render())
+            ctx.questions_asked += 1
+            attempt[0] = 1
+            ctx.out(f"Question {ctx.questions_asked}: " + q.render())
+        n = f"{ctx.questions_asked}" + (f".{attempt[0]}" if attempt[0] > 1 else "")
         return session.prompt(f"{q.kind} #{n} [{'/'.join(q.keys())}]> ",
                               completer=WordCompleter(q.keys()), default="")
     return ask

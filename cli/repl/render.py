@@ -65,7 +65,29 @@ def vertex_panel(ctx, v):
         a, b = int(s.start[v]), int(s.end[v])
     c = B.classify(g, int(s.utid[v]), a, b)
     lines.append(f"  block type over that window: {c.block_type}; {evidence_text(c.evidence)}")
+    judged = diagnosis_block_type(ctx, v)
+    if judged is not None:
+        what, bt, ra, rb = judged
+        ev = B.classify(g, int(s.utid[v]), ra, rb).evidence
+        lines.append(f"  in the diagnosis ({what}, over {fmt_rel(ra - ctx.t0)} .. {fmt_rel(rb - ctx.t0)}): "
+                     f"{bt}; {evidence_text(ev)}")
     return "\n".join(lines)
+
+
+def diagnosis_block_type(ctx, v):
+    """(what, block type, window start, window end) the current diagnosis
+    gave vertex v: as a root cause (its window), or as the spinning vertex
+    (the hang's); None when v is neither.  `vertex` shows it beside the
+    vertex's own window, which for a culprit's wait is only that wait."""
+    d = ctx.diagnosis
+    if d is None:
+        return None
+    for r in d.root_causes:
+        if int(r.vertex) == int(v):
+            return "root cause", r.block_type, int(r.start_ns), int(r.end_ns)
+    if int(d.hang.vertex) == int(v):
+        return "the hang", d.hang.classification.block_type, int(d.hang.start_ns), int(d.hang.end_ns)
+    return None
 
 
 def report_text(report):
