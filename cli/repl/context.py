@@ -22,7 +22,8 @@ class ReplContext:
         self.console = console or safe_console(highlight=False, soft_wrap=True)   # names are untrusted
         self.notes = list(notes)
         self.cursor = int(hang.vertex)
-        self.back_stack = []
+        self.path_index = None      # the cursor's place in the diagnosis's path, when `follow` took it
+        self.back_stack = []        # (cursor, path_index) before each move
         self.diagnosis = None
         self.report = None
         self.chooser = None
@@ -44,9 +45,36 @@ class ReplContext:
         return int(self.hang.start_ns)
 
     # --- cursor ---
-    def move(self, v):
-        self.back_stack.append(self.cursor)
+    def move(self, v, path_index=None):
+        """Moves the cursor to v; path_index: v's place in the diagnosis's
+        path when the move followed it (None: any other move)."""
+        self.back_stack.append((self.cursor, self.path_index))
         self.cursor = int(v)
+        self.path_index = path_index
+
+    def go_back(self):
+        """Undoes the last move; False when there is none."""
+        if not self.back_stack:
+            return False
+        self.cursor, self.path_index = self.back_stack.pop()
+        return True
+
+    def path_next(self):
+        """(index, PathElem) of the step the diagnosis's walk took after the
+        cursor, or None: the cursor's place in the path (where `follow`
+        put it, else its first occurrence) and the next element.  From the
+        spinning vertex that is the vertex after the wait, then the thread
+        that ended it, then baselines' and culprits' steps, as `path`
+        lists them."""
+        d = self.diagnosis
+        if d is None:
+            return None
+        i = self.path_index
+        if i is None or not (0 <= i < len(d.path)) or d.path[i].vertex != self.cursor:
+            i = next((k for k, p in enumerate(d.path) if p.vertex == self.cursor), None)
+        if i is None or i + 1 >= len(d.path):
+            return None
+        return i + 1, d.path[i + 1]
 
     def check_vertex(self, v):
         from argus.cli.repl.registry import ReplUsageError

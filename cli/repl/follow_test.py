@@ -40,3 +40,28 @@ def test_vertex_shows_the_block_type_the_diagnosis_gave_a_culprit():
     ctx.diagnosis = d
     execute(ctx, f"vertex {rc.vertex}")
     assert "in the diagnosis (root cause, over " in out.getvalue() and "): LongRunning; on CPU" in out.getvalue()
+
+
+def test_follow_walks_the_diagnosis_path_and_back_returns():
+    """From the spinning vertex, `follow` takes the walk's steps in `path`
+    order (the vertex after the wait first), never stranded while the path
+    goes on; `back` retraces every move to the start."""
+    from support import crafted as C
+    from argus.diagnose import diagnose
+    t, info = C.client_daemon()
+    g = t.build(trace_end=info["trace_end"])
+    d = diagnose(g, C.APP)
+    out = io.StringIO()
+    ctx = ReplContext(g, d.hang, ms(2), console=Console(file=out, width=200, highlight=False))
+    ctx.diagnosis = d
+    seen = [ctx.cursor]
+    for _ in range(min(10, len(d.path) - 1)):
+        execute(ctx, "follow")
+        seen.append(ctx.cursor)
+    assert "no incoming causal edge" not in out.getvalue()
+    assert seen == [p.vertex for p in d.path[:len(seen)]]
+    for _ in range(len(seen) - 1):
+        execute(ctx, "back")
+    assert ctx.cursor == d.hang.vertex and ctx.path_index is None
+    execute(ctx, "back")
+    assert "already at the start" in out.getvalue()

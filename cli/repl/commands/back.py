@@ -7,8 +7,7 @@ parser = CommandParser("back", "Move the cursor back to where it was before the 
 
 @command(parser, aliases=("b",), category="walk")
 def run(ctx, args):
-    if not ctx.back_stack:
+    if not ctx.go_back():
         ctx.out("already at the start")
         return
-    ctx.cursor = ctx.back_stack.pop()
     ctx.out(vertex_panel(ctx, ctx.cursor))
