@@ -13,6 +13,7 @@ import pytest
 
 from argus.cli import cmd_debug
 from argus.diagnose import diagnose, export_chrome, export_dot, export_model as M, export_perfetto, report_html
+from argus.diagnose.whatif import render_whatif
 from argus.diagnose.report import to_json
 from support import crafted as C
 
@@ -247,3 +248,27 @@ def test_exports_escape_control_bytes_and_bidi_overrides():
         assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
     assert "\\e[2Jx\\x07\\u202egnp" in page
     assert "\\\\e[2Jx\\\\x07\\\\u202egnp" in export_dot.render_dot(tl)    # DOT escapes the backslash
+
+
+def test_html_carries_each_root_causes_whatif_profile_and_the_compare(golden, tl):
+    page = report_html.render(golden.report, tl, golden.chooser.answers, {}, None)
+    assert any(r.get("whatif") for r in golden.report["root_causes"])
+    for r in golden.report["root_causes"]:
+        w = render_whatif(r.get("whatif"))
+        if w:
+            assert report_html.esc(w) in page
+        if r.get("profile"):
+            assert f"id='flame-{r['tid']}'" in page
+            assert report_html.esc(r["profile"]["top"]["functions"][0]) in page
+    if golden.report.get("compare"):
+        assert "id='compare'" in page
+
+
+def test_flame_graph_draws_the_top_down_tree_escaped():
+    p = {"top_down": [{"function": "main", "dso": "app", "share": 1.0, "samples": 10, "children": [
+        {"function": "<b onclick=x>", "dso": "app", "share": 0.6, "samples": 6, "children": []},
+        {"function": "tiny", "dso": "libc", "share": 0.0005, "samples": 0, "children": []}]}]}
+    svg = report_html.flame_svg(p, "f")
+    assert svg.count("<rect") == 2 and "height='34'" in svg          # two rows; the 0.05% node left out
+    assert "<b onclick" not in svg and "&lt;b onclick=x&gt;" in svg
+    assert "width='900.0'" in svg and "width='540.0'" in svg

@@ -8,9 +8,11 @@ the diagnosis slice drawn by graphviz (export_dot.render_svg).
 
 Page: header (the hang, evidence, baseline), a timeline of the threads on the
 path (inline SVG: per thread a state lane and a diagnosis lane, the hang
-shaded, the path's causal edges as arrows), the chain table, root causes
-(why, evidence, advice, lldb results), the questions asked and their answers,
-the slice graph, rules and notes.
+shaded, the path's causal edges as arrows), the chain table, the hung
+instance against its baselines (compare), root causes (why, evidence,
+what-if, CPU profile with a small flame graph, advice, lldb results), the
+questions asked and their answers, the slice graph, rules and notes: what
+the text report says, and more.
 
 Safety: every string from the trace or the report goes through html.escape
 (names, wait reasons, why texts), after textsafe.safe_lines (control bytes
@@ -25,10 +27,13 @@ import base64
 import html
 import os
 import urllib.parse
+import zlib
 
 from argus.cli.textsafe import safe_lines
 from argus.diagnose import export_model as M
-from argus.diagnose.report import evidence_text, fmt_at, fmt_dur, fmt_rel
+from argus.diagnose.compare import render_compare
+from argus.diagnose.report import evidence_text, fmt_at, fmt_dur, fmt_pct, fmt_rel
+from argus.diagnose.whatif import render_whatif
 
 STATE_COLOURS = {"running": "#2e9b48", "runnable": "#e8a33d", "blocked": "#c9ccd1"}
 WIDTH, LEFT, ROW, LANE, TOP = 1100, 210, 46, 16, 34
@@ -232,6 +237,11 @@ def _root_causes(report, lldb):
                    f"<p>{esc(r['why'])}</p>")
         if r.get("evidence"):
             out.append(f"<p class='note'>evidence: {esc(evidence_text(r['evidence']))}</p>")
+        w = render_whatif(r.get("whatif"))
+        if w:
+            out.append(f"<p class='whatif'>{esc(w)}</p>")
+        if r.get("profile"):
+            out.append(_profile(r["profile"], f"flame-{r['tid']}"))
         if r.get("advice"):
             out.append(f"<p>next step: <span class='mono'>{esc(r['advice'])}</span></p>")
         docs = lldb.get((r["pid"], r["tid"])) or []
@@ -246,6 +256,60 @@ def _root_causes(report, lldb):
                        f"--tid {r['tid']} --run</span> records the instructions it runs</p>")
         out.append("</div>")
     return "\n".join(out)
+
+
+FLAME_W, FLAME_ROW, FLAME_DEPTH = 900, 17, 12
+
+
+def flame_svg(p, svg_id):
+    """The profile's top-down tree as a small flame graph (inline SVG: one
+    rect per node, width = its share of the samples, callees below their
+    caller; written by hand like the timeline, nothing to plot).  Colours
+    come from the function's name (crc32: the same on every run)."""
+    rects, deepest = [], [0]
+
+    def walk(nodes, x, depth):
+        for k in nodes:
+            w = k["share"] * FLAME_W
+            if w >= 1 and depth < FLAME_DEPTH:
+                y = depth * FLAME_ROW
+                deepest[0] = max(deepest[0], depth)
+                hue = 20 + zlib.crc32(k["function"].encode()) % 40
+                label = k["function"] if w > 7 * len(k["function"]) else ""
+                rects.append(f"<g><title>{esc(k['function'])} ({esc(k['dso'])}) {esc(fmt_pct(k['share']))}</title>"
+                             f"<rect x='{x:.1f}' y='{y}' width='{w:.1f}' height='{FLAME_ROW - 1}' "
+                             f"fill='hsl({hue},85%,60%)'/>"
+                             f"<text x='{x + 3:.1f}' y='{y + FLAME_ROW - 5}' font-size='11'>{esc(label)}</text></g>")
+                walk(k.get("children") or [], x, depth + 1)
+            x += w
+    walk(p.get("top_down") or [], 0.0, 0)
+    return (f"<svg id='{svg_id}' class='flame' width='{FLAME_W}' height='{FLAME_ROW * (deepest[0] + 1)}' "
+            f"xmlns='http://www.w3.org/2000/svg'>" + "".join(rects) + "</svg>")
+
+
+def _profile(p, svg_id):
+    """A root cause's CPU profile: the summary, the top functions (bottom-up)
+    and the flame graph."""
+    rows = ["<table class='profile'><tr><th>self</th><th>total</th><th>function</th><th>object</th>"
+            "<th>called from</th></tr>"]
+    for f in p.get("bottom_up", [])[:8]:
+        via = ", ".join(c["function"] for c in f.get("callers", [])[:2])
+        rows.append(f"<tr><td>{esc(fmt_pct(f['self_share']))}</td><td>{esc(fmt_pct(f['total_share']))}</td>"
+                    f"<td class='mono'>{esc(f['function'])}</td><td>{esc(f['dso'])}</td><td>{esc(via)}</td></tr>")
+    rows.append("</table>")
+    return (f"<p>profile: {p['samples']} samples ({esc(fmt_dur(p['cpu_ns']))} of CPU), "
+            f"{esc(fmt_pct(p['in_kernel_share']))} in the kernel; top functions: "
+            f"<span class='mono'>{esc(', '.join(p['top']['functions']))}</span></p>"
+            + "\n".join(rows) + "\n" + flame_svg(p, svg_id))
+
+
+def _compare(report):
+    c = report.get("compare")
+    if not c:
+        return ""
+    lines = render_compare(c, top=8)
+    return ("<h2>The hung instance against its baselines</h2><pre id='compare'>"
+            + "\n".join(esc(line) for line in lines) + "</pre>")
 
 
 def _questions(answers):
@@ -290,6 +354,7 @@ def render(report, tl, answers=(), lldb=None, graph_svg=None):
     parts += [
               "<h2>Causal chain</h2>", "<p class='note'>The spinning thread first, walking back along causality; "
               "weak edges (heuristic guesses) in grey.</p>", _chain_table(report),
+              _compare(report),
               "<h2>Root causes</h2>", _root_causes(report, lldb or {}),
               "<h2>Questions asked and answers</h2>", _questions(answers)]
     m = report.get("metrics") or {}
