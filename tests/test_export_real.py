@@ -177,6 +177,12 @@ def test_html_report_renders_in_headless_chromium(demo_trace):
             text = page.inner_text("body")
             assert "demo-helper" in text and "PRIMARY" in text and "Questions asked" in text
             assert "argus lldb-script --pid" in text          # how to get the lldb results, per root cause
+            # what the text report says of each root cause: its what-if, its profile
+            assert text.count("what-if:") == sum(1 for r in report["root_causes"] if r.get("whatif")) > 0
+            for r in report["root_causes"]:
+                if r.get("profile"):
+                    assert r["profile"]["top"]["functions"][0] in text
+                    assert page.locator(f"svg#flame-{r['tid']} rect").count() > 0
             page.screenshot(path=str(artifacts / "report-demo.png"), full_page=True)
         finally:
             browser.close()
