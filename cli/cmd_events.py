@@ -112,7 +112,10 @@ def _fn_text(row, d, fns):
 
 
 def describe(row, threads, trace, fns=None):
-    """Type-specific details of one row, for the text format."""
+    """Type-specific details of one row: the one per-record formatter, for
+    `argus events` and the REPL's `events`.  threads: .label(tid) (a
+    ThreadNames); trace: anything with the decoder's side arrays .frames
+    and .strings (a reader.Trace, an EventGraph); fns: FnNames or None."""
     t = int(row["type"])
     d = shown(row)
     if t == schema.FD_INFO:
@@ -124,10 +127,10 @@ def describe(row, threads, trace, fns=None):
         return (f"{'kernel' if d['in_kernel'] else 'user'} user_stack={d['user_stack_id']:#x} "
                 f"kernel_stack={d['kernel_stack_id']:#x} period_us={d['period_us']}")
     if t in (schema.USER_STACK, schema.KERNEL_STACK):
-        frames = " ".join(f"{int(f):#x}" for f in trace.stack_frames(row))
+        frames = " ".join(f"{int(f):#x}" for f in schema.stack_frames(row, trace.frames))
         return f"stack={d['stack_id']:#x} frames=[{frames}]"
     if t == schema.MAPPING:
-        return f"{d['start']:#x}-{d['end']:#x} pgoff={d['pgoff']:#x} {trace.mapping_path(row)}"
+        return f"{d['start']:#x}-{d['end']:#x} pgoff={d['pgoff']:#x} {schema.mapping_path(row, trace.strings)}"
     if t == schema.SWITCH_OUT:
         return (f"state={d['state']} wait={d['wait_reason']} syscall={syscalls.name(d['syscall_nr'])} "
                 f"obj={d['wait_obj']:#x}")

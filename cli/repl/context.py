@@ -7,6 +7,7 @@ rules, then the live `ask` callback (None: the automatic heuristic); every
 answer and every new rule is written to the session store as it is given.
 """
 from argus.cli.textsafe import safe_console
+from argus.cli.tracefile import ThreadNames
 from argus.diagnose import AskingChooser, diagnose_hang, to_json
 from argus.diagnose.rules import describe
 
@@ -23,6 +24,7 @@ class ReplContext:
         self.notes = list(notes)
         self.cursor = int(hang.vertex)
         self.path_index = None      # the cursor's place in the diagnosis's path, when `follow` took it
+        self._thread_names = None   # thread_names(), built on first use
         self.back_stack = []        # (cursor, path_index) before each move
         self.diagnosis = None
         self.report = None
@@ -43,6 +45,13 @@ class ReplContext:
     @property
     def t0(self):
         return int(self.hang.start_ns)
+
+    def thread_names(self):
+        """tid -> name of the trace's threads (cli.tracefile.ThreadNames, as
+        `argus events` reads them), built once."""
+        if self._thread_names is None:
+            self._thread_names = ThreadNames(self.g.rows)
+        return self._thread_names
 
     # --- cursor ---
     def move(self, v, path_index=None):

@@ -65,3 +65,24 @@ def test_follow_walks_the_diagnosis_path_and_back_returns():
     assert ctx.cursor == d.hang.vertex and ctx.path_index is None
     execute(ctx, "back")
     assert "already at the start" in out.getvalue()
+
+
+def test_repl_events_uses_the_events_commands_formatter():
+    """One per-record formatter (cmd_events.describe) for `argus events` and
+    the REPL's `events`: the same details for the same rows."""
+    from support import crafted as C
+    from argus.cli import cmd_events
+    from argus.cli.tracefile import ThreadNames
+    t, info = C.client_daemon()
+    g = t.build(trace_end=info["trace_end"])
+    v = int(g.thread_segments(g.utid_of_tid(C.APP))[1])
+    out = io.StringIO()
+    ctx = ReplContext(g, SimpleNamespace(vertex=v, start_ns=0), ms(2),
+                      console=Console(file=out, width=300, highlight=False))
+    execute(ctx, f"events {v} --limit 0")
+    names = ThreadNames(g.rows)
+    rows = g.rows[g.segment_rows(v)]
+    assert len(rows) > 2
+    lines = out.getvalue().splitlines()
+    for r, line in zip(rows, lines):
+        assert line.endswith(cmd_events.describe(r, names, g)), (line, cmd_events.describe(r, names, g))

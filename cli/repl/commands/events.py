@@ -1,4 +1,5 @@
 """events: the decoded records of a vertex."""
+from argus.cli.cmd_events import describe
 from argus.cli.repl.registry import CommandParser, command
 from argus.diagnose.report import fmt_rel
 from argus.tracer import schema
@@ -15,24 +16,6 @@ def _type_name(t):
     return schema.TYPE_NAMES.get(int(t), str(int(t)))
 
 
-def _details(g, r):
-    """The few fields worth a line in a vertex's listing (schema.ROW_FIELDS)."""
-    t, d = int(r["type"]), schema.row_values(r)
-    if t == schema.SYSCALL_ENTER:
-        return f" {g.syscall_name(d['nr'])}(obj 0x{d['obj']:x})"
-    if t == schema.SYSCALL_EXIT:
-        return f" {g.syscall_name(d['nr'])} = {d['ret']}"
-    if t in (schema.WAKEUP, schema.WAKEUP_NEW):
-        return f" -> {d['wakee_tid']}"
-    if t == schema.FORK:
-        return f" -> {d['child_tid']}"
-    if t == schema.SWITCH_OUT:
-        return f" {schema.STATE_NAMES.get(d['state'], '?')} {schema.WAIT_NAMES.get(d['wait_reason'], '')}"
-    if t in (schema.DATA_FLAG_READ, schema.DATA_FLAG_WRITE):
-        return f" 0x{d['addr']:x} = {d['value']}"
-    return ""
-
-
 @command(parser)
 def run(ctx, args):
     g = ctx.g
@@ -44,9 +27,9 @@ def run(ctx, args):
     if args.limit > 0 and n > args.limit:
         ctx.out(f"... {n - args.limit} earlier records")
         rows = rows[-args.limit:]
+    names = ctx.thread_names()
     for r in rows:
         t = _type_name(r["type"])
-        desc = f"{fmt_rel(int(r['ts_ns']) - ctx.t0):>12}  {int(r['tid']):>7}  {t:<14}" + _details(g, r)
-        ctx.out(desc)
+        ctx.out(f"{fmt_rel(int(r['ts_ns']) - ctx.t0):>12}  {int(r['tid']):>7}  {t:<14} {describe(r, names, g)}")
     if n == 0:
         ctx.out(f"vertex {v} has no records" + (f" of type {args.type}" if args.type else ""))
