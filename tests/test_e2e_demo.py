@@ -26,6 +26,13 @@ def test_demo_root_cause_is_helper(tracing, stuck):
     assert helper is not None, f"helper thread not among root causes: {report['root_causes']}"
     assert helper["block_type"] == EXPECTED[stuck]
     assert helper["comm"] == "demo-helper"
+    if stuck == "run":
+        # the installed demo keeps its symbol table (pyproject: install.strip =
+        # false): the helper's profile names the demo's own functions
+        prof = helper["profile"]
+        assert prof, "no CPU profile of the computing helper"
+        own = [f["function"] for f in prof["bottom_up"] if "demo-hang" in f["dso"]]
+        assert own and not any(f.startswith("sub_") or "+0x" in f for f in own), prof["bottom_up"][:5]
     # The chain crosses processes: app -> daemon main -> helper.
     tids = [p["tid"] for p in report["path"]]
     assert info["daemon_tid"] in tids and info["helper_tid"] in tids
