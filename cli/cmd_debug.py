@@ -95,7 +95,6 @@ def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None):
     from argus.diagnose import DiagnoseError
     from argus.diagnose.windowed import search_trace
     from argus.graphbuild import build_graph
-    from argus.graphbuild.builder import attach_side_arrays
 
     if args.threshold <= 0:
         raise ArgusError("--threshold must be positive")
@@ -114,9 +113,8 @@ def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None):
         rows = window_rows(trace)
         start = trace.first_ts if whole else int(trace.first_window_ts)
         progress.stage(f"building the event graph of {fmt_count(trace.nrows)} events")
-        g = build_graph(rows, trace_start=start, trace_end=trace.last_ts)
+        g = build_graph(rows, trace_start=start, trace_end=trace.last_ts, side=trace)   # with the user stacks
         progress.finished("built a graph of", trace.nrows)
-        attach_side_arrays(g, trace)        # the user stacks (REPL `stack`, questions, advice)
         return trace, g, start
 
     with Progress() as progress:

@@ -237,11 +237,11 @@ def traced_ns(g, utid, a, b):
     """ns of [a, b] thread utid spent in tracer stops: each switch-out in
     state traced until the thread's next switch-in (or b).  Threads that were
     never traced cost one cached vectorized pass over the rows per graph."""
-    tids = g.cache.get("traced_tids")
+    tids = g.derived.traced_tids
     if tids is None:
         r = g.rows
         sel = (r["type"] == schema.SWITCH_OUT) & (r["state"] == schema.STATE_TRACED)
-        tids = g.cache["traced_tids"] = frozenset(np.unique(r["tid"][sel]).tolist())
+        tids = g.derived.traced_tids = frozenset(np.unique(r["tid"][sel]).tolist())
     if int(g.threads.tid[utid]) not in tids:
         return 0
     idx = g.thread_rows_of(utid)

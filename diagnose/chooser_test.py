@@ -423,12 +423,12 @@ def test_rules_apply_in_auto_mode_and_are_reported():
 
 def test_rule_scoped_by_build_id():
     g, v, rule = split_rule()
-    g.cache["build_ids"] = {10: "aa11"}             # as read from the executable
+    g.derived.build_ids = {10: "aa11"}             # as read from the executable
     other = dict(rule, scope={"build_id": "bb22"})      # made for another build of the program
     assert tids(g, interactive_slice(g, v, AskingChooser(g, rules=[other]))) == [10, 10, 11]
     same = dict(rule, scope={"build_id": "aa11"})
     assert tids(g, interactive_slice(g, v, AskingChooser(g, rules=[same]))) == [10]
-    g.cache["build_ids"] = {10: None}               # unknown build: names decide
+    g.derived.build_ids = {10: None}               # unknown build: names decide
     assert tids(g, interactive_slice(g, v, AskingChooser(g, rules=[other]))) == [10]
 
 

@@ -107,9 +107,9 @@ class FdTable:
 
 
 def fd_table(g):
-    t = g.cache.get("objects.fd_table")
+    t = g.derived.fd_table
     if t is None:
-        t = g.cache["objects.fd_table"] = FdTable(g)
+        t = g.derived.fd_table = FdTable(g)
     return t
 
 
@@ -164,12 +164,12 @@ def _alive(g, pid, ts, until=None):
 
 
 def _children(g):
-    kids = g.cache.get("objects.children")
+    kids = g.derived.children
     if kids is None:
         kids = {}
         for pid, p in g.processes.items():
             kids.setdefault(int(p.get("ppid") or 0), []).append(int(pid))
-        g.cache["objects.children"] = kids
+        g.derived.children = kids
     return kids
 
 

@@ -55,13 +55,13 @@ _KERNEL_ID = schema.column(schema.CPU_SAMPLE, "kernel_stack_id")
 # --- sample rows ---
 def _sample_index(g):
     """(row indices of CPU_SAMPLE rows sorted by (tid, ts), their tids, their ts), built once."""
-    idx = g.cache.get("sample_index")
+    idx = g.derived.sample_index
     if idx is None:
         rows = g.rows
         sel = np.flatnonzero(rows["type"] == schema.CPU_SAMPLE)
         order = np.lexsort((rows["ts_ns"][sel], rows["tid"][sel]))
         sel = sel[order]
-        idx = g.cache["sample_index"] = (sel, rows["tid"][sel].astype(np.int64),
+        idx = g.derived.sample_index = (sel, rows["tid"][sel].astype(np.int64),
                                              rows["ts_ns"][sel].astype(np.int64))
     return idx
 
@@ -82,7 +82,7 @@ def sample_rows(g, utid, a, b):
 
 def _stack_tables(g):
     """({(pid, id): (first, n)} of USER_STACK rows, {id: (first, n)} of KERNEL_STACK rows)."""
-    tabs = g.cache.get("sample_stacks")
+    tabs = g.derived.sample_stacks
     if tabs is None:
         rows = g.rows
         user, kernel = {}, {}
@@ -92,7 +92,7 @@ def _stack_tables(g):
         for i in np.flatnonzero(rows["type"] == schema.KERNEL_STACK).tolist():
             r = rows[i]
             kernel[int(r[_STACK_ID])] = (int(r[_FRAMES]), int(r[_NFRAMES]))
-        tabs = g.cache["sample_stacks"] = (user, kernel)
+        tabs = g.derived.sample_stacks = (user, kernel)
     return tabs
 
 

@@ -92,7 +92,7 @@ def executable_path(g, pid):
 
 def build_id(g, pid):
     """Build id of pid's executable in graph g (cached per graph), or None."""
-    cache = g.cache.setdefault("build_ids", {})
+    cache = g.derived.build_ids
     if pid not in cache:
         path = executable_path(g, pid)
         cache[pid] = elf_build_id(path) if path else None

@@ -3,7 +3,7 @@
 g.stacks (Table seg, depth, pc, symbol, innermost first; built on first use
 by graphbuild/stacks.py, which alone reads rows and ELF files) is the user
 stack each vertex blocked with, when the trace recorded stacks and the loader
-attached the trace's frames (builder.attach_side_arrays).
+gave the builder the trace's frames (build_graph's side=).
 They are shown in questions, used by the baseline similarity and by the
 bp_watch advice of a RepeatedYield root cause:
   loop_vertex      of a thread's vertices that blocked inside [a, b] with a
@@ -61,9 +61,9 @@ def loop_vertex(g, utid, a, b):
 def symbolizer(g):
     """The graph's Symbolizer (its MAPPING records), built once."""
     from argus.graphbuild.stacks import Symbolizer
-    s = g.cache.get("symbolizer")
+    s = g.derived.symbolizer
     if s is None:
-        s = g.cache["symbolizer"] = Symbolizer(g)
+        s = g.derived.symbolizer = Symbolizer(g)
     return s
 
 

@@ -145,9 +145,9 @@ class Sites:
 
 
 def sites(g):
-    s = g.cache.get("wait_sites")
+    s = g.derived.wait_sites
     if s is None:
-        s = g.cache["wait_sites"] = Sites(g)
+        s = g.derived.wait_sites = Sites(g)
     return s
 
 

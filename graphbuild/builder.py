@@ -35,8 +35,9 @@ from argus.graphbuild.threads import decode_comm
 LOST_WINDOW_NS = 200_000_000
 
 
-def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, splits=True, head_gap_end=None):
-    """Builds the event graph of a trace.
+def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, splits=True, head_gap_end=None,
+                side=None):
+    """Builds the event graph of a trace: complete, nothing to attach after.
 
     rows: numpy array of schema.ROW_DTYPE (the decoder's output).
     trace_start / trace_end: ns; default the first / last row's timestamp.
@@ -45,6 +46,9 @@ def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, splits=Tr
     splits: False keeps only the blocking-wait criterion (no heuristic splits).
     head_gap_end: records were overwritten before the trace's first row: the
     region up to this ts is lost (segments touching it get seg.gap).
+    side: the decoder's side arrays that USER_STACK, MAPPING and WAIT_SITE
+    rows index - anything with .frames and .strings (a reader.Trace); None:
+    none (user stacks, mapping paths and poll sets stay empty).
     """
     from argus.graphbuild import native_core
 
@@ -76,6 +80,7 @@ def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, splits=Tr
         flags=Table(row=m["flg_row"], utid=m["flg_utid"], pid=m["flg_pid"], seg=m["flg_seg"], ts=m["flg_ts"],
                     addr=m["flg_addr"], value=m["flg_value"], write=m["flg_write"]),
         stats=stats, roles=roles, csr=_native_csr,
+        frames=side.frames if side is not None else None, strings=side.strings if side is not None else b"",
     )
 
 
@@ -131,19 +136,10 @@ def _processes(th, comm, ppid):
 def build_graph_from_trace(trace, **kw):
     """build_graph over a decoded reader.Trace, marking its lost regions."""
     head = head_gap_end(trace.rows) if trace.records_overwritten else None
-    g = build_graph(trace.rows, head_gap_end=head, **kw)
-    attach_side_arrays(g, trace)
+    g = build_graph(trace.rows, head_gap_end=head, side=trace, **kw)
     g.stats["records_overwritten"] = int(trace.records_overwritten)
     g.stats["records_lost"] = int(trace.records_lost)
     return g
-
-
-def attach_side_arrays(g, trace):
-    """USER_STACK rows index the frames, MAPPING rows the paths (reader.Trace
-    side arrays): without them g.stacks is empty."""
-    g.frames = trace.frames
-    g.strings = trace.strings
-    g.cache.clear()
 
 
 def head_gap_end(rows, scan=1 << 20):
@@ -160,4 +156,4 @@ def head_gap_end(rows, scan=1 << 20):
     return min(int(head["ts_ns"][first].max()), t0 + LOST_WINDOW_NS)
 
 
-__all__ = ["build_graph", "build_graph_from_trace", "attach_side_arrays", "G"]
+__all__ = ["build_graph", "build_graph_from_trace", "G"]

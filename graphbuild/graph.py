@@ -24,6 +24,8 @@ Invariants (checked by graph_test.py and builder_test.py):
   - running and runnable intervals (thread_state) are sorted by (utid, start)
     and never overlap within one thread.
 """
+import dataclasses
+
 import numpy as np
 
 from argus.tracer import schema
@@ -145,6 +147,23 @@ def _csr(keys, order_keys, n):
     return ptr, ids.astype(np.int64)
 
 
+@dataclasses.dataclass
+class Derived:
+    """Tables derived from a built graph on first use, each by the module
+    that reads it (None until then).  They depend on the rows and the side
+    arrays only, so a graph built once keeps them."""
+    stacks: object = None            # graph.stacks: graphbuild.stacks.build_stacks
+    wait_fds: dict = None            # graph.wait_fds: {site id: [(fd, events)]}
+    traced_tids: frozenset = None    # diagnose.blocktype.traced_ns: threads ever stopped by a tracer
+    wait_sites: object = None        # diagnose.waits.Sites
+    fd_table: object = None          # diagnose.objects.FdTable
+    children: dict = None            # diagnose.objects: {pid: [child pids]}
+    symbolizer: object = None        # diagnose.stacks: graphbuild.stacks.Symbolizer
+    sample_index: tuple = None       # diagnose.profile: CPU_SAMPLE rows by (tid, ts)
+    sample_stacks: tuple = None      # diagnose.profile: (user, kernel) stack tables
+    build_ids: dict = dataclasses.field(default_factory=dict)   # diagnose.rules.build_id: {pid: id}
+
+
 class EventGraph:
     """The event graph of one trace.
 
@@ -181,14 +200,15 @@ class EventGraph:
     unknown), loaded_window ((start, end) of a windowed load, None: the whole
     buffer), torn_chunks and bad_records (what the decode dropped).  The
     decoder's side arrays that USER_STACK, MAPPING and WAIT_SITE rows index:
-    frames (uint64) and strings (bytes), empty until attach_side_arrays.
-    cache: what readers of the graph compute once per graph (stacks, wait
-    sites, the symbolizer, ...), keyed by a name the computing module owns;
-    attach_side_arrays empties it.
+    frames (uint64) and strings (bytes), given to the builder (build_graph's
+    side=) so the graph is complete when built.  derived (Derived): what
+    readers of the graph compute once per graph (stacks, wait sites, the
+    symbolizer, ...), a typed field each.
     """
 
     def __init__(self, *, rows, trace_start, trace_end, threads, processes, seg, thread_rows,
-                 thread_rows_ptr, edges, running, runnable, yields, flags, stats, roles, csr=None):
+                 thread_rows_ptr, edges, running, runnable, yields, flags, stats, roles, csr=None,
+                 frames=None, strings=b""):
         self.rows = rows
         self.trace_start = int(trace_start)
         self.trace_end = int(trace_end)
@@ -209,9 +229,9 @@ class EventGraph:
         self.loaded_window = None
         self.torn_chunks = 0
         self.bad_records = 0
-        self.frames = np.zeros(0, np.uint64)
-        self.strings = b""
-        self.cache = {}
+        self.frames = np.zeros(0, np.uint64) if frames is None else frames
+        self.strings = strings
+        self.derived = Derived()
         nthreads = len(threads)
         self.thread_seg_lo, self.thread_seg_hi = _ranges(seg.utid, nthreads)
         self.run_lo, self.run_hi = _ranges(running.utid, nthreads)
@@ -238,10 +258,10 @@ class EventGraph:
     def stacks(self):
         """Table(seg, depth, pc, symbol): the user stack each vertex blocked
         with (innermost first), symbolized; built on first use (stacks.py)."""
-        st = self.cache.get("stacks")
+        st = self.derived.stacks
         if st is None:
             from argus.graphbuild.stacks import build_stacks
-            st = self.cache["stacks"] = build_stacks(self)
+            st = self.derived.stacks = build_stacks(self)
         return st
 
     def wait_stack(self, v):
@@ -345,9 +365,9 @@ class EventGraph:
         site = int(self.seg.wait_site[v]) if "wait_site" in self.seg.names else 0
         if not site:
             return []
-        sites = self.cache.get("wait_fds")
+        sites = self.derived.wait_fds
         if sites is None:
-            sites = self.cache["wait_fds"] = _wait_sites(self.rows, self.frames)
+            sites = self.derived.wait_fds = _wait_sites(self.rows, self.frames)
         return sites.get(site, [])
 
     def wait_duration(self, v):

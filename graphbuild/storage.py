@@ -245,7 +245,6 @@ def load_graph(path):
                       threads=Table(**threads), processes=processes, seg=Table(**seg), thread_rows=thread_rows,
                       thread_rows_ptr=ptr, edges=Table(**edges), running=Table(**running),
                       runnable=Table(**runnable), yields=Table(**yields), flags=Table(**flags),
-                      stats=meta["stats"], roles=SyscallRoles().learn(rows))
-    g.frames = np.asarray(frames, np.uint64)
-    g.strings = bytes(blob[0]) if blob and blob[0] is not None else b""
+                      stats=meta["stats"], roles=SyscallRoles().learn(rows), frames=np.asarray(frames, np.uint64),
+                      strings=bytes(blob[0]) if blob and blob[0] is not None else b"")
     return g
