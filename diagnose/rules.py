@@ -60,15 +60,16 @@ def pair_key(g, e):
 
 def elf_build_id(path):
     """The GNU build id (hex) of an ELF file, or None."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
     try:
-        from elftools.elf.elffile import ELFFile
         with open(path, "rb") as f:
             for seg in ELFFile(f).iter_segments():
                 if seg["p_type"] == "PT_NOTE":
                     for note in seg.iter_notes():
                         if note["n_type"] == "NT_GNU_BUILD_ID":
                             return str(note["n_desc"])
-    except Exception:  # gone, unreadable, not ELF (pyelftools raises its own errors)
+    except (OSError, ELFError, ValueError):  # gone, unreadable, not ELF or a malformed one
         return None
     return None
 

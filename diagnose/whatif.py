@@ -23,7 +23,9 @@ parent save only what the later one's excess over the earlier one is.
 """
 from dataclasses import dataclass, field
 
+from argus.graphbuild import graph as G
 from argus.diagnose import blocktype as B
+from argus.diagnose.baseline import find_wait_baselines
 
 
 @dataclass
@@ -67,12 +69,10 @@ def baseline_duration(g, r, path, threshold_ns):
         if runs:
             v = runs[0].vertex
             return int(g.seg.end[v] - g.seg.start[v]), "baseline path"
-    if r.block_type == B.LONG_WAIT:
-        from argus.diagnose.baseline import find_wait_baselines
-        try:
-            cands = find_wait_baselines(g, r.vertex, threshold_ns, hang_start=r.start_ns, limit=5)
-        except Exception:  # a vertex without a wait to compare: no baseline
-            cands = []
+    if r.block_type == B.LONG_WAIT and g.seg.end_kind[r.vertex] == G.END_BLOCKED:
+        # only a vertex that blocked has a wait to compare (a bug in the search
+        # is a bug, not "no baseline": nothing is caught here)
+        cands = find_wait_baselines(g, r.vertex, threshold_ns, hang_start=r.start_ns, limit=5)
         if cands:
             return int(cands[0].wait_ns), "baseline wait"
     return None, None
