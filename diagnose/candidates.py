@@ -3,7 +3,7 @@ user would rank them.
 
 Algorithm: the input is the hang candidates (hangs.thread_hangs) of every
 process's main thread.  Each thread is first described from the trace:
-  interactive  it runs an event loop (>= hangs.MIN_LOOP_POLLS poll / epoll /
+  interactive  it runs an event loop (>= MIN_LOOP_POLLS poll / epoll /
                select waits) or has a window: a unix socket whose peer is
                held by an X server / Wayland compositor (FD_INFO: the peer
                inode is the `local` of a display server's socket), or, while
@@ -42,6 +42,7 @@ import re
 import numpy as np
 
 from argus.tracer import schema
+from argus.graphbuild import graph as G
 from argus.diagnose import blocktype as B
 from argus.diagnose.bystanders import bystander
 from argus.diagnose.programs import SHELLS
@@ -116,11 +117,28 @@ def script_readers(g):
     return {int(p) for p in np.unique(r["pid"][sel]).tolist()}
 
 
+TRACER_COMMS = ("argusd",)
+MIN_LOOP_POLLS = 5
+
+
+def event_loop_threads(g):
+    """utids of main threads (tid == pid) with an event loop: at least
+    MIN_LOOP_POLLS POLL waits (epoll / poll / select) in the trace, the
+    tracer excluded.  Kernel threads, batch jobs and shells waiting for a
+    command (one pselect per prompt) have fewer: a long wait there is
+    idleness or work, not a hang of an event loop."""
+    seg = g.seg
+    u, n = np.unique(seg.utid[(seg.end_kind == G.END_BLOCKED) & (seg.wait_reason == schema.WAIT_POLL)
+                              & seg.wait_known], return_counts=True)
+    looping = set(u[n >= MIN_LOOP_POLLS].tolist())
+    tid, pid = g.threads.tid, g.threads.pid
+    return [u for u in np.flatnonzero(tid == pid).tolist() if u in looping and g.comm(u) not in TRACER_COMMS]
+
+
 class Traits:
     """What the trace says about the main threads (computed once per graph)."""
 
     def __init__(self, g, socket_paths=None):
-        from argus.diagnose.hangs import event_loop_threads
         self.loops = set(event_loop_threads(g))
         self._fds = _fd_rows(g)
         self.gui = display_clients(g, socket_paths, self._fds)
@@ -174,7 +192,6 @@ def _mostly_sleeps(g, h):
 
 def judge(g, h, traits):
     """(tier, why) for hang h, or (None, reason) when it is no candidate."""
-    from argus.diagnose.hangs import TRACER_COMMS
     pid = int(h.pid)
     if g.comm(h.utid) in TRACER_COMMS:
         return None, "the tracer"

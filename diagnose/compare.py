@@ -34,6 +34,9 @@ import numpy as np
 from argus.tracer import schema
 from argus.graphbuild import graph as G
 from argus.diagnose import blocktype as BT
+from argus.diagnose import profile as P
+from argus.diagnose.baseline import find_wait_baselines
+from argus.diagnose.fmt import fmt_dur
 
 MAX_BASELINES = 10
 MIN_FUNCTION_SHARE = 0.02
@@ -78,7 +81,6 @@ def instance(g, v, samples=True):
 
 
 def _functions(g, v):
-    from argus.diagnose import profile as P
     if not P.has_samples(g):
         return {}
     utid = int(g.seg.utid[v])
@@ -95,7 +97,6 @@ def baseline_vertices(g, v, threshold_ns):
     seg = g.seg
     waited = int(seg.wait_end[v] - seg.wait_start[v]) if int(seg.end_kind[v]) == G.END_BLOCKED else -1
     if seg.wait_known[v] and waited > int(seg.end[v] - seg.start[v]):
-        from argus.diagnose.baseline import find_wait_baselines
         return [b.vertex for b in find_wait_baselines(g, v, threshold_ns, limit=MAX_BASELINES)]
     utid = int(seg.utid[v])
     lo, hi = int(g.thread_seg_lo[utid]), int(g.thread_seg_hi[utid])
@@ -190,7 +191,6 @@ def _obj(d, o=None):
 
 
 def render_compare(c, fmt_peer=None, top=12):
-    from argus.diagnose.report import fmt_dur
     peer = fmt_peer or (lambda p: f"{p['comm']}/{p['tid']}" if p else "nobody (not ended by a task)")
     h = c["hung"]
     out = [f"Hung instance: vertex {h['vertex']} of {h['comm']}/{h['tid']}: ran {fmt_dur(h['run_ns'])}"

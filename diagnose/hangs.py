@@ -60,7 +60,8 @@ from argus.tracer import schema
 from argus.graphbuild import graph as G
 from argus.diagnose import blocktype as B
 from argus.diagnose import waits as W
-from argus.diagnose.report import fmt_trace_time
+from argus.diagnose import candidates as C
+from argus.diagnose.fmt import fmt_trace_time
 
 DEFAULT_THRESHOLD_NS = 2_000_000_000
 
@@ -444,30 +445,11 @@ def find_hang(g, pid, tid=None, at=None, threshold_ns=DEFAULT_THRESHOLD_NS):
     raise NoHangError(msg)
 
 
-TRACER_COMMS = ("argusd",)
-MIN_LOOP_POLLS = 5
-
-
-def event_loop_threads(g):
-    """utids of main threads (tid == pid) with an event loop: at least
-    MIN_LOOP_POLLS POLL waits (epoll / poll / select) in the trace, the
-    tracer excluded.  Kernel threads, batch jobs and shells waiting for a
-    command (one pselect per prompt) have fewer: a long wait there is
-    idleness or work, not a hang of an event loop."""
-    seg = g.seg
-    u, n = np.unique(seg.utid[(seg.end_kind == G.END_BLOCKED) & (seg.wait_reason == schema.WAIT_POLL)
-                              & seg.wait_known], return_counts=True)
-    looping = set(u[n >= MIN_LOOP_POLLS].tolist())
-    tid, pid = g.threads.tid, g.threads.pid
-    return [u for u in np.flatnonzero(tid == pid).tolist() if u in looping and g.comm(u) not in TRACER_COMMS]
-
-
 def main_thread_hangs(g, threshold_ns=DEFAULT_THRESHOLD_NS, event_loops_only=True):
     """Hang candidates of every process's main thread (tid == pid) in the
     trace, in time order (`argus hangs` without --pid); by default only those
     a user would look at first (candidates.py: tiers 0 and 1, interactive
     threads and synchronous waits; no shell, sleeper or kernel thread)."""
-    from argus.diagnose import candidates as C
     tid, pid = g.threads.tid, g.threads.pid
     hangs = _hangs_by_start(g, np.flatnonzero(tid == pid).tolist(), threshold_ns)
     if not event_loops_only:
@@ -482,7 +464,6 @@ def most_recent_hang(g, at=None, threshold_ns=DEFAULT_THRESHOLD_NS, ranked=None)
     with `at` among those containing it.  ranked: a list that receives the
     whole ranking (the CLI shows the top three when the choice is not clear).
     Raises NoHangError."""
-    from argus.diagnose import candidates as C
     order = C.rank(g, main_thread_hangs(g, threshold_ns, event_loops_only=False), at=at)
     if ranked is not None:
         ranked.extend(order)

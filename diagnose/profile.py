@@ -36,6 +36,7 @@ from functools import lru_cache
 import numpy as np
 
 from argus.tracer import schema
+from argus.diagnose.fmt import fmt_dur, fmt_pct
 
 MAX_TREE_DEPTH = 24
 MIN_TREE_SHARE = 0.01       # top-down nodes below 1% of the samples are folded away
@@ -347,7 +348,6 @@ def _prune(node, n, depth=0):
 # --- text ---
 def render_profile(p, indent="      ", tree_depth=6, bottom_up=8):
     """Lines of a profile for the text report and the REPL."""
-    from argus.diagnose.report import fmt_dur, fmt_pct
     if not p:
         return [indent + "profile: no CPU samples in this window (tracing without the sampler?)"]
     out = [indent + f"profile: {p['samples']} samples ({fmt_dur(p['cpu_ns'])} of CPU, one every "

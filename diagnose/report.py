@@ -15,64 +15,21 @@ causes by depth with the primary one starred, the query count and notes.
 Invariant: render_text(d) == render_text(json.loads(render_json(d))).
 """
 import json
-import time
 
 import numpy as np
 
-from argus.diagnose.blocktype import LONG_RUNNING, LONG_WAIT, REPEATED_YIELD
+from argus.diagnose.blocktype import LONG_RUNNING, LONG_WAIT, REPEATED_YIELD, wait_desc
+from argus.diagnose.compare import render_compare
 from argus.diagnose.dispatch import dispatch_in
+from argus.diagnose.profile import render_profile
+from argus.diagnose.whatif import render_whatif
+# the formatting helpers live in fmt.py (renderers beside report import them
+# without importing report); re-exported for report's callers
+from argus.diagnose.fmt import (  # noqa: F401
+    fmt_at, fmt_dur, fmt_pct, fmt_rel, fmt_trace_time, fmt_wall, trace_clock,
+)
 
 SCHEMA = "argus.diagnosis/1"
-
-
-# --- formatting helpers ---
-def fmt_dur(ns):
-    """A duration with a unit picked after rounding (never "1000.0 ms")."""
-    ns = int(ns)
-    a = abs(ns)
-    if a < 1_000:
-        return f"{ns} ns"
-    if round(a / 1e3) < 1000:
-        return f"{ns / 1e3:.0f} us"
-    if round(a / 1e6, 1) < 1000:
-        return f"{ns / 1e6:.1f} ms"
-    return f"{ns / 1e9:.3f} s"
-
-
-def fmt_rel(ns):
-    ns = int(ns)
-    return ("+" if ns >= 0 else "-") + fmt_dur(abs(ns))
-
-
-def fmt_pct(x):
-    return f"{x * 100:.0f}%"
-
-
-# --- the one time origin ---
-# Every absolute time Argus prints is seconds since the buffer's first
-# timestamp (`argus debug --at` takes the same), followed by the wall-clock
-# time when the trace knows it: the file header's created_realtime_ns -
-# created_ns is the CLOCK_REALTIME - CLOCK_MONOTONIC offset at creation
-# (docs/ring-buffer.md).  Relative times ("+1.5 s") are relative to the hang.
-def trace_clock(g):
-    """(origin_ns, wall_offset_ns or None) of a graph: diagnose/windowed.py sets
-    g.time_origin (a windowed load keeps the buffer's start) and g.wall_offset_ns."""
-    return int(g.time_origin or g.trace_start), g.wall_offset_ns
-
-
-def fmt_wall(ts, wall_offset):
-    t = (int(ts) + int(wall_offset)) / 1e9
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) + f".{int(t * 1000) % 1000:03d}"
-
-
-def fmt_at(ts, origin, wall_offset=None):
-    """'12.345 s' since the origin, with ' (2026-11-23 19:41:02.123)' when the wall clock is known."""
-    txt = f"{(int(ts) - int(origin)) / 1e9:.3f} s"
-    return txt + (f" ({fmt_wall(ts, wall_offset)})" if wall_offset is not None else "")
-
-
-def fmt_trace_time(g, ts):
-    return fmt_at(ts, *trace_clock(g))
 
 
 # --- Algorithm 1's sentences: algorithm.py decides, these say it ---
@@ -463,7 +420,6 @@ def render_text(d):
         out += _explain_lines(r)
     cmp = j.get("compare")
     if cmp and cmp.get("differences"):
-        from argus.diagnose.compare import render_compare
         out.append("")
         out += render_compare(cmp, top=3)
     out.append("")
@@ -492,8 +448,6 @@ def render_text(d):
 
 def _explain_lines(r):
     """The what-if slack and the profile summary of a root cause (diagnose/whatif.py, profile.py)."""
-    from argus.diagnose.profile import render_profile
-    from argus.diagnose.whatif import render_whatif
     out = []
     w = render_whatif(r.get("whatif"))
     if w:
@@ -519,7 +473,6 @@ def render_hangs_text(g, hangs, with_process=False, ranks=None):
     """`argus hangs`: one line per hang candidate (with_process: a process
     column, for the list of every process's hangs; ranks as in hangs_to_json:
     a "why" column, the thread's class in the ranking)."""
-    from argus.diagnose.blocktype import wait_desc
     if not hangs:
         return "no hangs\n"
     rows = [(("process",) if with_process else ()) + ("thread", "kind", "block type", "start", "duration", "what")

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from argus.graphbuild import graph as G
 from argus.diagnose import blocktype as B
 from argus.diagnose.baseline import find_wait_baselines
+from argus.diagnose.fmt import fmt_dur
 
 
 @dataclass
@@ -114,7 +115,6 @@ def what_if(d):
 
 
 def render_whatif(w):
-    from argus.diagnose.report import fmt_dur
     if not w:
         return None
     base = f"if it took its baseline ({fmt_dur(w['baseline_ns'])}, {w['baseline_from']})" \
