@@ -14,7 +14,7 @@ saved as a session, as `argus debug --answers` saves it).  What the files hold: 
 diagnose/export_model.py and one writer per format beside it.
 
 Every output is a new 0600 file renamed into place through its verified
-directory (cli/safe_files.py): a trace names processes and files, so what
+directory (tracer/safe_files.py): a trace names processes and files, so what
 is derived from it is private.  Nothing read from the trace is executed:
 the SVG is graphviz's `dot` reading the DOT source on stdin.
 """
@@ -71,8 +71,8 @@ def diagnosis_for_output(args):
 
 
 def write_output(path, data):
-    """data (str or bytes) as a new 0600 file at path (cli/safe_files.py)."""
-    from argus.cli import safe_files
+    """data (str or bytes) as a new 0600 file at path (tracer/safe_files.py)."""
+    from argus.tracer import safe_files
     safe_files.write_output(path, data)
 
 

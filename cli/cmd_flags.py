@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from argus.cli import safe_files
+from argus.tracer import safe_files
 from argus.cli.common import ArgusError, resolve_buffer
 from argus.cli.textsafe import safe_lines
 

@@ -14,14 +14,14 @@ writes its result next to the buffer: <buffer>.lldb/<pid>-<tid>.json, which
 The buffer may sit in a shared directory: <buffer>.lldb/ must be ours and
 private, the script is written without following links, --run executes the
 very file written (through its fd), and a path is printed for later only when
-no other user can re-point it (argus.cli.safe_files).
+no other user can re-point it (argus.tracer.safe_files).
 """
 import json
 import os
 import subprocess
 import sys
 
-from argus.cli import safe_files
+from argus.tracer import safe_files
 from argus.cli.common import ArgusError, resolve_buffer
 
 

@@ -28,7 +28,7 @@ def register(sub):
 
 def _lldb_results(ctx):
     """{(pid, tid): [lldb result docs]} of the root-cause threads."""
-    from argus.cli.safe_files import UnsafePath
+    from argus.tracer.safe_files import UnsafePath
     from argus.scripts.lldb.generate import results_for
 
     out = {}

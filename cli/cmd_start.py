@@ -176,7 +176,7 @@ def check_free_disk(buffer, size_bytes, fresh):
 def _open_log(log_path):
     """argusd.log, appended to, in the verified RUN_DIR (created 0700): never
     through a link, never another user's file (common.open_run_dir)."""
-    from argus.cli import safe_files
+    from argus.tracer import safe_files
 
     dir_fd = open_run_dir(create=True)
     try:
@@ -271,7 +271,8 @@ def _send_watches(args):
 def _uprobe_flags(names):
     """argusd flags for --uprobe-hooks: the resolved hook list in RUN_DIR
     (0600), each hook that did not resolve said in one line."""
-    from argus.cli import safe_files, uprobe_hooks
+    from argus.cli import uprobe_hooks
+    from argus.tracer import safe_files
 
     if not names:
         return []

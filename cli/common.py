@@ -10,6 +10,9 @@ import re
 import sys
 import shutil
 
+from argus.tracer import safe_files
+from argus.tracer.errors import ArgusError
+
 RUN_DIR = os.environ.get("ARGUS_RUN_DIR", "/run/argus")
 STATE_DIR = os.environ.get("ARGUS_STATE_DIR", "/var/lib/argus")
 DEFAULT_BUFFER = os.path.join(STATE_DIR, "trace.argus")
@@ -20,12 +23,6 @@ STATE_FILE = os.path.join(RUN_DIR, "state.json")
 LAST_BUFFER_FILE = os.path.join(STATE_DIR, "last-buffer.json")
 
 
-class ArgusError(Exception):
-    """A failure the user caused or can fix; printed as one line."""
-
-    def __init__(self, message, exit_code=1):
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 def native_path(name):
@@ -60,13 +57,11 @@ def _has_bpf_caps():
 
 
 def open_run_dir(create=False, directory=None):
-    """A verified fd of RUN_DIR (argus.cli.safe_files.open_dir: a real
+    """A verified fd of RUN_DIR (argus.tracer.safe_files.open_dir: a real
     directory of root's or the caller's that nobody else can write), or None
     when it does not exist.  A directory someone else prepared (ARGUS_RUN_DIR
     pointing into a shared place) is refused with one line: a link planted at
     state.json or argusd.log there would make root overwrite or chmod a file."""
-    from argus.cli import safe_files
-
     directory = directory or RUN_DIR
     try:
         return safe_files.open_dir(directory, create=create)
@@ -83,8 +78,6 @@ def open_run_dir(create=False, directory=None):
 def _read_json(path):
     """The JSON object in `path`, read through its verified directory (never
     a link, never from a directory others can write), or None."""
-    from argus.cli import safe_files
-
     fd = open_run_dir(directory=os.path.dirname(path))
     if fd is None:
         return None
@@ -99,8 +92,6 @@ def _read_json(path):
 def _write_json(path, obj):
     """Writes `obj` to `path` as a new 0600 file renamed into place, through
     its verified directory (created 0700 when missing)."""
-    from argus.cli import safe_files
-
     fd = open_run_dir(create=True, directory=os.path.dirname(path))
     try:
         safe_files.write_file(fd, os.path.basename(path), json.dumps(obj))

@@ -4,7 +4,7 @@ One database per user (ARGUS_SESSION_DB, else $XDG_STATE_HOME/argus/
 sessions.db, else ~/.local/state/argus/sessions.db), created 0600 in a 0700
 directory: it holds names and addresses read from traces.  An existing
 directory must be root's or ours and not writable by others, and the file a
-regular file of ours, never a link (argus.cli.safe_files).
+regular file of ours, never a link (argus.tracer.safe_files).
   sessions     one row per `argus debug` run: the buffer, the hang (pid, tid,
                start, threshold), status open / done, the last report (JSON)
   answers      every answer in question order (kind, key, source): replayed
@@ -65,7 +65,7 @@ def default_path():
 
 class Store:
     def __init__(self, path=None):
-        from argus.cli import safe_files
+        from argus.tracer import safe_files
 
         self.path = path or default_path()
         try:
@@ -230,7 +230,7 @@ def write_answers_file(path, answers, meta=None):
     data = {"schema": "argus.answers/1", **(meta or {}),
             "answers": [{"kind": a["kind"], "answer": str(a["answer"])} for a in answers
                         if a["kind"] in QUESTION_KINDS]}
-    from argus.cli import safe_files
+    from argus.tracer import safe_files
     safe_files.write_output(path, json.dumps(data, indent=1) + "\n")   # a new 0600 file, never a planted one
 
 

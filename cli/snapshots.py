@@ -49,7 +49,7 @@ def _check_meta(meta, sid):
 
 def _open_dir():
     """A verified fd of the snapshot directory, or None when there is none."""
-    from argus.cli import safe_files
+    from argus.tracer import safe_files
     try:
         return safe_files.open_dir(SNAPSHOT_DIR)
     except FileNotFoundError:
@@ -59,7 +59,7 @@ def _open_dir():
 
 
 def _read_meta(dir_fd, sid):
-    from argus.cli import safe_files
+    from argus.tracer import safe_files
     try:
         fd = safe_files.open_file(dir_fd, sid + ".json", shown=os.path.join(SNAPSHOT_DIR, sid + ".json"))
     except (OSError, ArgusError):

@@ -26,7 +26,7 @@ Algorithm (ELF .so and Mach-O dylib, x86_64 and arm64):
 Invariants: bytes outside the patched entries and the added segments are
 the input's; LIEF builds the output in memory (built_bytes), which is read
 back there and then written as a new file in the output's verified
-directory and renamed over OUT (cli/safe_files.py: argus instrument runs as
+directory and renamed over OUT (tracer/safe_files.py: argus instrument runs as
 root, and a path written after a check could be a symlink by then), with
 the input's permission bits minus set-id bits.
 LIEF does the container work (segments, symbols, relocations, load
@@ -111,7 +111,7 @@ def built_bytes(binary):
 def _write_output(data, src, out, check=None):
     """data (the instrumented library) as a new file at out, checked first
     (check(data) raises when it is not what we meant to write)."""
-    from argus.cli import safe_files
+    from argus.tracer import safe_files
 
     mode = os.stat(src).st_mode & 0o777     # the input's permission bits, never set-id
     if check:

@@ -27,7 +27,7 @@ Algorithm:
 Invariants: nothing before the end of the input file moves except the
 slot's 8 bytes; only the fixup command's offset and size and __LINKEDIT's
 sizes change.  The caller reads the result back with LIEF (and tests with
-llvm-objdump --bind) before writing it (cli/safe_files.py): all of this is in
+llvm-objdump --bind) before writing it (tracer/safe_files.py): all of this is in
 memory, so no file is written by path.
 
 Refused (one line): arm64e pointer formats (authenticated pointers), a

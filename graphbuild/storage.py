@@ -29,7 +29,7 @@ import sqlite3
 
 import numpy as np
 
-from argus.tracer import schema
+from argus.tracer import safe_files, schema
 from argus.graphbuild.graph import EventGraph, Table
 from argus.graphbuild.sysroles import SyscallRoles
 
@@ -142,12 +142,10 @@ def save_graph(g, path, source=None):
     SQLite writes only by path (and adds a journal beside it), and argus runs
     as root next to paths other users may control: the database is built in
     a fresh 0700 directory of our own (mkdtemp), then copied through its
-    descriptor into cli/safe_files.py's writer (a new file renamed over
+    descriptor into tracer/safe_files.py's writer (a new file renamed over
     path).  Raises StorageError, or ArgusError when path is refused."""
     import shutil
     import tempfile
-
-    from argus.cli import safe_files
 
     try:
         with tempfile.TemporaryDirectory(prefix="argus-graph-") as d:

@@ -171,7 +171,7 @@ def test_lldb_script_in_a_sticky_dir_prints_no_path(argus_cli, tmp_path, shared_
 
 def test_results_are_not_read_from_a_planted_dir(shared_dir, tmp_path):
     require_root()
-    from argus.cli.safe_files import UnsafePath
+    from argus.tracer.safe_files import UnsafePath
     from argus.scripts.lldb import generate as gen
     buffer = os.path.join(shared_dir, "trace.argus")
     doc = json.dumps({"schema": gen.SCHEMA, "pid": 5, "tid": 5, "instructions": []})

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Files that root keeps in a directory, reached only through a verified
- * directory descriptor: the C twin of cli/safe_files.py (issue 23).
+ * directory descriptor: the C twin of tracer/safe_files.py (issue 23).
  *
  * A path is a name another user may re-point between a check and a use, so
  * nothing here checks a path and uses it again.  A directory is opened once

@@ -118,7 +118,7 @@ class ReplContext:
         (`argus lldb-script`) is attached to the report as a note."""
         if not self.buffer:
             return
-        from argus.cli.safe_files import UnsafePath
+        from argus.tracer.safe_files import UnsafePath
         from argus.scripts.lldb.generate import results_for
 
         for rc in d.root_causes:

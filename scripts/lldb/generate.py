@@ -15,12 +15,12 @@ The buffer is often in a shared directory (/tmp), and root runs these scripts:
 <buffer>.lldb/ is created 0700 and an existing one is refused unless it is a
 real directory owned by root or the caller and writable by nobody else; every
 script and result is written and read through that verified directory's fd
-(argus.cli.safe_files), never by a path another user could re-point.
+(argus.tracer.safe_files), never by a path another user could re-point.
 """
 import json
 import os
 
-from argus.cli import safe_files
+from argus.tracer import safe_files
 
 SCHEMA = "argus.lldb-trace/1"
 TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "step_trace.py")

@@ -373,7 +373,7 @@ def write_result(path, result):
     verified fd of its directory: a real directory owned by root or by us and
     not writable by others unless sticky (like /tmp), so a planted symlink or a
     swapped directory never receives a trace of another process.  The same
-    rules as argus.cli.safe_files, written out again because lldb's own Python
+    rules as argus.tracer.safe_files, written out again because lldb's own Python
     runs this file and need not have Argus installed."""
     d, name = os.path.split(os.path.abspath(path))
     os.makedirs(d, mode=0o700, exist_ok=True)

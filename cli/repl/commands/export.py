@@ -4,7 +4,7 @@ import json
 from argus.cli.common import ArgusError
 from argus.cli.repl.registry import CommandParser, command, ReplUsageError
 from argus.cli.repl.render import report_text
-from argus.cli.safe_files import write_output
+from argus.tracer.safe_files import write_output
 from argus.cli.session import write_answers_file
 from argus.diagnose.chooser import QUESTION_KINDS
 
@@ -32,5 +32,5 @@ def run(ctx, args):
         text = json.dumps(ctx.report, indent=2) + "\n" if args.format == "json" else report_text(ctx.report)
         write_output(args.file, text)
         ctx.out(f"wrote the {args.format} report to {args.file}")
-    except ArgusError as e:            # cli/safe_files.py: one line (refused, or the OS error)
+    except ArgusError as e:            # tracer/safe_files.py: one line (refused, or the OS error)
         raise ReplUsageError(f"export: {e}")

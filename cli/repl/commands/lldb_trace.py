@@ -9,7 +9,7 @@ parser.add_argument("--instructions", type=int, default=20, help="instructions t
 
 @command(parser)
 def run(ctx, args):
-    from argus.cli.safe_files import UnsafePath
+    from argus.tracer.safe_files import UnsafePath
     from argus.scripts.lldb.generate import render_text, results_for   # render_text: a list of lines
 
     v = ctx.check_vertex(args.id)

@@ -34,7 +34,7 @@ import os
 import secrets
 import stat
 
-from argus.cli.common import ArgusError
+from argus.tracer.errors import ArgusError
 
 
 class UnsafePath(ArgusError):

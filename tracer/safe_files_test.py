@@ -2,8 +2,8 @@ import os
 
 import pytest
 
-from argus.cli import safe_files
-from argus.cli.safe_files import UnsafePath
+from argus.tracer import safe_files
+from argus.tracer.safe_files import UnsafePath
 
 
 def test_open_dir_creates_private(tmp_path):
