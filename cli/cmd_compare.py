@@ -5,7 +5,7 @@ import json
 import sys
 
 from argus.cli.common import ArgusError
-from argus.cli.textsafe import safe_lines
+from argus.tracer.textsafe import safe_lines
 
 
 def register(sub):

@@ -33,7 +33,7 @@ import sys
 from argus.cli.common import ArgusError, resolve_buffer
 from argus.cli.memcheck import check_load
 from argus.cli.progress import Progress, fmt_count
-from argus.cli.textsafe import safe_lines
+from argus.tracer.textsafe import safe_lines
 from argus.cli.tracefile import load_trace, warn_dropped, window_rows
 
 from argus.diagnose.windowed import DEFAULT_WINDOW_S, WHOLE_BUFFER_EVENTS

@@ -18,7 +18,7 @@ import numpy as np
 
 from argus.cli.common import ArgusError, resolve_buffer
 from argus.cli.progress import Progress
-from argus.cli.textsafe import safe
+from argus.tracer.textsafe import safe
 from argus.cli.tracefile import NAME_TYPES, load_trace, stream_windows
 from argus.graphbuild.threads import decode_comm
 from argus.tracer import input_event, schema, syscalls

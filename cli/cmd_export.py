@@ -23,7 +23,7 @@ import sys
 
 from argus.cli.common import ArgusError
 from argus.cli.progress import Progress, fmt_count
-from argus.cli.textsafe import safe_lines
+from argus.tracer.textsafe import safe_lines
 
 FORMATS = (("perfetto", "--perfetto", "Perfetto protobuf trace (open in ui.perfetto.dev)"),
            ("chrome_json", "--chrome-json", "Chrome trace-event JSON (chrome://tracing and other viewers)"),

@@ -17,7 +17,7 @@ import sys
 
 from argus.tracer import safe_files
 from argus.cli.common import ArgusError, resolve_buffer
-from argus.cli.textsafe import safe_lines
+from argus.tracer.textsafe import safe_lines
 
 LABELS = ("normal", "spinning")
 

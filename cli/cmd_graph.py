@@ -20,7 +20,7 @@ import time
 from argus.cli.common import ArgusError, resolve_buffer
 from argus.cli.memcheck import check_load
 from argus.cli.progress import Progress, fmt_count
-from argus.cli.textsafe import safe_lines
+from argus.tracer.textsafe import safe_lines
 from argus.cli.tracefile import load_trace
 
 

@@ -14,7 +14,7 @@ says so); the file is 0600 like every file Argus derives from a trace.
 import sys
 
 from argus.cli.progress import Progress
-from argus.cli.textsafe import safe_lines
+from argus.tracer.textsafe import safe_lines
 
 
 def register(sub):

@@ -11,7 +11,7 @@ import os
 
 from argus.cli import control
 from argus.cli.common import ArgusError, resolve_buffer
-from argus.cli.textsafe import safe
+from argus.tracer.textsafe import safe
 
 
 def register(sub):

@@ -8,7 +8,7 @@ import argparse
 import sys
 
 from argus.cli.common import ArgusError
-from argus.cli.textsafe import safe_lines
+from argus.tracer.textsafe import safe_lines
 from argus.cli import cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo
 from argus.cli import cmd_import
 from argus.cli import cmd_graph

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from argus.cli.common import ArgusError
-from argus.cli.textsafe import safe_lines
+from argus.tracer.textsafe import safe_lines
 from argus.graphbuild.threads import decode_comm
 from argus.tracer import schema
 

@@ -17,7 +17,7 @@ trace chooses text, never markup.
 SVG: graphviz's pipe() runs the `dot` binary with the source on stdin;
 nothing from the trace reaches a command line.
 """
-from argus.cli.textsafe import safe
+from argus.tracer.textsafe import safe
 from argus.diagnose import export_model as M
 from argus.diagnose.report import fmt_dur, fmt_rel
 

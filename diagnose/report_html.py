@@ -29,7 +29,7 @@ import os
 import urllib.parse
 import zlib
 
-from argus.cli.textsafe import safe_lines
+from argus.tracer.textsafe import safe_lines
 from argus.diagnose import export_model as M
 from argus.diagnose.compare import render_compare
 from argus.diagnose.report import evidence_text, fmt_at, fmt_dur, fmt_pct, fmt_rel

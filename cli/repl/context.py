@@ -6,7 +6,7 @@ non-interactive modes: presets (answers file / resumed session) first, then
 rules, then the live `ask` callback (None: the automatic heuristic); every
 answer and every new rule is written to the session store as it is given.
 """
-from argus.cli.textsafe import safe_console
+from argus.tracer.textsafe import safe_console
 from argus.cli.tracefile import ThreadNames
 from argus.diagnose import AskingChooser, diagnose_hang, to_json
 from argus.diagnose.rules import describe

@@ -73,7 +73,7 @@ def safe_lines(text):
 def safe_console(**kw):
     """A rich Console that prints every string through safe_lines and with
     markup off (the REPL's; rich passes through ESC and C1 codes itself)."""
-    from rich.console import Console
+    from rich.console import Console  # local: only the REPL needs rich; keeps other commands' start-up short
 
     class SafeConsole(Console):
         def render_str(self, text, **k):

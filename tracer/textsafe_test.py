@@ -1,7 +1,7 @@
 """textsafe: control characters become visible escapes; markup stays text."""
 import io
 
-from argus.cli import textsafe
+from argus.tracer import textsafe
 
 
 def test_safe_escapes_c0_del_c1_and_keeps_the_rest():
