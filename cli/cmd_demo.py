@@ -7,13 +7,14 @@ command starts tracing (reusing a running daemon, else a private one on a
 demo buffer that it stops afterwards), runs the demo, and prints the
 diagnosis of the app's hang together with what the right answer is.
 """
+import argparse
 import json
 import os
 import subprocess
 import sys
 import time
 
-from argus.cli import cmd_start, control
+from argus.cli import cmd_debug, cmd_start, control
 from argus.cli.common import ArgusError, STATE_DIR, native_path
 
 DEMO_BUFFER = os.path.join(STATE_DIR, "demo.argus")
@@ -44,16 +45,23 @@ def run(args):
         if not args.json:
             print(f"argus: traced the demo: app pid {info['app_pid']} -> daemon pid {info['daemon_pid']} "
                   f"-> helper thread {info['helper_tid']} stuck ({args.stuck}, {args.hang_ms} ms)\n")
-        from argus.cli.main import main as argus_main
-
-        argv = ["debug", "--buffer", buffer, "--pid", str(info["app_pid"]), "--auto", "--threshold", "1"]
-        rc = argus_main(argv + (["--json"] if args.json else []))
+        argv = ["--buffer", buffer, "--pid", str(info["app_pid"]), "--auto", "--threshold", "1"]
+        rc = _debug(argv + (["--json"] if args.json else []))
         if not args.json:
             print(f"\nexpected: root cause demo-helper (tid {info['helper_tid']}) {EXPECTED[args.stuck]}")
         return rc
     finally:
         if started:
             cmd_start.stop_daemon()
+
+
+def _debug(argv):
+    """`argus debug ARGV` through cmd_debug's own parser (not cli/main.py,
+    which imports this module); an ArgusError goes up to main() as usual."""
+    parser = argparse.ArgumentParser(prog="argus")
+    cmd_debug.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["debug"] + argv)
+    return args.func(args) or 0
 
 
 def _run_demo(args):
