@@ -18,5 +18,6 @@ the layer) whose str() is one line the CLI prints as is.
 """
 from argus.debugger import procmem  # noqa: F401
 from argus.debugger.base import (  # noqa: F401
-    Access, DebuggerError, WatchSpec, Watcher, MECHANISMS, default_mechanism, open_watcher,
+    Access, DebuggerError, WatchSpec, Watcher, MECHANISMS, default_mechanism,
 )
+from argus.debugger.watchers import open_watcher  # noqa: F401

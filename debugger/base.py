@@ -71,13 +71,3 @@ class Watcher:
 
 def default_mechanism():
     return "perf" if os.uname().sysname == "Linux" else "lldb"
-
-
-def open_watcher(mechanism, pid, specs, **kw):
-    if mechanism == "perf":
-        from argus.debugger.perf_bp import PerfWatcher
-        return PerfWatcher(pid, specs, **kw)
-    if mechanism == "lldb":
-        from argus.debugger.backends.lldb.watch import LldbWatcher
-        return LldbWatcher(pid, specs, **kw)
-    raise DebuggerError(f"unknown mechanism {mechanism!r}: use one of {', '.join(MECHANISMS)}")

@@ -1,0 +1,17 @@
+"""open_watcher: the one place that picks a mechanism's Watcher by name.
+
+It sits apart from base.py because every mechanism imports base (Watcher,
+DebuggerError): a factory in base would make base and its mechanisms import
+each other (tests/test_layers.py forbids module cycles).
+"""
+from argus.debugger.base import MECHANISMS, DebuggerError
+from argus.debugger.backends.lldb.watch import LldbWatcher  # lldb itself: find_lldb(), at arming
+from argus.debugger.perf_bp import PerfWatcher
+
+
+def open_watcher(mechanism, pid, specs, **kw):
+    if mechanism == "perf":
+        return PerfWatcher(pid, specs, **kw)
+    if mechanism == "lldb":
+        return LldbWatcher(pid, specs, **kw)
+    raise DebuggerError(f"unknown mechanism {mechanism!r}: use one of {', '.join(MECHANISMS)}")
