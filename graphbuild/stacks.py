@@ -33,7 +33,7 @@ import subprocess
 import numpy as np
 
 from argus.tracer import schema
-from argus.graphbuild import graph as G
+from argus.graphbuild.columns import END_BLOCKED, Table
 
 
 def _load_segments(path):
@@ -143,14 +143,14 @@ def build_stacks(g):
     """Table(seg, depth, pc, symbol) of the user stacks vertices blocked with.
     Vectorized over vertices; symbolizes each entry of the frames side array
     once (one per distinct stack recorded), one addr2line run per file."""
-    empty = G.Table(seg=np.zeros(0, np.int64), depth=np.zeros(0, np.int64), pc=np.zeros(0, np.uint64),
+    empty = Table(seg=np.zeros(0, np.int64), depth=np.zeros(0, np.int64), pc=np.zeros(0, np.uint64),
                     symbol=np.zeros(0, dtype=object))
     frames = g.frames
     if not len(frames) or not len(g.seg):
         return empty
     rows = g.rows
     seg = g.seg
-    blocked = np.flatnonzero((seg.end_kind == G.END_BLOCKED) & (seg.row_hi > seg.row_lo))
+    blocked = np.flatnonzero((seg.end_kind == END_BLOCKED) & (seg.row_hi > seg.row_lo))
     if not len(blocked):
         return empty
     last = g.thread_rows[seg.row_hi[blocked] - 1]
@@ -180,7 +180,7 @@ def build_stacks(g):
     sn, sidx, _ = _frame_runs(rows[st], len(frames))
     frame_pid[sidx] = np.repeat(rows["pid"][st].astype(np.int64), sn)
     names = np.array(Symbolizer(g).symbolize(frame_pid.tolist(), frames.tolist()), dtype=object)
-    return G.Table(seg=out_seg.astype(np.int64), depth=depth, pc=pcs.astype(np.uint64), symbol=names[idx])
+    return Table(seg=out_seg.astype(np.int64), depth=depth, pc=pcs.astype(np.uint64), symbol=names[idx])
 
 
 def _frame_runs(stack_rows, nframes):
