@@ -7,7 +7,7 @@ likely a global that function - or a function it calls directly - reads.
 Algorithm, on the ELF file alone (the process may be gone; the file is only
 read, never executed):
   1. the function containing a virtual address: the image's symbols
-     (symbols._elf_info, cached: .symtab, else .dynsym);
+     (symbols.elf_info, cached: .symtab, else .dynsym);
   2. its bytes from the file (vaddr -> file offset through PT_LOAD) are
      disassembled with capstone (x86-64);
   3. every rip-relative memory operand (mov eax, [rip + X]; cmp [rip + X], 0)
@@ -33,7 +33,7 @@ import capstone
 from capstone import x86 as cs_x86
 
 from argus.debugger.base import DebuggerError
-from argus.debugger.symbols import _elf_info as elf_info
+from argus.debugger.symbols import elf_info
 
 MAX_FUNCTION_BYTES = 1 << 16
 MAX_CALLEES = 16

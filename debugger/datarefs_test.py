@@ -7,13 +7,13 @@ import pytest
 
 import argus
 from argus.debugger.datarefs import globals_read
-from argus.debugger.symbols import _elf_info
+from argus.debugger.symbols import elf_info
 
 BIN = os.path.join(argus.NATIVE_DIR, "argus-flag-handshake")
 
 
 def sym(name):
-    _, _, syms, _ = _elf_info(BIN, os.stat(BIN).st_mtime_ns)
+    _, _, syms, _ = elf_info(BIN, os.stat(BIN).st_mtime_ns)
     return syms[name][0]
 
 

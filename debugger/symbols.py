@@ -50,7 +50,7 @@ def _open_path(pid, path, mappings):
 
 
 @lru_cache(maxsize=64)
-def _elf_info(path, mtime):
+def elf_info(path, mtime):
     """(e_type, lowest PT_LOAD vaddr, {name: (value, size, type)}, sorted funcs)."""
     try:
         with open(path, "rb") as f:
@@ -83,7 +83,7 @@ class LoadedImage:
         self.path, self.mappings = find_image(pid, image, mappings)
         self.file = _open_path(pid, self.path, self.mappings)
         st = os.stat(self.file)
-        self.e_type, low, self.syms, self.funcs = _elf_info(self.file, st.st_mtime_ns)
+        self.e_type, low, self.syms, self.funcs = elf_info(self.file, st.st_mtime_ns)
         first = next((m for m in self.mappings if m.offset == 0), self.mappings[0])
         self.bias = 0 if self.e_type == "ET_EXEC" else first.start - low
         self.lo = min(m.start for m in self.mappings)
