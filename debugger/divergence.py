@@ -34,6 +34,7 @@ a DebuggerError with one line.
 from dataclasses import dataclass, field
 
 from argus.debugger.base import DebuggerError
+from argus.debugger import symbols
 
 WINDOW = 32
 BRANCH_PREFIXES = ("j", "loop", "cmov")
@@ -168,7 +169,6 @@ def _watch_line(pid, o):
 
 def live_resolver(pid):
     """addr -> "IMAGE:SYMBOL[+0xoff]" through the images mapped in pid (None when gone)."""
-    from argus.debugger import symbols
     images = symbols.ImageCache(pid)
     objects = {}      # image path -> its data objects sorted by runtime address
 

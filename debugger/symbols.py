@@ -21,6 +21,7 @@ from elftools.elf.elffile import ELFFile
 
 from argus.debugger import procmem
 from argus.debugger.base import DebuggerError, WatchSpec
+from argus.debugger.backends.lldb.dwarf import field_offset
 
 
 def find_image(pid, image, mappings=None):
@@ -129,7 +130,6 @@ def resolve_watch(pid, image, symbol, size=None, address=None):
         raise DebuggerError(f"{name} in {img.path} is a function, not a variable")
     if fields:
         # SYMBOL.field.field: the layout comes from the image's DWARF, read through lldb.
-        from argus.debugger.backends.lldb.dwarf import field_offset
         off, symsize = field_offset(img.file, name, fields)
         addr += off
     if size is None:

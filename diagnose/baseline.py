@@ -49,6 +49,7 @@ import numpy as np
 from argus.tracer import schema
 from argus.graphbuild import graph as G
 from argus.diagnose import objects as OBJ
+from argus.diagnose.stacks import top_frames, has_stacks
 
 
 @dataclass
@@ -152,7 +153,6 @@ def message_peers(g, v):
 
 
 def similarity(g, v, w, seq_v=None, peers_v=None):
-    from argus.diagnose.stacks import top_frames, has_stacks
     seq_v = syscall_sequence(g, v) if seq_v is None else seq_v
     parts = [difflib.SequenceMatcher(None, seq_v, syscall_sequence(g, w), autojunk=False).ratio()
              if (seq_v or syscall_sequence(g, w)) else 1.0]

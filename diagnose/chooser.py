@@ -58,6 +58,9 @@ from argus.diagnose import rules as R
 from argus.diagnose.slice import Chooser, AutoChooser
 from argus.diagnose.report import fmt_rel, fmt_dur
 from argus.diagnose import blocktype as B
+from argus.diagnose.stacks import top_frames
+from argus.graphbuild.graph import SPLIT_NAMES
+from argus.diagnose.baseline import group_by_signature
 
 
 # The kinds of questions a run asks (and an answers file replays), in one place.
@@ -173,7 +176,6 @@ class AskingChooser(Chooser):
 
     def frames(self, v):
         """"  [f <- g <- h]": the top frames of the user stack v blocked with, or ""."""
-        from argus.diagnose.stacks import top_frames
         frames = top_frames(self.g, v, 3)
         return "  [" + " <- ".join(frames) + "]" if frames else ""
 
@@ -221,7 +223,6 @@ class AskingChooser(Chooser):
 
     def weak_why(self, edge):
         if edge.type == "program_order":
-            from argus.graphbuild.graph import SPLIT_NAMES
             kind = SPLIT_NAMES.get(int(self.g.seg.split_kind[edge.dst]), "?") \
                 if "split_kind" in self.g.seg.names else "?"
             if kind == "callback":     # an exact cut from a callback probe, not a guess
@@ -232,7 +233,6 @@ class AskingChooser(Chooser):
         return "weak edge (maybe only a lock handed over)"
 
     def pick_baseline(self, candidates):
-        from argus.diagnose.baseline import group_by_signature
         if not candidates:
             return None
         groups = group_by_signature(self.g, candidates)

@@ -44,6 +44,7 @@ import numpy as np
 from argus.tracer import schema
 from argus.graphbuild import graph as G
 from argus.diagnose import blocktype as B
+from argus.diagnose.slice import EdgeRef
 
 RELEASE_SLACK_NS = 20_000_000     # the release comes with the poller's last try, within one short wait
 
@@ -68,7 +69,6 @@ class Owner:
     def edge_ref(self, g, victim_vertex):
         """The EdgeRef of the hop holder -> victim (a pseudo one, eid -1,
         for a release waker)."""
-        from argus.diagnose.slice import EdgeRef
         if self.edge >= 0:
             return EdgeRef.of(g, self.edge)
         return EdgeRef(-1, self.vertex, int(victim_vertex), G.EDGE_TYPE_NAMES[G.EDGE_OWNERSHIP], True,

@@ -37,6 +37,9 @@ import numpy as np
 
 from argus.tracer import schema
 from argus.diagnose.fmt import fmt_dur, fmt_pct
+from argus.diagnose.stacks import symbolizer
+from argus.graphbuild.dwfl import ElfSymbols
+from argus.graphbuild.stacks import load_segments
 
 MAX_TREE_DEPTH = 24
 MIN_TREE_SHARE = 0.01       # top-down nodes below 1% of the samples are folded away
@@ -196,7 +199,6 @@ class FrameNamer:
     """(pid, pc, kind) -> (function, shared object), each distinct frame named once."""
 
     def __init__(self, g):
-        from argus.diagnose.stacks import symbolizer
         self._sym = symbolizer(g)
         self._elves = {}
         self._loads = {}
@@ -206,12 +208,10 @@ class FrameNamer:
     def _elf(self, path):
         if path in self._elves:
             return self._elves[path]
-        from argus.graphbuild.dwfl import ElfSymbols
-        from argus.graphbuild.stacks import _load_segments
         real = _vdso_copy() if path == "[vdso]" else path
         e = ElfSymbols(real) if real and real.startswith("/") and os.path.isfile(real) else None
         self._elves[path] = e
-        self._loads[path] = _load_segments(real) if e is not None else []
+        self._loads[path] = load_segments(real) if e is not None else []
         return e
 
     def name(self, kind, pid, pc):

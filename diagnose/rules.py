@@ -31,6 +31,7 @@ and metrics.saved_by_rules counts.
 import os
 
 from argus.tracer import schema
+from argus.diagnose.stacks import symbolizer
 
 
 def _names(g, v):
@@ -78,7 +79,6 @@ def executable_path(g, pid):
     """The executable of process pid: its lowest file mapping in the trace
     (executables load below their libraries), else /proc/PID/exe while a
     process of that name still has the pid; None when unknown."""
-    from argus.diagnose.stacks import symbolizer
     path = symbolizer(g).executable(pid)
     if path:
         return path

@@ -19,6 +19,7 @@ Without stacks every function here returns [] / None.
 import os
 
 import numpy as np
+from argus.graphbuild.stacks import Symbolizer, file_vaddr
 
 RUNTIME_PREFIXES = ("libc.so", "libc-", "libpthread", "ld-linux", "ld-musl", "libc.musl", "ld64.so")
 
@@ -60,7 +61,6 @@ def loop_vertex(g, utid, a, b):
 
 def symbolizer(g):
     """The graph's Symbolizer (its MAPPING records), built once."""
-    from argus.graphbuild.stacks import Symbolizer
     s = g.derived.symbolizer
     if s is None:
         s = g.derived.symbolizer = Symbolizer(g)
@@ -76,7 +76,7 @@ def flag_candidates(g, utid, a, b):
     stack of its loop: IMAGE the basename of the first non-runtime frame's
     file whose function reads globals, SYMBOL candidates those globals; None
     without stacks.  "symbols" may be empty (stack known, no global found)."""
-    from argus.graphbuild.stacks import file_vaddr
+    # local for start-up time: datarefs pulls in capstone and pyelftools (~80 ms)
     from argus.debugger.datarefs import globals_read
     v = loop_vertex(g, utid, a, b)
     if v < 0:

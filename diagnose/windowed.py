@@ -33,6 +33,7 @@ import itertools
 from argus.diagnose import baseline as BL, blocktype as B
 from argus.diagnose.hangs import DiagnoseError, find_hang, list_hangs, main_thread_hangs, most_recent_hang
 from argus.graphbuild import graph as G
+from argus.tracer import reader, schema
 
 DEFAULT_WINDOW_S = 10.0   # ~7M events of a busy machine: a first answer in seconds
 # Decoding + building runs at ~1-3M events/s on one core: a buffer of this many
@@ -53,8 +54,6 @@ def windows(path, window_s, at_s=None, at_ns=None, birth=lambda: None):
     which the answer cannot lie (the process's creation) or None, asked once
     the first window did not do; a window reaching back to it is the last,
     so a young process never costs a whole-buffer load."""
-    from argus.tracer import reader
-
     if window_s is not None and window_s < 0:
         raise DiagnoseError("--window must be >= 0")
     try:
@@ -86,8 +85,6 @@ def windows(path, window_s, at_s=None, at_ns=None, birth=lambda: None):
 def process_birth(path, pid):
     """The ts of the fork that created process pid (its first thread: child
     tid = child pid), or None: a validation pass keeping only FORK rows."""
-    from argus.tracer import reader, schema
-
     if pid is None:
         return None
     try:

@@ -29,6 +29,7 @@ from argus.tracer import schema
 from argus.graphbuild.graph import EventGraph, Table
 from argus.graphbuild.sysroles import SyscallRoles
 from argus.graphbuild.threads import decode_comm
+from argus.graphbuild import native_core
 
 # A LOST row is written at the drain that noticed the drop; the records it
 # counts happened since the previous drain (~100 ms apart), hence two drains.
@@ -50,8 +51,6 @@ def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, splits=Tr
     rows index - anything with .frames and .strings (a reader.Trace); None:
     none (user stacks, mapping paths and poll sets stay empty).
     """
-    from argus.graphbuild import native_core
-
     rows, t0, t1, roles = prepare_rows(rows, trace_start, trace_end, roles)
     out = native_core.build(rows, t0, t1, roles.table(), splits=splits, lost_window_ns=LOST_WINDOW_NS,
                             head_gap_end=-1 if head_gap_end is None else int(head_gap_end))
@@ -88,8 +87,6 @@ def prepare_rows(rows, trace_start=None, trace_end=None, roles=None):
     """Stage 1-2 of build_graph, shared with the test oracle: checked,
     contiguous, time-sorted rows, the trace's [t0, t1] and the SyscallRoles
     with what the rows reveal learned.  Returns (rows, t0, t1, roles)."""
-    from argus.graphbuild import native_core
-
     rows = np.asarray(rows)
     if rows.dtype != schema.ROW_DTYPE:
         raise TypeError(f"rows must have dtype schema.ROW_DTYPE, got {rows.dtype}")
@@ -109,7 +106,6 @@ def prepare_rows(rows, trace_start=None, trace_end=None, roles=None):
 
 
 def _native_csr(keys, order_keys, n):
-    from argus.graphbuild import native_core
     # in-index: edges are sorted by ts already, so (dst, ts, eid) == (dst, eid)
     if order_keys is not None and len(order_keys) > 1 and bool(np.all(order_keys[1:] >= order_keys[:-1])):
         order_keys = None

@@ -36,7 +36,7 @@ from argus.tracer import schema
 from argus.graphbuild.columns import END_BLOCKED, Table
 
 
-def _load_segments(path):
+def load_segments(path):
     """PT_LOAD (p_offset, p_filesz, p_vaddr) of an ELF file (pyelftools reads
     only the program headers); [] when the file is gone or not ELF."""
     try:
@@ -51,7 +51,7 @@ def _load_segments(path):
 def file_vaddr(path, offset, loads=None):
     """The virtual address of file offset `offset` in ELF file `path` (its
     PT_LOAD segments, or `loads` when already read), or None outside them."""
-    for p_off, size, vaddr in _load_segments(path) if loads is None else loads:
+    for p_off, size, vaddr in load_segments(path) if loads is None else loads:
         if p_off <= offset < p_off + size:
             return offset - p_off + vaddr
     return None
@@ -129,7 +129,7 @@ class Symbolizer:
         for path, items in by_path.items():
             if not path.startswith("/") or not os.path.isfile(path):
                 continue
-            loads = _load_segments(path)
+            loads = load_segments(path)
             todo = [(k, va) for k, va in ((k, file_vaddr(path, off, loads)) for k, off in items) if va is not None]
             uniq = sorted({va for _, va in todo})
             names = dict(zip(uniq, _function_names(path, uniq)))

@@ -55,7 +55,7 @@ def test_a_fifo_at_a_mapped_path_does_not_block(tmp_path):
     fifo = tmp_path / "lib.so"
     os.mkfifo(fifo)
     out = []
-    t = threading.Thread(target=lambda: out.append((stacks._load_segments(str(fifo)),
+    t = threading.Thread(target=lambda: out.append((stacks.load_segments(str(fifo)),
                                                     stacks._function_names(str(fifo), [0x10]))), daemon=True)
     t.start()
     t.join(30)

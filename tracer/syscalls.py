@@ -6,6 +6,7 @@ table, and the numbers are fixed ABI (asm/unistd_64.h), so a small table is the
 simplest correct source.  Unknown numbers print as `syscall_<n>`.
 """
 import platform
+from argus.tracer.kdebug import xnu_syscall_name
 
 X86_64 = {
     0: "read", 1: "write", 3: "close", 7: "poll", 16: "ioctl", 17: "pread64", 18: "pwrite64",
@@ -34,7 +35,6 @@ def name(nr):
     if known is None and nr >= 0x10000:
         # macOS traces (argus import-kdebug) put Mach traps and BSD calls in
         # their own number spaces above every Linux syscall number.
-        from argus.tracer.kdebug import xnu_syscall_name
         known = xnu_syscall_name(nr)
     return known or f"syscall_{nr}"
 

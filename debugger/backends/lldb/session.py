@@ -10,6 +10,7 @@ import os
 
 from argus.debugger.base import DebuggerError
 from argus.debugger.backends.lldb import find_lldb
+from argus.debugger.procmem import permission_hint
 
 
 class Session:
@@ -33,7 +34,6 @@ class Session:
             if not os.path.exists(f"/proc/{pid}"):
                 raise DebuggerError(f"no such process {pid}")
             if "ermission" in msg or "not permitted" in msg:
-                from argus.debugger.procmem import permission_hint
                 raise DebuggerError(f"permission denied attaching lldb to process {pid}: "
                                     + permission_hint("run as root (or set kernel.yama.ptrace_scope to 0)"))
             raise DebuggerError(f"failed to attach lldb to process {pid}: {msg.strip()}")
