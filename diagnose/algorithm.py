@@ -92,6 +92,8 @@ from argus.diagnose.slice import AutoChooser, interactive_slice, input_slice, Ed
 from argus.diagnose.dispatch import dispatch_in
 from argus.diagnose import waits as W
 from argus.diagnose import report as R
+from argus.diagnose.report import to_json
+from argus.diagnose.stacks import flag_candidates, top_frames
 from argus.diagnose.explain import explain
 
 MAX_DEPTH = 8
@@ -147,7 +149,6 @@ class Diagnosis:
     compare: dict = None     # the spinning vertex against its baselines (diagnose/compare.py)
 
     def to_json(self):
-        from argus.diagnose.report import to_json
         return to_json(self)
 
 
@@ -252,7 +253,6 @@ class _Run:
                 return R.bp_watch_command(pid, known.get("image"), known["symbol"])
             return R.bp_watch_command(pid, addr=int(known["addr"]))
         cands = polled_addresses(g, utid, a, b)
-        from argus.diagnose.stacks import flag_candidates, top_frames
         loop = flag_candidates(g, utid, a, b) or {}
         frames = loop.get("stack") or top_frames(g, B.busiest_segment(g, utid, a, b))
         syms = loop.get("symbols") or []

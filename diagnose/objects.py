@@ -51,8 +51,9 @@ the other end); at most one Owner per holder process.
 """
 import numpy as np
 
-from argus.tracer import schema
+from argus.tracer import schema, syscalls
 from argus.diagnose import blocktype as B
+from argus.diagnose.ownership import Owner
 from argus.diagnose.programs import SHELLS
 
 FD_WAITS = (schema.WAIT_READ, schema.WAIT_WRITE, schema.WAIT_ACCEPT, schema.WAIT_POLL)
@@ -290,13 +291,11 @@ MIN_TRIES = 3
 
 
 def _nrs_named(g, names):
-    from argus.tracer import syscalls
     return [syscalls.NUMBERS[n] for n in names if n in syscalls.NUMBERS]
 
 
 def _owners(g, ranked, users, waiter, a, b, end, obj):
     """Owners of the ranked pids, one thread each (never the waiter, a utid)."""
-    from argus.diagnose.ownership import Owner
     out, seen = [], set()
     for kind, pids in ranked:
         group = []
