@@ -19,6 +19,7 @@ import sys
 import time
 
 from argus.cli.common import ArgusError, resolve_buffer
+from argus.tracer.producer import Producer, ProducerError
 
 
 def _int(text):
@@ -57,6 +58,7 @@ def build_parser():
 
 
 def specs_from_args(args):
+    # local for start-up time: the debugger layer loads pyelftools / capstone (~80 ms)
     from argus.debugger import DebuggerError, symbols
 
     if args.duration is not None and args.duration <= 0:
@@ -96,8 +98,8 @@ class _StopRequest:
 
 
 def run(args):
+    # local for start-up time: the debugger layer loads pyelftools / capstone (~80 ms)
     from argus.debugger import DebuggerError, default_mechanism, open_watcher, procmem
-    from argus.tracer.producer import Producer, ProducerError
 
     specs = specs_from_args(args)
     buffer = resolve_buffer(args.buffer, announce=False)   # bp_watch writes; its summary names the buffer

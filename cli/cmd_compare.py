@@ -6,10 +6,13 @@ import sys
 
 from argus.cli.common import ArgusError
 from argus.tracer.textsafe import safe_lines
+from argus.cli.cmd_debug import _add_common
+from argus.cli.cmd_debug import _graph
+from argus.diagnose.compare import compare, render_compare
+from argus.diagnose.windowed import hang_acceptor
 
 
 def register(sub):
-    from argus.cli.cmd_debug import _add_common
     p = sub.add_parser("compare", help="compare a hung vertex with its quick instances (what only the hang has)")
     _add_common(p, "the process whose hang to compare (default: the most recent hang)")
     p.add_argument("--at", type=float, metavar="SECONDS", help="the hang in progress at this time (seconds into the trace)")
@@ -19,9 +22,6 @@ def register(sub):
 
 
 def run_compare(args):
-    from argus.cli.cmd_debug import _graph
-    from argus.diagnose.compare import compare, render_compare
-    from argus.diagnose.windowed import hang_acceptor
     threshold_ns = int(args.threshold * 1e9)
     if args.pid is None and args.tid is not None:
         raise ArgusError("--tid needs --pid")

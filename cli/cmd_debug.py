@@ -37,6 +37,21 @@ from argus.tracer.textsafe import safe_lines
 from argus.cli.tracefile import load_trace, warn_dropped, window_rows
 
 from argus.diagnose.windowed import DEFAULT_WINDOW_S, WHOLE_BUFFER_EVENTS
+from argus.diagnose import DiagnoseError
+from argus.diagnose.windowed import search_trace
+from argus.graphbuild import build_graph
+from argus.cli.tracefile import dropped_summary
+from argus.diagnose import render_json, render_text
+from argus.cli.repl.context import ReplContext
+from argus.diagnose.windowed import hang_acceptor
+from argus.diagnose.report import fmt_trace_time
+from argus.tracer import reader
+from argus.diagnose import candidates as C
+from argus.diagnose.report import fmt_dur, fmt_trace_time
+from argus.diagnose.report import fmt_dur, evidence_text, fmt_trace_time
+from argus.cli import snapshots
+from argus.diagnose import hangs_to_json, render_hangs_text
+from argus.diagnose.windowed import hangs_acceptor
 
 
 def _add_common(p, pid_help, json=True):
@@ -92,9 +107,6 @@ def add_diagnosis_args(p, json=True):
 def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None):
     """(trace, g, accepted): diagnose.windowed.search_trace over the buffer,
     each window loaded here (module doc)."""
-    from argus.diagnose import DiagnoseError
-    from argus.diagnose.windowed import search_trace
-    from argus.graphbuild import build_graph
 
     if args.threshold <= 0:
         raise ArgusError("--threshold must be positive")
@@ -125,8 +137,6 @@ def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None):
 
 
 def _notes(trace):
-    from argus.cli.tracefile import dropped_summary
-
     dropped = dropped_summary(trace)
     notes = [dropped] if dropped else []
     if trace.records_overwritten:
@@ -139,6 +149,7 @@ def _notes(trace):
 def _store(create=True):
     """The session store; with create=False None when there is none yet
     (--auto reads rules only: no store, no rules, nothing created)."""
+    # local for start-up time: sqlite3, only for the commands that keep answers
     from argus.cli.session import Store, SessionError, default_path
     if not create and not os.path.exists(default_path()):
         return None
@@ -149,8 +160,8 @@ def _store(create=True):
 
 
 def run_debug(args):
+    # local for start-up time: sqlite3, only for the commands that keep answers
     from argus.cli.session import SessionError
-    from argus.diagnose import render_json, render_text
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not (args.auto or args.json or args.answers)
     try:
@@ -160,6 +171,7 @@ def run_debug(args):
     store, sid = ctx.store, ctx.sid
     try:
         if interactive:
+            # local for start-up time: the REPL loads prompt_toolkit and rich (~150 ms)
             from argus.cli.repl import app
             _header(ctx)
             try:
@@ -184,9 +196,8 @@ def open_context(args, interactive=False):
     name, its diagnosis not yet run; ctx.store is the session store (None
     with --auto when there is none yet), which the caller closes.  `argus
     debug` runs it; export and report reuse it.  Raises SessionError."""
+    # local for start-up time: sqlite3, only for the commands that keep answers
     from argus.cli.session import read_answers_file
-    from argus.cli.repl.context import ReplContext
-    from argus.diagnose.windowed import hang_acceptor
 
     store, sid, presets = None, None, []
     try:
@@ -235,8 +246,6 @@ def open_context(args, interactive=False):
 
 def _say_window(g, trace):
     """`hangs` searched only part of the buffer: which part, and how to widen."""
-    from argus.diagnose.report import fmt_trace_time
-    from argus.tracer import reader
     a, b = g.loaded_window
     try:
         st = reader.buffer_stats(trace.path)
@@ -251,8 +260,6 @@ def _say_window(g, trace):
 def _say_choice(g, ranked):
     """Without --pid: which hang was picked, and the top three on stderr when
     the choice is not clear (diagnose/candidates.py)."""
-    from argus.diagnose import candidates as C
-    from argus.diagnose.report import fmt_dur, fmt_trace_time
     if not C.ambiguous(ranked):
         return
     top = C.top_threads(ranked)
@@ -266,7 +273,6 @@ def _say_choice(g, ranked):
 
 
 def _header(ctx):
-    from argus.diagnose.report import fmt_dur, evidence_text, fmt_trace_time
     h, g = ctx.hang, ctx.g
     ev = h.classification.evidence
     ctx.out(f"Hang in {g.comm(h.utid)}/{h.tid} (process {g.process_name(h.pid)}/{h.pid}): {h.block_type} "
@@ -283,8 +289,6 @@ def _snapshot_graph(args):
     """`debug --snapshot ID`: the snapshot's trace, and in it the hang the
     detector recorded (its process and thread, at the middle of the hang),
     unless --pid / --tid / --at say otherwise."""
-    from argus.cli import snapshots
-    from argus.diagnose.windowed import hang_acceptor
 
     if args.buffer or args.resume is not None:
         raise ArgusError("--snapshot reads the snapshot's own trace: drop --buffer / --resume")
@@ -308,7 +312,6 @@ def run_hangs(args):
     import json
 
     if args.recorded:
-        from argus.cli import snapshots
         if args.pid is not None or args.tid is not None or args.buffer:
             raise ArgusError("--recorded lists the flight recorder's snapshots: drop --pid / --tid / --buffer")
         snaps = snapshots.list_snapshots()
@@ -318,8 +321,6 @@ def run_hangs(args):
             sys.stdout.write(safe_lines(snapshots.render_text(snaps)))
         return 0
 
-    from argus.diagnose import hangs_to_json, render_hangs_text
-    from argus.diagnose.windowed import hangs_acceptor
 
     if args.top <= 0:
         raise ArgusError("--top must be positive")
@@ -332,7 +333,6 @@ def run_hangs(args):
         _say_window(g, trace)
     ranks = None
     if args.pid is None:
-        from argus.diagnose import candidates as C
         ranks = {id(c.hang): c for c in C.rank(g, hangs)}
     if args.json:
         print(json.dumps(hangs_to_json(g, hangs, ranks)))

@@ -22,6 +22,8 @@ from argus.tracer.textsafe import safe
 from argus.cli.tracefile import NAME_TYPES, load_trace, stream_windows
 from argus.graphbuild.threads import decode_comm
 from argus.tracer import input_event, schema, syscalls
+from argus.graphbuild.stacks import Symbolizer
+from argus.tracer import stream
 
 NO_CPU = 0xFFFF      # a record written to a user-space ring (a probe), not by the kernel
 
@@ -85,7 +87,6 @@ class FnNames:
     time in one batch."""
 
     def __init__(self, maps):
-        from argus.graphbuild.stacks import Symbolizer
         self._sym = Symbolizer(maps)
         self._names = {}
 
@@ -246,8 +247,6 @@ def run(args, chunks_per_window=None):
     then the buffer window by window (tracer/stream.py), filtering each
     window's rows before any per-record work; memory stays that of one window
     whatever the buffer's size, and the output is the whole-buffer decode's."""
-    from argus.tracer import stream
-
     path = resolve_buffer(args.buffer)
     for t in args.type or ():
         if t not in schema.TYPE_BY_NAME:

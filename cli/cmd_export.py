@@ -24,6 +24,13 @@ import sys
 from argus.cli.common import ArgusError
 from argus.cli.progress import Progress, fmt_count
 from argus.tracer.textsafe import safe_lines
+from argus.cli.cmd_debug import add_diagnosis_args
+from argus.cli.cmd_debug import open_context
+from argus.diagnose.export_model import timeline
+from argus.tracer import safe_files
+from argus.diagnose import export_chrome, export_dot, export_perfetto
+from argus.cli import speedscope
+from argus.diagnose import profile as P
 
 FORMATS = (("perfetto", "--perfetto", "Perfetto protobuf trace (open in ui.perfetto.dev)"),
            ("chrome_json", "--chrome-json", "Chrome trace-event JSON (chrome://tracing and other viewers)"),
@@ -34,8 +41,6 @@ FORMATS = (("perfetto", "--perfetto", "Perfetto protobuf trace (open in ui.perfe
 
 
 def register(sub):
-    from argus.cli.cmd_debug import add_diagnosis_args
-
     p = sub.add_parser("export", help="write a diagnosis as a Perfetto / Chrome JSON trace, or its slice as a "
                                       "DOT / SVG graph (docs/export.md)")
     for dest, flag, what in FORMATS:
@@ -49,9 +54,8 @@ def register(sub):
 def diagnosis_for_output(args):
     """(ReplContext with its diagnosis run, graph timeline): the hang args name,
     answered automatically unless --answers / --resume replay answers."""
-    from argus.cli.cmd_debug import open_context
+    # local for start-up time: sqlite3, only for the commands that keep answers
     from argus.cli.session import SessionError
-    from argus.diagnose.export_model import timeline
 
     args.auto = not (args.answers or args.resume is not None)   # no session of its own
     try:
@@ -72,7 +76,6 @@ def diagnosis_for_output(args):
 
 def write_output(path, data):
     """data (str or bytes) as a new 0600 file at path (tracer/safe_files.py)."""
-    from argus.tracer import safe_files
     safe_files.write_output(path, data)
 
 
@@ -86,7 +89,6 @@ def check_output_path(flag, path):
 
 
 def _renderer(kind):
-    from argus.diagnose import export_chrome, export_dot, export_perfetto
     return {"perfetto": export_perfetto.render, "chrome_json": export_chrome.render,
             "dot": export_dot.render_dot, "svg": export_dot.render_svg}[kind]
 
@@ -95,8 +97,6 @@ def _speedscope(ctx, thread):
     """speedscope JSON of the root causes' CPU profiles, or of one thread over
     the hang (cli/speedscope.py)."""
     import json
-    from argus.cli import speedscope
-    from argus.diagnose import profile as P
 
     g, hang = ctx.g, ctx.hang
     if not P.has_samples(g):

@@ -18,6 +18,9 @@ import sys
 from argus.tracer import safe_files
 from argus.cli.common import ArgusError, resolve_buffer
 from argus.tracer.textsafe import safe_lines
+from argus.scripts.lldb import generate as gen
+from argus.cli.cmd_lldb_script import script_dir, run_script
+from argus.scripts.lldb.generate import read_result
 
 LABELS = ("normal", "spinning")
 
@@ -42,13 +45,10 @@ def register(sub):
 
 
 def _label_path(buffer, pid, tid, label):
-    from argus.scripts.lldb import generate as gen
     return os.path.join(gen.results_dir(buffer), f"{int(pid)}-{int(tid)}.{label}.json")
 
 
 def _record(args, buffer):
-    from argus.cli.cmd_lldb_script import script_dir, run_script
-    from argus.scripts.lldb import generate as gen
     if args.pid is None:
         raise ArgusError("--record needs --pid")
     tid = args.tid or args.pid
@@ -77,7 +77,6 @@ def _record(args, buffer):
 def _load(path, label, ours):
     """A trace the user named is read as given (it is data, never run); one
     of ours (in <buffer>.lldb/) only through its verified directory."""
-    from argus.scripts.lldb.generate import read_result
     try:
         if ours:
             return read_result(path)
@@ -91,6 +90,7 @@ def _load(path, label, ours):
 
 
 def run(args):
+    # local for start-up time: the debugger layer loads pyelftools / capstone (~80 ms)
     from argus.debugger import DebuggerError
     from argus.debugger import divergence
 

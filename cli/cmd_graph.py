@@ -22,6 +22,9 @@ from argus.cli.memcheck import check_load
 from argus.cli.progress import Progress, fmt_count
 from argus.tracer.textsafe import safe_lines
 from argus.cli.tracefile import load_trace
+from argus.graphbuild.builder import build_graph_from_trace
+from argus.graphbuild.native_core import GraphError
+from argus.graphbuild.summary import graph_summary, format_summary
 
 
 def register(sub):
@@ -44,8 +47,6 @@ def register(sub):
 
 
 def _build(buffer):
-    from argus.graphbuild.builder import build_graph_from_trace
-    from argus.graphbuild.native_core import GraphError
 
     path = resolve_buffer(buffer)
     if os.path.exists(path):
@@ -67,9 +68,8 @@ def _build(buffer):
 
 
 def run_stats(args):
-    from argus.graphbuild.summary import graph_summary, format_summary
-
     if args.db:
+        # local for start-up time: sqlite3, only for --db / save
         from argus.graphbuild.storage import load_graph, StorageError
         try:
             g = load_graph(args.db)
@@ -92,6 +92,7 @@ def run_stats(args):
 
 
 def run_save(args):
+    # local for start-up time: sqlite3, only for --db / save
     from argus.graphbuild.storage import save_graph, StorageError
 
     source, g, _ = _build(args.buffer)

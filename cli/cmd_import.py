@@ -15,6 +15,7 @@ import re
 import sys
 
 from argus.cli.common import ArgusError, parse_size
+from argus.tracer import kdebug
 
 
 def register(sub):
@@ -38,8 +39,6 @@ def _timebase(text):
 
 
 def run(args):
-    from argus.tracer import kdebug
-
     timebase = _timebase(args.timebase)
     size = parse_size(args.size) if args.size else 0
     if not os.path.exists(args.trace):

@@ -23,6 +23,7 @@ import sys
 
 from argus.tracer import safe_files
 from argus.cli.common import ArgusError, resolve_buffer
+from argus.scripts.lldb import generate as gen
 
 
 def register(sub):
@@ -113,8 +114,6 @@ def build_params(args):
 
 
 def run(args):
-    from argus.scripts.lldb import generate as gen
-
     params = build_params(args)
     buffer = resolve_buffer(args.buffer)
     script, result = gen.default_paths(buffer, params["pid"], params["tid"])
@@ -187,6 +186,7 @@ def run_script(dir_fd, name, params):
     would otherwise put first on sys.path (a planted json.py there ran as
     root), and no PYTHON* variable, user site or working directory of the
     caller's is consulted (script_env, cwd /)."""
+    # local for start-up time: the debugger layer, only to run lldb
     from argus.debugger import DebuggerError
     from argus.debugger.backends.lldb import env_for_scripts, find_lldb
     try:

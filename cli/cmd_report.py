@@ -15,11 +15,13 @@ import sys
 
 from argus.cli.progress import Progress
 from argus.tracer.textsafe import safe_lines
+from argus.cli.cmd_debug import add_diagnosis_args
+from argus.tracer.safe_files import UnsafePath
+from argus.scripts.lldb.generate import results_for
+from argus.cli.cmd_export import check_output_path, diagnosis_for_output, write_output
 
 
 def register(sub):
-    from argus.cli.cmd_debug import add_diagnosis_args
-
     p = sub.add_parser("report", help="write a diagnosis as one self-contained HTML page (docs/export.md)")
     p.add_argument("--html", metavar="FILE", required=True, help="the HTML file to write")
     add_diagnosis_args(p, json=False)
@@ -28,8 +30,6 @@ def register(sub):
 
 def _lldb_results(ctx):
     """{(pid, tid): [lldb result docs]} of the root-cause threads."""
-    from argus.tracer.safe_files import UnsafePath
-    from argus.scripts.lldb.generate import results_for
 
     out = {}
     for r in ctx.report["root_causes"]:
@@ -42,7 +42,7 @@ def _lldb_results(ctx):
 
 
 def run(args):
-    from argus.cli.cmd_export import check_output_path, diagnosis_for_output, write_output
+    # local for start-up time: the HTML and DOT renderers, only for `argus report`
     from argus.diagnose import export_dot, report_html
 
     check_output_path("--html", args.html)

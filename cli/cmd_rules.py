@@ -12,6 +12,7 @@ import sys
 import time
 
 from argus.cli.common import ArgusError
+from argus.diagnose.rules import describe
 
 
 def register(sub):
@@ -27,6 +28,7 @@ def register(sub):
 
 
 def _store():
+    # local for start-up time: sqlite3, only for the commands that keep answers
     from argus.cli.session import Store, SessionError
     try:
         return Store()
@@ -35,7 +37,7 @@ def _store():
 
 
 def run_list(args):
-    from argus.diagnose.rules import describe
+    # local for start-up time: sqlite3, only for the commands that keep answers
     from argus.cli.session import SessionError
     store = _store()
     try:
@@ -59,6 +61,7 @@ def run_list(args):
 
 
 def run_rm(args):
+    # local for start-up time: sqlite3, only for the commands that keep answers
     from argus.cli.session import SessionError
     store = _store()
     try:

@@ -22,6 +22,10 @@ from argus.cli.snapshots import snapshot_dir
 from argus.cli.common import (ArgusError, DEFAULT_BUFFER, RUN_DIR, SOCKET_PATH, STATE_DIR, free_disk_bytes, native_path,
                               open_run_dir, parse_size, read_state, remember_buffer, remove_state,
                               require_tracing_privileges, write_state)
+from argus.cli.cmd_status import fmt_bytes
+from argus.tracer import reader
+from argus.tracer import safe_files
+from argus.cli import uprobe_hooks
 
 DEFAULT_SIZE = "2G"
 READY_TIMEOUT_S = 60
@@ -82,8 +86,6 @@ def check_existing_buffer(path, size_bytes, force=False):
     size (argusd appends); otherwise ArgusError, or with force re-created
     (--fresh).  Anything else: ArgusError, force or not (the path may be a
     typo for something precious; argusd refuses it too)."""
-    from argus.cli.cmd_status import fmt_bytes
-    from argus.tracer import reader
 
     if not os.path.lexists(path) or (os.path.isfile(path) and os.path.getsize(path) == 0):
         return (parse_size(DEFAULT_SIZE) if size_bytes is None else size_bytes), []
@@ -156,8 +158,6 @@ def check_free_disk(buffer, size_bytes, fresh):
     cannot be had; otherwise, when the buffer cannot be allocated in full,
     one line says so (argusd then keeps tracing in the chunks it gets, and
     `argus status` says disk_full)."""
-    from argus.cli.cmd_status import fmt_bytes
-
     allocated = 0
     if not fresh:
         try:
@@ -176,8 +176,6 @@ def check_free_disk(buffer, size_bytes, fresh):
 def _open_log(log_path):
     """argusd.log, appended to, in the verified RUN_DIR (created 0700): never
     through a link, never another user's file (common.open_run_dir)."""
-    from argus.tracer import safe_files
-
     dir_fd = open_run_dir(create=True)
     try:
         fd = safe_files.open_file(dir_fd, os.path.basename(log_path), os.O_WRONLY | os.O_CREAT | os.O_APPEND,
@@ -271,8 +269,6 @@ def _send_watches(args):
 def _uprobe_flags(names):
     """argusd flags for --uprobe-hooks: the resolved hook list in RUN_DIR
     (0600), each hook that did not resolve said in one line."""
-    from argus.cli import uprobe_hooks
-    from argus.tracer import safe_files
 
     if not names:
         return []

@@ -12,6 +12,7 @@ import os
 from argus.cli import control
 from argus.cli.common import ArgusError, resolve_buffer
 from argus.tracer.textsafe import safe
+from argus.tracer import reader
 
 
 def register(sub):
@@ -33,8 +34,6 @@ def run(args):
     if live is not None:
         info = dict(live, tracing=True)
     else:
-        from argus.tracer import reader
-
         path = resolve_buffer(args.buffer)
         if not os.path.exists(path):
             raise ArgusError(f"not tracing, and no buffer at {path}")
@@ -98,7 +97,6 @@ def _history(path):
     readable records span, disk_full, and when full, disk_full_since (local
     time) and disk_full_since_ns (CLOCK_REALTIME)}; {} when it cannot be read."""
     import time
-    from argus.tracer import reader
 
     if not path or not os.access(path, os.R_OK):
         return {}
@@ -118,8 +116,6 @@ def _dropped(path):
     """{torn_chunks, bad_records}: what a reader of the buffer drops now (a
     validation pass over every record, no rows kept: ~1 s per GiB), or {}
     when the buffer cannot be read."""
-    from argus.tracer import reader
-
     if not path or not os.access(path, os.R_OK):
         return {}
     try:

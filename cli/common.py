@@ -12,6 +12,7 @@ import shutil
 
 from argus.tracer import safe_files
 from argus.tracer.errors import ArgusError
+import argus
 
 RUN_DIR = os.environ.get("ARGUS_RUN_DIR", "/run/argus")
 STATE_DIR = os.environ.get("ARGUS_STATE_DIR", "/var/lib/argus")
@@ -27,8 +28,6 @@ LAST_BUFFER_FILE = os.path.join(STATE_DIR, "last-buffer.json")
 
 def native_path(name):
     """Path of a native part (argusd, libargus_core.so, demo programs)."""
-    import argus
-
     path = os.path.join(argus.NATIVE_DIR, name)
     if not os.path.exists(path):
         raise ArgusError(f"missing native part {path}: reinstall Argus with `pip install .`")

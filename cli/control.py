@@ -10,14 +10,13 @@ import socket
 import stat
 
 from argus.cli.common import ArgusError, SOCKET_PATH
+from argus.tracer import safe_files
 
 
 def _check_socket(path):
     """Only a socket of root's (or the caller's) in a directory nobody else can
     write is the daemon's: anything else could answer `status` and `stop`
     with lies.  None when there is no socket there (no daemon)."""
-    from argus.tracer import safe_files
-
     try:
         dir_fd, name = safe_files.open_parent(path)
     except (FileNotFoundError, NotADirectoryError):

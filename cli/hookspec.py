@@ -32,6 +32,7 @@ import re
 from argus.cli.common import ArgusError
 
 from argus.tracer import schema
+import argus
 
 # record type name -> number (tracer/argus_event.h via schema.py)
 PROBE_TYPES = {schema.TYPE_NAMES[t]: t for t in schema.PROBE_TYPES}
@@ -65,7 +66,6 @@ def matches(name, library):
 
 
 def default_spec_dir():
-    import argus
     return os.path.join(os.path.dirname(argus.__file__), "hooks")
 
 

@@ -8,6 +8,7 @@ windowed load) times PEAK_BYTES_PER_EVENT, against /proc/meminfo's
 MemAvailable.
 """
 from argus.cli.common import ArgusError
+from argus.tracer import reader, stream
 
 # bench/graph_build.py on a 50M-event buffer: decode peaks at 169 B/event
 # (rows, radix keys, gather copy), the build at 135 B/event with the 80 B
@@ -32,8 +33,6 @@ def check_load(path, since_ns, until_ns, widening, avail=None):
     the whole buffer) would need more than the available memory (avail:
     bytes, default MemAvailable); widening: a smaller window was loaded
     already and did not settle the answer."""
-    from argus.tracer import reader, stream
-
     avail = mem_available() if avail is None else avail
     if avail is None:
         return

@@ -30,6 +30,7 @@ import time
 from argus.cli import bounded_json
 
 from argus.diagnose.chooser import QUESTION_KINDS
+from argus.tracer import safe_files
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -65,8 +66,6 @@ def default_path():
 
 class Store:
     def __init__(self, path=None):
-        from argus.tracer import safe_files
-
         self.path = path or default_path()
         try:
             # A directory of root's or ours that nobody else can write, and a
@@ -230,7 +229,6 @@ def write_answers_file(path, answers, meta=None):
     data = {"schema": "argus.answers/1", **(meta or {}),
             "answers": [{"kind": a["kind"], "answer": str(a["answer"])} for a in answers
                         if a["kind"] in QUESTION_KINDS]}
-    from argus.tracer import safe_files
     safe_files.write_output(path, json.dumps(data, indent=1) + "\n")   # a new 0600 file, never a planted one
 
 

@@ -17,6 +17,9 @@ import re
 
 from argus.cli import bounded_json
 from argus.cli.common import STATE_DIR, ArgusError
+from argus.tracer import safe_files
+from argus.diagnose.report import fmt_wall
+from argus.tracer import schema
 
 SNAPSHOT_DIR = os.path.join(STATE_DIR, "snapshots")
 ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,46}$")
@@ -49,7 +52,6 @@ def _check_meta(meta, sid):
 
 def _open_dir():
     """A verified fd of the snapshot directory, or None when there is none."""
-    from argus.tracer import safe_files
     try:
         return safe_files.open_dir(SNAPSHOT_DIR)
     except FileNotFoundError:
@@ -59,7 +61,6 @@ def _open_dir():
 
 
 def _read_meta(dir_fd, sid):
-    from argus.tracer import safe_files
     try:
         fd = safe_files.open_file(dir_fd, sid + ".json", shown=os.path.join(SNAPSHOT_DIR, sid + ".json"))
     except (OSError, ArgusError):
@@ -107,14 +108,12 @@ def resolve(sid):
 
 def wall(meta, ts):
     """The wall-clock time of a trace timestamp, or '?' when the ring had none."""
-    from argus.diagnose.report import fmt_wall
     if not meta.get("created_realtime_ns"):
         return "?"
     return fmt_wall(ts, meta["created_realtime_ns"] - meta["created_ns"])
 
 
 def to_json(snaps):
-    from argus.tracer import schema
     out = []
     for sid, m in snaps:
         if m is None:
@@ -130,7 +129,6 @@ def to_json(snaps):
 
 
 def render_text(snaps):
-    from argus.tracer import schema
     if not snaps:
         return f"no recorded hangs in {SNAPSHOT_DIR}\n"
     rows = [("ID", "PROCESS", "THREAD", "START", "LENGTH", "BLOCK TYPE (guess)")]

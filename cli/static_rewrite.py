@@ -37,6 +37,7 @@ import os
 
 from argus.cli import hookspec, static_rewrite_macho
 from argus.cli.common import ArgusError, native_path
+from argus.tracer import safe_files
 
 ARCH_X86_64, ARCH_ARM64 = 1, 2
 TRAMP_SLOT = 256          # bytes per trampoline (largest: arm64 with a far jump back, ~200)
@@ -111,8 +112,6 @@ def built_bytes(binary):
 def _write_output(data, src, out, check=None):
     """data (the instrumented library) as a new file at out, checked first
     (check(data) raises when it is not what we meant to write)."""
-    from argus.tracer import safe_files
-
     mode = os.stat(src).st_mode & 0o777     # the input's permission bits, never set-id
     if check:
         check(data)

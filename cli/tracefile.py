@@ -16,6 +16,8 @@ from argus.cli.common import ArgusError
 from argus.tracer.textsafe import safe_lines
 from argus.graphbuild.threads import decode_comm
 from argus.tracer import schema
+from argus.tracer import reader
+from argus.tracer import reader, stream
 
 
 # The records that name a thread (ThreadNames): a names-only decode selects them.
@@ -30,8 +32,6 @@ def load_trace(path, since_ns=None, until_ns=None, names=True, types=None, rows_
     decode of those record types only (reader.decode_file).  Bad records and
     dropped chunks are reported on stderr (warn_dropped) unless warn=False
     (a caller that may load several windows reports the one it keeps)."""
-    from argus.tracer import reader
-
     if not os.path.exists(path):
         raise ArgusError(f"no trace at {path}: start tracing with `argus start`, or pass --buffer FILE")
     if not os.access(path, os.R_OK):
@@ -56,8 +56,6 @@ def out_of_memory(path):
 def stream_windows(path, chunks_per_window):
     """stream.iter_windows with one-line errors (load_trace has reported the
     buffer's bad records and dropped chunks already)."""
-    from argus.tracer import reader, stream
-
     try:
         yield from stream.iter_windows(path, chunks_per_window)
     except reader.TraceError as e:

@@ -10,6 +10,9 @@ from argus.tracer.textsafe import safe_console
 from argus.cli.tracefile import ThreadNames
 from argus.diagnose import AskingChooser, diagnose_hang, to_json
 from argus.diagnose.rules import describe
+from argus.cli.repl.registry import ReplUsageError
+from argus.tracer.safe_files import UnsafePath
+from argus.scripts.lldb.generate import results_for
 
 
 class ReplContext:
@@ -86,7 +89,6 @@ class ReplContext:
         return i + 1, d.path[i + 1]
 
     def check_vertex(self, v):
-        from argus.cli.repl.registry import ReplUsageError
         if v is None:
             return self.cursor
         if not 0 <= int(v) < self.g.num_vertices:
@@ -118,8 +120,6 @@ class ReplContext:
         (`argus lldb-script`) is attached to the report as a note."""
         if not self.buffer:
             return
-        from argus.tracer.safe_files import UnsafePath
-        from argus.scripts.lldb.generate import results_for
 
         for rc in d.root_causes:
             pid, tid = int(self.g.threads.pid[rc.utid]), int(self.g.threads.tid[rc.utid])

@@ -1,6 +1,8 @@
 """hangs: the hangs of the spinning thread's process."""
 from argus.cli.repl.registry import CommandParser, command
 from argus.diagnose import list_hangs, render_hangs_text
+from argus.diagnose import DiagnoseError
+from argus.cli.repl.registry import ReplUsageError
 
 parser = CommandParser("hangs", "List the hangs of the process being debugged (or --pid's).")
 parser.add_argument("--pid", type=int, help="another process")
@@ -8,8 +10,6 @@ parser.add_argument("--pid", type=int, help="another process")
 
 @command(parser, category="diagnose")
 def run(ctx, args):
-    from argus.diagnose import DiagnoseError
-    from argus.cli.repl.registry import ReplUsageError
     try:
         hs = list_hangs(ctx.g, ctx.hang.pid if args.pid is None else args.pid, threshold_ns=ctx.threshold_ns)
     except DiagnoseError as e:

@@ -1,5 +1,7 @@
 """lldb: instruction-level evidence captured by `argus lldb-script` for a thread."""
 from argus.cli.repl.registry import CommandParser, command
+from argus.tracer.safe_files import UnsafePath
+from argus.scripts.lldb.generate import render_text, results_for   # render_text: a list of lines
 
 parser = CommandParser("lldb", "Show the lldb instruction traces (`argus lldb-script`) stored next to the "
                                "buffer for the thread of a vertex.")
@@ -9,8 +11,6 @@ parser.add_argument("--instructions", type=int, default=20, help="instructions t
 
 @command(parser)
 def run(ctx, args):
-    from argus.tracer.safe_files import UnsafePath
-    from argus.scripts.lldb.generate import render_text, results_for   # render_text: a list of lines
 
     v = ctx.check_vertex(args.id)
     u = int(ctx.g.seg.utid[v])
