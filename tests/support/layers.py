@@ -11,7 +11,9 @@ dependency, it only moves the failure to run time.
 Two rules:
 - layers: a module may import its own layer or a lower one (LAYERS below);
   an import from a lower layer to a higher one is an "upward import";
-- no cycle between modules (files), function-local imports included.
+- no cycle between modules (files), function-local imports included;
+- a function-local import says why it is local (start-up time, an optional
+  dependency) in a comment on its line or above its group of import lines.
 
 Edges go to the module named: `from argus.diagnose import report` is an
 edge to argus.diagnose.report, `from argus.diagnose import diagnose` an edge
@@ -81,6 +83,7 @@ class LayerReport:
     imports: list[Import]
     upward: list[Import] = field(default_factory=list)
     cycles: list[list[str]] = field(default_factory=list)
+    unexplained_local: list[Import] = field(default_factory=list)
 
     def describe(self) -> str:
         lines = []
@@ -90,6 +93,9 @@ class LayerReport:
                          f"(layer {layer_of(imp.target)[0]})")
         for cycle in self.cycles:
             lines.append("import cycle: " + " -> ".join(cycle + cycle[:1]))
+        for imp in self.unexplained_local:
+            lines.append(f"function-local import without a comment saying why "
+                         f"{imp.where()}: {imp.target} (move it to the top)")
         return "\n".join(lines)
 
 
@@ -167,6 +173,21 @@ def collect_imports(sources: dict[str, tuple[str, str]]) -> list[Import]:
     return found
 
 
+def _explained(lines: list[str], line: int) -> bool:
+    """A comment on the import's line, or above it past other import lines."""
+    if "#" in lines[line - 1]:
+        return True
+    i = line - 2
+    while i >= 0:
+        text = lines[i].strip()
+        if text.startswith("#"):
+            return True
+        if not text.startswith(("from ", "import ")):
+            return False
+        i -= 1
+    return False
+
+
 def check_layers(sources: dict[str, tuple[str, str]], layers=LAYERS) -> LayerReport:
     """Upward imports and module cycles among `sources` (name -> (path, text))."""
     imports = collect_imports(sources)
@@ -174,6 +195,13 @@ def check_layers(sources: dict[str, tuple[str, str]], layers=LAYERS) -> LayerRep
     for imp in imports:
         if layer_of(imp.target, layers)[1] > layer_of(imp.source, layers)[1]:
             report.upward.append(imp)
+    text_lines = {name: text.splitlines() for name, (_path, text) in sources.items()}
+    seen = set()
+    for imp in imports:
+        if imp.local and (imp.path, imp.line) not in seen:
+            seen.add((imp.path, imp.line))
+            if not _explained(text_lines[imp.source], imp.line):
+                report.unexplained_local.append(imp)
     graph = nx.DiGraph()
     graph.add_nodes_from(sources)
     graph.add_edges_from((imp.source, imp.target) for imp in imports
