@@ -4,7 +4,7 @@
  *
  * Which threads: a main thread (tid == pid) is an event loop once it has
  * blocked MIN_LOOP_POLLS times in a POLL wait (epoll / poll / select), the
- * rule of hangs.event_loop_threads; plus every thread of a pid or comm the
+ * rule of candidates.event_loop_threads; plus every thread of a pid or comm the
  * user names (--watch-pid / --watch-comm / `watch` on the control socket).
  *
  * Loop site: as diagnose/waits.py, the thread's most frequent POLL site,
@@ -66,7 +66,7 @@
 
 #define HD_SLOTS 4096                 /* power of two */
 #define HD_SITES 4
-#define MIN_LOOP_POLLS 5              /* diagnose/hangs.py MIN_LOOP_POLLS */
+#define MIN_LOOP_POLLS 5              /* diagnose/candidates.py MIN_LOOP_POLLS */
 #define CHECK_EVERY_NS 100000000ull
 #define GRACE_NS 1000000000ull        /* records of the hang's end reach the ring */
 #define YIELD_RATE_PER_S 100          /* switch-outs per second that make a RepeatedYield guess */
