@@ -349,14 +349,15 @@ class _Run:
         threads, a work-stealing pool): the work moves between the process's
         OS threads, each runs part of it and parks in short futex waits
         between, so each alone looks like polling.  When this thread and the
-        process's other such threads (RepeatedYield without yields, each busy
-        >= SHARED_MIN of [a, b]) were busy (on CPU or runnable) together >=
+        process's other such threads (RepeatedYield without yields, not paced
+        by a device, each busy >= SHARED_MIN of [a, b]) were busy (on CPU or
+        runnable) together >=
         PROCESS_BUSY of [a, b], this thread stands for the process's work:
         LongRunning, with the process's share as evidence.
         The process's other busy threads are then not named again.  None
         otherwise."""
         c = self.cls(utid, a, b)
-        if c.block_type != B.REPEATED_YIELD or c.evidence.get("yields"):
+        if c.block_type != B.REPEATED_YIELD or c.evidence.get("yields") or B.device_paced(c.evidence):
             return None
         g = self.g
 

@@ -34,7 +34,9 @@ Rules, in order:
   1. longest wait inside the window >= 50 % of it       -> LongWait
   2. no yields and cpu + runnable >= 80 % of it          -> LongRunning
      (a thread that computes and hands a lock back and forth in short
-     waits - a Python thread under the GIL - computes; a poller sleeps)
+     waits - a Python thread under the GIL - computes; a poller sleeps),
+     unless the kernel ended most of its short waits (device_paced: an
+     fsync loop, runnable after each completion on a loaded machine)
   3. yields + short waits >= 10 and rate >= 5/s          -> RepeatedYield
   4. cpu + runnable >= 50 % of the window                -> LongRunning
   5. otherwise                                           -> Normal
@@ -217,7 +219,7 @@ def classify(g, utid, a, b):
         bt = NORMAL
     elif longest is not None and longest_in >= SHARE * active:
         bt = LONG_WAIT
-    elif not len(yts) and cpu + rbl >= BUSY_SHARE * active:
+    elif not len(yts) and cpu + rbl >= BUSY_SHARE * active and not device_paced(ev):
         bt = LONG_RUNNING       # computing, with short hand-offs between (a GIL's)
     elif n_events >= MIN_REPEATS and rate >= MIN_RATE_PER_S:
         bt = REPEATED_YIELD

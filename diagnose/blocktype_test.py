@@ -230,3 +230,18 @@ def test_a_thread_stopped_all_window_is_normal():
     t.row(ms(10), T, B.schema.SWITCH_OUT, state=B.schema.STATE_TRACED)
     g, c = cls(t, a=ms(100), b=ms(900))
     assert c.block_type == B.NORMAL and c.evidence["stopped_ns"] == ms(800)
+
+
+def test_a_device_paced_loop_runnable_after_each_completion_stays_repeated_yield():
+    """An fsync loop on a loaded machine: each wait ended by the disk's
+    interrupt, then runnable for most of the gap before it runs: busy by
+    the numbers, but the device paces it (blocktype.device_paced)."""
+    t = trace()
+    for k in range(200):
+        at = ms(5 * k + 10)
+        t.block(T, at, "io", "fsync")
+        t.wake(0, T, at + ms(0.2), "softirq", "block")
+        t.run(T, at + ms(4.5))
+    g, c = cls(t)
+    assert c.evidence["runnable_share"] > 0.8 and c.evidence["short_waits_kernel"] == c.evidence["short_waits"]
+    assert c.block_type == B.REPEATED_YIELD

@@ -25,7 +25,8 @@ wakeup ended (still going on at trace end, or ended by the kernel), ranked:
      end's local is our peer), a TCP/UDP peer (local and peer swapped);
   2. the waiter's descendants alive at the wait (they inherited its fds: a
      forked child computing before it writes has never used the fd, so the
-     tracer has no FD_INFO of it), for pipes, sockets and child waits;
+     tracer has no FD_INFO of it), for pipes, sockets and child waits (a
+     waitpid that names one child: that child only);
   3. its siblings alive at the wait when its parent is a shell (a
      pipeline: both stages are the shell's children), for pipes only; not
      under any parent, since a runner or supervisor has many unrelated
@@ -242,7 +243,11 @@ def other_end_holders(g, v, a, b):
     end = min(int(b), int(seg.wait_end[v]))
     reason = int(seg.wait_reason[v]) if seg.wait_known[v] else None
     if reason == schema.WAIT_CHILD:
-        ranked, users = [(KIND_CHILD, [p for p in descendants(g, pid) if _alive(g, p, at)])], {}
+        kids = [p for p in descendants(g, pid) if _alive(g, p, at)]
+        want = int(seg.wait_obj[v])      # wait4's pid argument: > 0 names one child (-1: any)
+        if want > 0 and want in kids:
+            kids = [want]
+        ranked, users = [(KIND_CHILD, kids)], {}
     elif reason in FD_WAITS and waited_fd(g, v) is not None:
         ranked, users = _fd_ranks(g, pid, waited_fd(g, v), at, int(seg.wait_end[v]), int(g.threads.tid[utid]),
                                   polled=reason == schema.WAIT_POLL)

@@ -125,3 +125,22 @@ def test_a_polled_fd_last_recorded_as_a_regular_file_was_reused():
         v = g.segment_at(g.utid_of_tid(PARENT), s(1))
         found = other_end_holders(g, v, ms(20), s(3))
         assert [(int(g.threads.tid[o.utid]), o.kind) for o in found] == holders
+
+
+def test_a_waitpid_that_names_one_child_is_held_by_that_child_only():
+    """The parent waits for child 102 (wait4's pid argument) while child 101,
+    busier, computes too: only the named child holds the wait; with pid -1
+    (any child) both do, the busiest first."""
+    for want, holders in ((102, [102]), (-1, [101, 102])):
+        t = Trace()
+        t.thread(PARENT, PARENT, "server")
+        t.run(PARENT, 0)
+        for kid, gap in ((101, us_(20)), (102, ms(5))):
+            t.fork(PARENT, kid, ms(1), "server", child_pid=kid)
+            t.run(kid, ms(1))
+            t.busy(kid, ms(1), s(3), slice_ns=ms(10), gap_ns=gap)
+        t.block(PARENT, ms(5), "child", "wait4", obj=want & (2**64 - 1))     # the row keeps the raw argument
+        g = t.build(until=s(3))
+        v = g.segment_at(g.utid_of_tid(PARENT), s(1))
+        found = other_end_holders(g, v, ms(5), s(3))
+        assert [int(g.threads.tid[o.utid]) for o in found] == holders
