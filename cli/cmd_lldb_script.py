@@ -196,16 +196,22 @@ def run_script(dir_fd, name, params):
     # the script keeps to timeout_s itself (scripts/lldb/step_trace.py); the
     # margin covers lldb's attach and symbol loading, and the steps
     timeout = params["timeout_s"] + params["max_steps"] * 0.05 + 30
-    fd = safe_files.open_file(dir_fd, name)
-    try:
-        proc = subprocess.run([sys.executable, "-I", f"/dev/fd/{fd}"], env=script_env(env_for_scripts()),
-                              cwd="/", capture_output=True, text=True, timeout=timeout, pass_fds=(fd,))
-    except subprocess.TimeoutExpired:
-        raise ArgusError(f"the lldb script did not finish in {timeout:.0f} s") from None
-    finally:
-        os.close(fd)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("argus lldb trace:")]
+    # lldb itself sometimes dies on a signal while it attaches (liblldb, not
+    # the script): one more try then, and the signal is said if it dies again
+    for attempt in (1, 2):
+        fd = safe_files.open_file(dir_fd, name)
+        try:
+            proc = subprocess.run([sys.executable, "-I", f"/dev/fd/{fd}"], env=script_env(env_for_scripts()),
+                                  cwd="/", capture_output=True, text=True, timeout=timeout, pass_fds=(fd,))
+        except subprocess.TimeoutExpired:
+            raise ArgusError(f"the lldb script did not finish in {timeout:.0f} s") from None
+        finally:
+            os.close(fd)
+        lines = [l for l in proc.stdout.splitlines() if l.startswith("argus lldb trace:")]
+        if lines or proc.returncode >= 0:
+            break
     if not lines:
+        died = f" (killed by signal {-proc.returncode})" if proc.returncode < 0 else ""
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise ArgusError(f"the lldb script failed: {tail}")
+        raise ArgusError(f"the lldb script failed{died}: {tail}")
     return lines[-1], proc.returncode
