@@ -18,7 +18,9 @@ hang window [a, b] (diagnose_vertex):
                  thread on a wake-up path below.  No strong holder: the
                  other end of the channels its non-blocking reads found
                  empty (objects.polled_holders), before weak (inferred)
-                 holders and release wakers.  With no holder known (or
+                 holders and release wakers; for a poller that does not
+                 yield (a trylock between sleeps), its process's held-up
+                 threads (process_peers).  With no holder known (or
                  the chooser declines): stop; root cause = T with the
                  advice to watch the flag with bp_watch.  With data flags,
                  fall through to LongWait, where a
@@ -439,12 +441,15 @@ class _Run:
             # it tried is known), before inferred futex channels (a GIL's hand-offs
             # among the process's threads say little about what it polls)
             # ... and when nothing it touched names a holder (a trylock between
-            # sleeps makes no syscall on the lock): its process's held-up threads
+            # sleeps makes no syscall on the lock): its process's held-up threads.
+            # Not for a thread that yields: it spins on memory (a flag), whose
+            # writer only a watch can name (the bp_watch advice)
             owners = OW.owners(g, utid, a, b)
             strong = any(not o.weak for o in owners)
             cands = (owners if strong else None) or self.held_up(OBJ.polled_holders(g, utid, a, b), a, b) \
                 or self.signal_poll_peers(utid, a, b) or self.held_up(owners, a, b) \
-                or self.held_up(OW.release_owners(g, utid, a, b), a, b) or self.process_peers(utid, a, b, b)
+                or self.held_up(OW.release_owners(g, utid, a, b), a, b) \
+                or (self.process_peers(utid, a, b, b) if not c.evidence.get("yields") else [])
             res = self.follow_owner(v, cands, depth, a, b, info)
             if res is None:
                 info["advice"] = self.bp_watch_advice(utid, a, b)
