@@ -155,13 +155,18 @@ def test_long_running_slice_reaches_the_trigger():
 
 
 def test_repeated_yield_without_flags_names_a_held_up_thread_of_its_process():
-    """Nothing the poller touched names a holder: its process's thread that
-    was busy over the hang is the inferred one (weak process_peer)."""
-    j = to_json(diagnose(C.yield_app(flags=False), 600))
-    assert j["spinning"]["owner"]["kind"] == "process_peer" and j["spinning"]["owner"]["tid"] == 601
+    """A poller that sleeps between tries (timed futex waits, no yields) and
+    whose tries name no holder: its process's thread that was busy over the
+    hang is the inferred one (weak process_peer).  A poller that yields
+    spins on memory instead: itself, with the bp_watch advice."""
+    j = to_json(diagnose(C.gil_like(release=False), 10))
+    assert j["spinning"]["owner"]["kind"] == "process_peer" and j["spinning"]["owner"]["tid"] == 11
     assert [(c["tid"], c["block_type"], c["depth"], c["primary"]) for c in j["root_causes"]] == \
-        [(601, "LongRunning", 1, True)]
+        [(11, "LongRunning", 1, True)]
     assert "(inferred: a thread of its process held up over the hang" in j["root_causes"][0]["why"]
+    j = to_json(diagnose(C.yield_app(flags=False), 600))
+    assert [(c["tid"], c["block_type"], c["advice"]) for c in j["root_causes"]] == \
+        [(600, "RepeatedYield", "bp_watch 600 IMAGE SYMBOL")]
 
 
 def test_repeated_yield_without_flags_asks_for_bp_watch():

@@ -27,13 +27,13 @@ def test_follow_takes_the_walks_program_order_edge():
 
 
 def test_vertex_shows_the_block_type_the_diagnosis_gave_a_culprit():
-    """A culprit computing over the hang (yield_app's worker, found as the
+    """A culprit computing over the hang (gil_like's worker, found as the
     poller's held-up peer): its vertex's own window says little, the panel
     also shows the diagnosis's LongRunning over the root cause's window."""
     from support import crafted as C
     from argus.diagnose import diagnose
-    g = C.yield_app(flags=False)
-    d = diagnose(g, 600)
+    g = C.gil_like(release=False)
+    d = diagnose(g, 10)
     (rc,) = d.root_causes
     out = io.StringIO()
     ctx = ReplContext(g, d.hang, ms(2), console=Console(file=out, width=200, highlight=False))
