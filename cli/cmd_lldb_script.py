@@ -196,8 +196,9 @@ def run_script(dir_fd, name, params):
     # the script keeps to timeout_s itself (scripts/lldb/step_trace.py); the
     # margin covers lldb's attach and symbol loading, and the steps
     timeout = params["timeout_s"] + params["max_steps"] * 0.05 + 30
-    # lldb itself sometimes dies on a signal while it attaches (liblldb, not
-    # the script): one more try then, and the signal is said if it dies again
+    # lldb itself sometimes dies (liblldb, not the script) before the script
+    # could say anything: one more try then, and a signal is said if it
+    # dies again
     for attempt in (1, 2):
         fd = safe_files.open_file(dir_fd, name)
         try:
@@ -208,8 +209,8 @@ def run_script(dir_fd, name, params):
         finally:
             os.close(fd)
         lines = [l for l in proc.stdout.splitlines() if l.startswith("argus lldb trace:")]
-        if lines or proc.returncode >= 0:
-            break
+        if lines or proc.stderr.strip():
+            break             # a result, or an error the script or lldb said
     if not lines:
         died = f" (killed by signal {-proc.returncode})" if proc.returncode < 0 else ""
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]

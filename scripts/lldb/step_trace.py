@@ -397,12 +397,14 @@ def main(debugger=None):
         debugger = lldb.SBDebugger.Create(False)
     try:
         res = Tracer(debugger, PARAMS).run()
+        # said before lldb is torn down: liblldb may die in Destroy, and the
+        # result (already written) must not be lost with it
+        print(f"argus lldb trace: {len(res['instructions'])} instructions, {len(res['calls'])} library calls, "
+              f"{len(res['stacks'])} stacks, stop: {res['stop_reason']}"
+              + (f", error: {res['error']}" if res["error"] else "") + f" -> {PARAMS['result']}", flush=True)
     finally:
         if own:
             lldb.SBDebugger.Destroy(debugger)
-    print(f"argus lldb trace: {len(res['instructions'])} instructions, {len(res['calls'])} library calls, "
-          f"{len(res['stacks'])} stacks, stop: {res['stop_reason']}"
-          + (f", error: {res['error']}" if res["error"] else "") + f" -> {PARAMS['result']}")
     return 0 if res["error"] is None else 1
 
 
