@@ -383,6 +383,13 @@ class _Run:
         ev = dict(c.evidence, process_busy_share=round(total, 3), work_shared_by=1 + len(sharing))
         return B.Classification(B.LONG_RUNNING, utid, a, b, B.busiest_segment(g, utid, a, b), ev)
 
+    def nameable(self, c):
+        """Whether a thread classified c could be a root cause at all:
+        abnormal, and neither a relay nor idle in its event loop (the order
+        loop of diagnose_vertex adds its exceptions for holders and timed
+        loop waits; names_someone and process_peers use it as it is)."""
+        return c.abnormal and not self.relay(c) and not self.idle_loop_wait(c)
+
     def relay(self, c):
         """A thread that only hands others' work on (a user-space
         scheduler's spare worker: Go's Ms parked between goroutines, a
@@ -477,17 +484,18 @@ class _Run:
         elif bt == B.LONG_WAIT:
             res, weak_owners = self.strong_owner_first(utid, v, a, b, depth, info)
             nxt = _woken_successor(g, v)
+            ended = W.ending_edge(g, v) >= 0      # a task's wakeup ended v's wait
             if res is None and nxt >= 0 and not g.edges.weak[W.ending_edge(g, v)]:
                 # the hung wait's own waker first: it ended this wait
                 res = interactive_slice(g, nxt, self.chooser)
                 self.extend(res, depth, a, b, _pseudo("program_order"))
                 self.baseline_evidence(v, depth, a, b, info)
-            if res is None and W.ending_edge(g, v) < 0:
+            if res is None and not ended:
                 # still waiting (or the kernel ended it): whoever holds the other end
                 res = self.follow_owner(v, self.held_up(OBJ.other_end_holders(g, v, a, b), a, b), depth, a, b, info)
             if res is None:
                 cands = BL.find_wait_baselines(g, v, self.threshold_ns, hang_start=a)
-                if W.ending_edge(g, v) < 0 and OBJ.wait_identity(g, v) is not None:
+                if not ended and OBJ.wait_identity(g, v) is not None:
                     # a wait still going on, on a known object: only a quick wait on
                     # that object says anything about it (another one is history)
                     cands = [c for c in cands if c.same_obj]
@@ -498,7 +506,7 @@ class _Run:
                     self.extend(bres, depth, a, b, _pseudo("baseline"))
                     # a wait still going on: a quick instance's path that names
                     # nobody is evidence only, and the holders are tried next
-                    if W.ending_edge(g, v) >= 0 or self.names_someone(bres, utid, a, b):
+                    if ended or self.names_someone(bres, utid, a, b):
                         res, role = bres, "baseline"
                 elif nxt >= 0:
                     res = interactive_slice(g, nxt, self.chooser)
@@ -535,8 +543,10 @@ class _Run:
             # an event-loop wait is idleness, except in the thread that holds what
             # the victim waits for (it waits for its own upstream there)
             holder = role == "owner" and info["owner"] is not None and info["owner"].utid == t
-            if not ct.abnormal or self.relay(ct) or (self.idle_loop_wait(ct) and not holder and not (
-                    not self.root_causes and self.timer_origin(ct, res))):
+            # ... and so is an event loop's idle wait, except in the holder and in a
+            # loop that slept until the timeout where this path begins
+            idle_but_named = holder or (not self.root_causes and self.timer_origin(ct, res))
+            if not (self.nameable(ct) or (idle_but_named and ct.abnormal and not self.relay(ct))):
                 continue
             if ct.block_type != B.LONG_RUNNING and int(g.threads.pid[t]) in self.launchers:
                 continue      # an ancestor of the hung process that waits: its launcher, not a cause
@@ -594,7 +604,7 @@ class _Run:
             if t == utid or t in self.visited:
                 continue
             c = self.cls(t, a, b)
-            if c.abnormal and not self.relay(c) and not self.idle_loop_wait(c):
+            if self.nameable(c):
                 return True
         return False
 
@@ -679,7 +689,7 @@ class _Run:
             if u in self.visited and u not in self.named:
                 continue          # passed over already (a bystander, shared work)
             c = self.cls(u, a, b)
-            if not c.abnormal or self.relay(c) or self.idle_loop_wait(c):
+            if not self.nameable(c):
                 continue
             w = (c.evidence.get("longest_wait") or {}) if c.block_type == B.LONG_WAIT else {}
             if futex is not None and w.get("reason") == "futex" and w.get("obj") == futex:

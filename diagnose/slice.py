@@ -182,32 +182,33 @@ def candidates(g, v, t):
     """Incoming causal edges of v with ts <= t, most recent first (with the
     data an in-process hand-off delivered moved ahead: _data_before_handoff)."""
     ed = g.edges
-    ins = g.in_edges(v).tolist()
-    out = [e for e in ins if ed.type[e] in CAUSAL_TYPES and ed.ts[e] <= t]
-    # messages sent before t that v read just after it: what a wakeup at v's
-    # start delivered (candidates only in place of such a hand-off)
-    late = [EdgeRef.of(g, e) for e in ins
-            if ed.type[e] == G.EDGE_MESSAGE and ed.src_ts[e] <= t < ed.ts[e] <= t + SAME_WORK_GAP_NS]
+    out = [e for e in g.in_edges(v).tolist() if ed.type[e] in CAUSAL_TYPES and ed.ts[e] <= t]
     # most recent by when the dependency left its source: a request queued
     # long ago (a message edge read at the same time as the wakeup that let
     # the server read it) ranks below what unblocked the server just now
     out.sort(key=lambda e: (-int(ed.src_ts[e]), -int(ed.ts[e]), -e))
-    refs = _data_before_handoff(g, v, [EdgeRef.of(g, e) for e in out], late)
+    refs = _data_before_handoff(g, v, t, [EdgeRef.of(g, e) for e in out])
     po = _queued_behind_split(g, v, refs)
     return ([po] + refs) if po is not None else refs
 
 
-def _data_before_handoff(g, v, refs, late=()):
+def _data_before_handoff(g, v, t, refs):
     """Moves a message ahead of the wakeups that merely handed it on: a
     wakeup from another thread of v's own process, not the message's
     sender, less than SAME_WORK_GAP_NS after the message was sent.  That
     is a user-space scheduler delivering the data (Go's netpoller waking
     a parked M, an event-loop thread passing a ready socket to a worker);
     the sender is what v waited for.  A request queued longer ranks by time
-    as before (what released it is the cause then).  late: messages v read
-    just after its start, considered only here (never on their own)."""
-    msgs = [r for r in refs if r.type == "message"] + list(late)
-    if not msgs or not any(r.type == "wakeup" for r in refs):
+    as before (what released it is the cause then).  The messages weighed
+    include those sent before t that v read just after it (what a wakeup at
+    its start delivered): here only, never candidates on their own."""
+    if not any(r.type == "wakeup" for r in refs):
+        return refs
+    ed = g.edges
+    late = [EdgeRef.of(g, e) for e in g.in_edges(v).tolist()
+            if ed.type[e] == G.EDGE_MESSAGE and ed.src_ts[e] <= t < ed.ts[e] <= t + SAME_WORK_GAP_NS]
+    msgs = [r for r in refs if r.type == "message"] + late
+    if not msgs:
         return refs
     tid = g.seg.tid
     pid = int(g.threads.pid[int(g.seg.utid[v])])
