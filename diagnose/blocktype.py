@@ -35,8 +35,9 @@ Rules, in order:
   2. no yields and cpu + runnable >= 80 % of it          -> LongRunning
      (a thread that computes and hands a lock back and forth in short
      waits - a Python thread under the GIL - computes; a poller sleeps),
-     unless the kernel ended most of its short waits (device_paced: an
-     fsync loop, runnable after each completion on a loaded machine)
+     unless the kernel ended most of its short waits while it was on CPU
+     less than half the time (device_paced: an fsync loop, runnable after
+     each completion on a loaded machine)
   3. yields + short waits >= 10 and rate >= 5/s          -> RepeatedYield
   4. cpu + runnable >= 50 % of the window                -> LongRunning
   5. otherwise                                           -> Normal
@@ -280,9 +281,12 @@ def device_paced(ev):
     disk's completions, a kernel thread; not a timer; next to no yields): the
     thread waits on a device in small steps (fsync loops, small direct
     writes), it polls nothing a task holds.  A yield per hundred waits is
-    a runtime's own (Go's spinning scheduler), not the loop's."""
+    a runtime's own (Go's spinning scheduler), not the loop's; and a thread
+    on CPU half the window or more computes, whatever its page-ins (a
+    service that starts up reading its files)."""
     n = ev.get("short_waits", 0)
-    return ev.get("yields", 0) * 100 <= n and ev.get("short_waits_kernel", 0) * 2 > n > 0
+    return ev.get("yields", 0) * 100 <= n and ev.get("short_waits_kernel", 0) * 2 > n > 0 \
+        and ev.get("cpu_share", 0.0) < SHARE
 
 
 def syscall_counts(g, utid, a, b):

@@ -245,3 +245,18 @@ def test_a_device_paced_loop_runnable_after_each_completion_stays_repeated_yield
     g, c = cls(t)
     assert c.evidence["runnable_share"] > 0.8 and c.evidence["short_waits_kernel"] == c.evidence["short_waits"]
     assert c.block_type == B.REPEATED_YIELD
+
+
+def test_computing_with_page_ins_is_long_running():
+    """On CPU nearly all the window, with short waits the disk ended (a
+    service reading its files as it starts): it computes, it is not paced
+    by the device."""
+    t = trace()
+    for k in range(20):
+        at = ms(40 * k + 10)
+        t.block(T, at, "io", "read")
+        t.wake(0, T, at + ms(0.3), "softirq", "block")
+        t.run(T, at + ms(0.3))
+    g, c = cls(t)
+    assert c.evidence["short_waits_kernel"] == 20 and c.evidence["cpu_share"] > 0.9
+    assert not B.device_paced(c.evidence) and c.block_type == B.LONG_RUNNING
