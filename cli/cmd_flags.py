@@ -7,9 +7,12 @@
 
 Recording runs the generated lldb script (argus lldb-script) with a bounded
 instruction count and keeps the result as <buffer>.lldb/<pid>-<tid>.<label>.json.
-The comparison (debugger/divergence.py) reports where the two control flows
-diverge and the memory operands read just before, ranked, each with the
-bp_watch line that would watch it.
+The comparison reports, first, the addresses the two streams read with
+different values (debugger/value_flags.py: a flag read as the same value in
+every spinning iteration and as another in the normal run ranks first, even
+when a different branch tests it in each stream), then where the two control
+flows diverge and the memory operands read just before
+(debugger/divergence.py), each with the bp_watch line that would watch it.
 """
 import json
 import os
@@ -92,7 +95,7 @@ def _load(path, label, ours):
 def run(args):
     # local for start-up time: the debugger layer loads pyelftools / capstone (~80 ms)
     from argus.debugger import DebuggerError
-    from argus.debugger import divergence
+    from argus.debugger import divergence, value_flags
 
     buffer = resolve_buffer(args.buffer)
     if args.record:
@@ -108,22 +111,50 @@ def run(args):
     pid = args.pid or docs["spinning"].get("pid")
     resolve = divergence.live_resolver(pid) if isinstance(pid, int) and os.path.exists(f"/proc/{pid}") else None
     try:
+        flags = value_flags.find(docs["normal"], docs["spinning"], pid=pid, resolve=resolve, limit=args.limit)
         divs = divergence.find(docs["normal"], docs["spinning"], pid=pid, resolve=resolve, limit=args.limit)
     except DebuggerError as e:
         raise ArgusError(str(e)) from None
     if args.json:
         print(json.dumps({"pid": pid, "normal": paths["normal"], "spinning": paths["spinning"],
+                          "flags": [f.to_dict() for f in flags],
                           "divergences": [d.to_dict() for d in divs]}, indent=1))
         return 0
-    if not divs:
-        print("no divergence: the two streams take the same branches (record a longer normal run?)")
+    if not flags and not divs:
+        print("no divergence: the two streams take the same branches and read the same values "
+              "(record a longer normal run?)")
         return 0
-    for line in _divergence_lines(divs):
+    for line in _flag_lines(flags) if flags else ["no address was read with different values in the two streams"]:
         print(safe_lines(line))      # symbol names come from the traced binary
+    if not divs:
+        print("no branch both streams ran went a different way")
+    for line in _divergence_lines(divs):
+        print(safe_lines(line))
     return 0
 
 
+def _sites(tests):
+    return ", ".join(f"{asm} at 0x{pc:x}" for pc, asm in sorted(tests.items())) or "no branch"
+
+
+def _flag_lines(flags):
+    yield "read with different values (spinning vs normal):"
+    for n, f in enumerate(flags, 1):
+        what = f.symbol or f"0x{f.addr:x}"
+        how = "the same value every time" if len(f.spinning_values) == 1 else "changing values"
+        every = f", every iteration of {f.iterations}" if f.every_iteration else f" in {f.iterations} iterations"
+        yield (f"{n}. {what} ({f.size} bytes){' [stack]' if f.is_stack else ''}: spinning read "
+               f"{f.spinning_values[:5]} {f.spinning_reads} times ({how}{every}), normal read "
+               f"{f.normal_values[:5]}{' (consistently different)' if f.consistent else ''}")
+        split = " (different branch sites)" if f.split_sites else ""
+        yield (f"   tested by {_sites(f.tested_by.get('spinning') or {})} when spinning, "
+               f"{_sites(f.tested_by.get('normal') or {})} when normal{split}")
+        yield f"       {f.watch}"
+
+
 def _divergence_lines(divs):
+    if divs:
+        yield "control flow diverges:"
     for n, d in enumerate(divs, 1):
         yield (f"{n}. diverges at 0x{d.pc:x} {d.function or '?'}: {d.asm}")
         yield (f"   normal went to {', '.join(f'0x{x:x}' for x in d.normal_next)}; "
