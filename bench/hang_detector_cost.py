@@ -27,12 +27,15 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--passes", type=int, default=5)
     args = ap.parse_args()
-    tr = os.path.join(ROOT, "tracer")
+    rb = os.path.join(ROOT, "tracer", "ringbuf")
+    dm = os.path.join(ROOT, "tracer", "daemon")
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "hang_detector_cost")
-        subprocess.run(["cc", "-O2", "-D_GNU_SOURCE", "-std=gnu11", f"-I{tr}",
-                        os.path.join(ROOT, "bench", "hang_detector_cost.c"), os.path.join(tr, "hang_detector.c"),
-                        os.path.join(tr, "snapshot_writer.c"), os.path.join(tr, "argus_rb.c"), "-o", exe], check=True)
+        subprocess.run(["cc", "-O2", "-D_GNU_SOURCE", "-std=gnu11", f"-I{rb}", f"-I{dm}",
+                        f"-I{os.path.join(dm, 'platform')}", f"-I{os.path.join(ROOT, 'tracer', 'kdebug')}",
+                        os.path.join(ROOT, "bench", "hang_detector_cost.c"), os.path.join(dm, "hang_detector.c"),
+                        os.path.join(dm, "snapshot_writer.c"), os.path.join(dm, "safe_dir.c"),
+                        os.path.join(rb, "argus_rb.c"), os.path.join(rb, "argus_decode.c"), "-o", exe], check=True)
         runs = []
         for _ in range(args.runs):
             out = subprocess.run([exe, args.trace, str(args.passes)], capture_output=True, text=True)

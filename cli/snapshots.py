@@ -1,7 +1,7 @@
 """The flight recorder's snapshots: `argus hangs --recorded` and `argus debug
 --snapshot ID` (docs/flight-recorder.md).
 
-argusd's hang detector (tracer/hang_detector.c) freezes the ring's records
+argusd's hang detector (tracer/daemon/hang_detector.c) freezes the ring's records
 around each hang into STATE_DIR/snapshots/<id>.argus, a file in the ring
 buffer format (so the loader's trust checks all apply), and <id>.json, what
 the detector knew: pid, tid, names, start, length, its block type guess.

@@ -8,7 +8,7 @@
  *
  * Hook list: one hook a line, tab separated:
  *   probe_id  symbol  enter_type  return_type  library  [obj_arg  null_obj  [return_obj  [obj_bits  [ret_deref]]]]
- * (types are the numbers of tracer/argus_event.h, 0 = none; library is the
+ * (types are the numbers of tracer/ringbuf/argus_event.h, 0 = none; library is the
  * soname the symbol must come from, "-" for the first definition found;
  * obj_arg the integer argument recorded as obj, default 0; null_obj "-" or
  * a function of no arguments in the same library, called once when the hook

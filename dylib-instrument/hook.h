@@ -22,7 +22,7 @@
 
 struct argus_ret_deref;
 
-#define ARGUS_HOOK_OBJ_PROCESS 6      /* obj_arg: obj = ARGUS_OBJ_PROCESS (tracer/argus_event.h) */
+#define ARGUS_HOOK_OBJ_PROCESS 6      /* obj_arg: obj = ARGUS_OBJ_PROCESS (tracer/ringbuf/argus_event.h) */
 #define ARGUS_HOOK_RETURN_PROCESS 7   /* return_obj: the same key */
 
 struct argus_hook_spec {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What a trampoline records: struct argus_ev_probe of the schema
- * (tracer/argus_event.h: ARGUS_EV_CALLBACK_BEGIN .. ARGUS_EV_PROBE_RETURN),
+ * (tracer/ringbuf/argus_event.h: ARGUS_EV_CALLBACK_BEGIN .. ARGUS_EV_PROBE_RETURN),
  * ts_ns as the ring's clock says (uring.h), cpu unknown.
  */
 #ifndef ARGUS_PROBE_RECORD_H

@@ -52,7 +52,7 @@ static inline uint64_t record_time(void)
 #if defined(__APPLE__)
 #define RECORD_CLOCK CLOCK_UPTIME_RAW
 /* The thread id the kdebug decoder gives this thread (out_tid in
- * tracer/kdebug_decode.c): the main thread is tid = pid, others the low 32
+ * tracer/kdebug/kdebug_decode.c): the main thread is tid = pid, others the low 32
  * bits of the 64-bit thread id, with bit 31 set when that is in the pid range. */
 static uint32_t current_tid(uint32_t pid)
 {

@@ -19,7 +19,7 @@
  * runs when the agent reads its hook list.
  *
  * The uprobe path (kext/linux/argus_uprobe.bpf.c) applies the same struct,
- * one per hook in a map the loader fills (tracer/argus_uprobe.c), with
+ * one per hook in a map the loader fills (tracer/daemon/platform/argus_uprobe.c), with
  * bpf_probe_read_user: there a bad pointer reads as no match.
  *
  * Text form (one token, the agent's hook list; cli/hookspec.py writes it):

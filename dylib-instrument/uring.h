@@ -34,7 +34,7 @@
 #define ARGUS_URING_DEFAULT_SIZE (1u << 20)   /* 21845 records: 10 ms of a very busy thread */
 /* clock_id of a ring whose ts_ns fields hold raw x86 TSC ticks: reading the
  * TSC costs a fraction of clock_gettime, and the reader converts to
- * CLOCK_MONOTONIC (tracer/urings.c) from (TSC, CLOCK_MONOTONIC) pairs it
+ * CLOCK_MONOTONIC (tracer/daemon/urings.c) from (TSC, CLOCK_MONOTONIC) pairs it
  * samples itself.  Any other value is a clockid_t. */
 #define ARGUS_URING_CLOCK_TSC 0x7473635fu   /* "_cst" */
 
@@ -73,7 +73,7 @@ void argus_uring_close(struct argus_uring *r);     /* marks closed and unmaps */
 int argus_uring_open(struct argus_uring *r, const char *path);
 /* The same on an open file (left open): the file is mapped at its current
  * size, which must be the header's.  The mapping is the caller's to guard: a
- * file truncated later raises SIGBUS on access (tracer/urings.c). */
+ * file truncated later raises SIGBUS on access (tracer/daemon/urings.c). */
 int argus_uring_open_fd(struct argus_uring *r, int fd);
 /* Calls fn for each committed record, then frees the space.  Returns the
  * number of records, or -1 when the ring is corrupt (a size out of bounds). */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cross-compiles the macOS native parts with `zig cc` (PyPI package ziglang):
-# argusd (kdebug event source, tracer/platform_macos.c) and libargus_core
+# argusd (kdebug event source, tracer/daemon/platform/platform_macos.c) and libargus_core
 # (ring buffer, row decoder, kdebug decoder and importer) for arm64 and
 # x86_64 Macs, compiled AND linked against zig's bundled libSystem stubs.
 #
@@ -20,10 +20,11 @@ if ! $PY -c "import ziglang" 2>/dev/null; then
   exit 1
 fi
 
-CORE="tracer/argus_rb.c tracer/argus_decode.c tracer/kdebug_decode.c tracer/kdebug_file.c"
-DAEMON="tracer/argusd.c tracer/argusd_options.c tracer/argusd_control.c tracer/proc_snapshot.c tracer/mappings_writer.c
-  tracer/hang_detector.c tracer/snapshot_writer.c tracer/safe_dir.c"
-CFLAGS=(-std=gnu11 -O2 -Wall -Itracer -Idylib-instrument)
+CORE="tracer/ringbuf/argus_rb.c tracer/ringbuf/argus_decode.c tracer/kdebug/kdebug_decode.c tracer/kdebug/kdebug_file.c"
+D=tracer/daemon
+DAEMON="$D/argusd.c $D/argusd_options.c $D/argusd_control.c $D/proc_snapshot.c $D/mappings_writer.c
+  $D/hang_detector.c $D/snapshot_writer.c $D/safe_dir.c $D/thread_names.c $D/urings.c $D/platform/platform_macos.c"
+CFLAGS=(-std=gnu11 -O2 -Wall -Itracer/ringbuf -Itracer/kdebug -I$D -I$D/platform -Idylib-instrument)
 TRAMP="dylib-instrument/disasm.c dylib-instrument/reader.c dylib-instrument/relocator.c
   dylib-instrument/arch/x86_64/x86_writer.c dylib-instrument/arch/x86_64/x86_relocator.c
   dylib-instrument/arch/arm64/arm64_writer.c dylib-instrument/arch/arm64/arm64_relocator.c
@@ -38,7 +39,7 @@ for arch in aarch64 x86_64; do
       -Wl,-install_name,@rpath/libargus_core.dylib -o "$dir/libargus_core.dylib" $CORE
   # shellcheck disable=SC2086
   $PY -m ziglang cc -target "$target" "${CFLAGS[@]}" \
-      -o "$dir/argusd" $DAEMON tracer/thread_names.c tracer/platform_macos.c tracer/urings.c dylib-instrument/uring.c $CORE
+      -o "$dir/argusd" $DAEMON dylib-instrument/uring.c $CORE
   # The recorder of statically instrumented dylibs: exports
   # _argus_static_enter and nothing else of its own (hidden visibility);
   # -mgeneral-regs-only as on Linux (it runs inside trampolines).  The

@@ -5,7 +5,7 @@ every record that named it (EXEC, THREAD_NAME, the start-up snapshot) is
 overwritten.  Then its main thread hangs for a few seconds.  `argus hangs`
 and `argus events` must still show its name: argusd re-emits a PROC_SNAPSHOT
 for a thread that runs again once its last name record is half a lap old
-(tracer/thread_names.c).  The buffer is 64 MiB, and tracing stops right
+(tracer/daemon/thread_names.c).  The buffer is 64 MiB, and tracing stops right
 after the hang: this machine's background alone fills 16 MiB in a few
 seconds, which would overwrite the hang itself.
 """

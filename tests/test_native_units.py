@@ -1,8 +1,8 @@
 """The C unit tests beside their units, run by the README's test command: the
-ring buffer (tracer/argus_rb_test.c), the shared radix sort
-(tracer/argus_radix_sort_test.c), the loaders' pid queue
-(tracer/bpf_loader_util_test.c), argusd's verified-directory writer
-(tracer/safe_dir_test.c) and the graph core
+ring buffer (tracer/ringbuf/argus_rb_test.c), the shared radix sort
+(tracer/ringbuf/argus_radix_sort_test.c), the loaders' pid queue
+(tracer/daemon/platform/bpf_loader_util_test.c), argusd's verified-directory writer
+(tracer/daemon/safe_dir_test.c) and the graph core
 (graphbuild/core/argus_graph_test.c), cmocka programs registered with ctest,
 and the property check of argusd's name refresh (tests/programs/thread_names_check.c).
 tests/native/run.sh configures and builds them (build/native) and runs ctest;
@@ -17,7 +17,7 @@ UNITS = {"argus_rb", "argus_radix_sort", "argus_graph", "thread_names", "bpf_loa
          # dylib-instrument/: relocation tables as data, random bytes, hooks, the per-thread rings
          "reloc_x86_64", "reloc_arm64", "reloc_random", "hook_x86_64", "thunk_arm64", "uring_load",
          "ret_deref",   # the spec's ret_deref as data (dylib-instrument/tests/ret_deref_test.c)
-         "safe_dir"}    # the verified-directory-fd writer of argusd (tracer/safe_dir_test.c)
+         "safe_dir"}    # the verified-directory-fd writer of argusd (tracer/daemon/safe_dir_test.c)
 
 
 def test_native_unit_tests_pass():

@@ -1,4 +1,4 @@
-"""End to end: the two ways argusd hooks syscalls (tracer/platform_linux.c).
+"""End to end: the two ways argusd hooks syscalls (tracer/daemon/platform/platform_linux.c).
 
 fentry/fexit on the traced syscalls' entry points where the kernel allows
 trampolines, else the raw_syscalls tracepoints.  Both must write the same

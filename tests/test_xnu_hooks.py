@@ -1,5 +1,5 @@
 """The contract between the xnu hooks (kext/xnu/argus_trace.c) and the kdebug
-decoder (tracer/kdebug_decode.c).
+decoder (tracer/kdebug/kdebug_decode.c).
 
 xnu cannot be built or booted here, so argus_trace.c is compiled on Linux
 against a stub of the handful of xnu interfaces it touches (thread fields,
@@ -160,9 +160,10 @@ def test_hooks_and_decoder_agree(tmp_path):
     shutil.copy(os.path.join(REPO, "kext/xnu/argus_trace.h"), inc / "kern/argus_trace.h")
     (tmp_path / "driver.c").write_text(DRIVER)
     exe = tmp_path / "driver"
-    cmd = [cc, "-std=gnu11", "-Wall", "-Werror", "-I", str(inc), "-I", os.path.join(REPO, "tracer"),
+    cmd = [cc, "-std=gnu11", "-Wall", "-Werror", "-I", str(inc), "-I", os.path.join(REPO, "tracer/kdebug"),
+           "-I", os.path.join(REPO, "tracer/ringbuf"),
            "-o", str(exe), os.path.join(REPO, "kext/xnu/argus_trace.c"), str(tmp_path / "driver.c"),
-           os.path.join(REPO, "tracer/kdebug_decode.c")]
+           os.path.join(REPO, "tracer/kdebug/kdebug_decode.c")]
     build = subprocess.run(cmd, capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30)

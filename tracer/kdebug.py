@@ -1,5 +1,5 @@
 """ctypes bindings for the kdebug importer and decoder in libargus_core
-(tracer/kdebug_file.h): `argus import-kdebug` and the unit tests use them.
+(tracer/kdebug/kdebug_file.h): `argus import-kdebug` and the unit tests use them.
 
 The signatures are declared here, not in native.py, so the kdebug side stays
 one unit; the library itself is the one native.lib() loads.
@@ -10,7 +10,7 @@ from . import native
 
 c_u32, c_u64 = ctypes.c_uint32, ctypes.c_uint64
 
-# Syscall number namespaces of the decoder (tracer/kdebug_decode.h).
+# Syscall number namespaces of the decoder (tracer/kdebug/kdebug_decode.h).
 NR_MACH, NR_BSD = 0x10000, 0x20000
 
 # Names of the xnu syscalls the decoder records (bsd/kern/syscalls.master,

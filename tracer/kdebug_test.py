@@ -1,5 +1,5 @@
-"""Unit tests of the kdebug decoder (tracer/kdebug_decode.c) and the raw file
-importer (tracer/kdebug_file.c), run on Linux against the real native
+"""Unit tests of the kdebug decoder (tracer/kdebug/kdebug_decode.c) and the raw file
+importer (tracer/kdebug/kdebug_file.c), run on Linux against the real native
 library: kd_buf bytes in (written by kdebug_gen the way xnu lays them out),
 Argus records out, checked field by field."""
 import pathlib
@@ -452,9 +452,9 @@ def test_random_events_decode_to_well_formed_records():
 
 
 def test_xnu_syscall_names_match_the_decoder_table():
-    """Every syscall the decoder's tables know (tracer/kdebug_decode.c) has
+    """Every syscall the decoder's tables know (tracer/kdebug/kdebug_decode.c) has
     the same name in kdebug.XNU_SYSCALL_NAMES, and the generator agrees."""
-    src = (pathlib.Path(__file__).resolve().parent / "kdebug_decode.c").read_text()
+    src = (pathlib.Path(__file__).resolve().parent / "kdebug" / "kdebug_decode.c").read_text()
     tables = {}
     for table, ns in (("bsd_table", NR_BSD), ("mach_table", NR_MACH)):
         body = src[src.index(f"sc_info {table}[]"):]

@@ -1,4 +1,4 @@
-"""ctypes bindings for libargus_core.so (tracer/argus_rb.h, tracer/argus_decode.h).
+"""ctypes bindings for libargus_core.so (tracer/ringbuf/argus_rb.h, tracer/ringbuf/argus_decode.h).
 
 The library is looked up in ARGUS_NATIVE_DIR (environment, checked at load
 time) or else argus.NATIVE_DIR, where `pip install .` puts the CMake outputs.

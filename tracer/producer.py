@@ -2,7 +2,7 @@
 
 Producer wraps one struct argus_rb_producer: it owns one chunk at a time, so
 give each writing thread its own Producer (calls on one Producer are
-serialized by a lock anyway).  Records are schema v1 (tracer/argus_event.h).
+serialized by a lock anyway).  Records are schema v1 (tracer/ringbuf/argus_event.h).
 """
 import ctypes
 import struct

@@ -33,7 +33,7 @@ class Trace:
     created_realtime_ns: int
     created_ns: int
     warning: str = ""             # first bad record when decoded with strict=False
-    # Side arrays that USER_STACK and MAPPING rows index (tracer/argus_decode.h):
+    # Side arrays that USER_STACK and MAPPING rows index (tracer/ringbuf/argus_decode.h):
     frames: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.uint64))
     strings: bytes = b""
     # decode_file(since_ns=, until_ns=): the window asked for, and the first ts of

@@ -8,11 +8,11 @@ The columns of a row change meaning by event type (peer_tid is the wakee, the
 previous thread, the child, the arming task, a string offset...).  ROW_FIELDS
 is the one per-type map from a record's payload fields to the row's columns;
 every consumer reads a row through it (column(), row_values()) rather than
-decoding columns by hand.  tracer/argus_decode.c's widen() / widen_side() is
+decoding columns by hand.  tracer/ringbuf/argus_decode.c's widen() / widen_side() is
 what it mirrors: schema_test.py parses that code and the record structs of
 argus_event.h and fails when a column, a field name or a C type drifts.
 
-Mirrors tracer/argus_event.h (record types and enums) and tracer/argus_decode.h
+Mirrors tracer/ringbuf/argus_event.h (record types and enums) and tracer/ringbuf/argus_decode.h
 (struct argus_row, the fixed-width row the decoder produces).  The C headers are
 the source of truth; tracer/schema_test.py parses them and fails when
 this module drifts.

@@ -1,6 +1,6 @@
 """The Python mirrors cannot drift from the C headers.
 
-Parses tracer/argus_event.h, tracer/argus_decode.h and tracer/argus_rb.h with
+Parses tracer/ringbuf/argus_event.h, tracer/ringbuf/argus_decode.h and tracer/ringbuf/argus_rb.h with
 small regexes and compares enum values, struct argus_row (order, offsets,
 sizes, signedness) and the ctypes Structures of native.py.  The Python modules
 are loaded from this source tree, not from an installed copy.
@@ -35,7 +35,7 @@ C_TYPES = {  # C type -> (size, numpy kind)
 
 
 def header_text(name):
-    text = (TRACER / name).read_text()
+    text = (TRACER / "ringbuf" / name).read_text()
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     return re.sub(r"//[^\n]*", "", text)
 

@@ -1,4 +1,4 @@
-"""argusd's names after a wrap (tracer/thread_names.c), checked on a simulated
+"""argusd's names after a wrap (tracer/daemon/thread_names.c), checked on a simulated
 ring by tests/programs/thread_names_check.c: after every chunk, each thread
 with a record still in the ring has a name record still in the ring."""
 import os

@@ -66,7 +66,7 @@
  * argus_graph_build); argus_graph_channels.c channel identities, channels
  * learned from wakeups, message matching, timer fires and their wakeups; argus_graph_edges.c edges, vertex order, edge
  * sort and gaps; argus_graph_export.c the exports, CSR and free;
- * argus_graph_util.c growable arrays, hash map; tracer/argus_radix_sort.h the
+ * argus_graph_util.c growable arrays, hash map; tracer/ringbuf/argus_radix_sort.h the
  * radix sort (shared with the decoder).
  *
  * Invariants: see graphbuild/graph.py.  Segments are exported sorted by

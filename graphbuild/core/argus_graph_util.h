@@ -2,7 +2,7 @@
 /*
  * Building blocks of the graph core: growable arrays and an open-addressing
  * hash map with 128-bit keys (the radix sort is shared with the decoder:
- * tracer/argus_radix_sort.h).
+ * tracer/ringbuf/argus_radix_sort.h).
  *
  * Written by hand because the core is plain C with no dependencies beyond libc
  * (it is loaded with ctypes next to libargus_core.so) and each piece is a few

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What crosses the boundary between the CPU sampler's BPF program
- * (argus_sample.bpf.c) and its loader (tracer/argus_sample.c), besides the
+ * (argus_sample.bpf.c) and its loader (tracer/daemon/platform/argus_sample.c), besides the
  * records themselves (CPU_SAMPLE, USER_STACK, KERNEL_STACK in
- * tracer/argus_event.h).
+ * tracer/ringbuf/argus_event.h).
  */
 #ifndef ARGUS_SAMPLE_H
 #define ARGUS_SAMPLE_H
 
-#include "../../tracer/argus_event.h"
+#include "../../tracer/ringbuf/argus_event.h"
 
 /* The sampler's own BPF ring buffer: about 200 records/s per CPU at 99 Hz
  * (a sample, sometimes a stack); the daemon drains it every loop turn (at least every 100 ms). */

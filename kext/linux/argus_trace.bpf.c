@@ -4,7 +4,7 @@
  * the syscalls that wait or communicate (with the identity of the channel
  * behind an fd), fires of timers armed from syscalls, user stacks at
  * blocking waits, and process lifecycle, written as final-format struct
- * argus_ev_* records (tracer/argus_event.h) into one BPF ring buffer that
+ * argus_ev_* records (tracer/ringbuf/argus_event.h) into one BPF ring buffer that
  * argusd copies into the trace file unchanged.
  *
  * Rare facts are written once and referenced by id from the frequent
@@ -684,7 +684,7 @@ int BPF_PROG(hrtimer_start, struct hrtimer *timer, enum hrtimer_mode mode, bool 
 }
 
 /*
- * Syscalls, two ways; the loader attaches one (tracer/platform_linux.c,
+ * Syscalls, two ways; the loader attaches one (tracer/daemon/platform/platform_linux.c,
  * `argus status` says which):
  *
  * fentry/fexit slots on the entry points of the traced syscalls only

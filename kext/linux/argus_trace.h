@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What crosses the boundary between the BPF programs (argus_trace.bpf.c) and
- * their loader (tracer/platform_linux.c) besides the records themselves, which
- * are defined once in tracer/argus_event.h.
+ * their loader (tracer/daemon/platform/platform_linux.c) besides the records themselves, which
+ * are defined once in tracer/ringbuf/argus_event.h.
  *
  * The syscall table: syscall numbers are per architecture (x86_64 read is 0,
  * arm64 read is 63), so the BPF side knows no numbers at all.  The loader
@@ -13,7 +13,7 @@
 #ifndef ARGUS_TRACE_H
 #define ARGUS_TRACE_H
 
-#include "../../tracer/argus_event.h"
+#include "../../tracer/ringbuf/argus_event.h"
 
 /* Syscall numbers at or above this are never traced (x32 has bit 30 set,
  * and both x86_64 and arm64 stay far below). */

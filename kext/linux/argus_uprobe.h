@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What crosses the boundary between the uprobe hooks' BPF programs
- * (argus_uprobe.bpf.c) and their loader (tracer/argus_uprobe.c), besides the
- * records themselves (struct argus_ev_probe, tracer/argus_event.h).
+ * (argus_uprobe.bpf.c) and their loader (tracer/daemon/platform/argus_uprobe.c), besides the
+ * records themselves (struct argus_ev_probe, tracer/ringbuf/argus_event.h).
  */
 #ifndef ARGUS_UPROBE_H
 #define ARGUS_UPROBE_H
 
-#include "../../tracer/argus_event.h"
+#include "../../tracer/ringbuf/argus_event.h"
 #include "../../dylib-instrument/ret_deref.h"
 
 /* The hooks' own BPF ring buffer: the points are low-rate (the issue's

@@ -2,7 +2,7 @@
 /*
  * What every BPF object of Argus writes records with, shared by the tracer
  * (argus_trace.bpf.c) and the CPU sampler (argus_sample.bpf.c): the record
- * header (struct argus_event_header, tracer/argus_event.h) and the per-CPU
+ * header (struct argus_event_header, tracer/ringbuf/argus_event.h) and the per-CPU
  * count of records lost to a full ring, which the loader sums into the
  * trace's lost count.  Each object gets its own drops map.
  */

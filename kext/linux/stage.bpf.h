@@ -6,7 +6,7 @@
  * The profile (docs/benchmarks.md) put the ring buffer at 45-110 ns of each
  * record (a spinlock with interrupts off, shared by every CPU); a blob of ~50
  * records pays it once and a copy of ~2 KiB of a hot cache line run.  argusd
- * splits a blob back into its records (tracer/platform_linux.c on_record);
+ * splits a blob back into its records (tracer/daemon/platform/platform_linux.c on_record);
  * the trace file holds the same records as before.
  *
  * Invariants:

@@ -7,7 +7,7 @@
  * runnable (MACH_MAKE_RUNNABLE, in the waker's context), but not what it
  * waited on at wakeup time, nor whether the "waker" was really the thread
  * that an interrupt happened to land on.  These two release tracepoints add
- * exactly that, with the debugids of tracer/kdebug.h:
+ * exactly that, with the debugids of tracer/kdebug/kdebug.h:
  *
  *   ARGUS_WAIT    0x01fa0004  on the blocking thread, in thread_block_reason
  *                 when a wait is asserted: permuted wait event, permuted

@@ -23,8 +23,9 @@ base=/tmp
 work=$(mktemp -d "$base/argus-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-SOURCES=(tracer/argus_rb.c tracer/argus_decode.c tracer/kdebug_decode.c tracer/kdebug_file.c tests/fuzz/fuzz_decoders.c)
-FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -Itracer)
+SOURCES=(tracer/ringbuf/argus_rb.c tracer/ringbuf/argus_decode.c tracer/kdebug/kdebug_decode.c tracer/kdebug/kdebug_file.c
+         tests/fuzz/fuzz_decoders.c)
+FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -Itracer/ringbuf -Itracer/kdebug)
 
 total=0
 for t in "${TARGETS[@]}"; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The C unit tests (ctest + cmocka) beside their units: the ring buffer
-# (tracer/argus_rb_test.c), the shared radix sort (tracer/argus_radix_sort_test.c),
-# the loaders' pid queue (tracer/bpf_loader_util_test.c)
+# (tracer/ringbuf/argus_rb_test.c), the shared radix sort (tracer/ringbuf/argus_radix_sort_test.c),
+# the loaders' pid queue (tracer/daemon/platform/bpf_loader_util_test.c)
 # and the graph core (graphbuild/core/argus_graph_test.c), and the property check
 # of argusd's name refresh (tests/programs/thread_names_check.c).  Configures a build
 # of the native parts without the eBPF tracer, builds it and runs ctest.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Property check of tracer/thread_names.c: a simulated ring of N chunks,
+ * Property check of tracer/daemon/thread_names.c: a simulated ring of N chunks,
  * threads writing records at random (a few busy, most rare, some renaming
  * or exiting), the daemon's refresh at every chunk boundary.  After every
  * chunk, every thread with a record in a chunk still in the ring (seq >

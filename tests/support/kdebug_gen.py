@@ -1,7 +1,7 @@
 """Writes kdebug raw trace files (V1 and V3 layouts) for tests.
 
 There are no public kdebug trace files to test against, so tests describe what
-a Mac's kernel would record (the stock events of tracer/kdebug.h, in the
+a Mac's kernel would record (the stock events of tracer/kdebug/kdebug.h, in the
 argument order xnu emits them) and this module lays them out byte for byte
 the way xnu's kdebug.c writes a RAW_VERSION1 file or a V3 chunked file.
 

@@ -2,7 +2,7 @@
 /*
  * The one interface between argusd and a kernel event source.  Linux (eBPF,
  * platform_linux.c) and macOS (kdebug) both deliver final-format records
- * from tracer/argus_event.h, so everything above this line is shared.
+ * from tracer/ringbuf/argus_event.h, so everything above this line is shared.
  *
  * Life cycle, driven by the daemon:
  *

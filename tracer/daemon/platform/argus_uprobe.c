@@ -5,7 +5,7 @@
  * one uprobe (and uretprobe) per hook -> poll the ring buffer; one cleanup
  * path.
  *
- * The hook list is data from `argus start` (tracer/uprobes.h gives its
+ * The hook list is data from `argus start` (tracer/daemon/platform/uprobes.h gives its
  * format); every field is checked here, and a line that fails a check, or a
  * hook the kernel refuses, is skipped with one line through cfg->skipped.
  * Attach is system-wide (pid -1): the kernel puts the breakpoint in the
