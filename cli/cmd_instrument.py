@@ -11,7 +11,7 @@ OUT gets LIB's permission bits (set-id bits dropped).
 """
 import sys
 
-from argus.cli import hookspec, static_rewrite
+from argus.hooks import hookspec, static_rewrite
 from argus.cli.common import ArgusError
 
 

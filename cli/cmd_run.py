@@ -11,7 +11,7 @@ import secrets
 import signal
 import subprocess
 
-from argus.cli import hookspec
+from argus.hooks import hookspec
 from argus.tracer import safe_files
 from argus.cli.common import RUN_DIR, ArgusError, native_path, open_run_dir
 

@@ -25,7 +25,7 @@ from argus.cli.common import (ArgusError, DEFAULT_BUFFER, RUN_DIR, SOCKET_PATH, 
 from argus.cli.cmd_status import fmt_bytes
 from argus.tracer import reader
 from argus.tracer import safe_files
-from argus.cli import uprobe_hooks
+from argus.hooks import uprobe_hooks
 
 DEFAULT_SIZE = "2G"
 READY_TIMEOUT_S = 60

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Return-value dereference: parse the hook list's text, apply in the return
  * thunk (ret_deref.h).  The parser is hand-written: the token is a few
- * numbers in a fixed order, written by cli/hookspec.py. */
+ * numbers in a fixed order, written by hooks/hookspec.py. */
 #include "ret_deref.h"
 
 #include <stdlib.h>

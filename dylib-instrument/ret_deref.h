@@ -22,7 +22,7 @@
  * one per hook in a map the loader fills (tracer/daemon/platform/argus_uprobe.c), with
  * bpf_probe_read_user: there a bad pointer reads as no match.
  *
- * Text form (one token, the agent's hook list; cli/hookspec.py writes it):
+ * Text form (one token, the agent's hook list; hooks/hookspec.py writes it):
  *   alt|alt...      alt = conds;copies
  *   conds  = off:size:mask:v.v.v,...      copies = from:size:to,...
  * all numbers decimal.

@@ -17,6 +17,8 @@ import pytest
 
 from conftest import native, require_tracing
 
+from argus.hooks import hookspec
+
 # the ELF libraries built here run: x86_64 (arm64 ELF and the dylibs are checked as data)
 x86_64_only = pytest.mark.skipif(platform.machine() != "x86_64", reason="runs x86_64 trampolines")
 
@@ -480,7 +482,7 @@ def test_libc_pthread_instrumented_copy(tmp_path, argus_cli):
                  if os.path.exists(p)), None)
     if libc is None:
         pytest.skip("no x86_64 glibc here")
-    spec = os.path.join(os.path.dirname(__import__("argus").__file__), "hooks", "pthread.json")
+    spec = os.path.join(hookspec.default_spec_dir(), "pthread.json")
     proc = _argus("instrument", libc, "-o", str(tmp_path / "libc.so.6"), "--hooks", spec)
     assert proc.returncode == 0, proc.stderr
     # mutex lock / unlock, cond signal / broadcast; the cond waits record argument 1: `argus run` only

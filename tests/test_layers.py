@@ -5,7 +5,9 @@ sources are parsed with `ast`, never imported.
 """
 from pathlib import Path
 
-from support.layers import check_layers, layer_of, product_sources
+import pytest
+
+from support.layers import PACKAGES, check_layers, layer_of, product_sources
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,8 +59,20 @@ def test_checker_reports_an_upward_import_and_a_cycle():
 def test_layer_table_covers_every_package():
     for module in ("argus", "argus.tracer.schema", "argus.graphbuild.graph",
                    "argus.diagnose.report", "argus.debugger.base",
-                   "argus.scripts.lldb.generate", "argus.cli.repl.app"):
+                   "argus.scripts.lldb.generate", "argus.cli.repl.app",
+                   "argus.hooks.hookspec"):
         layer_of(module)
     assert layer_of("argus.cli.repl.app")[0] == "argus.cli"
     assert layer_of("argus.tracer")[1] < layer_of("argus.diagnose")[1] \
         < layer_of("argus.cli")[1]
+    assert layer_of("argus.tracer")[1] < layer_of("argus.hooks")[1] \
+        < layer_of("argus.cli")[1]
+
+
+def test_layer_packages_are_the_wheel_packages():
+    # the checker reads the directories pyproject.toml maps, no fewer: a
+    # package missing here would never be checked
+    tomllib = pytest.importorskip("tomllib")
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        mapped = tomllib.load(f)["tool"]["scikit-build"]["wheel"]["packages"]
+    assert {k.replace("/", "."): v for k, v in mapped.items()} == PACKAGES

@@ -312,7 +312,7 @@ def test_gil_drop_to_the_waiting_take_is_an_ownership_edge(argus_cli, python):
     cpython.json: with pthread.json too (the GIL's own mutex and cond nest
     inside, see the graph core's unit tests) a busy machine can fill the
     main thread's ring before the daemon drains it."""
-    from argus.cli import hookspec
+    from argus.hooks import hookspec
     require_tracing()
     argus_cli.start(size="256M")   # a busy machine wraps a small trace file in seconds
     spec = os.path.join(hookspec.default_spec_dir(), "cpython.json")
@@ -366,7 +366,7 @@ def test_gdbus_call_serial_pairs_with_its_reply(argus_cli, tmp_path):
     pthread and GIL records come by the thousand and, on a busy machine,
     can fill a thread's ring before the daemon drains it."""
     import shutil
-    from argus.cli import hookspec
+    from argus.hooks import hookspec
     import time
     import pytest
     require_tracing()
@@ -444,7 +444,7 @@ def test_node_callbacks_cut_its_loop(argus_cli):
     main thread's ring before a busy daemon drains it."""
     import shutil
     import pytest
-    from argus.cli import hookspec
+    from argus.hooks import hookspec
     node = shutil.which("node")
     if not node:
         pytest.skip("node is not installed")
@@ -499,7 +499,7 @@ def test_node_platform_task_from_another_thread_is_a_message_edge(argus_cli):
     (callback_begin, node.json): a message edge from the background thread."""
     import shutil
     import pytest
-    from argus.cli import hookspec
+    from argus.hooks import hookspec
     node = shutil.which("node")
     if not node:
         pytest.skip("node is not installed")

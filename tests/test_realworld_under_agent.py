@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import IN_CI, require_tracing
-from argus.cli import hookspec
+from argus.hooks import hookspec
 
 SYSTEM_PY = "/usr/bin/python3"   # python3-gi lives in the system interpreter
 

@@ -160,7 +160,7 @@ def test_libuv_async_send_in_node(argus_cli):
     recorded from a thread that is not the main one."""
     import shutil
     import pytest
-    from argus.cli import hookspec
+    from argus.hooks import hookspec
     node = shutil.which("node")
     if not node:
         pytest.skip("node is not installed")

@@ -83,7 +83,7 @@ def test_glib_dispatches_of_a_running_process(argus_cli):
     assert {e["fn"] for e in begins} == {info["dispatch"]}
     assert {e["fn"] for e in ends} == {info["dispatch"]}
     assert {e["obj"] for e in begins} == {info["context"]}
-    from argus.cli import hookspec
+    from argus.hooks import hookspec
     dispatch_id = [h[0] for h in hookspec.load()].index("g_main_context_dispatch")   # as under argus run
     assert {e["probe_id"] for e in begins} == {dispatch_id}
     assert all(e["tid"] == info["pid"] and e["cpu"] != 0xFFFF for e in begins)
@@ -139,7 +139,7 @@ def test_argusd_checks_the_hook_list(argus_cli, tmp_path):
     """The hook list is data: argusd skips each bad line, and each hook the
     kernel refuses, with one log line, and attaches the rest."""
     require_tracing()
-    from argus.cli import uprobe_hooks
+    from argus.hooks import uprobe_hooks
     from conftest import native
 
     listing, _ = uprobe_hooks.hook_list(["glib"])

@@ -2,7 +2,7 @@
 /*
  * Trampolines for static instrumentation (`argus instrument`): the same
  * relocator as the run-time hooks, but the code is generated for addresses
- * inside a library file (a new segment added by cli/static_rewrite.py) and
+ * inside a library file (a new segment added by hooks/static_rewrite.py) and
  * the recorder is reached through a pointer slot the dynamic loader fills
  * (ELF: a relocation against argus_static_enter of libargus-static.so;
  * Mach-O: a dyld bind against _argus_static_enter of libargus-static.dylib).

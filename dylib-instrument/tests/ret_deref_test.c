@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ret_deref.h as data: the text forms cli/hookspec.py writes (xcb.json's
+ * ret_deref.h as data: the text forms hooks/hookspec.py writes (xcb.json's
  * X11 input included) against real event bytes, and malformed text that
  * must be refused.  Exit 0 when every case holds; one line per failure.
  */

@@ -40,19 +40,23 @@ LAYERS: list[tuple[str, int, str]] = [
      "reading and writing traces, and the rules every layer's files and text"
      " follow (schema, reader, producer, safe_files, textsafe, ArgusError):"
      " what every later stage consumes, so it depends on no stage"),
-    ("argus.graphbuild", 2,
+    ("argus.hooks", 2,
+     "the hook specs and the ways to apply them (the agent's list, uprobes,"
+     " static rewriting): needs only the tracer's schema, errors and file"
+     " safety, and nothing of the trace, graph or diagnosis"),
+    ("argus.graphbuild", 3,
      "rows -> EventGraph: needs only the tracer's schema and reader"),
-    ("argus.debugger", 3,
+    ("argus.debugger", 4,
      "another process's memory and code: perf breakpoints, lldb, and static"
      " ELF analysis (symbols, datarefs).  It needs no trace, graph or"
      " diagnosis, and diagnose uses datarefs to name the flags a polling"
      " loop reads, so it sits below diagnose"),
-    ("argus.diagnose", 4,
+    ("argus.diagnose", 5,
      "hangs, slices, reports over an EventGraph: needs graphbuild (and the"
      " debugger's ELF analysis), never the front ends that call it"),
-    ("argus.scripts.lldb", 5,
+    ("argus.scripts.lldb", 6,
      "generated lldb scripts: written from a diagnosis, driven by the CLI"),
-    ("argus.cli", 6,
+    ("argus.cli", 7,
      "the front end (argus commands, REPL): the top, nothing below imports it"),
 ]
 
@@ -62,6 +66,7 @@ PACKAGES = {  # import prefix -> directory in the checkout (pyproject.toml)
     "argus.diagnose": "diagnose",
     "argus.cli": "cli",
     "argus.debugger": "debugger",
+    "argus.hooks": "dylib-instrument/hooks",
     "argus.scripts.lldb": "scripts/lldb",
 }
 

@@ -1,6 +1,6 @@
 """The hook spec: which functions the trampolines hook and what they record.
 
-Data in dylib-instrument/hooks/*.json (installed as argus/hooks/): one file
+Data in dylib-instrument/hooks/*.json, beside this module: one file
 per library (its soname: the symbols are taken from it; or a list of
 alternatives, each a name or an fnmatch pattern such as
 "libpython3.[0-9][0-9].so.1.0", for an API that several builds or versions
@@ -29,18 +29,17 @@ import json
 import os
 import re
 
-from argus.cli.common import ArgusError
+from argus.tracer.errors import ArgusError
 
 from argus.tracer import schema
-import argus
 
-# record type name -> number (tracer/argus_event.h via schema.py)
+# record type name -> number (tracer/ringbuf/argus_event.h via schema.py)
 PROBE_TYPES = {schema.TYPE_NAMES[t]: t for t in schema.PROBE_TYPES}
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.@]*$")
 MAX_SYMBOL = 255  # the agent's buffer (dylib-instrument/agent.c)
 MAX_OBJ_ARG = 5   # the integer argument registers the thunks save: x86_64 rdi..r9, arm64 x0..x5
-OBJ_PROCESS = 6   # obj_arg code: the process key (tracer/argus_event.h ARGUS_OBJ_PROCESS)
+OBJ_PROCESS = 6   # obj_arg code: the process key (tracer/ringbuf/argus_event.h ARGUS_OBJ_PROCESS)
 # return_obj codes (dylib-instrument/hook.h): 0 the return value, 1-6 argument 0-5 saved at entry, 7 the process key
 RETURN_RESULT, RETURN_PROCESS = 0, 7
 
@@ -66,7 +65,9 @@ def matches(name, library):
 
 
 def default_spec_dir():
-    return os.path.join(os.path.dirname(argus.__file__), "hooks")
+    # the specs sit beside this module, in the checkout (editable install)
+    # and in the wheel alike (argus/hooks/)
+    return os.path.dirname(os.path.abspath(__file__))
 
 
 def _type(value, where):

@@ -1,4 +1,4 @@
-"""cli/uprobe_hooks.py against the shipped spec and this machine's libraries."""
+"""uprobe_hooks.py against the shipped spec and this machine's libraries."""
 import ctypes
 import json
 import os
@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from argus.cli import hookspec, uprobe_hooks
-from argus.cli.common import ArgusError
+from argus.hooks import hookspec, uprobe_hooks
+from argus.tracer.errors import ArgusError
 
 
 def test_shipped_ids_match_argus_run_order():

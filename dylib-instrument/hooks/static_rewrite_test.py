@@ -3,8 +3,8 @@ on known bytes, and which hooks of a spec concern a library."""
 import capstone
 import pytest
 
-from argus.cli import static_rewrite
-from argus.cli.static_rewrite import ARCH_ARM64, ARCH_X86_64
+from argus.hooks import static_rewrite
+from argus.hooks.static_rewrite import ARCH_ARM64, ARCH_X86_64
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_select_hooks_by_soname_or_definition():
 
 
 def test_hooks_whose_obj_needs_the_agent_are_left_out():
-    from argus.cli.hookspec import Hook
+    from argus.hooks.hookspec import Hook
     spec = [Hook("a", 50, 0, ("libx.so.1",)), Hook("b", 50, 0, ("libx.so.1",), 1, "-"),
             Hook("c", 50, 0, ("libx.so.1",), 0, "ctx_default")]
     warned = []

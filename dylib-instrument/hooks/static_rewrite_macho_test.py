@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from argus.cli.static_rewrite_macho import bind_entry, chained_bind_pointer, chained_payload, uleb128
+from argus.hooks.static_rewrite_macho import bind_entry, chained_bind_pointer, chained_payload, uleb128
 
 
 def test_uleb128():

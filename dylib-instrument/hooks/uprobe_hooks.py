@@ -2,7 +2,7 @@
 
 For processes that were not started under `argus run` (already running, or
 started plainly), argusd attaches the same hooks as uprobes, system-wide.
-This module turns spec files into argusd's hook list (tracer/uprobes.h):
+This module turns spec files into argusd's hook list (tracer/daemon/platform/uprobes.h):
 
     probe_id  enter_type  return_type  file_offset(hex)  library_path  symbol  obj_arg  ret_deref
 
@@ -28,8 +28,8 @@ import os
 import platform
 import subprocess
 
-from argus.cli import hookspec
-from argus.cli.common import ArgusError
+from argus.hooks import hookspec
+from argus.tracer.errors import ArgusError
 
 _MACHINES = {"x86_64": "EM_X86_64", "aarch64": "EM_AARCH64", "arm64": "EM_AARCH64"}
 

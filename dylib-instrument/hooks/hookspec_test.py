@@ -4,10 +4,8 @@ import re
 
 import pytest
 
-from argus.cli import hookspec
-from argus.cli.common import ArgusError
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from argus.hooks import hookspec
+from argus.tracer.errors import ArgusError
 
 
 def test_types_are_the_schema_probe_types():
@@ -17,8 +15,8 @@ def test_types_are_the_schema_probe_types():
 
 
 def test_shipped_specs_load_and_flatten():
-    spec_dir = os.path.join(REPO, "dylib-instrument", "hooks")
-    paths = sorted(os.path.join(spec_dir, n) for n in os.listdir(spec_dir))
+    spec_dir = hookspec.default_spec_dir()      # the checkout: the specs beside the module
+    paths = sorted(os.path.join(spec_dir, n) for n in os.listdir(spec_dir) if n.endswith(".json"))
     hooks = hookspec.load(paths)
     assert ("pthread_mutex_lock", 53, 56, ("libc.so.6",), 0, "-", 0, 64, "-") in hooks
     # a condition wait: its mutex released at entry, the cond (argument 0, code 1) named at return

@@ -36,7 +36,7 @@ rewrite invalidates it anyway), a __LINKEDIT that does not end the file.
 """
 import struct
 
-from argus.cli.common import ArgusError
+from argus.tracer.errors import ArgusError
 
 # <mach-o/loader.h>
 BIND_TYPE_POINTER = 1

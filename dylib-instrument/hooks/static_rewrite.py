@@ -35,9 +35,9 @@ commands): no hand-written ELF or Mach-O editing.
 import ctypes
 import os
 
-from argus.cli import hookspec, static_rewrite_macho
-from argus.cli.common import ArgusError, native_path
-from argus.tracer import safe_files
+from argus.hooks import hookspec, static_rewrite_macho
+from argus.tracer import native, safe_files
+from argus.tracer.errors import ArgusError
 
 ARCH_X86_64, ARCH_ARM64 = 1, 2
 TRAMP_SLOT = 256          # bytes per trampoline (largest: arm64 with a far jump back, ~200)
@@ -49,11 +49,19 @@ RECORDER_SYMBOL = "argus_static_enter"
 MACHO_RECORDER = "@loader_path/libargus-static.dylib"
 
 
+def _native_part(name):
+    """Path of a native part built by CMake (argus.tracer.native.native_dir)."""
+    path = os.path.join(native.native_dir(), name)
+    if not os.path.exists(path):
+        raise ArgusError(f"missing native part {path}: reinstall Argus with `pip install .`")
+    return path
+
+
 class Generator:
     """ctypes face of libargus-static-gen.so."""
 
     def __init__(self):
-        lib = ctypes.CDLL(native_path("libargus-static-gen.so"))
+        lib = ctypes.CDLL(_native_part("libargus-static-gen.so"))
         self._tramp = lib.argus_static_trampoline
         self._tramp.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t,
                                 ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32,
@@ -228,7 +236,7 @@ def _instrument_elf(lief, src, out, spec, warn):
     rel = lief.ELF.Relocation(slot_seg.virtual_address, reloc_type, lief.ELF.Relocation.ENCODING.RELA)
     rel.symbol = sym
     b.add_dynamic_relocation(rel)
-    b.add_library(native_path("libargus-static.so"))
+    b.add_library(_native_part("libargus-static.so"))
 
     def bound(data):
         # LIEF adds a relocation only to an existing relocation table: a
