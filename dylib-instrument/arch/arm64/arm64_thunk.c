@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * arm64 thunks (built on every host; they run on arm64 only, and are tested
- * here as data: tests/thunk_arm64_test.c).  sp stays 16-aligned: the enter
+ * here as data: arm64_thunk_test.c).  sp stays 16-aligned: the enter
  * frame is 160 bytes, the return frame 80.  x16/x17 (IP0/IP1) carry the
  * handler address and the far jump back, as a linker veneer would.
  */

@@ -1,6 +1,6 @@
 """Hooks installed and removed while other threads run the hooked function
 (the agent after a dlopen in a threaded program, and when tracing stops):
-tests/patch_race_test.c.  Before quiesce.c, a thread resuming between two
+patch_race_test.c.  Before quiesce.c, a thread resuming between two
 prologue instructions the jump had just replaced, or reading a patch that
 spans two 8-byte words half-written, died with SIGSEGV (seen within a few
 thousand rounds of either shape on this 2-CPU machine)."""

@@ -11,8 +11,8 @@
  *   argus-reloc-random-test [iterations] [seed]
  * Prints counts per outcome and "N passed, N failed" (one check per arch).
  */
-#include "../disasm.h"
-#include "../reloc.h"
+#include "disasm.h"
+#include "reloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

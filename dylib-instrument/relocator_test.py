@@ -1,6 +1,7 @@
-"""Relocation tables as data: the installed argus-reloc-table-test runs each
-tests/reloc_<arch>.txt (bytes in, exact bytes or error out) through the real
-relocator and capstone; ctest registers the same runs."""
+"""Relocation tables as data: argus-reloc-table-test (reloc_table_test.c)
+runs each arch/<arch>/reloc_<arch>.txt (bytes in, exact bytes or error out)
+through the real relocator and capstone; ctest registers the same runs.
+argus-reloc-random-test (reloc_random_test.c) feeds it random bytes."""
 import os
 import subprocess
 
@@ -18,7 +19,7 @@ def run_table(arch, path):
 
 @pytest.mark.parametrize("arch", ["x86_64", "arm64"])
 def test_relocation_table(arch):
-    proc = run_table(arch, os.path.join(HERE, f"reloc_{arch}.txt"))
+    proc = run_table(arch, os.path.join(HERE, "arch", arch, f"reloc_{arch}.txt"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     passed = int(proc.stdout.strip().splitlines()[-1].split()[0])
     assert passed >= 30, proc.stdout
@@ -51,10 +52,3 @@ def test_random_bytes_never_crash_and_successes_are_well_formed():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "2 passed, 0 failed"
 
-
-def test_arm64_thunks_as_data():
-    # the arm64 enter/return thunks, byte for byte against llvm-mc's assembly
-    proc = subprocess.run([native("argus-thunk-arm64-test"), os.path.join(HERE, "thunk_arm64.txt")],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "4 passed, 0 failed"

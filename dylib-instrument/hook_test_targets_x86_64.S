@@ -1,4 +1,4 @@
-/* Functions with hand-picked prologues for tests/hook_test.c (AT&T syntax).
+/* Functions with hand-picked prologues for hook_test.c (AT&T syntax).
  * Each NAME_end label bounds the function, as a symbol size would. */
 	.text
 	.globl fn_plain, fn_rip, fn_branch, fn_tiny, fn_jrcxz, fn_loop_back, fn_call, fn_double

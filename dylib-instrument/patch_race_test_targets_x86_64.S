@@ -1,4 +1,4 @@
-/* Functions for tests/patch_race_test.c: each returns x + 1, with the
+/* Functions for patch_race_test.c: each returns x + 1, with the
  * prologue shapes whose patching can race a thread running them. */
 	.text
 	.globl race_multi, race_straddle

@@ -10,8 +10,7 @@ import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.dirname(HERE)
+SRC = os.path.dirname(os.path.abspath(__file__))
 FILES = ["hook.c", "hook_events.c", "ret_deref.c", "recorder.c", "agent.c", "code_alloc.c", "quiesce.c", "uring.c",
          "disasm.c",
          "reader.c", "relocator.c", "arch/arm64/arm64_thunk.c", "arch/arm64/arm64_writer.c",
@@ -33,7 +32,7 @@ def test_hook_runtime_compiles_for_arm64(tmp_path):
         obj = tmp_path / (os.path.basename(f) + ".o")
         cmd = [sys.executable, "-m", "ziglang", "cc", "-target", "aarch64-linux-gnu", "-std=gnu11", "-O2",
                "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror", "-D_GNU_SOURCE", "-mgeneral-regs-only",
-               f"-I{SRC}", f"-I{os.path.join(os.path.dirname(SRC), 'tracer')}", "-isystem", str(inc),
+               f"-I{SRC}", f"-I{os.path.join(os.path.dirname(SRC), 'tracer', 'ringbuf')}", "-isystem", str(inc),
                "-c", os.path.join(SRC, f), "-o", str(obj)]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, f + ": " + proc.stderr

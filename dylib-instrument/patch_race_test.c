@@ -11,9 +11,9 @@
  *   argus-patch-race-test RING_DIR {multi|straddle} ROUNDS THREADS
  * Exit 0 and one line "ok <installed> <refused>" when every call was right.
  */
-#include "../hook.h"
-#include "../recorder.h"
-#include "../reloc.h"
+#include "hook.h"
+#include "recorder.h"
+#include "reloc.h"
 
 #include <pthread.h>
 #include <stdio.h>

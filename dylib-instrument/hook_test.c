@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Hooks on real code (tests/hook_targets_x86_64.S), run for real:
+ * Hooks on real code (hook_test_targets_x86_64.S), run for real:
  *   - hookable prologues (frame, RIP-relative load, short jcc, call) keep
  *     their results under 4 threads, with entry and return records in each
  *     thread's ring, in time order, with the thread's pid/tid;
@@ -13,11 +13,11 @@
  *
  *   argus-hook-test RING_DIR
  */
-#include "../hook.h"
-#include "../probe_record.h"
-#include "../recorder.h"
-#include "../reloc.h"
-#include "../uring.h"
+#include "hook.h"
+#include "probe_record.h"
+#include "recorder.h"
+#include "reloc.h"
+#include "uring.h"
 
 #include <dirent.h>
 #include <errno.h>

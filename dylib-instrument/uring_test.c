@@ -10,8 +10,8 @@
  *   argus-uring-test DIR [threads] [count] [ring_bytes]
  * Prints "N passed, N failed" (one check per ring); exit 1 on failure.
  */
-#include "../probe_record.h"
-#include "../uring.h"
+#include "probe_record.h"
+#include "uring.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Runs a relocation table (tests/reloc_<arch>.txt): each row gives input
+ * Runs a relocation table (arch/<arch>/reloc_<arch>.txt): each row gives input
  * bytes at a source address, the trampoline address, the minimum number of
  * bytes to move, and either the exact output bytes or the error expected.
  *
@@ -11,7 +11,7 @@
  *
  *   argus-reloc-table-test x86_64|arm64 TABLE
  */
-#include "../reloc.h"
+#include "reloc.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -3,13 +3,13 @@
  * arm64 thunks as data (they cannot run on this host): builds the enter and
  * return thunks of a hook with a return type for a function at 0x100000
  * into a buffer that would run at 0x104000, with fixed handler addresses,
- * and compares every byte with tests/thunk_arm64.txt (assembled by
+ * and compares every byte with arch/arm64/thunk_arm64.txt (assembled by
  * llvm-mc).  Then the same hook 1 GiB away: the jump back takes the far
  * form.  Prints "N passed, N failed".
  *
- *   argus-thunk-arm64-test tests/thunk_arm64.txt
+ *   argus-thunk-arm64-test arch/arm64/thunk_arm64.txt
  */
-#include "../arch/arm64/arm64_thunk.h"
+#include "arm64_thunk.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -56,7 +56,7 @@ static void check(int ok, const char *what)
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s tests/thunk_arm64.txt\n", argv[0]);
+		fprintf(stderr, "usage: %s arch/arm64/thunk_arm64.txt\n", argv[0]);
 		return 2;
 	}
 	uint8_t want[1024], got[1024];

@@ -1,6 +1,6 @@
 """Hooks on real code, run for real (x86_64): the installed argus-hook-test
 patches hand-written functions, calls them from 4 threads and drains the
-per-thread rings it wrote (see tests/hook_test.c for every check)."""
+per-thread rings it wrote (see hook_test.c for every check)."""
 import os
 import platform
 import stat
