@@ -197,9 +197,9 @@ def open_context(args, interactive=False):
     with --auto when there is none yet), which the caller closes.  `argus
     debug` runs it; export and report reuse it.  Raises SessionError."""
     # local for start-up time: sqlite3, only for the commands that keep answers
-    from argus.cli.session import read_answers_file
+    from argus.cli.session import read_answers_doc
 
-    store, sid, presets = None, None, []
+    store, sid, presets, preset_rules = None, None, [], []
     try:
         if args.resume is not None:
             if args.answers or args.auto or args.snapshot is not None:
@@ -208,13 +208,14 @@ def open_context(args, interactive=False):
             s = store.get(args.resume or None)
             sid = s["id"]
             presets = store.answers(sid)
+            preset_rules = store.rules_made(sid)
             args.threshold = s["threshold_ns"] / 1e9
             at = s["hang_start_ns"]
             trace, g, hang = _graph(args, hang_acceptor(s["pid"], s["tid"], None, at, s["threshold_ns"]),
                                     s["buffer"], at_ns=at, pid=args.pid)
         elif args.snapshot is not None:
             if args.answers:
-                presets = read_answers_file(args.answers)
+                presets, preset_rules = read_answers_doc(args.answers)
             trace, g, hang = _snapshot_graph(args)
             store = _store(create=not args.auto)
             if not args.auto:
@@ -223,7 +224,7 @@ def open_context(args, interactive=False):
             if args.pid is None and args.tid is not None:
                 raise ArgusError("--tid needs --pid")
             if args.answers:
-                presets = read_answers_file(args.answers)
+                presets, preset_rules = read_answers_doc(args.answers)
             threshold_ns = int(args.threshold * 1e9)
             ranked = [] if args.pid is None else None
             trace, g, hang = _graph(args, hang_acceptor(args.pid, args.tid, args.at, None, threshold_ns, ranked),
@@ -235,6 +236,7 @@ def open_context(args, interactive=False):
                 sid = store.create(trace.path, hang, threshold_ns)
         ctx = ReplContext(g, hang, int(args.threshold * 1e9), store, sid, trace.path, notes=_notes(trace))
         ctx.presets = presets
+        ctx.preset_rules = preset_rules
         ctx.no_rules = args.no_rules
         ctx.show_rules = interactive
         return ctx

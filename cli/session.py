@@ -65,6 +65,8 @@ def default_path():
 
 
 class Store:
+    ANSWER_TARGET = "answer"      # annotations.target of a rule an answer made (not a REPL mark)
+
     def __init__(self, path=None):
         self.path = path or default_path()
         try:
@@ -163,7 +165,17 @@ class Store:
         return out
 
     def clear_answers(self, sid):
+        """A new diagnosis of the session's hang: its answers, and the record
+        of the rules they made, start again."""
         self._x("DELETE FROM answers WHERE session = ?", (sid,))
+        self._x("DELETE FROM annotations WHERE session = ? AND target = ?", (sid, self.ANSWER_TARGET))
+
+    def rules_made(self, sid):
+        """{"kind", "key"} of the rules the session's answers made (an "n" to a
+        weak edge), in order: a replay of those answers (--resume) makes them
+        again rather than being answered by them."""
+        return [{"kind": a["kind"], "key": a["detail"]} for a in self.annotations(sid)
+                if a["target"] == self.ANSWER_TARGET and isinstance(a["detail"], dict)]
 
     # --- annotations and rules ---
     def annotate(self, sid, kind, target, detail=None):
@@ -223,18 +235,31 @@ class Store:
             pass
 
 
-def write_answers_file(path, answers, meta=None):
-    """The `--answers` file: {"schema": "argus.answers/1", "answers": [...]}.
-    Raises ArgusError (one line) when it cannot be written."""
+def write_answers_file(path, answers, meta=None, rules_made=()):
+    """The `--answers` file: {"schema": "argus.answers/1", "answers": [...],
+    "rules_made": [...]}: every answer to a question, in order, and the
+    rules those answers made ("n" to a weak edge), so that a replay in the
+    same store, where the rule now exists, is still answered by the answer
+    that made it rather than by the rule (which would leave the recorded
+    answer unused and the rest of the recording off by one).  Raises
+    ArgusError (one line) when it cannot be written."""
     data = {"schema": "argus.answers/1", **(meta or {}),
             "answers": [{"kind": a["kind"], "answer": str(a["answer"])} for a in answers
-                        if a["kind"] in QUESTION_KINDS]}
+                        if a["kind"] in QUESTION_KINDS],
+            "rules_made": [{"kind": r["kind"], "key": r["key"]} for r in rules_made]}
     safe_files.write_output(path, json.dumps(data, indent=1) + "\n")   # a new 0600 file, never a planted one
 
 
 def read_answers_file(path):
-    """The answers of an `--answers` file: a regular file of at most
-    MAX_ANSWERS_FILE bytes (cli/bounded_json.py).  SessionError (one line)."""
+    """The answers of an `--answers` file (read_answers_doc)."""
+    return read_answers_doc(path)[0]
+
+
+def read_answers_doc(path):
+    """(answers, rules_made) of an `--answers` file: a regular file of at
+    most MAX_ANSWERS_FILE bytes (cli/bounded_json.py); rules_made are
+    {"kind", "key"} of the rules its answers made (empty in files written
+    before there was such a list).  SessionError (one line)."""
     try:
         text = bounded_json.read_regular_file(path, MAX_ANSWERS_FILE)
     except bounded_json.InputError as e:
@@ -246,9 +271,13 @@ def read_answers_file(path):
     if not isinstance(data, dict) or data.get("schema") != "argus.answers/1" \
             or not isinstance(data.get("answers"), list) \
             or not all(isinstance(a, dict) and isinstance(a.get("kind"), str) and _is_scalar(a.get("answer"))
-                       for a in data["answers"]):
+                       for a in data["answers"]) \
+            or not isinstance(data.get("rules_made", []), list) \
+            or not all(isinstance(r, dict) and isinstance(r.get("kind"), str) and isinstance(r.get("key"), dict)
+                       for r in data.get("rules_made", [])):
         raise SessionError(f"{path} is not an answers file (schema argus.answers/1)")
-    return [{"kind": a["kind"], "answer": str(a["answer"])} for a in data["answers"]]
+    return ([{"kind": a["kind"], "answer": str(a["answer"])} for a in data["answers"]],
+            [{"kind": r["kind"], "key": r["key"]} for r in data.get("rules_made", [])])
 
 
 class _Result:

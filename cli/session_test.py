@@ -140,3 +140,30 @@ def test_damaged_rows_are_skipped_with_one_warning_each(tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 7 and all(line.startswith("warning: skipping damaged row") for line in err), err
     assert "Traceback" not in "\n".join(err)
+
+
+def test_answers_file_keeps_the_rules_its_answers_made(tmp_path):
+    """An "n" to a weak edge makes a rule: the file names it, so a replay
+    where the rule exists replays the answer in its place; a file written
+    before the list existed still reads; a malformed list is refused."""
+    from argus.cli.session import read_answers_doc
+    p = tmp_path / "a.json"
+    made = [{"kind": "not_causal", "key": {"src_thread": "w", "edge_type": "wakeup"}, "value": None}]
+    write_answers_file(str(p), [{"kind": "weak", "answer": "n"}, {"kind": "go_on", "answer": "y"}], rules_made=made)
+    assert read_answers_doc(str(p)) == ([{"kind": "weak", "answer": "n"}, {"kind": "go_on", "answer": "y"}],
+                                        [{"kind": "not_causal", "key": {"src_thread": "w", "edge_type": "wakeup"}}])
+    p.write_text(json.dumps({"schema": "argus.answers/1", "answers": [{"kind": "weak", "answer": "f"}]}))
+    assert read_answers_doc(str(p)) == ([{"kind": "weak", "answer": "f"}], [])
+    p.write_text(json.dumps({"schema": "argus.answers/1", "answers": [], "rules_made": [{"kind": "x", "key": 3}]}))
+    with pytest.raises(SessionError):
+        read_answers_doc(str(p))
+
+
+def test_rules_made_by_answers_are_told_from_marks_and_restart_with_the_answers(tmp_path):
+    st = Store(str(tmp_path / "s.db"))
+    sid = st.create(str(tmp_path / "t.argus"), hang(), 2_000_000_000)
+    st.annotate(sid, "not_causal", 17, {"edge_type": "wakeup"})                    # a REPL mark: not an answer's
+    st.annotate(sid, "not_causal", Store.ANSWER_TARGET, {"edge_type": "futex"})
+    assert st.rules_made(sid) == [{"kind": "not_causal", "key": {"edge_type": "futex"}}]
+    st.clear_answers(sid)                                                           # a new diagnosis of the hang
+    assert st.rules_made(sid) == [] and len(st.annotations(sid)) == 1

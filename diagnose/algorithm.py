@@ -117,6 +117,7 @@ class PathElem:
     start_ns: int
     end_ns: int
     via_baseline: bool = False   # on a baseline's path (a quick instance), not on this hang's own
+    block_window: tuple = None   # (a, b): the window block_type was judged over (the level's), for the REPL
 
 
 @dataclass
@@ -198,7 +199,8 @@ class _Run:
         bt = self.cls(utid, a, b).block_type
         if start is None:
             start, end = int(g.seg.start[vertex]), int(g.seg.end[vertex])
-        self.path.append(PathElem(int(vertex), utid, role, depth, edge, bt, int(start), int(end), via_baseline))
+        self.path.append(PathElem(int(vertex), utid, role, depth, edge, bt, int(start), int(end), via_baseline,
+                                  (int(a), int(b))))
 
     def extend(self, res, depth, a, b, first_edge, skip_first=False):
         base = first_edge is not None and first_edge["type"] == "baseline"
@@ -778,7 +780,7 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
         hang.classification, hang.vertex = streamed, streamed.vertex
     c = hang.classification
     a, b = hang.start_ns, hang.end_ns
-    run.path.append(PathElem(hang.vertex, hang.utid, "spinning", 0, None, c.block_type, a, b))
+    run.path.append(PathElem(hang.vertex, hang.utid, "spinning", 0, None, c.block_type, a, b, block_window=(a, b)))
     info = run.diagnose_vertex(hang.utid, hang.vertex, c, a, b, 0)
     extra = {"baseline": info["baseline"].to_dict(g) if info["baseline"] is not None else None,
              "origin": info["origin"], "flags": info["flags"],

@@ -271,6 +271,7 @@ def to_json(d):
             "edge_in": _edge_in(e.edge),
             "vertex": int(e.vertex), "role": e.role, "depth": int(e.depth),
             "via_baseline": bool(e.via_baseline),
+            "block_window": [int(x) for x in e.block_window] if e.block_window else None,
         })
         path.append(item)
     causes = []

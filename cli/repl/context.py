@@ -10,6 +10,7 @@ from argus.tracer.textsafe import safe_console
 from argus.cli.tracefile import ThreadNames
 from argus.diagnose import AskingChooser, diagnose_hang, to_json
 from argus.diagnose.rules import describe
+import json
 from argus.cli.repl.registry import ReplUsageError
 from argus.tracer.safe_files import UnsafePath
 from argus.scripts.lldb.generate import results_for
@@ -34,6 +35,9 @@ class ReplContext:
         self.chooser = None
         self.ask = None             # set by the REPL: Question -> str
         self.presets = []
+        self.preset_rules = []      # {"kind", "key"} of the rules the presets made: not applied while replaying
+        self.rules_made = []        # the rules the answers about the session's hang made (export --answers)
+        self.hang_answers = []      # those answers (without a store; with one, the store has them)
         self.running = True
         self.questions_asked = 0
         self.exit_code = 0
@@ -71,22 +75,29 @@ class ReplContext:
         self.cursor, self.path_index = self.back_stack.pop()
         return True
 
-    def path_next(self):
-        """(index, PathElem) of the step the diagnosis's walk took after the
-        cursor, or None: the cursor's place in the path (where `follow`
-        put it, else its first occurrence) and the next element.  From the
-        spinning vertex that is the vertex after the wait, then the thread
-        that ended it, then baselines' and culprits' steps, as `path`
-        lists them."""
+    def path_place(self, v=None):
+        """v's (default: the cursor's) index in the diagnosis's path: the
+        cursor's place when `follow` put it there, else v's first
+        occurrence; None when v is not on the path."""
         d = self.diagnosis
+        v = self.cursor if v is None else int(v)
         if d is None:
             return None
-        i = self.path_index
-        if i is None or not (0 <= i < len(d.path)) or d.path[i].vertex != self.cursor:
-            i = next((k for k, p in enumerate(d.path) if p.vertex == self.cursor), None)
-        if i is None or i + 1 >= len(d.path):
+        i = self.path_index if v == self.cursor else None
+        if i is not None and 0 <= i < len(d.path) and d.path[i].vertex == v:
+            return i
+        return next((k for k, p in enumerate(d.path) if p.vertex == v), None)
+
+    def path_next(self, v=None):
+        """(index, PathElem) of the step the diagnosis's walk took after v
+        (default: the cursor), or None: v's place in the path (path_place)
+        and the next element.  From the spinning vertex that is the vertex
+        after the wait, then the thread that ended it, then baselines' and
+        culprits' steps, as `path` lists them."""
+        i = self.path_place(v)
+        if i is None or i + 1 >= len(self.diagnosis.path):
             return None
-        return i + 1, d.path[i + 1]
+        return i + 1, self.diagnosis.path[i + 1]
 
     def check_vertex(self, v):
         if v is None:
@@ -96,10 +107,17 @@ class ReplContext:
         return int(v)
 
     # --- rules / annotations ---
-    def rules(self):
+    def rules(self, replaying=False):
+        """The store's rules; replaying, without those the recorded answers
+        made: the answer that made one is replayed in its place (the same
+        decision, and the recording stays in step)."""
         if self.no_rules:
             return []
-        return self.store.rules() if self.store is not None else []
+        rules = self.store.rules() if self.store is not None else []
+        if replaying and self.preset_rules:
+            made = {(r["kind"], json.dumps(r["key"], sort_keys=True)) for r in self.preset_rules}
+            rules = [r for r in rules if (r["kind"], json.dumps(r["key"], sort_keys=True)) not in made]
+        return rules
 
     def add_rule(self, rule, kind, target, detail=None):
         """Stores a rule; its id (None without a store)."""
@@ -139,18 +157,23 @@ class ReplContext:
     def run_diagnosis(self, hang=None, auto=False, ask=None):
         """auto: the automatic answers (with the rules, like every mode), and
         the session's recorded answers are left alone."""
+        own = hang is None or int(hang.vertex) == int(self.hang.vertex)   # the session's hang
         hang = hang or self.hang
         store, sid = self.store, self.sid
 
         def record(rec):
-            if store is not None:
+            if store is not None and own:
                 store.add_answer(sid, rec)
         if auto:
             chooser = AskingChooser(self.g, rules=self.rules(), t0=hang.start_ns, on_rule=self._rule_fired)
         else:
-            if store is not None:
+            # the session keeps the answers about its own hang; `diagnose V`
+            # (another vertex) leaves them alone, so `export --answers` and
+            # --resume still replay the hang's diagnosis
+            if store is not None and own:
                 store.clear_answers(sid)
-            chooser = AskingChooser(self.g, ask=ask, presets=self.presets, rules=self.rules(),
+            replaying = bool(self.presets)
+            chooser = AskingChooser(self.g, ask=ask, presets=self.presets, rules=self.rules(replaying),
                                     t0=hang.start_ns, on_answer=record, on_rule=self._rule_fired)
             self.presets = []
         d = diagnose_hang(self.g, hang, self.threshold_ns, chooser)
@@ -159,8 +182,12 @@ class ReplContext:
             d.notes.append("the recorded answers did not fit this walk; the rest were asked or chosen automatically")
         if chooser.aborted:
             d.notes.append("the diagnosis was interrupted; unanswered questions were answered 'stop'")
+        if own and not auto:
+            self.rules_made, self.hang_answers = list(chooser.new_rules), list(chooser.answers)
         for r in chooser.new_rules:
-            rid = self.add_rule(r, "not_causal", "edge", r["key"])
+            # an answer's rule is marked as such: --resume replays the answer in its place
+            target = self.store.ANSWER_TARGET if own and self.store is not None else "edge"
+            rid = self.add_rule(r, "not_causal", target, r["key"])
             if self.show_rules and rid is not None:
                 self.out(f"rule {rid} saved: {describe(r)} (undo: argus rules rm {rid})")
         self._note_lldb_traces(d)

@@ -2,12 +2,15 @@
 incoming causal edge, the program-order edge to the same work before a
 split (crafted graph, a real ReplContext and the REPL's command dispatch)."""
 import io
+import re
 from types import SimpleNamespace
 
 from rich.console import Console
 
 from argus.cli.repl.app import execute
 from argus.cli.repl.context import ReplContext
+from argus.cli.repl.render import causal_in_edges
+from argus.diagnose.report import fmt_rel
 from argus.diagnose.slice import AutoChooser, interactive_slice
 from support.crafted import ms, split_loop
 
@@ -28,8 +31,8 @@ def test_follow_takes_the_walks_program_order_edge():
 
 def test_vertex_shows_the_block_type_the_diagnosis_gave_a_culprit():
     """A culprit computing over the hang (gil_like's worker, found as the
-    poller's held-up peer): its vertex's own window says little, the panel
-    also shows the diagnosis's LongRunning over the root cause's window."""
+    poller's held-up peer): its vertex's own span says little, the panel
+    shows only the diagnosis's LongRunning over the window it judged."""
     from support import crafted as C
     from argus.diagnose import diagnose
     g = C.gil_like(release=False)
@@ -39,7 +42,72 @@ def test_vertex_shows_the_block_type_the_diagnosis_gave_a_culprit():
     ctx = ReplContext(g, d.hang, ms(2), console=Console(file=out, width=200, highlight=False))
     ctx.diagnosis = d
     execute(ctx, f"vertex {rc.vertex}")
-    assert "in the diagnosis (root cause, over " in out.getvalue() and "): LongRunning; on CPU" in out.getvalue()
+    text = out.getvalue()
+    assert re.search(r"^  block type \(path step \d+, \w+, over [^)]*\): LongRunning; on CPU", text, re.M), text
+    assert "block type over that window" not in text and "LongWait" not in text, text
+
+
+def test_vertex_shows_the_block_type_of_every_path_step():
+    """Every vertex on the path, reached by `follow` (its place known) or by
+    `vertex ID` (its first place): the block type `path` lists for it, over
+    the window it was judged over, and nothing else; root causes also with
+    their own when that differs."""
+    from support import crafted as C
+    from argus.diagnose import diagnose
+    t, info = C.client_daemon()
+    g = t.build(trace_end=info["trace_end"])
+    d = diagnose(g, C.APP)
+    out = io.StringIO()
+    ctx = ReplContext(g, d.hang, ms(2), console=Console(file=out, width=200, highlight=False))
+    ctx.diagnosis = d
+    for i in range(1, len(d.path)):
+        out.seek(0), out.truncate()
+        execute(ctx, "follow")
+        execute(ctx, "vertex")
+        p = d.path[i]
+        a, b = p.block_window
+        want = f"  block type (path step {i}, {p.role}, over {fmt_rel(a - d.hang.start_ns)} .. " \
+               f"{fmt_rel(b - d.hang.start_ns)}): {p.block_type};"
+        assert ctx.cursor == p.vertex and want in out.getvalue(), (want, out.getvalue())
+        assert "block type over that window" not in out.getvalue()
+    for i, p in enumerate(d.path):
+        if p.vertex == ctx.cursor:          # not moved: the cursor keeps its place
+            continue
+        out.seek(0), out.truncate()
+        execute(ctx, f"vertex {p.vertex}")
+        first = next(k for k, q in enumerate(d.path) if q.vertex == p.vertex)
+        assert f"  block type (path step {first}, {d.path[first].role}, over " in out.getvalue()
+        assert f"): {d.path[first].block_type};" in out.getvalue()
+    for r in d.root_causes:
+        out.seek(0), out.truncate()
+        execute(ctx, f"vertex {r.vertex}")
+        assert re.search(rf"^  block type \((path step \d+, \w+|root cause), over [^)]*\): {r.block_type};",
+                         out.getvalue(), re.M), out.getvalue()
+
+
+def test_vertex_names_the_walks_next_step_where_no_edge_leads_back():
+    """A path vertex with no causal in-edge of its own (started by a timer,
+    the spinning vertex's successor): `vertex` names the step the walk took
+    next instead of ending at "no incoming causal edge", and `follow N`
+    points at plain `follow`."""
+    from support import crafted as C
+    from argus.diagnose import diagnose
+    t, info = C.client_daemon()
+    g = t.build(trace_end=info["trace_end"])
+    d = diagnose(g, C.APP)
+    out = io.StringIO()
+    ctx = ReplContext(g, d.hang, ms(2), console=Console(file=out, width=200, highlight=False))
+    ctx.diagnosis = d
+    bare = [i for i, p in enumerate(d.path[:-1]) if not causal_in_edges(g, p.vertex)
+            and i == next(k for k, q in enumerate(d.path) if q.vertex == p.vertex)]
+    assert bare, "the crafted path has no vertex without a causal in-edge"
+    for i in bare:
+        out.seek(0), out.truncate()
+        execute(ctx, f"vertex {d.path[i].vertex}")
+        assert "no incoming causal edge" not in out.getvalue(), out.getvalue()
+        assert f"the walk's next step (follow): #{i + 1} vertex {d.path[i + 1].vertex}," in out.getvalue()
+        execute(ctx, "follow 1")
+        assert "follow: vertex" in out.getvalue() and f"(#{i + 1}, vertex {d.path[i + 1].vertex})" in out.getvalue()
 
 
 def test_follow_walks_the_diagnosis_path_and_back_returns():

@@ -63,31 +63,39 @@ def vertex_panel(ctx, v):
         a, b = w["start_ns"], w["end_ns"]
     else:
         a, b = int(s.start[v]), int(s.end[v])
-    c = B.classify(g, int(s.utid[v]), a, b)
-    lines.append(f"  block type over that window: {c.block_type}; {evidence_text(c.evidence)}")
-    judged = diagnosis_block_type(ctx, v)
-    if judged is not None:
-        what, bt, ra, rb = judged
+    judged = diagnosis_block_types(ctx, v)
+    for what, bt, ra, rb in judged:
+        # the diagnosis's own verdict over the window it judged, never a
+        # second one over this vertex's span alone (a culprit computing for
+        # 3 s has a short wait of its own: "LongWait, on CPU 0%" misleads)
         ev = B.classify(g, int(s.utid[v]), ra, rb).evidence
-        lines.append(f"  in the diagnosis ({what}, over {fmt_rel(ra - ctx.t0)} .. {fmt_rel(rb - ctx.t0)}): "
+        lines.append(f"  block type ({what}, over {fmt_rel(ra - ctx.t0)} .. {fmt_rel(rb - ctx.t0)}): "
                      f"{bt}; {evidence_text(ev)}")
+    if not judged:
+        c = B.classify(g, int(s.utid[v]), a, b)
+        lines.append(f"  block type over that window: {c.block_type}; {evidence_text(c.evidence)}")
     return "\n".join(lines)
 
 
-def diagnosis_block_type(ctx, v):
-    """(what, block type, window start, window end) the current diagnosis
-    gave vertex v: as a root cause (its window), or as the spinning vertex
-    (the hang's); None when v is neither.  `vertex` shows it beside the
-    vertex's own window, which for a culprit's wait is only that wait."""
+def diagnosis_block_types(ctx, v):
+    """[(what, block type, window start, window end)] the current diagnosis
+    gave vertex v: as a step of its path (the block type `path` lists, over
+    the window of that step's level) and as a root cause (over the root
+    cause's window) when that says something else; [] when v is neither."""
     d = ctx.diagnosis
     if d is None:
-        return None
+        return []
+    out = []
+    i = ctx.path_place(v)
+    if i is not None:
+        p = d.path[i]
+        a, b = p.block_window or (p.start_ns, p.end_ns)
+        out.append((f"path step {i}, {p.role}", p.block_type, int(a), int(b)))
     for r in d.root_causes:
-        if int(r.vertex) == int(v):
-            return "root cause", r.block_type, int(r.start_ns), int(r.end_ns)
-    if int(d.hang.vertex) == int(v):
-        return "the hang", d.hang.classification.block_type, int(d.hang.start_ns), int(d.hang.end_ns)
-    return None
+        if int(r.vertex) == int(v) and (not out or (out[0][1:] != (r.block_type, int(r.start_ns), int(r.end_ns)))):
+            out.append(("root cause", r.block_type, int(r.start_ns), int(r.end_ns)))
+            break
+    return out
 
 
 def report_text(report):

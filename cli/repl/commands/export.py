@@ -21,9 +21,9 @@ parser.add_argument("--answers", action="store_true", help="write the answers fi
 def run(ctx, args):
     try:
         if args.answers:
-            answers = ctx.store.answers(ctx.sid) if ctx.store is not None else \
-                (ctx.chooser.answers if ctx.chooser is not None else [])
-            write_answers_file(args.file, answers, {"pid": ctx.hang.pid, "tid": ctx.hang.tid})
+            answers = ctx.store.answers(ctx.sid) if ctx.store is not None else ctx.hang_answers
+            write_answers_file(args.file, answers, {"pid": ctx.hang.pid, "tid": ctx.hang.tid},
+                               rules_made=ctx.rules_made)
             n = sum(a["kind"] in QUESTION_KINDS for a in answers)
             ctx.out(f"wrote {n} answers to {args.file}")
             return

@@ -20,6 +20,10 @@ def run(ctx, args):
         ctx.out(vertex_panel(ctx, ctx.cursor))
         return
     ins = causal_in_edges(ctx.g, ctx.cursor)
+    if not ins and ctx.path_next() is not None:
+        i, p = ctx.path_next()
+        raise ReplUsageError(f"follow: vertex {ctx.cursor} has no edge #{args.n}; `follow` without a number "
+                             f"takes the walk's next step (#{i}, vertex {p.vertex})")
     if not ins:
         ctx.out(f"vertex {ctx.cursor} has no incoming causal edge (started by {ctx.g.start_label(ctx.cursor)})")
         return

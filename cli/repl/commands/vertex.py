@@ -14,9 +14,15 @@ def run(ctx, args):
         ctx.move(v)
     ctx.out(vertex_panel(ctx, v))
     ins = causal_in_edges(ctx.g, v)
+    step = ctx.path_next(v)
+    if step is not None:            # where the diagnosis went next, whatever edges v has
+        i, p = step
+        ctx.out(f"the walk's next step (follow): #{i} vertex {p.vertex}, {p.role}, edge {(p.edge or {}).get('type') or '-'}")
     if ins:
         ctx.out("incoming causal edges, or the program-order edge the walk takes (follow N walks back along "
                 "#N; not-causal EDGE marks one):")
         ctx.console.print(edge_table(ctx, ins))
-    else:
+    elif step is None:
         ctx.out(f"no incoming causal edge (started by {ctx.g.start_label(v)})")
+    else:
+        ctx.out(f"(it has no causal in-edge of its own: started by {ctx.g.start_label(v)})")
