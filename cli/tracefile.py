@@ -24,21 +24,22 @@ from argus.tracer import reader, stream
 NAME_TYPES = (schema.PROC_SNAPSHOT, schema.EXEC, schema.THREAD_NAME, schema.FORK)
 
 
-def load_trace(path, since_ns=None, until_ns=None, names=True, types=None, rows_hint=0, warn=True):
+def load_trace(path, since_ns=None, until_ns=None, names=True, types=None, rows_hint=0, warn=True, keep_state=True):
     """Returns (Trace, ThreadNames) or raises ArgusError with one line.
     since_ns / until_ns: a windowed load (reader.decode_file); see window_rows.
     names=False skips the name scan (None instead) for callers that build a
     graph, whose thread tracker names threads itself.  types / rows_hint: a
     decode of those record types only (reader.decode_file).  Bad records and
     dropped chunks are reported on stderr (warn_dropped) unless warn=False
-    (a caller that may load several windows reports the one it keeps)."""
+    (a caller that may load several windows reports the one it keeps).
+    keep_state: as reader.decode_file."""
     if not os.path.exists(path):
         raise ArgusError(f"no trace at {path}: start tracing with `argus start`, or pass --buffer FILE")
     if not os.access(path, os.R_OK):
         raise ArgusError(f"cannot read {path}: permission denied (traces are root-only, mode 0600)")
     try:
         trace = reader.decode_file(path, strict=False, since_ns=since_ns, until_ns=until_ns, types=types,
-                                   rows_hint=rows_hint)
+                                   rows_hint=rows_hint, keep_state=keep_state)
     except reader.TraceError as e:
         raise ArgusError(str(e))
     except MemoryError:

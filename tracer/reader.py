@@ -175,3 +175,17 @@ def buffer_stats(path):
         return {name: getattr(stats, name) for name, _ in native.RbStats._fields_}
     finally:
         lib.argus_rb_close(handle)
+
+
+def event_counts(st):
+    """{written, present}: events (decoded rows) a buffer took and holds now,
+    from buffer_stats alone -- the one count `argus status`, `hangs` and
+    `debug` print.  A row per record, two per SWITCH or SYSCALL record
+    (schema v3 / v4: extra_rows counts them, ever written).  `present` is
+    exact while nothing was overwritten; after a wrap the overwritten
+    records are taken to have had the written ones' mix of types."""
+    written_records = int(st.get("records_written", 0))
+    extra = int(st.get("extra_rows", 0))
+    present_records = int(st.get("records_present", 0))
+    present = present_records + (extra * present_records // written_records if written_records else 0)
+    return {"written": written_records + extra, "present": present}

@@ -23,11 +23,12 @@ Invariants:
     e.g. a quiet CPU's, are decoded again in each: time, not memory).
 """
 import ctypes
+import dataclasses
 import os
 
 import numpy as np
 
-from . import native, reader
+from . import native, reader, schema
 
 CHUNKS_PER_WINDOW = 16          # ~16 MiB of records (default 1 MiB chunks): ~70 MB of rows at peak
 _U64_MAX = (1 << 64) - 1
@@ -76,3 +77,100 @@ def iter_windows(path, chunks_per_window=CHUNKS_PER_WINDOW):
         if b > a:
             trace.rows = trace.rows[a:b]
             yield trace
+
+
+# Side-array offsets a row holds (schema.ROW_FIELDS, ctype "side"): which
+# array each indexes, so rows of two decodes can share one pair of arrays.
+_OFFSET_FIELDS = {"frames": "frames", "fds": "frames", "path": "strings"}
+
+
+def _rebase(rows, frames_off, strings_off):
+    """Adds the offsets of the arrays this decode's side arrays were appended to."""
+    for t, fields in schema.ROW_FIELDS.items():
+        for f in fields:
+            which = _OFFSET_FIELDS.get(f.name) if f.ctype == "side" else None
+            off = frames_off if which == "frames" else strings_off if which == "strings" else 0
+            if off:
+                sel = rows["type"] == t
+                rows[f.column][sel] += off
+
+
+class GrowingWindow:
+    """Windows of one buffer that only grow ([since, until], either side None:
+    unbounded), each record decoded once.
+
+    Algorithm: the first window is one decode (state records from before it
+    kept).  A wider one decodes only what it adds: [since, lo - 1] with the
+    state records from before it, and [hi + 1, until] without; of each decode
+    only the rows with ts on its side of the old bounds are kept (a chunk
+    overlapping a bound is decoded on both sides, its records kept once), and
+    the old rows lose theirs outside [lo, hi] that the new parts cover.  The
+    rows are concatenated older part, old rows, newer part: sorted, since the
+    parts' ts ranges are disjoint, and the same rows as one decode of the
+    wider window (its records, the state records from before it), the side
+    arrays appended and the rows' offsets into them rebased.
+
+    Invariant: self.trace is the decode of [self.lo, self.hi] as
+    reader.decode_file would give it (rows, first_window_ts, counters of the
+    last part decoded)."""
+
+    def __init__(self, path, decode=None):
+        self.path = path
+        self.decode = decode or (lambda **kw: reader.decode_file(path, strict=False, **kw))
+        self.trace, self.lo, self.hi = None, None, None
+        self.decoded_rows = 0           # rows the decoder produced, all loads together
+
+    def load(self, since_ns, until_ns):
+        lo = 0 if since_ns is None else int(since_ns)
+        hi = _U64_MAX if until_ns is None else int(until_ns)
+        t = self.trace
+        if t is None or lo > self.lo or hi < self.hi or t.window is None:
+            self.trace = self._decode(lo, hi, True)
+        elif (lo, hi) != (self.lo, self.hi):
+            self.trace = self._widen(t, lo, hi)
+        self.lo, self.hi = lo, hi
+        return self.trace
+
+    def _decode(self, lo, hi, keep_state):
+        whole = lo == 0 and hi == _U64_MAX and keep_state
+        kw = {} if whole else dict(since_ns=lo, until_ns=hi, keep_state=keep_state)
+        try:
+            hint = records_in(chunk_table(self.path), lo, hi) * 5 // 4 + 1024
+        except (OSError, ValueError):
+            hint = 0
+        t = self.decode(rows_hint=hint, **kw)
+        self.decoded_rows += t.nrows
+        return t
+
+    def _widen(self, old, lo, hi):
+        ts = old.rows["ts_ns"]
+        a = int(np.searchsorted(ts, np.uint64(self.lo), side="left")) if lo < self.lo else 0
+        b = int(np.searchsorted(ts, np.uint64(self.hi), side="right")) if hi > self.hi else len(ts)
+        parts, first_window_ts = [], old.first_window_ts
+        if lo < self.lo:
+            older = self._decode(lo, self.lo - 1, True)
+            k = int(np.searchsorted(older.rows["ts_ns"], np.uint64(self.lo), side="left"))
+            parts.append((older, older.rows[:k]))
+            first_window_ts = older.first_window_ts or first_window_ts
+        parts.append((old, old.rows[a:b]))
+        if hi > self.hi:
+            newer = self._decode(self.hi + 1, hi, False)
+            k = int(np.searchsorted(newer.rows["ts_ns"], np.uint64(self.hi), side="right"))
+            parts.append((newer, newer.rows[k:]))
+        frames, strings, chunks = [], [], []
+        nf = ns = 0
+        for t, rows in parts:
+            if nf or ns:
+                rows = rows.copy()          # a view of a decode: rebased in a copy
+                _rebase(rows, nf, ns)
+            chunks.append(rows)
+            frames.append(t.frames)
+            strings.append(t.strings)
+            nf, ns = nf + len(t.frames), ns + len(t.strings)
+        rows = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+        last = parts[-1][0]
+        return dataclasses.replace(
+            last, rows=rows, nrows=len(rows), frames=np.concatenate(frames), strings=b"".join(strings),
+            window=(lo, hi), first_window_ts=first_window_ts,
+            first_ts=int(rows["ts_ns"][0]) if len(rows) else 0, last_ts=int(rows["ts_ns"][-1]) if len(rows) else 0,
+            torn_chunks=sum(int(t.torn_chunks) for t, _ in parts), bad_records=sum(int(t.bad_records) for t, _ in parts))

@@ -66,6 +66,7 @@
 #include "argusd.h"
 #include "proc_snapshot.h"
 #include "safe_dir.h"
+#include "hang_index.h"
 #include "snapshot_writer.h"
 #include "urings.h"
 #include "sampler.h"
@@ -583,6 +584,25 @@ static int open_snapshot_dir(void)
 	return fd;
 }
 
+/* The ring index (hang_index.c) beside the snapshots, fed by the detector:
+ * without it `argus hangs` decodes the buffer, so a failure is one log line. */
+static void start_index(struct daemon *d)
+{
+	char err[256];
+	struct stat st;
+
+	if (stat(env.buffer, &st)) {
+		log_msg("no ring index: cannot stat %s: %s", env.buffer, strerror(errno));
+		return;
+	}
+	d->index = hang_index_create(env.hangs.dir_fd, env.hangs.dir, (uint64_t)st.st_ino,
+				     argus_rb_header(d->rb)->created_ns, err, sizeof(err));
+	if (!d->index)
+		log_msg("no ring index: %s", err);
+	else
+		hang_detector_set_index(d->hangs, d->index);
+}
+
 /* The hang detector (hang_detector.c), when a snapshot directory is given. */
 static int start_hang_detector(struct daemon *d)
 {
@@ -602,6 +622,7 @@ static int start_hang_detector(struct daemon *d)
 		report_failure("failed to allocate the hang detector: out of memory");
 		return -ENOMEM;
 	}
+	start_index(d);
 	for (i = 0; i < env.nwatch_pids; i++)
 		hang_detector_watch_pid(d->hangs, env.watch_pids[i]);
 	for (i = 0; i < env.nwatch_comms; i++)
@@ -753,6 +774,7 @@ cleanup:
 		hang_detector_finish(d.hangs, now_ns());
 	}
 	hang_detector_free(d.hangs);
+	hang_index_free(d.index);
 	for (i = 0; i < MAX_CLIENTS; i++)
 		client_close(&d.clients[i]);
 	if (d.prod_live)

@@ -80,6 +80,7 @@ struct daemon {
 	uint64_t names_emitted;
 	struct argus_urings *urings;  /* user-space tracepoint rings (urings.c), or NULL */
 	struct hang_detector *hangs;  /* NULL when off (hang_detector.c) */
+	struct hang_index *index;     /* the ring index (hang_index.c), NULL when none */
 };
 
 uint64_t now_ns(void);

@@ -62,6 +62,7 @@
 #include "argus_decode.h"     /* argus_split_switch */
 #include "argusd.h"
 #include "hang_detector.h"
+#include "hang_index.h"
 #include "snapshot_writer.h"
 
 #define HD_SLOTS 4096                 /* power of two */
@@ -116,6 +117,7 @@ struct hang_detector {
 	pid_t writer;                    /* running snapshot writer, 0 when none */
 	struct hd_thread *writing;       /* its thread (hang written when it exits) */
 	uint64_t hangs, snapshots;
+	struct hang_index *index;        /* the ring index (hang_index.c), or NULL */
 };
 
 static bool is_poll_syscall(uint32_t nr)
@@ -305,9 +307,9 @@ static bool count_poll_site(struct hd_thread *t, uint32_t nr, uint64_t obj)
 
 /* The block type guess over the hang so far (the diagnosis classifies it
  * properly; this is what `argus hangs --recorded` shows). */
-static const char *guess_block_type(const struct hd_thread *t, uint64_t end)
+static const char *guess_over(const struct hd_thread *t, uint64_t start, uint64_t end)
 {
-	uint64_t dur = end > t->hang_start ? end - t->hang_start : 1, wait = t->wait_ns;
+	uint64_t dur = end > start ? end - start : 1, wait = t->wait_ns;
 
 	if (t->blocked && !t->in_loop && end > t->last_switch)
 		wait += end - t->last_switch;
@@ -318,10 +320,46 @@ static const char *guess_block_type(const struct hd_thread *t, uint64_t end)
 	return "LongRunning";
 }
 
+static const char *guess_block_type(const struct hd_thread *t, uint64_t end)
+{
+	return guess_over(t, t->hang_start, end);
+}
+
+/* A span out of the loop as a ring index entry (hang_index.h). */
+static void index_entry(const struct hd_thread *t, uint64_t end, struct hx_entry *e)
+{
+	const char *g = guess_over(t, t->out_since, end);
+
+	memset(e, 0, sizeof(*e));
+	e->start_ns = t->out_since;
+	e->end_ns = end;
+	e->pid = t->pid;
+	e->tid = t->tid;
+	e->kind = HX_KIND_OUT_OF_LOOP;
+	e->reason = t->long_wait_ns ? t->long_reason : t->wait_reason;
+	e->guess = g[4] == 'W' ? HX_GUESS_LONG_WAIT : g[0] == 'R' ? HX_GUESS_REPEATED_YIELD : HX_GUESS_LONG_RUNNING;
+	e->flags = HX_FLAG_LOOP | (t->user ? HX_FLAG_USER : 0);
+	e->nr = ARGUS_SYSCALL_NONE;
+	memcpy(e->comm, t->comm[0] ? t->comm : t->process, sizeof(e->comm));
+}
+
+static void index_span(struct hang_detector *hd, struct hx_entry *e)
+{
+	if (!e->comm[0])
+		hang_index_name(hd->index, e);   /* read from /proc only at detection */
+}
+
 /* An open hang ends at ts: its numbers are kept for the writer, which runs
  * after the thread has moved on. */
-static void back_in_loop(struct hd_thread *t, uint64_t ts)
+static void back_in_loop(struct hang_detector *hd, struct hd_thread *t, uint64_t ts)
 {
+	if (hd->index && t->out_since && ts > t->out_since && ts - t->out_since >= HX_MIN_NS && watched(t)) {
+		struct hx_entry e;
+
+		index_entry(t, ts, &e);
+		index_span(hd, &e);
+		hang_index_add(hd->index, &e);
+	}
 	if (t->hang == HANG_OPEN) {
 		t->hang = HANG_ENDED;
 		t->hang_end = ts;
@@ -344,14 +382,14 @@ static void left_loop(struct hd_thread *t, uint64_t ts)
 
 /* A thread with no loop (named by the user, never in a POLL wait): each
  * blocking wait and each run between them is judged on its own. */
-static void boundary(struct hd_thread *t, uint64_t ts)
+static void boundary(struct hang_detector *hd, struct hd_thread *t, uint64_t ts)
 {
-	back_in_loop(t, ts);
+	back_in_loop(hd, t, ts);
 	if (t->hang == HANG_NONE)
 		left_loop(t, ts);
 }
 
-static void on_switch_out(struct hd_thread *t, const struct argus_ev_switch_out *e)
+static void on_switch_out(struct hang_detector *hd, struct hd_thread *t, const struct argus_ev_switch_out *e)
 {
 	uint64_t ts = e->h.ts_ns;
 	bool runnable = e->state == ARGUS_STATE_RUNNABLE;
@@ -369,26 +407,26 @@ static void on_switch_out(struct hd_thread *t, const struct argus_ev_switch_out 
 	 * out too): treated like the loop's own wait */
 	if (!runnable && e->wait_reason == ARGUS_WAIT_CHILD) {
 		t->in_loop = 1;
-		back_in_loop(t, ts);
+		back_in_loop(hd, t, ts);
 		return;
 	}
 	if (!runnable && e->wait_reason == ARGUS_WAIT_POLL) {
 		t->npoll++;
 		if (count_poll_site(t, e->syscall_nr, e->wait_obj)) {
 			t->in_loop = 1;
-			back_in_loop(t, ts);
+			back_in_loop(hd, t, ts);
 			return;
 		}
 	}
 	if (!loop_site(t)) {
 		if (!runnable)
-			boundary(t, ts);
+			boundary(hd, t, ts);
 	} else if (!t->out_since && t->hang == HANG_NONE) {
 		left_loop(t, ts);
 	}
 }
 
-static void on_switch_in(struct hd_thread *t, uint64_t ts)
+static void on_switch_in(struct hang_detector *hd, struct hd_thread *t, uint64_t ts)
 {
 	if (t->blocked && t->last_switch && ts > t->last_switch && !t->in_loop) {
 		uint64_t w = ts - t->last_switch;
@@ -402,7 +440,7 @@ static void on_switch_in(struct hd_thread *t, uint64_t ts)
 	if (t->in_loop && t->hang == HANG_NONE)
 		left_loop(t, ts);
 	else if (!loop_site(t) && t->blocked && !t->last_runnable)
-		boundary(t, ts);
+		boundary(hd, t, ts);
 	else if (!t->out_since && t->hang == HANG_NONE)
 		left_loop(t, ts);
 	t->blocked = 0;
@@ -451,6 +489,8 @@ void hang_detector_observe(struct hang_detector *hd, const struct argus_event_he
 		hang_detector_observe(hd, &exit.h);
 		return;
 	}
+	if (hd->index)
+		hang_index_observe(hd->index, h);
 	switch (h->type) {
 	case ARGUS_EV_SWITCH_OUT:
 	case ARGUS_EV_SWITCH_IN:
@@ -496,10 +536,10 @@ void hang_detector_observe(struct hang_detector *hd, const struct argus_event_he
 	t->user |= user;
 	switch (h->type) {
 	case ARGUS_EV_SWITCH_OUT:
-		on_switch_out(t, (const struct argus_ev_switch_out *)h);
+		on_switch_out(hd, t, (const struct argus_ev_switch_out *)h);
 		break;
 	case ARGUS_EV_SWITCH_IN:
-		on_switch_in(t, h->ts_ns);
+		on_switch_in(hd, t, h->ts_ns);
 		break;
 	case ARGUS_EV_SYSCALL_ENTER: {
 		const struct argus_ev_syscall_enter *e = (const void *)h;
@@ -510,14 +550,14 @@ void hang_detector_observe(struct hang_detector *hd, const struct argus_event_he
 
 		/* back in the loop, and out of it again unless the poll blocks */
 		if (is_poll_syscall(e->nr) && (s = loop_site(t)) && s->nr == e->nr && s->obj == obj) {
-			back_in_loop(t, h->ts_ns);
+			back_in_loop(hd, t, h->ts_ns);
 			if (t->hang == HANG_NONE)
 				left_loop(t, h->ts_ns);
 		}
 		break;
 	}
 	case ARGUS_EV_EXIT:
-		back_in_loop(t, h->ts_ns);
+		back_in_loop(hd, t, h->ts_ns);
 		t->dead = 1;
 		break;
 	}
@@ -675,12 +715,42 @@ static void reap_writer(struct hang_detector *hd)
 	hd->writing = NULL;
 }
 
+/* The ring index's open table: its own ongoing waits, then the spans out of
+ * a loop still going on (ends at the latest record seen). */
+static void index_open_spans(struct hang_detector *hd, uint64_t now)
+{
+	uint64_t last;
+
+	if (!hd->index || !hang_index_open_begin(hd->index, now))
+		return;
+	last = hang_index_last_ts(hd->index);
+	for (uint32_t i = 0; i < HD_SLOTS; i++) {
+		const struct hd_thread *t = &hd->slots[i];
+		struct hx_entry e;
+
+		if (!hd->keys[i] || t->dead || t->in_loop || !t->out_since || !watched(t) || last <= t->out_since ||
+		    last - t->out_since < HX_MIN_NS)
+			continue;
+		index_entry(t, last, &e);
+		index_span(hd, &e);
+		e.flags |= HX_FLAG_ONGOING;
+		hang_index_open_add(hd->index, &e);
+	}
+	hang_index_open_end(hd->index);
+}
+
+void hang_detector_set_index(struct hang_detector *hd, struct hang_index *hx)
+{
+	hd->index = hx;
+}
+
 void hang_detector_check(struct hang_detector *hd, uint64_t now)
 {
 	if (now < hd->next_check)
 		return;
 	hd->next_check = now + CHECK_EVERY_NS;
 	reap_writer(hd);
+	index_open_spans(hd, now);
 	for (uint32_t i = 0; i < HD_SLOTS; i++) {
 		struct hd_thread *t = &hd->slots[i];
 

@@ -57,4 +57,10 @@ struct hang_detector_stats {
 };
 void hang_detector_stats(const struct hang_detector *hd, struct hang_detector_stats *st);
 
+/* The ring index (hang_index.h) the detector feeds: every record goes on to
+ * it, and its spans out of a loop and its open table come from here.  The
+ * caller owns it (frees it after the detector). */
+struct hang_index;
+void hang_detector_set_index(struct hang_detector *hd, struct hang_index *hx);
+
 #endif /* HANG_DETECTOR_H */

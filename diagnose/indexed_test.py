@@ -1,0 +1,67 @@
+"""Hangs from ring index entries (indexed.py): which intervals become hangs,
+and the ranking's drops and tiers."""
+import numpy as np
+
+from argus.diagnose import indexed
+from argus.tracer import ringindex as RI, schema
+
+S = 1_000_000_000
+
+
+def entries(*rows):
+    e = np.zeros(len(rows), RI.ENTRY_DTYPE)
+    for i, r in enumerate(rows):
+        for k, v in r.items():
+            e[k][i] = v
+    e["seq"] = 1
+    return e
+
+
+def wait(pid, a, b, reason=schema.WAIT_READ, nr=0, obj=3, flags=0, comm=b"app"):
+    return dict(pid=pid, tid=pid, start_ns=a, end_ns=b, kind=RI.KIND_WAIT, reason=reason, nr=nr, obj=obj,
+                flags=flags, comm=comm, guess=1)
+
+
+def span(pid, a, b, guess, flags=RI.FLAG_LOOP, comm=b"app"):
+    return dict(pid=pid, tid=pid, start_ns=a, end_ns=b, kind=RI.KIND_OUT_OF_LOOP, reason=0, nr=schema.SYSCALL_NONE,
+                flags=flags, comm=comm, guess=guess)
+
+
+def test_a_long_wait_inside_a_span_is_the_hang_and_short_ones_are_not():
+    e = entries(wait(10, 5 * S, 8 * S, flags=RI.FLAG_LOOP), span(10, 5 * S, 8 * S, 1), wait(11, 1 * S, 2 * S))
+    hs = indexed.index_hangs(e, 2 * S, 0, 20 * S)
+    assert [(h.pid, h.kind, h.block_type, h.start_ns, h.end_ns) for h in hs] == [(10, "wait", "LongWait", 5 * S, 8 * S)]
+    assert hs[0].loop and hs[0].what() == "read(fd 3)"
+
+
+def test_span_without_a_long_wait_is_a_stretch_with_the_guess():
+    e = entries(span(10, 2 * S, 6 * S, 3), span(12, 1 * S, 5 * S, 1))
+    hs = indexed.index_hangs(e, 2 * S, 0, 20 * S)
+    assert [(h.pid, h.kind, h.block_type) for h in hs] == [(12, "wait", "LongWait"), (10, "stretch", "LongRunning")]
+
+
+def test_ongoing_lasts_to_buffer_end_and_waits_from_before_the_buffer_are_left_out():
+    e = entries(wait(10, 5 * S, 6 * S, flags=RI.FLAG_ONGOING), wait(11, 0, 9 * S))
+    hs = indexed.index_hangs(e, 2 * S, 1 * S, 20 * S)
+    assert [(h.pid, h.end_ns, h.ongoing) for h in hs] == [(10, 20 * S, True)]
+
+
+def test_rank_drops_bystanders_and_tiers_the_rest():
+    e = entries(wait(20, 1 * S, 5 * S, reason=schema.WAIT_CHILD),                    # a shell's child wait
+                wait(21, 1 * S, 5 * S, obj=0),                                        # stdin
+                wait(22, 1 * S, 4 * S, reason=schema.WAIT_SLEEP, nr=35),              # a batch job sleeps
+                wait(23, 1 * S, 4 * S, reason=schema.WAIT_FUTEX, nr=202),             # synchronous: tier 1
+                wait(24, 2 * S, 4 * S, flags=RI.FLAG_LOOP),                           # event loop: tier 0
+                wait(25, 1 * S, 9 * S, comm=b"argusd", reason=schema.WAIT_FUTEX, nr=202),
+                wait(26, 1 * S, 9 * S, comm=b"bash", reason=schema.WAIT_FUTEX, nr=202))
+    ranked = indexed.rank(indexed.index_hangs(e, 2 * S, 0, 20 * S))
+    assert [(h.pid, h.tier) for h in ranked] == [(24, 0), (23, 1)]
+    assert [h.pid for h in indexed.listed(indexed.index_hangs(e, 2 * S, 0, 20 * S), top=1)] == [23]
+    assert not indexed.ambiguous(ranked)
+
+
+def test_first_line_names_the_hang():
+    h = indexed.index_hangs(entries(wait(10, 5 * S, 8 * S, flags=RI.FLAG_LOOP)), 2 * S, 0, 20 * S)[0]
+    h.tier, h.why = 0, "event loop"
+    line = indexed.first_line(h, 0, None)
+    assert "app/10" in line and "LongWait for 3" in line and "5.000 s" in line
