@@ -41,16 +41,16 @@ def run(args):
             st = reader.buffer_stats(path)
         except reader.TraceError as e:
             raise ArgusError(str(e))
-        # events are decoded rows: one per record, two per SWITCH or SYSCALL record
-        # (schema v3 / v4, counted in extra_rows), as the daemon reports them
-        events = st.get("records_written", 0) + st.get("extra_rows", 0)
+        # events are decoded rows, counted as `hangs` and `debug` count them (reader.event_counts)
+        counts = reader.event_counts(st)
+        events = counts["written"]
         info = {
             "tracing": False, "buffer": path, "events": events,
             "bytes": st.get("bytes_written", 0),
             "bytes_per_event": (st.get("bytes_written", 0) / events) if events else 0.0,
             "fill": (st.get("chunks_in_use", 0) / st["nchunks"]) if st.get("nchunks") else 0.0,
             "lost": st.get("records_lost", 0), "overwritten": st.get("records_overwritten", 0),
-            "present": st.get("records_present", 0),
+            "present": st.get("records_present", 0), "events_present": counts["present"],
         }
     if not info["tracing"]:
         info.update(_dropped(info.get("buffer")))   # live: chunks are taken while read, and polls must stay cheap
@@ -76,6 +76,8 @@ def run(args):
                   f"{info.get('hangs_detected', 0):,} hangs, {info.get('snapshots_written', 0):,} snapshots "
                   "(argus hangs --recorded)")
     print(f"events:         {info.get('events', 0):,}")
+    if "events_present" in info:
+        print(f"events present: {info['events_present']:,} (the count `argus hangs` and `debug` give)")
     print(f"bytes/event:    {info.get('bytes_per_event', 0):.1f}")
     print(f"recorded:       {fmt_bytes(info.get('bytes', 0))}")
     print(f"fill:           {100.0 * info.get('fill', 0):.1f} %")

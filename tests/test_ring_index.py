@@ -1,0 +1,59 @@
+"""The ring index against the full decode (issue 24): with a real daemon and
+the demo's hang, `argus hangs` answered from the index (no decode) lists the
+demo's hangs as `argus hangs --window 0` (a decode of the whole buffer) does,
+and `argus debug --auto` without --pid names the same hang from the index
+before it decodes the window around it.  Not timed (bench/first_question.py
+measures)."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="tracing needs root")
+
+
+def argus(env, *args, check=True):
+    p = subprocess.run([sys.executable, "-m", "argus.cli", *args], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert not check or p.returncode == 0, p.stderr
+    return p
+
+
+def test_index_lists_the_demo_hangs_as_the_full_decode(tmp_path):
+    import argus as A
+    env = dict(os.environ, ARGUS_RUN_DIR=str(tmp_path / "run"), ARGUS_STATE_DIR=str(tmp_path / "state"),
+               ARGUS_SESSION_DB=str(tmp_path / "s.db"))
+    buf = str(tmp_path / "t.argus")
+    argus(env, "start", "--buffer", buf, "--size", "256M")
+    try:
+        demo = subprocess.run([os.path.join(A.NATIVE_DIR, "argus-demo-hang"), "--requests", "40", "--hang-at", "30",
+                               "--hang-ms", "3000", "--interval-ms", "20", "--stuck", "run"],
+                              capture_output=True, text=True, timeout=120)
+        info = json.loads(demo.stdout.splitlines()[0])
+        time.sleep(1.5)
+    finally:
+        argus(env, "stop", check=False)
+    demo_pids = {info["app_pid"], info["daemon_pid"]}
+
+    fast = argus(env, "hangs", "--buffer", buf, "--json")
+    assert "listed from the ring index" in fast.stderr          # the index answered: nothing decoded
+    full = argus(env, "hangs", "--buffer", buf, "--json", "--window", "0")
+    assert "ring index" not in full.stderr
+
+    def demo_hangs(out):
+        return sorted((h["pid"], h["tid"], h["block_type"], h["kind"], h["start_ns"], h["end_ns"])
+                      for h in json.loads(out)["hangs"] if h["pid"] in demo_pids)
+
+    got, want = demo_hangs(fast.stdout), demo_hangs(full.stdout)
+    assert [g[:4] for g in got] == [w[:4] for w in want] and want
+    for g, w in zip(got, want):          # the same wait: the records' own timestamps, at most a switch apart
+        assert abs(g[4] - w[4]) < 5_000_000 and abs(g[5] - w[5]) < 5_000_000
+
+    dbg = argus(env, "debug", "--buffer", buf, "--auto", "--json")
+    first = [ln for ln in dbg.stderr.splitlines() if ln.startswith("argus: the hang of")]
+    assert first and f"demo-app/{info['app_pid']}" in first[0]
+    report = json.loads(dbg.stdout)
+    assert report["spinning"]["pid"] == info["app_pid"]
