@@ -174,6 +174,8 @@ def describe(row, threads, trace, fns=None):
         return f"{input_event.describe(d['obj'])} {_fn_text(row, d, fns)} probe={d['probe_id']}"
     if t in schema.PROBE_TYPES:
         return f"obj={d['obj']:#x} {_fn_text(row, d, fns)} probe={d['probe_id']}"
+    if t in schema.GO_TYPES:     # obj: the goroutine; fn: the g register at the probe (g0 on the scheduler)
+        return f"goroutine g={d['obj']:#x} (g register {d['fn']:#x})"
     if t == schema.FILE_LOCK:
         holder = f" holder={d['holder_pid']} ({d['holder_type']})" if d["holder_pid"] else ""
         return (f"{d['kind']} {d['type']}{' wait' if d['wait'] else ''} fd={d['fd']} inode={d['inode']} "

@@ -68,3 +68,20 @@ def test_a_probe_records_fn_is_symbolized_and_its_cpu_shown_as_none():
     assert "[  -]" in line and f"fn={base + libc_symbol_offset('getpid'):#x} <" in line and "getpid>" in line
     j = json.loads(js.getvalue())
     assert j["cpu"] == 0xFFFF and "getpid" in j["fn_symbol"]
+
+
+def test_a_go_scheduler_record_names_its_goroutine():
+    """go_ready / go_execute / go_park: text and JSON name the goroutine (its g)."""
+    t = Trace()
+    t.thread(10, 10, "gosrv").run(10, 0)
+    t.row(ms(1), 10, schema.GO_READY, obj=0xC000123456, obj2=0xC000000380)
+    trace = reader.Trace(path="x", rows=t.rows(), nrows=0, bytes=0, torn_chunks=0, bad_records=0,
+                         unknown_records=0, records_overwritten=0, records_lost=0, first_ts=0, last_ts=ms(2),
+                         created_realtime_ns=0, created_ns=0, strings=b"")
+    rows = trace.rows[trace.rows["type"] == schema.GO_READY]
+    text, js = io.StringIO(), io.StringIO()
+    cmd_events._write_rows(text, rows, ThreadNames(trace.rows), trace, 0, False, None)
+    cmd_events._write_rows(js, rows, ThreadNames(trace.rows), trace, 0, True, None)
+    assert "go_ready" in text.getvalue() and "goroutine g=0xc000123456" in text.getvalue()
+    j = json.loads(js.getvalue())
+    assert j["type"] == "go_ready" and j["obj"] == 0xC000123456

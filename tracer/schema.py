@@ -63,6 +63,11 @@ PROBE_RETURN = 56
 # user-space tracepoints (dylib-instrument/): struct argus_ev_probe
 PROBE_TYPES = (CALLBACK_BEGIN, CALLBACK_END, ENQUEUE, IPC_SEND, IPC_RECV, MUTEX_LOCK, MUTEX_UNLOCK, INPUT,
                PROBE_RETURN)
+# Go's scheduler (uprobes on Go executables): struct argus_ev_probe, obj = the g
+GO_READY = 57
+GO_EXECUTE = 58
+GO_PARK = 59
+GO_TYPES = (GO_READY, GO_EXECUTE, GO_PARK)
 
 TYPE_NAMES = {
     SWITCH_OUT: "switch_out",
@@ -97,6 +102,9 @@ TYPE_NAMES = {
     MUTEX_UNLOCK: "mutex_unlock",
     INPUT: "input",
     PROBE_RETURN: "probe_return",
+    GO_READY: "go_ready",
+    GO_EXECUTE: "go_execute",
+    GO_PARK: "go_park",
 }
 TYPE_BY_NAME = {v: k for k, v in TYPE_NAMES.items()}
 # record types that never appear as rows (not in TYPE_NAMES / ROW_FIELDS)
@@ -356,6 +364,7 @@ ROW_FIELDS = {
                 F("len", "obj2", "s64"), F("inode", "obj", "u64"), F("holder_pid", "peer_pid", "u32"),
                 F("holder_type", "irq", "u8", names={0: "unknown", **LOCK_TYPE_NAMES})),
     **{t: _PROBE_FIELDS for t in PROBE_TYPES},
+    **{t: _PROBE_FIELDS for t in GO_TYPES},   # obj = the g, fn = the g register (R14) at the probe
 }
 del F
 

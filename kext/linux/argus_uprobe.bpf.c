@@ -187,3 +187,39 @@ int BPF_KRETPROBE(probe_return)
 	}
 	return write_probe(ctx, ARGUS_UPROBE_COOKIE_TYPE(cookie), probe_id, obj, fn);
 }
+
+/* Go's scheduler (GO_READY / GO_EXECUTE / GO_PARK): a uprobe at the entry
+ * of runtime.ready, runtime.execute and runtime.park_m of a Go executable,
+ * attached when the daemon sees it exec (argus_uprobe.c).  Go's ABIInternal
+ * on amd64 passes the first integer argument in RAX (here the goroutine's
+ * g) and keeps the running g in R14; the cookie is the record type.  Never
+ * a uretprobe on Go code: the runtime moves stacks, and a return address
+ * the kernel replaced would be copied with them. */
+/* Execs, for the loader to look for Go executables to probe (pids only: it
+ * reads /proc/PID/exe).  Attached only when Go probes are on. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} execs SEC(".maps");
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(go_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+	if (pid != targ_exclude_tgid && bpf_ringbuf_output(&execs, &pid, sizeof(pid), 0))
+		count_drops(1);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(go_probe)
+{
+#if defined(__TARGET_ARCH_x86)
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+
+	return write_probe(ctx, ARGUS_UPROBE_COOKIE_TYPE(cookie), 0, ctx->ax, ctx->r14);
+#else
+	return 0;   /* Go's register ABI differs elsewhere; the loader attaches on x86_64 only */
+#endif
+}

@@ -100,6 +100,7 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_SWITCH] = ARGUS_SWITCH_BASE_SIZE,
 	[ARGUS_EV_SYSCALL] = ARGUS_SYSCALL_SIZE,
 	[ARGUS_EV_CALLBACK_BEGIN ... ARGUS_EV_PROBE_RETURN] = sizeof(struct argus_ev_probe),
+	[ARGUS_EV_GO_READY ... ARGUS_EV_GO_PARK] = sizeof(struct argus_ev_probe),
 };
 
 /* Row and sort arrays reach gigabytes: back them with transparent huge pages
@@ -408,7 +409,10 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 	case ARGUS_EV_MUTEX_LOCK:
 	case ARGUS_EV_MUTEX_UNLOCK:
 	case ARGUS_EV_INPUT:
-	case ARGUS_EV_PROBE_RETURN: {
+	case ARGUS_EV_PROBE_RETURN:
+	case ARGUS_EV_GO_READY:
+	case ARGUS_EV_GO_EXECUTE:
+	case ARGUS_EV_GO_PARK: {
 		const struct argus_ev_probe *e = rec;
 		r->obj = e->obj;
 		r->obj2 = e->fn;

@@ -90,7 +90,14 @@ enum argus_event_type {
 	ARGUS_EV_MUTEX_UNLOCK = 54,
 	ARGUS_EV_INPUT = 55,          /* an input event read (key, button) */
 	ARGUS_EV_PROBE_RETURN = 56,   /* the return of a hooked function (obj = return value) */
-	ARGUS_EV_TYPE_MAX = 57,
+	/* Go's scheduler through uprobes on Go executables (argus_uprobe.bpf.c
+	 * go_probe), struct argus_ev_probe: obj = the goroutine (its g), fn = the
+	 * g register (R14) at the probe: who a goroutine hands its link to in
+	 * user space, which no kernel record shows. */
+	ARGUS_EV_GO_READY = 57,       /* runtime.ready: a thread makes goroutine obj runnable */
+	ARGUS_EV_GO_EXECUTE = 58,     /* runtime.execute: this thread starts running goroutine obj */
+	ARGUS_EV_GO_PARK = 59,        /* runtime.park_m: goroutine obj parks (chan, sync, sleep, netpoll) */
+	ARGUS_EV_TYPE_MAX = 60,
 };
 
 /* switch_out.state */
@@ -517,7 +524,7 @@ struct argus_ev_cpu_sample {        /* 48 bytes */
  * ask the kernel.  The same records come from uprobes on the same hooks
  * (`argus start --uprobe-hooks`, kext/linux/argus_uprobe.bpf.c), with the
  * kernel's cpu and time. */
-struct argus_ev_probe {             /* 48 bytes: CALLBACK_BEGIN .. PROBE_RETURN */
+struct argus_ev_probe {             /* 48 bytes: CALLBACK_BEGIN .. PROBE_RETURN, GO_READY .. GO_PARK */
 	struct argus_event_header h;
 	__u64 obj;                   /* first argument (mutex, GMainContext, GSource...); return value for PROBE_RETURN */
 	__u64 fn;                    /* address of the hooked function */

@@ -21,6 +21,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -28,6 +33,7 @@
 #include "argus_uprobe.h"
 #include "argus_uprobe.skel.h"
 #include "bpf_loader_util.h"
+#include "go_runtime.h"
 #include "uprobes.h"
 
 #define MAX_HOOKS 256
@@ -38,6 +44,13 @@
  * records. */
 #define PID_SLOTS 256
 #define REQUEUE_NS (10ull * 1000000000ull)
+/* Go executables probed at once (each its own file, 3 links), and the
+ * files already looked at (Go or not; when full it starts over: a second
+ * look at a file costs a stat and never attaches twice). */
+#define MAX_GO_FILES 256
+#define SEEN_SLOTS 4096
+
+struct go_file { uint64_t dev, ino; struct bpf_link *links[ARGUS_GO_NFNS]; };
 
 struct argus_uprobes {
 	struct argus_uprobe_bpf *obj;
@@ -53,6 +66,16 @@ struct argus_uprobes {
 	uint64_t rejected;
 	struct argus_pid_queue queued;
 	struct { uint32_t pid; uint64_t ns; } handed[PID_SLOTS];
+	/* Go */
+	struct bpf_link *exec_link;
+	struct ring_buffer *exec_ring;
+	struct argus_pid_queue execs;
+	struct go_file go[MAX_GO_FILES];
+	int ngo;
+	struct { uint64_t dev, ino; } seen[SEEN_SLOTS];
+	size_t nseen;
+	void (*notice)(const char *line);
+	const struct argus_uprobes_config *cfg;   /* during open only */
 };
 
 struct hook_line {
@@ -267,6 +290,142 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static int on_exec(void *ctx, void *data, size_t size)
+{
+	struct argus_uprobes *u = ctx;
+
+	if (size >= sizeof(uint32_t))
+		argus_pid_queue_push(&u->execs, *(const uint32_t *)data);
+	return 0;
+}
+
+/* Whether (dev, ino) was looked at; marks it.  Open addressing, no removal. */
+static bool seen_before(struct argus_uprobes *u, uint64_t dev, uint64_t ino)
+{
+	size_t i = (size_t)((ino * 0x9E3779B97F4A7C15ull) ^ dev) % SEEN_SLOTS;
+
+	if (u->nseen >= SEEN_SLOTS / 2) {
+		memset(u->seen, 0, sizeof(u->seen));
+		u->nseen = 0;
+	}
+	for (;; i = (i + 1) % SEEN_SLOTS) {
+		if (!u->seen[i].ino) {
+			u->seen[i].dev = dev;
+			u->seen[i].ino = ino;
+			u->nseen++;
+			return false;
+		}
+		if (u->seen[i].dev == dev && u->seen[i].ino == ino)
+			return true;
+	}
+}
+
+static void notice(struct argus_uprobes *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void notice(struct argus_uprobes *u, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (!u->notice)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	u->notice(line);
+}
+
+/* The record type of each function of go_runtime.h. */
+static const uint16_t go_types[ARGUS_GO_NFNS] = {
+	[ARGUS_GO_READY_FN] = ARGUS_EV_GO_READY,
+	[ARGUS_GO_EXECUTE_FN] = ARGUS_EV_GO_EXECUTE,
+	[ARGUS_GO_PARK_FN] = ARGUS_EV_GO_PARK,
+};
+
+/* Probes the executable of pid if it is a Go program not probed yet.  The
+ * path is /proc/PID/exe: the kernel resolves it to the file (in the
+ * process's own mount namespace) while the process lives. */
+static void go_attach(struct argus_uprobes *u, uint32_t pid)
+{
+	char path[64], why[128] = "";
+	struct argus_go_offsets off;
+	struct go_file *f;
+	struct stat st;
+	int fd, k;
+
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;                       /* gone already, or a kernel thread */
+	if (fstat(fd, &st) || seen_before(u, st.st_dev, st.st_ino) || argus_go_runtime_offsets(fd, &off, why, sizeof(why))) {
+		close(fd);
+		return;
+	}
+	close(fd);
+	for (k = 0; k < u->ngo; k++)
+		if (u->go[k].dev == st.st_dev && u->go[k].ino == st.st_ino)
+			return;
+	if (u->ngo == MAX_GO_FILES) {
+		notice(u, "Go program %s (pid %u) not probed: %d Go programs are probed already", path, pid,
+		       MAX_GO_FILES);
+		return;
+	}
+	f = &u->go[u->ngo];
+	memset(f, 0, sizeof(*f));
+	for (k = 0; k < ARGUS_GO_NFNS; k++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = ARGUS_UPROBE_COOKIE(0, go_types[k], 0, 0, 0, 0));
+
+		f->links[k] = bpf_program__attach_uprobe_opts(u->obj->progs.go_probe, -1, path, off.off[k], &opts);
+		if (!f->links[k]) {
+			notice(u, "Go program %s (pid %u) not probed: failed to attach uprobe at %s: %s", path, pid,
+			       argus_go_functions[k], strerror(errno));
+			while (k-- > 0)
+				bpf_link__destroy(f->links[k]);
+			return;
+		}
+	}
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	u->ngo++;
+	notice(u, "Go scheduler probes on the executable of pid %u", pid);
+}
+
+/* The Go programs already running when tracing starts. */
+static void go_attach_running(struct argus_uprobes *u)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		unsigned long long pid;
+		char *end;
+
+		errno = 0;
+		pid = strtoull(de->d_name, &end, 10);
+		if (!errno && !*end && pid && pid <= UINT32_MAX && pid != u->cfg->exclude_tgid)
+			go_attach(u, (uint32_t)pid);
+	}
+	closedir(d);
+}
+
+static int go_open(struct argus_uprobes *u, char *err, size_t errlen)
+{
+	u->exec_link = bpf_program__attach(u->obj->progs.go_exec);
+	if (!u->exec_link) {
+		argus_set_err(err, errlen, "failed to attach exec tracepoint for Go probes: %s", strerror(errno));
+		return -errno;
+	}
+	u->exec_ring = ring_buffer__new(bpf_map__fd(u->obj->maps.execs), on_exec, u, NULL);
+	if (!u->exec_ring) {
+		argus_set_err(err, errlen, "failed to create exec ring buffer reader: %s", strerror(errno));
+		return -errno;
+	}
+	go_attach_running(u);
+	return 0;
+}
+
 int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_uprobes **out, char *err,
 		       size_t errlen)
 {
@@ -281,6 +440,8 @@ int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_upro
 	}
 	u->observe = cfg->observe;
 	u->observe_ctx = cfg->observe_ctx;
+	u->notice = cfg->notice;
+	u->cfg = cfg;
 	u->ncpus = libbpf_num_possible_cpus();
 	if (u->ncpus <= 0) {
 		ret = u->ncpus ? u->ncpus : -ENODEV;
@@ -305,10 +466,10 @@ int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_upro
 		argus_set_err(err, errlen, "failed to load BPF object argus_uprobe: %s", strerror(-ret));
 		goto cleanup;
 	}
-	ret = attach_hooks(u, cfg, err, errlen);
+	ret = cfg->hooks_path ? attach_hooks(u, cfg, err, errlen) : 0;
 	if (ret < 0)
 		goto cleanup;
-	if (!ret) {
+	if (!ret && cfg->hooks_path) {
 		ret = -ENOENT;
 		argus_set_err(err, errlen, "failed to attach uprobe hooks: none of the hook list could be attached");
 		goto cleanup;
@@ -319,6 +480,9 @@ int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_upro
 		argus_set_err(err, errlen, "failed to create ring buffer reader: %s", strerror(errno));
 		goto cleanup;
 	}
+	if (cfg->go && (ret = go_open(u, err, errlen)))
+		goto cleanup;
+	u->cfg = NULL;
 	*out = u;
 	return 0;
 
@@ -332,6 +496,15 @@ int argus_uprobes_poll(struct argus_uprobes *u, struct argus_rb_producer *out)
 	uint64_t before = u->records;
 	int ret;
 
+	if (u->exec_ring) {             /* new Go programs first: their records start sooner */
+		uint32_t pids[ARGUS_STACK_PID_QUEUE];
+		size_t n, k;
+
+		ring_buffer__consume(u->exec_ring);
+		n = argus_pid_queue_take(&u->execs, pids, ARGUS_STACK_PID_QUEUE);
+		for (k = 0; k < n; k++)
+			go_attach(u, pids[k]);
+	}
 	u->out = out;
 	ret = ring_buffer__consume(u->ring);
 	u->out = NULL;
@@ -362,6 +535,11 @@ void argus_uprobes_close(struct argus_uprobes *u)
 		return;
 	for (i = 0; i < u->nlinks; i++)
 		bpf_link__destroy(u->links[i]);
+	for (i = 0; i < u->ngo; i++)
+		for (int k = 0; k < ARGUS_GO_NFNS; k++)
+			bpf_link__destroy(u->go[i].links[k]);
+	bpf_link__destroy(u->exec_link);
+	ring_buffer__free(u->exec_ring);
 	ring_buffer__free(u->ring);
 	argus_uprobe_bpf__destroy(u->obj);
 	free(u->drop_values);

@@ -20,6 +20,12 @@
  * saved at entry) or 7 (the process key), obj_bits 32 or 64; ret_deref "-"
  * or the text form of dylib-instrument/ret_deref.h.
  *
+ * Go (cfg.go): every Go executable that starts (an exec record of the
+ * loader's own BPF tracepoint; and those already running at open) gets the
+ * scheduler probes of go_runtime.h, once per file (inode), system-wide:
+ * GO_READY / GO_EXECUTE / GO_PARK records.  Poll does the attaching, so a
+ * program runs a few milliseconds unprobed after its exec.
+ *
  * Elsewhere than Linux every call is a stub that says "not supported".
  */
 #ifndef ARGUS_UPROBES_H
@@ -34,7 +40,9 @@
 struct argus_uprobes;
 
 struct argus_uprobes_config {
-	const char *hooks_path;       /* the hook list */
+	const char *hooks_path;       /* the hook list; NULL: none (Go probes only) */
+	int go;                       /* probe Go executables as they start */
+	void (*notice)(const char *line);   /* one line per Go executable probed (NULL: quiet) */
 	uint32_t exclude_tgid;        /* never recorded: the daemon */
 	void (*skipped)(const char *line);   /* one line per hook skipped (bad line, attach failure) */
 	void (*observe)(void *ctx, const void *rec, uint32_t size);  /* as argus_tracer_config */
@@ -42,7 +50,7 @@ struct argus_uprobes_config {
 };
 
 #ifdef __linux__
-/* 0 with *out set (at least one hook attached), or -errno and err. */
+/* 0 with *out set (at least one hook attached, or Go probes on), or -errno and err. */
 int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_uprobes **out, char *err,
 		       size_t errlen);
 /* Records moved (>= 0) or -errno. */
