@@ -40,6 +40,8 @@ from argus.tracer import native, safe_files
 from argus.tracer.errors import ArgusError
 
 ARCH_X86_64, ARCH_ARM64 = 1, 2
+# the word a trampoline passes to the recorder (dylib-instrument/static/static_abi.h)
+RET_TYPE_SHIFT, RET_OBJ_SHIFT, OBJ32 = 16, 24, 1 << 27
 TRAMP_SLOT = 256          # bytes per trampoline (largest: arm64 with a far jump back, ~200)
 CODE_WINDOW = 4096        # bytes of a function read for relocation and the branch-back scan
 RECORDER_SYMBOL = "argus_static_enter"
@@ -88,25 +90,35 @@ class Generator:
 
 
 def select_hooks(hooks, names, defines, warn=None):
-    """[(probe_id, symbol, enter_type, return_type)] of the spec that concern this library.
+    """[(probe_id, symbol, enter_type, return_type, word)] of the spec that
+    concern this library; word is the rest of what the trampoline passes to
+    the recorder (static/static_abi.h: return obj, obj_bits), return_type 0
+    when the return cannot be recorded here.
     probe ids are spec indexes, as under `argus run` (hookspec.flatten).
     A hook recording another argument than the first is left out: the
     static trampolines record argument 0, and a wrong obj would pair records
     that have nothing to do with each other.  A NULL substitute (null_obj)
     is not applied here: NULL is recorded as 0, which pairs with nothing."""
     out = []
-    for i, (sym, enter, ret, lib, *rest) in enumerate(hooks):
-        if any(hookspec.matches(n, lib) for n in names) or (lib == ("-",) and defines(sym)):
-            if rest and rest[0]:   # obj_arg
+    for i, h in enumerate(hooks):
+        h = hookspec.Hook(*h)
+        sym, enter, ret = h.symbol, h.enter, h.ret
+        if any(hookspec.matches(n, h.library) for n in names) or (h.library == ("-",) and defines(sym)):
+            if h.obj_arg:
                 if warn:
-                    what = "the process key" if rest[0] == hookspec.OBJ_PROCESS else f"argument {rest[0]}"
+                    what = "the process key" if h.obj_arg == hookspec.OBJ_PROCESS else f"argument {h.obj_arg}"
                     warn(f"{sym}: its obj ({what}) needs `argus run`; skipped")
                 continue
-            if not enter:          # a return-only hook (e.g. ret_deref): return records need the agent
+            if not enter:          # a return-only hook (e.g. ret_deref): its filter needs the agent
                 if warn:
                     warn(f"{sym}: records only its return, which needs `argus run`; skipped")
                 continue
-            out.append((i, sym, enter, ret))
+            if ret and h.ret_deref not in ("-", "", None):
+                if warn:
+                    warn(f"{sym}: its return filter (ret_deref) needs `argus run`; entry only here")
+                ret = 0
+            word = (h.return_obj << RET_OBJ_SHIFT if ret else 0) | (OBJ32 if h.obj_bits == 32 else 0)
+            out.append((i, sym, enter, ret, word))
     return out
 
 
@@ -131,9 +143,10 @@ def _place(gen, arch, hooks, lookup, read, tramp_va, slot_va, warn):
     code_bytes = bytearray(b"\xcc" * (TRAMP_SLOT * len(hooks)) if arch == ARCH_X86_64
                            else b"\x00\x00\x20\xd4" * (TRAMP_SLOT * len(hooks) // 4))   # int3 / brk #0
     patches = {}
-    for n, (probe_id, sym, enter, ret) in enumerate(hooks):
-        if ret:
-            warn(f"{sym}: return records need the run-time agent (argus run); entry only here")
+    for n, (probe_id, sym, enter, ret, word) in enumerate(hooks):
+        if ret and arch != ARCH_X86_64:
+            warn(f"{sym}: return records need the run-time agent (argus run) on arm64; entry only here")
+            ret = 0
         va, size = lookup(sym)
         if va in patches:
             warn(f"{sym}: hook skipped: an alias of a function hooked already")
@@ -141,7 +154,8 @@ def _place(gen, arch, hooks, lookup, read, tramp_va, slot_va, warn):
         code = read(va, min(size, CODE_WINDOW) if size else 64)
         at = tramp_va + n * TRAMP_SLOT
         try:
-            tramp, patch = gen.trampoline(arch, code, size, va, at, slot_va, enter, probe_id)
+            tramp, patch = gen.trampoline(arch, code, size, va, at, slot_va,
+                                          enter | ret << RET_TYPE_SHIFT | (word if ret else word & OBJ32), probe_id)
         except ValueError as e:
             warn(f"{sym}: hook skipped: {e}")
             continue
@@ -194,7 +208,7 @@ def _instrument_elf(lief, src, out, spec, warn):
     hooks = select_hooks(spec, {soname, os.path.basename(src)}, defined, warn)
     if not hooks:
         raise ArgusError(f"the hook spec has no hook for {soname}")
-    for _, sym, _, _ in hooks:
+    for _, sym, *_ in hooks:
         if not defined(sym):
             raise ArgusError(f"{src}: no function {sym} defined (hook spec for {soname})")
     hooks = [h for h in hooks if h[2] or warn(f"{h[1]}: return-only hook needs `argus run`; skipped")]
@@ -288,7 +302,7 @@ def _instrument_macho(lief, src, out, spec, warn):
     hooks = select_hooks(spec, names, lambda s: symbol(s) is not None, warn)
     if not hooks:
         raise ArgusError(f"the hook spec has no hook for {install_name}")
-    for _, sym, _, _ in hooks:
+    for _, sym, *_ in hooks:
         if symbol(sym) is None:
             raise ArgusError(f"{src}: no function {sym} defined (hook spec for {install_name})")
     hooks = [h for h in hooks if h[2] or warn(f"{h[1]}: return-only hook needs `argus run`; skipped")]

@@ -7,10 +7,15 @@
  * (ELF: a relocation against argus_static_enter of libargus-static.so;
  * Mach-O: a dyld bind against _argus_static_enter of libargus-static.dylib).
  *
- * One trampoline (enter records only):
+ * One trampoline:
  *   save the argument / scratch registers
- *   slot = *slot_pc; if (slot) slot(type, probe_id, fn_pc, arg0)
+ *   slot = *slot_pc; if (slot) slot(word, probe_id, fn_pc, arg0[, frame, stub])
  *   restore, the relocated prologue, jump back to fn_pc + consumed
+ *   [x86_64, a hook with a return record: the return stub, which the
+ *    recorder puts in place of the caller's return address; it calls the
+ *    slot again with the result and returns to the caller]
+ * word (static_abi.h) packs the entry type, the return type and the return
+ * record's obj; arm64 trampolines record entries only.
  * An empty slot (no recorder bound) just runs the function.
  *
  * Built into libargus-static-gen.so and called through ctypes: the relocation
@@ -28,7 +33,7 @@
  * code: code_len readable bytes at fn_pc; fn_size: the symbol's size (0 when
  * unknown), for the branch-back-into-the-patch check. */
 ARGUS_STATIC_API int argus_static_trampoline(int arch, const uint8_t *code, size_t code_len, size_t fn_size, uint64_t fn_pc,
-			    uint64_t tramp_pc, uint64_t slot_pc, uint32_t type, uint32_t probe_id,
+			    uint64_t tramp_pc, uint64_t slot_pc, uint32_t word, uint32_t probe_id,
 			    uint8_t *out, size_t out_cap, size_t *out_len, size_t *consumed);
 
 /* The entry patch: one branch fn_pc -> tramp_pc (x86_64 jmp rel32, arm64 B).
