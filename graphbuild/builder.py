@@ -68,7 +68,8 @@ def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, splits=Tr
                        "peer_change": stats.pop("splits_peer_change"),
                        "batch": stats.pop("splits_batch"),
                        "callback": stats.pop("splits_callback"),
-                       "input": stats.pop("splits_input")}
+                       "input": stats.pop("splits_input"),
+                       "goroutine": stats.pop("splits_goroutine")}
     return EventGraph(
         rows=rows, trace_start=t0, trace_end=t1, threads=threads, processes=processes,
         seg=Table(**out["seg"]), thread_rows=th["thread_rows"], thread_rows_ptr=th["thread_rows_ptr"],

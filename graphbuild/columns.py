@@ -29,6 +29,7 @@ __all__ = [
     "SPLIT_BATCH",
     "SPLIT_CALLBACK",
     "SPLIT_INPUT",
+    "SPLIT_GOROUTINE",
     "SPLIT_NAMES",
     "EDGE_PROGRAM_ORDER",
     "EDGE_WAKEUP",
@@ -79,7 +80,9 @@ SPLIT_PEER_CHANGE = 2  # a message operation with a new peer set
 SPLIT_BATCH = 3        # receive right after a reply on the same channel, io_uring submit+wait
 SPLIT_CALLBACK = 4     # exact: a callback_begin / callback_end probe (dylib-instrument/, `argus run`)
 SPLIT_INPUT = 5        # exact: an input probe (a key / button event read); slices stop here
-SPLIT_NAMES = {0: "none", 1: "event_loop", 2: "peer_change", 3: "batch", 4: "callback", 5: "input"}
+SPLIT_GOROUTINE = 6    # exact: an M starts another goroutine (GO_EXECUTE probe; argus_graph_probes.c)
+SPLIT_NAMES = {0: "none", 1: "event_loop", 2: "peer_change", 3: "batch", 4: "callback", 5: "input",
+               6: "goroutine"}
 
 # --- edge types (edge.type) ---
 EDGE_PROGRAM_ORDER = 0

@@ -320,6 +320,8 @@ void split_at(struct argus_graph *g, int64_t u, int64_t ts, int criterion, int e
 		g->st.splits_callback++;
 	else if (criterion == ARGUS_SPLIT_INPUT)
 		g->st.splits_input++;
+	else if (criterion == ARGUS_SPLIT_GOROUTINE)
+		g->st.splits_goroutine++;
 	else
 		g->st.splits_batch++;
 }
@@ -723,6 +725,7 @@ static void on_wakeup(struct argus_graph *g, const struct argus_row *r, uint64_t
 	w->prev = prev;
 	w->ctx = (int8_t)ctx;
 	w->irq = r->irq;
+	w->go = 0;        /* a goroutine's ready may take its place (argus_graph_probes.c) */
 	w->waker_cur_nr = w->waker_last_nr = NR_NONE;
 	if (wk >= 0) {
 		const struct thr *k = TH(g, wk);
@@ -807,7 +810,8 @@ static void on_row(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 		return on_timer(g, r);
 	if (!r->tid)
 		return;
-	if (r->type >= ARGUS_EV_CALLBACK_BEGIN && r->type <= ARGUS_EV_PROBE_RETURN)
+	if ((r->type >= ARGUS_EV_CALLBACK_BEGIN && r->type <= ARGUS_EV_PROBE_RETURN) ||
+	    (r->type >= ARGUS_EV_GO_READY && r->type <= ARGUS_EV_GO_PARK))
 		return on_probe(g, r, i);
 	switch (r->type) {
 	case ARGUS_EV_SYSCALL_ENTER:

@@ -48,7 +48,7 @@ enum { ARGUS_START_TRACE, ARGUS_START_THREAD, ARGUS_START_WAKEUP, ARGUS_START_SW
        ARGUS_START_PRE_TRACE, ARGUS_START_SPLIT };
 enum { ARGUS_END_BLOCKED, ARGUS_END_EXIT, ARGUS_END_TRACE, ARGUS_END_SPLIT };
 enum { ARGUS_SPLIT_NONE, ARGUS_SPLIT_EVENT_LOOP, ARGUS_SPLIT_PEER_CHANGE, ARGUS_SPLIT_BATCH,
-       ARGUS_SPLIT_CALLBACK, ARGUS_SPLIT_INPUT };
+       ARGUS_SPLIT_CALLBACK, ARGUS_SPLIT_INPUT, ARGUS_SPLIT_GOROUTINE };
 enum { ARGUS_EDGE_PROGRAM_ORDER, ARGUS_EDGE_WAKEUP, ARGUS_EDGE_SPAWN, ARGUS_EDGE_DATA_FLAG,
        ARGUS_EDGE_MESSAGE, ARGUS_EDGE_TIMER, ARGUS_EDGE_OWNERSHIP };
 /* edge.owner_kind of an ownership edge (0 on every other edge) */
@@ -84,6 +84,7 @@ struct argus_graph_stats {
 	uint64_t ownership_edges, wait_sites;
 	uint64_t probe_rows, splits_callback, enqueue_edges, mutex_edges, splits_input;
 	uint64_t cond_edges, ipc_edges;
+	uint64_t go_edges, splits_goroutine;
 };
 
 struct argus_graph_counts {

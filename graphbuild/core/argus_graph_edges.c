@@ -45,6 +45,12 @@ void build_wake_edges(struct argus_graph *g)
 		const struct seg *p = SG(g, w->prev);
 		int keep = w->ctx == ARGUS_WAKE_TASK && w->waker_seg >= 0, weak = 0;
 
+		if (w->go) {      /* the goroutine's readier, not the thread that woke the M */
+			push_edge(g, &g->edges, w->waker_seg, w->dst, ARGUS_EDGE_WAKEUP, 0, w->ts, w->src_ts, w->row,
+				  ARGUS_WAKE_TASK, w->go_obj, w->ts - p->end);
+			continue;
+		}
+
 		if (!keep && w->ctx == ARGUS_WAKE_SOFTIRQ && w->waker_seg >= 0 && w->irq == ARGUS_IRQ_NET &&
 		    (role(g, w->waker_cur_nr) & ARGUS_ROLE_SEND)) {
 			keep = 1;

@@ -21,6 +21,8 @@
 enum { UNKNOWN, RUNNING, RUNNABLE, BLOCKED, NEW, DEAD };
 
 #define NR_NONE 0xFFFFFFFFu
+/* GO_READY handoffs share the enqueue map, in their own key space */
+#define GO_KEY (1u << 31)
 #define FUTEX_OP_MASK 0x7F
 #define ETIMEDOUT_NEG (-110)
 /* a hardirq timer wakeup belongs to the TIMER fire record just before it */
@@ -93,6 +95,11 @@ struct thr {
 	 * condition wait's return (pthread_cond_wait: unlock at entry) */
 	uint64_t cw_fn, cw_mutex;
 	int64_t cw_ts;
+	/* Go (GO_* rows): the goroutine this thread runs (0: none, it parked),
+	 * the last one it ran (a preempted one resumes without a ready), and
+	 * the segment + 1 in which it last started one (0: never) */
+	uint64_t go_g, go_last;
+	int64_t go_seg;
 };
 
 struct wake {
@@ -103,6 +110,11 @@ struct wake {
 	int32_t waker_last_aux;
 	int8_t ctx;
 	uint8_t irq;
+	/* a goroutine's ready (argus_graph_probes.c) took the place of this
+	 * kernel wakeup: the edge leaves the readier at src_ts, obj = the g */
+	uint8_t go;
+	int64_t src_ts;
+	uint64_t go_obj;
 };
 
 struct spawn { int64_t src, dst, ts, row; };
@@ -153,7 +165,7 @@ struct argus_graph {
 	struct map tfires;        /* low 32 bits of a timer id -> index into tfirev */
 	struct map fchan;         /* (pid, futex uaddr) -> the last two wakers (utid + 1 each, 32 bits) */
 	struct map locks;         /* inode -> first struct held of its chain in lockv */
-	struct map enqueues;      /* (pid, obj) -> its last ENQUEUE in handoffs */
+	struct map enqueues;      /* (pid, obj) -> its last ENQUEUE in handoffs; (GO_KEY | pid, g) its last GO_READY */
 	struct map unlocks;       /* (pid, mutex) -> its last MUTEX_UNLOCK in handoffs */
 	struct map ipc_sends;     /* (pid, serial) -> its last IPC_SEND in handoffs */
 	struct vec sendv, fdiv, tfirev, treqs, lockv, oreqs, handoffs;

@@ -52,6 +52,24 @@
  *              and its release returned by one socket read) stays in it: the
  *              first input is what started the work.
  *
+ *   go         Go's scheduler (GO_READY / GO_EXECUTE / GO_PARK on a g; uprobes
+ *              on Go executables).  A goroutine hands its link over in user
+ *              space: the M that wakes for it is whichever the runtime
+ *              picked, so the kernel's wakeup names a spare thread.  A
+ *              GO_READY of g by a thread running a goroutine (not the
+ *              runtime's own timers or poller: no goroutine on that thread)
+ *              -> the GO_EXECUTE of g by another thread: a wakeup edge,
+ *              strong, from the readier's segment at the ready (src_ts) to
+ *              the goroutine's stint.  The stint is the executing thread's
+ *              segment when no goroutine ran in it yet (the M woke for this
+ *              one: the goroutine edge takes the place of that segment's
+ *              kernel wakeup), else a new segment cut at the execute (split
+ *              kind GOROUTINE).  Resuming the goroutine the thread last ran
+ *              (after a preemption) with no ready from elsewhere is no
+ *              boundary.  GO_PARK ends the thread's goroutine: a ready it
+ *              makes afterwards is the runtime's.  Each ready is used once.
+ *              (stats go_edges, splits_goroutine)
+ *
  * Invariants: without probe rows nothing here runs and the graph is the one
  * the kernel rows give.  Every handler owns its row; maps are keyed (pid, obj)
  * since the addresses are per process.
@@ -222,12 +240,103 @@ static void on_cond_wake(struct argus_graph *g, int64_t u, const struct argus_ro
 	ownership_from_unlock(g, u, t->cw_mutex, t->cw_ts, ts, i);
 }
 
+/* The wake record that opened the thread's current segment, or NULL: wakes
+ * are appended in time order, so only those since the segment began are
+ * looked at (an M runs its goroutine microseconds after it woke). */
+static struct wake *opening_wake(struct argus_graph *g, const struct thr *t)
+{
+	const struct seg *s = SG(g, t->seg);
+	uint64_t k = g->wakes.len;
+
+	if (s->start_kind != ARGUS_START_WAKEUP)
+		return NULL;
+	while (k-- > 0) {
+		struct wake *w = &VEC_AT(&g->wakes, struct wake, k);
+
+		if (w->ts < s->start)
+			return NULL;
+		if (w->dst == t->seg)
+			return w;
+	}
+	return NULL;
+}
+
+static void on_go_execute(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i)
+{
+	struct thr *t = TH(g, u);
+	struct handoff *h = last_handoff(g, &g->enqueues, GO_KEY | t->pid, r->obj, 0);
+	int64_t ts = (int64_t)r->ts_ns, dst;
+	int readied = h && !h->used && h->utid >= 0 && h->utid != u;
+	struct wake *w = NULL;
+
+	if (h && !h->used && h->utid == u)
+		h->used = 1;              /* readied and run by this thread: program order */
+	if (t->go_last == r->obj && !readied) {
+		t->go_g = r->obj;         /* resumed after a preemption */
+		return own_row(g, u, i);
+	}
+	if (t->seg >= 0 && t->go_seg == t->seg + 1) {
+		cut(g, u, ts, ARGUS_SPLIT_GOROUTINE);   /* another goroutine ran in this segment */
+	} else {
+		w = t->seg >= 0 ? opening_wake(g, t) : NULL;
+	}
+	own_row(g, u, i);
+	t = TH(g, u);
+	t->go_g = t->go_last = r->obj;
+	t->go_seg = t->seg + 1;
+	if (!readied || t->seg < 0)
+		return;
+	h->used = 1;
+	dst = t->seg;
+	g->st.go_edges++;
+	if (w) {                      /* the goroutine's readier woke this M, whoever did the futex */
+		w->go = 1;
+		w->waker_utid = h->utid;
+		w->waker_seg = h->seg;
+		w->src_ts = h->ts;
+		w->row = h->row;
+		w->ctx = ARGUS_WAKE_TASK;
+		w->go_obj = r->obj;
+		SG(g, dst)->wake_src = h->seg;
+		return;
+	}
+	push_edge(g, &g->msg_edges, h->seg, dst, ARGUS_EDGE_WAKEUP, 0, ts, h->ts, h->row, ARGUS_WAKE_TASK, r->obj,
+		  ts - h->ts);
+}
+
+static void on_go(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i)
+{
+	struct thr *t = TH(g, u);
+	struct handoff *h;
+
+	if (r->type == ARGUS_EV_GO_EXECUTE)
+		return on_go_execute(g, u, r, i);
+	own_row(g, u, i);
+	if (r->type == ARGUS_EV_GO_PARK) {
+		if (t->go_g == r->obj)
+			t->go_g = 0;
+		return;
+	}
+	/* GO_READY: by a goroutine, or by the runtime (no goroutine on this
+	 * thread: a timer, the poller), which names no cause */
+	h = last_handoff(g, &g->enqueues, GO_KEY | t->pid, r->obj, 1);
+	if (!h)
+		return;
+	h->utid = t->go_g ? u : -1;
+	h->seg = t->seg;
+	h->ts = (int64_t)r->ts_ns;
+	h->row = (int64_t)i;
+	h->used = 0;
+}
+
 void on_probe(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 {
 	int64_t u = own(g, r->tid, r->pid, (int64_t)r->ts_ns, 0);
 	struct thr *t;
 
 	g->st.probe_rows++;
+	if (r->type >= ARGUS_EV_GO_READY && r->type <= ARGUS_EV_GO_PARK)
+		return on_go(g, u, r, i);
 	switch (r->type) {
 	case ARGUS_EV_CALLBACK_BEGIN:
 		return on_callback_begin(g, u, r, i);

@@ -1,0 +1,115 @@
+"""Go's scheduler in the graph core (argus_graph_probes.c, "go"): a
+goroutine readied by one thread and run by another gives a strong wakeup
+edge from the readier, not from the spare M that the runtime had wake.
+
+The crafted process: M0 (the main thread, its goroutine G0 locked to it),
+M1 running goroutine G1, M2 a spare M, M3 a worker M running GA then GB.
+"""
+from argus.tracer import schema
+from argus.graphbuild import graph as G
+from support.crafted import Trace, ms
+
+P, M0, M1, M2, M3 = 500, 500, 501, 502, 503
+G0, G1, GA, GB = 0xC000000100, 0xC000000200, 0xC000000300, 0xC000000400
+FUTEX = 0x7000
+
+
+def go(t, at, tid, kind, g):
+    return t.row(at, tid, kind, obj=g, obj2=0xC000000999, cpu=0)
+
+
+def handover(go_rows=True):
+    """G0 parks on M0 at 1 ms (M0 sleeps in a futex); G1 on M1 readies it at
+    50 ms and parks; the spare M2, woken by M1, does the futex wake of M0,
+    which then runs G0 again."""
+    t = Trace()
+    for tid, name in ((M0, "main"), (M1, "m1"), (M2, "m2")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    if go_rows:
+        go(t, ms(0.1), M0, schema.GO_EXECUTE, G0)
+        go(t, ms(0.2), M1, schema.GO_EXECUTE, G1)
+        go(t, ms(1), M0, schema.GO_PARK, G0)
+    t.futex_wait(M0, ms(1.01), FUTEX)
+    t.futex_wait(M2, ms(0.5), FUTEX + 8)
+    if go_rows:
+        go(t, ms(50), M1, schema.GO_READY, G0)
+    t.wake_and_run(M1, M2, ms(50.05), delay=1000)
+    if go_rows:
+        go(t, ms(50.1), M1, schema.GO_PARK, G1)
+    t.futex_wait(M1, ms(50.2), FUTEX + 16)
+    t.wake(M2, M0, ms(50.25))
+    t.run(M0, ms(50.26))
+    if go_rows:
+        go(t, ms(50.27), M0, schema.GO_EXECUTE, G0)
+    t.futex_wait(M2, ms(50.3), FUTEX + 8)
+    t.preempt(M0, ms(60))
+    return t.build()
+
+
+def _wake_into(g, tid, at):
+    v = g.segment_at(g.utid_of_tid(tid), at)
+    return v, g.incoming_wakeup(v)
+
+
+def test_the_goroutines_readier_wakes_it_not_the_spare_m():
+    g = handover()
+    v, e = _wake_into(g, M0, ms(55))
+    assert e >= 0 and g.seg.start[v] == ms(50.25)
+    src = int(g.edges.src[e])
+    assert int(g.seg.tid[src]) == M1 and g.seg.start[src] <= ms(50) < g.seg.end[src] + 1
+    assert int(g.edges.type[e]) == G.EDGE_WAKEUP and not g.edges.weak[e]
+    assert int(g.edges.src_ts[e]) == ms(50) and int(g.edges.obj[e]) == G0
+    assert g.stats["go_edges"] == 1
+
+
+def test_without_go_rows_the_kernel_wakeup_names_the_spare_m():
+    g = handover(go_rows=False)
+    v, e = _wake_into(g, M0, ms(55))
+    assert int(g.seg.tid[int(g.edges.src[e])]) == M2 and g.stats["go_edges"] == 0
+
+
+def worker(ready_by_goroutine=True, resume=False):
+    """M3 runs GA, parks it at 10 ms and runs GB at 10.01 ms (resume: GA
+    again without a park or a ready of it, as after a preemption).  GB was readied at 5 ms by M1, running G1
+    (or, ready_by_goroutine=False, after G1 parked: the runtime's timer)."""
+    t = Trace()
+    for tid, name in ((M0, "main"), (M1, "m1"), (M3, "m3")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    go(t, ms(1), M3, schema.GO_EXECUTE, GA)
+    go(t, ms(1), M1, schema.GO_EXECUTE, G1)
+    if not ready_by_goroutine:
+        go(t, ms(4), M1, schema.GO_PARK, G1)
+    go(t, ms(5), M1, schema.GO_READY, GB)
+    t.futex_wait(M1, ms(6), FUTEX)
+    if not resume:
+        go(t, ms(10), M3, schema.GO_PARK, GA)
+    go(t, ms(10.01), M3, schema.GO_EXECUTE, GA if resume else GB)
+    t.preempt(M3, ms(20))
+    t.preempt(M0, ms(20))
+    return t.build()
+
+
+def test_another_goroutine_on_a_running_m_starts_a_vertex_from_its_readier():
+    g = worker()
+    u = g.utid_of_tid(M3)
+    v = g.segment_at(u, ms(15))
+    assert g.seg.start[v] == ms(10.01) and g.seg.split_kind[v] == G.SPLIT_GOROUTINE
+    e = g.incoming_wakeup(v)
+    assert e >= 0 and int(g.seg.tid[int(g.edges.src[e])]) == M1 and int(g.edges.obj[e]) == GB
+    assert g.stats["splits"]["goroutine"] == 1
+
+
+def test_a_ready_by_the_runtime_names_no_cause():
+    g = worker(ready_by_goroutine=False)
+    v = g.segment_at(g.utid_of_tid(M3), ms(15))
+    assert g.seg.split_kind[v] == G.SPLIT_GOROUTINE and g.incoming_wakeup(v) < 0
+    assert g.stats["go_edges"] == 0
+
+
+def test_the_same_goroutine_resumed_is_no_boundary():
+    g = worker(resume=True)
+    u = g.utid_of_tid(M3)
+    assert g.segment_at(u, ms(15)) == g.segment_at(u, ms(2))
+    assert g.stats["splits"]["goroutine"] == 0
