@@ -53,6 +53,7 @@ from argus.cli import snapshots
 from argus.diagnose import hangs_to_json, render_hangs_text
 from argus.diagnose.windowed import hangs_acceptor
 from argus.cli import index_answer
+from argus.tracer import stream
 
 
 def _add_common(p, pid_help, json=True):
@@ -107,24 +108,24 @@ def add_diagnosis_args(p, json=True):
 
 def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None, window_s=None):
     """(trace, g, accepted): diagnose.windowed.search_trace over the buffer,
-    each window loaded here (module doc).  window_s: the first window's
-    half-width instead of --window's (the index path: around the hang it
-    named)."""
+    each window loaded here (module doc); a wider window decodes only what
+    it adds (stream.GrowingWindow).  window_s: the first window's half-width
+    instead of --window's (the index path: around the hang it named)."""
 
     if args.threshold <= 0:
         raise ArgusError("--threshold must be positive")
     path = buffer or resolve_buffer(args.buffer)
     if not os.path.exists(path):
         load_trace(path, names=False)        # its one-line error
+    grow = stream.GrowingWindow(path, decode=lambda **kw: load_trace(path, names=False, warn=False, **kw)[0])
 
     def load(since, until, widening):
         whole = since is None
         check_load(path, since, until, widening=widening)      # one line instead of the OOM killer
         progress.stage(f"decoding {path}" + ("" if whole else " (a window of it)"))
-        # each window is decoded anew: stream.GrowingWindow's merged rows crashed the
-        # graph core's edge index (heap corruption, not yet understood), so it is not used here
-        trace, _ = load_trace(path, since, until, names=False, warn=False)
-        progress.finished("decoded", trace.nrows)
+        before = grow.decoded_rows
+        trace = grow.load(since, until)
+        progress.finished("decoded", grow.decoded_rows - before)
         if trace.nrows == 0 or (not whole and trace.first_window_ts == 0):
             return trace, None, None
         rows = window_rows(trace)
