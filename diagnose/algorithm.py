@@ -95,7 +95,7 @@ from argus.diagnose.dispatch import dispatch_in
 from argus.diagnose import waits as W
 from argus.diagnose import report as R
 from argus.diagnose.report import to_json
-from argus.diagnose.stacks import flag_candidates, top_frames
+from argus.diagnose.stacks import flag_candidates, flag_candidates_from_maps, top_frames
 from argus.diagnose.explain import explain
 
 MAX_DEPTH = 8
@@ -235,18 +235,25 @@ class _Run:
 
     def yield_text(self, c):
         """bp_watch advice is left out for a device-paced thread (blocktype.device_paced)."""
-        cmd = None if B.device_paced(c.evidence) else self.bp_watch_advice(c.utid, c.start_ns, c.end_ns)
+        if B.device_paced(c.evidence):
+            return R.yield_text(c.evidence, B.syscall_counts(self.g, c.utid, c.start_ns, c.end_ns), None, {},
+                                device_paced=True)
+        cmd = self.bp_watch_advice(c.utid, c.start_ns, c.end_ns)
         return R.yield_text(c.evidence, B.syscall_counts(self.g, c.utid, c.start_ns, c.end_ns), cmd,
                             self.advice_candidates.get(c.utid) or {})
 
     def bp_watch_advice(self, utid, a, b):
-        """The bp_watch command line for a RepeatedYield without data flags:
-        IMAGE SYMBOL from a data_flag rule of an earlier session when there is
-        one (a question saved), else IMAGE SYMBOL from the loop's user stack
-        (stacks.flag_candidates: the first app frame whose code reads a global;
-        placeholders without stacks) plus the candidates the
-        vertex shows: the addresses it polled (futex / wait objects) and the
-        loop's call stack (when stacks are recorded)."""
+        """The next step for a RepeatedYield without data flags: the bp_watch
+        command line with IMAGE SYMBOL from a data_flag rule of an earlier
+        session when there is one (a question saved), else from the loop's
+        user stack (stacks.flag_candidates: the first app frame whose code
+        reads a global), else, without a stack, from the process's executable
+        mapping (stacks.flag_candidates_from_maps: its functions that call a
+        polling wait).  When neither names a symbol: `argus flags` on the
+        polling function when one is known, else None; advice_candidates
+        then says what is missing.  Kept there too: the candidates the vertex
+        shows (the addresses it polled: futex / wait objects; the loop's call
+        stack when stacks are recorded)."""
         g = self.g
         pid = int(g.threads.pid[utid])
         rules = self.chooser.rules
@@ -257,12 +264,17 @@ class _Run:
                 return R.bp_watch_command(pid, known.get("image"), known["symbol"])
             return R.bp_watch_command(pid, addr=int(known["addr"]))
         cands = polled_addresses(g, utid, a, b)
-        loop = flag_candidates(g, utid, a, b) or {}
+        loop = flag_candidates(g, utid, a, b) or flag_candidates_from_maps(g, utid) or {
+            "missing": f"the trace has no user stack of the loop and no mapping of process {pid} "
+                       f"(`argus start` records both unless --no-stacks)"}
         frames = loop.get("stack") or top_frames(g, B.busiest_segment(g, utid, a, b))
         syms = loop.get("symbols") or []
         txt = R.bp_watch_command(pid, loop.get("image"), syms[0] if syms else None)
+        if txt is None and loop.get("function"):
+            txt = R.flags_command(pid, loop["function"])
         self.advice_candidates[utid] = {"addresses": cands[:5], "stack": frames[:5], "symbols": syms,
-                                        "image": loop.get("image"), "function": loop.get("function")}
+                                        "image": loop.get("image"), "function": loop.get("function"),
+                                        "missing": None if syms else loop.get("missing")}
         return txt
 
     def relation(self, res, t, role):

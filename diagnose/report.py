@@ -18,6 +18,8 @@ import json
 
 import numpy as np
 
+from argus.tracer import schema
+
 from argus.diagnose.blocktype import LONG_RUNNING, LONG_WAIT, REPEATED_YIELD, wait_desc
 from argus.diagnose.compare import render_compare
 from argus.diagnose.dispatch import dispatch_in
@@ -108,15 +110,26 @@ def why_text(c, relation="", yield_text=""):
 
 def bp_watch_command(pid, image=None, symbol=None, addr=None):
     """The bp_watch command line advised for a polled data flag: by address
-    when only that is known, else IMAGE SYMBOL (placeholders when unknown)."""
+    when only that is known, else IMAGE SYMBOL; None when neither is known
+    (never a placeholder)."""
     if addr is not None:
         return f"bp_watch {pid} --address 0x{int(addr):x}"
-    return f"bp_watch {pid} {image or 'IMAGE'} {symbol or 'SYMBOL'}"
+    if image and symbol:
+        return f"bp_watch {pid} {image} {symbol}"
+    return None
 
 
-def yield_text(ev, syscalls, cmd, cand):
+def flags_command(pid, function):
+    """`argus flags` recording the polling function while it spins: the
+    flag from its instruction streams when no global names it (docs/bp_watch.md)."""
+    return f"argus flags --pid {pid} --function {function} --record spinning"
+
+
+def yield_text(ev, syscalls, cmd, cand, device_paced=False):
     """A RepeatedYield without data flags: what is known of the polling
-    (evidence ev, syscall counts), the bp_watch command and the candidates."""
+    (evidence ev, syscall counts), the next step (cmd: a bp_watch command,
+    an argus flags one, or None) with what is missing to name the flag
+    (cand["missing"]), and the candidates."""
     parts = [f"{ev['yields']} yields", f"{ev['short_waits']} short waits"]
     if ev["timeouts"]:
         parts.append(f"{ev['timeouts']} timeouts")
@@ -135,10 +148,14 @@ def yield_text(ev, syscalls, cmd, cand):
         hint += "; loop stack " + " <- ".join(cand["stack"])
     if cand.get("remembered"):
         hint += "; the flag was marked in an earlier session (rule)"
-    if cmd is None:
+    if device_paced:
         return (f"repeated short waits that the kernel ended, not a task: paced by a device or a kernel "
                 f"thread ({known}){hint}")
-    return f"repeated yield: polling a data flag; watch it with {cmd} ({known}){hint}"
+    if cmd and cmd.startswith("bp_watch"):
+        return f"repeated yield: polling a data flag; watch it with {cmd} ({known}){hint}"
+    missing = cand.get("missing") or "nothing names it"
+    step = f"; find it with {cmd}, then watch it with bp_watch" if cmd else ""
+    return f"repeated yield: polling a data flag the trace does not name ({missing}){step} ({known}){hint}"
 
 
 def relation_text(g, edge_type, role, other_utid, rel_ns):
@@ -234,12 +251,17 @@ def _origin(g, o):
     return out
 
 
-def _edge_in(edge):
+def _edge_in(edge, g=None):
     if edge is None:
         return None
     out = {"type": edge["type"], "weak": bool(edge["weak"])}
     if "owner_kind" in edge:
         out["owner_kind"] = edge["owner_kind"]
+    eid = edge.get("eid")
+    if g is not None and eid is not None and eid >= 0:
+        row = int(g.edges.row[eid])      # a goroutine's hand-over: the GO_READY that made the edge
+        if 0 <= row < len(g.rows) and int(g.rows["type"][row]) == schema.GO_READY:
+            out["goroutine"] = f"{int(g.edges.obj[eid]):#x}"
     return out
 
 
@@ -268,7 +290,7 @@ def to_json(d):
         item = _ident(g, e.utid)
         item.update({
             "start_ns": int(e.start_ns), "end_ns": int(e.end_ns), "block_type": e.block_type,
-            "edge_in": _edge_in(e.edge),
+            "edge_in": _edge_in(e.edge, g),
             "vertex": int(e.vertex), "role": e.role, "depth": int(e.depth),
             "via_baseline": bool(e.via_baseline),
             "block_window": [int(x) for x in e.block_window] if e.block_window else None,
@@ -392,7 +414,7 @@ def render_text(d):
     for i, p in enumerate(j["path"]):
         e = p["edge_in"]
         edge = "-" if e is None else e["type"] + (f" {e['owner_kind']}" if e.get("owner_kind") else "") + \
-            (" (weak)" if e["weak"] else "")
+            (f" goroutine {e['goroutine']}" if e.get("goroutine") else "") + (" (weak)" if e["weak"] else "")
         rows.append((str(i), _who(p), _proc(p), fmt_rel(p["start_ns"] - t0), fmt_rel(p["end_ns"] - t0),
                      p["block_type"], edge, p["role"] + (f" d{p['depth']}" if p["depth"] else "")))
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]

@@ -14,7 +14,12 @@ bp_watch advice of a RepeatedYield root cause:
                    whose function (or a direct callee) reads global
                    variables names the IMAGE and SYMBOL candidates
                    (debugger/datarefs.py disassembles the ELF file).
-Without stacks every function here returns [] / None.
+  flag_candidates_from_maps  without a stack, the process's executable (its
+                   lowest file mapping in the trace's MAPPING records): its
+                   functions that call a polling wait (POLL_CALLS) and the
+                   globals they read (datarefs.pollers).
+Both say in "missing" why no symbol was found.  Without stacks every other
+function here returns [] / None.
 """
 import os
 
@@ -22,6 +27,9 @@ import numpy as np
 from argus.graphbuild.stacks import Symbolizer, file_vaddr
 
 RUNTIME_PREFIXES = ("libc.so", "libc-", "libpthread", "ld-linux", "ld-musl", "libc.musl", "ld64.so")
+# the library calls a polling loop waits with between two reads of its flag
+POLL_CALLS = frozenset({"sched_yield", "pthread_yield", "thrd_yield", "usleep", "nanosleep", "clock_nanosleep",
+                        "sleep", "thrd_sleep", "poll", "ppoll", "select", "pselect", "g_usleep"})
 
 
 def top_frames(g, v, n=5):
@@ -100,4 +108,33 @@ def flag_candidates(g, utid, a, b):
         if names:
             return cand
         first = first or cand
-    return first or {"image": None, "function": None, "symbols": [], "stack": frames}
+    if first is not None:
+        first["missing"] = (f"{first['function'] or 'the loop'} in {first['image']} reads no global variable "
+                            f"directly (a heap flag, or one reached through the GOT)")
+        return first
+    return {"image": None, "function": None, "symbols": [], "stack": frames,
+            "missing": "the loop's stack has no frame in a file readable here outside the C runtime"}
+
+
+def flag_candidates_from_maps(g, utid):
+    """{"image", "function", "symbols", "stack": [], "missing"} from the
+    executable of utid's process when the trace has no stack of the loop
+    but maps the process; None without a mapping."""
+    # local for start-up time: datarefs pulls in capstone and pyelftools (~80 ms)
+    from argus.debugger.datarefs import pollers
+    pid = int(g.threads.pid[utid])
+    path = symbolizer(g).executable(pid)
+    if path is None:
+        return None
+    image = os.path.basename(path)
+    out = {"image": image, "function": None, "symbols": [], "stack": [], "missing": None}
+    if not os.path.isfile(path):
+        out["missing"] = f"no user stack of the loop, and its executable {path} is not readable here"
+        return out
+    found = pollers(path, POLL_CALLS)
+    if not found:
+        out["missing"] = (f"no user stack of the loop, and no function of {image} both calls a polling wait "
+                          f"(sched_yield, usleep, poll, ...) and reads a global")
+        return out
+    out["function"], out["symbols"] = found[0][0], found[0][1][:5]
+    return out

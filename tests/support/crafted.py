@@ -18,6 +18,8 @@ given to wake_and_run / run).  own() adds ownership edges (who holds what
 a thread waits for or polls) to the built graph, the shape the graph core
 gives them (graph.EDGE_OWNERSHIP, edges.owner_kind).
 """
+import types
+
 import numpy as np
 
 from argus.tracer import schema, syscalls
@@ -64,6 +66,7 @@ class Trace:
         self._blocked_nr = {}
         self._cpu = {}
         self._owns = []
+        self._strings = bytearray()     # the MAPPING paths (the decoder's strings side array)
 
     # --- threads ---
     def thread(self, pid, tid, comm, snapshot=True, ppid=1, cpu=0):
@@ -202,6 +205,15 @@ class Trace:
         self._owns.append((int(at), holder, victim, kind, bool(weak), int(obj)))
         return self
 
+    def mapping(self, tid, at, start, end, path, pgoff=0, prot=5):
+        """A MAPPING record of tid's process: [start, end) maps path from
+        file offset pgoff (r-x by default), as argusd writes from /proc/PID/maps."""
+        raw = path.encode()
+        at_off = len(self._strings)
+        self._strings += raw
+        return self.row(at, tid, schema.MAPPING, obj=start, obj2=end, val=pgoff, aux=prot,
+                        peer_tid=at_off, peer_pid=len(raw))
+
     def lost(self, at, count):
         return self.row(at, 0, schema.LOST, val=count)
 
@@ -232,6 +244,8 @@ class Trace:
         from argus.graphbuild.builder import build_graph
         if trace_end is None:
             trace_end = until
+        if self._strings:
+            kw.setdefault("side", types.SimpleNamespace(frames=np.zeros(0, np.uint64), strings=bytes(self._strings)))
         g = build_graph(self.rows(until), trace_end=trace_end, **kw)
         owns = [o for o in self._owns if until is None or o[0] <= until]
         return with_ownership(g, owns) if owns else g
@@ -384,18 +398,21 @@ def demo_like(n=3, hang_s=3.0):
     return t
 
 
-def yield_app(flags, worker_pid=600):
+def yield_app(flags, worker_pid=600, executable=None):
     """ui (pid 600, tid 600) wakes from poll on a timer every second, hands
     work to its worker 601 (futex wake) and polls flag F with sched_yield until
     the worker sets it, then goes back to poll.  Rounds 0-2 take 3 ms; in
     round 3 (at 4 s) the worker computes for 3 s.  With flags=False the flag
     accesses are not traced.  worker_pid: the worker's process (600: a
-    thread of ui's; else a process sharing the flag's memory).  Returns the
-    graph (trace end 8 s)."""
+    thread of ui's; else a process sharing the flag's memory).  executable:
+    a path mapped as ui's executable (a MAPPING record, no stack).  Returns
+    the graph (trace end 8 s)."""
     F, REQ = 0x6000A0, 0x6000B0
     t = Trace()
     t.thread(600, 600, "ui")
     t.thread(worker_pid, 601, "worker")
+    if executable:
+        t.mapping(600, 0, 0x555555554000, 0x555555556000, executable)
     t.run(600, 0).block(600, ms(1), "poll", "epoll_wait", obj=3)
     for k in range(4):
         T = s(1 + k)
