@@ -82,17 +82,13 @@
 #define POLL_MS 100             /* the kernel side only wakes us past a backlog */
 #define URINGS_POLL_MS 10       /* tracepoint rings never wake us: drain them this often while any is open */
 
+static struct env env;    /* the command line (argusd_options.c); role files get what they need */
 static bool daemonized;   /* log lines get a date once they go to a file */
 
-uint64_t now_ns(void)
-{
-	struct timespec ts;
+static void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void report_failure(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-void log_msg(const char *fmt, ...)
+static void log_msg(const char *fmt, ...)
 {
 	char when[32] = "", msg[1024];
 	struct tm tm;
@@ -128,7 +124,7 @@ static void log_line(const char *line)
 }
 
 /* The one line a failed start reports, both to the log and to `argus start`. */
-void report_failure(const char *fmt, ...)
+static void report_failure(const char *fmt, ...)
 {
 	char msg[512], line[540];
 	va_list ap;
@@ -174,12 +170,6 @@ static bool has_tracing_privileges(void)
 		return false;
 	eff = data[0].effective | (uint64_t)data[1].effective << 32;
 	return (eff >> CAP_BPF & 1) && (eff >> CAP_PERFMON & 1);
-}
-
-/* A uid that may own the files the daemon keeps: root or whoever runs it. */
-bool trusted_uid(uid_t uid)
-{
-	return uid == 0 || uid == geteuid();
 }
 
 /* The log is appended to as root next to paths a user may choose: never
@@ -314,19 +304,6 @@ cleanup:
 	return ret;
 }
 
-void fill_header(struct argus_event_header *h, uint16_t type, uint16_t size, uint32_t pid, uint32_t tid)
-{
-	int cpu = sched_getcpu();
-
-	h->ts_ns = now_ns();
-	h->pid = pid;
-	h->tid = tid;
-	h->type = type;
-	h->size = size;
-	h->cpu = cpu < 0 ? 0 : (uint16_t)cpu;
-	h->flags = 0;
-}
-
 static void refresh_after_wrap(struct daemon *d);
 
 /* Every record the daemon writes itself, and (platform observe hook) every
@@ -353,13 +330,13 @@ static void observe(void *ctx, const void *rec, uint32_t size)
 		return;
 	d->refreshing = true;
 	if (due)
-		d->names_emitted += thread_names_name_now(d->names, due, seq, emit_name, d);
+		d->names_emitted += thread_names_name_now(d->names, due, seq, emit_name, &d->ctx);
 	d->refreshing = false;
 	if (seq != d->refresh_seq)
 		refresh_after_wrap(d);
 }
 
-int daemon_write(struct daemon *d, const void *rec, uint32_t size)
+static int daemon_write(struct daemon *d, const void *rec, uint32_t size)
 {
 	int rc = argus_rb_write(&d->prod, rec, size);
 
@@ -368,7 +345,18 @@ int daemon_write(struct daemon *d, const void *rec, uint32_t size)
 	return rc;
 }
 
-static int urings_write(void *d, const void *rec, uint32_t size)
+/* The context of the role files (argusd_ctx.h). */
+static void ctx_log(void *d, const char *msg)
+{
+	log_msg("%s", msg);
+}
+
+static void ctx_fail(void *d, const char *msg)
+{
+	report_failure("%s", msg);
+}
+
+static int ctx_write(void *d, const void *rec, uint32_t size)
 {
 	return daemon_write(d, rec, size);
 }
@@ -385,7 +373,7 @@ static void refresh_after_wrap(struct daemon *d)
 		return;
 	d->refreshing = true;
 	if (d->names)
-		d->names_emitted += thread_names_refresh(d->names, cur, emit_name, d);
+		d->names_emitted += thread_names_refresh(d->names, cur, emit_name, &d->ctx);
 	refresh_mappings(d, cur, nchunks / 2 ? nchunks / 2 : 1);
 	d->refreshing = false;
 }
@@ -508,7 +496,7 @@ static int run_loop(struct daemon *d)
 		if (d->uprobes)
 			argus_uprobes_poll(d->uprobes, &d->prod);
 		if (d->urings)
-			argus_urings_poll(d->urings, now_ns(), urings_write, d);
+			argus_urings_poll(d->urings, now_ns());
 		if (buffer_faulted(d))
 			return -EIO;
 		record_stack_mappings(d);
@@ -544,7 +532,7 @@ static void open_urings(struct daemon *d)
 	char dir[PATH_MAX];
 	const char *slash = strrchr(env.socket, '/');
 	snprintf(dir, sizeof(dir), "%.*s/urings", slash ? (int)(slash - env.socket) : 1, slash ? env.socket : ".");
-	int ret = argus_urings_new(dir, &d->urings);
+	int ret = argus_urings_new(dir, &d->ctx, &d->urings);
 	if (ret)
 		log_msg("failed to open the tracepoint ring directory %s: %s", dir, strerror(-ret));
 }
@@ -617,6 +605,7 @@ static int start_hang_detector(struct daemon *d)
 	env.hangs.dir_fd = fd;   /* open for the daemon's life: writers inherit it */
 	env.hangs.dir = env.snapshot_dir;
 	env.hangs.ring_path = env.buffer;
+	env.hangs.ctx = &d->ctx;
 	d->hangs = hang_detector_new(&env.hangs);
 	if (!d->hangs) {
 		report_failure("failed to allocate the hang detector: out of memory");
@@ -648,7 +637,7 @@ static int setup_signals(struct daemon *d)
 int main(int argc, char **argv)
 {
 	struct argus_tracer_config cfg = {};
-	struct daemon d = { .listen_fd = -1, .signal_fd = -1 };
+	struct daemon d = { .listen_fd = -1, .signal_fd = -1, .env = &env };
 	char err[512] = "";
 	uint64_t nsnap;
 	int ret, i, exit_code = 1;
@@ -656,7 +645,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < MAX_CLIENTS; i++)
 		d.clients[i].fd = -1;
 
-	if (parse_args(argc, argv))
+	d.ctx = (struct argusd_ctx){ .log = ctx_log, .fail = ctx_fail, .write = ctx_write, .arg = &d };
+	if (parse_args(argc, argv, &env, &d.ctx))
 		return 2;
 	if (!has_tracing_privileges()) {
 		report_failure("tracing needs root (or CAP_BPF and CAP_PERFMON)");
@@ -679,7 +669,7 @@ int main(int argc, char **argv)
 		report_failure("failed to set up signals: %s", strerror(-ret));
 		goto cleanup;
 	}
-	if (check_socket_dir() || control_listen(&d))
+	if (check_socket_dir(&d) || control_listen(&d))
 		goto cleanup;
 	if (open_buffer(&d))
 		goto cleanup;
@@ -729,7 +719,7 @@ int main(int argc, char **argv)
 		if (argus_uprobes_open(&ucfg, &d.uprobes, err, sizeof(err)))
 			log_msg("no uprobe hooks: %s", err);
 	}
-	nsnap = write_snapshot(&d);
+	nsnap = write_snapshot(&d.ctx);
 	open_urings(&d);
 	d.start_ns = now_ns();
 	tick(&d);
@@ -764,7 +754,7 @@ cleanup:
 	}
 	if (d.urings && d.prod_live) {
 		argus_urings_rescan(d.urings);   /* rings of threads that began since the last scan */
-		argus_urings_poll(d.urings, now_ns(), urings_write, &d);
+		argus_urings_poll(d.urings, now_ns());
 	}
 	argus_urings_free(d.urings);
 	if (d.hangs && d.rb && !argus_rb_faulted(d.rb, NULL)) {

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Internal to argusd: the daemon's state and the few helpers its pieces share.
+ * Internal to argusd: the command line and the daemon's state.  The role
+ * files below are started by argusd.c and call back only through the
+ * context they are given (argusd_ctx.h), never into argusd.c.
  *
  *   argusd.c           main, start-up order, the drain loop, record writing and
  *                      the after-wrap refresh, shutdown
@@ -20,6 +22,7 @@
 #include "argus_event.h"
 #include "argus_rb.h"
 #include "argusd_control.h"
+#include "argusd_ctx.h"
 #include "hang_detector.h"
 #include "mappings_writer.h"
 #include "platform.h"
@@ -51,11 +54,13 @@ struct env {
 	const char *watch_comms[HD_MAX_WATCH];
 	unsigned nwatch_comms;
 };
-extern struct env env;
-/* Fills env from argv: 0, or a negative errno once the reason is out. */
-int parse_args(int argc, char **argv);
+/* Fills env from argv (defaults first): 0, or a negative errno once the
+ * reason is out through c (argusd_fail). */
+int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *c);
 
 struct daemon {
+	struct argusd_ctx ctx;       /* what the role files call back through */
+	const struct env *env;       /* the command line, read only */
 	const struct argus_platform_ops *ops;
 	void *src;
 	struct argus_rb *rb;
@@ -82,15 +87,5 @@ struct daemon {
 	struct hang_detector *hangs;  /* NULL when off (hang_detector.c) */
 	struct hang_index *index;     /* the ring index (hang_index.c), NULL when none */
 };
-
-uint64_t now_ns(void);
-void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The one line a failed start reports, both to the log and to `argus start`. */
-void report_failure(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A uid that may own the files the daemon keeps: root or whoever runs it. */
-bool trusted_uid(uid_t uid);
-void fill_header(struct argus_event_header *h, uint16_t type, uint16_t size, uint32_t pid, uint32_t tid);
-/* Every record the daemon writes itself goes through here (and observe()). */
-int daemon_write(struct daemon *d, const void *rec, uint32_t size);
 
 #endif /* ARGUSD_H */

@@ -31,24 +31,24 @@
  * root's `status` and `stop`, and the socket could be swapped between bind
  * and the check after it.  `argus start` keeps it in ARGUS_RUN_DIR, which the
  * CLI requires to be private (cli/common.py open_run_dir). */
-int check_socket_dir(void)
+int check_socket_dir(struct daemon *d)
 {
 	char dir[PATH_MAX];
-	const char *slash = strrchr(env.socket, '/');
+	const char *slash = strrchr(d->env->socket, '/');
 	struct stat st;
 	int fd;
 
-	snprintf(dir, sizeof(dir), "%.*s", slash == env.socket ? 1 : (int)(slash - env.socket), env.socket);
+	snprintf(dir, sizeof(dir), "%.*s", slash == d->env->socket ? 1 : (int)(slash - d->env->socket), d->env->socket);
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
-		report_failure("failed to open control socket directory %s: %s", dir,
+		argusd_fail(&d->ctx, "failed to open control socket directory %s: %s", dir,
 			       errno == ELOOP || errno == ENOTDIR ? "it is a symbolic link or not a directory" :
 			       strerror(errno));
 		return -1;
 	}
 	/* Sticky (like /tmp): others cannot rename or remove our socket there. */
 	if (fstat(fd, &st) < 0 || !trusted_uid(st.st_uid) || ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
-		report_failure("refusing control socket directory %s: it must be root's (or yours) and not "
+		argusd_fail(&d->ctx, "refusing control socket directory %s: it must be root's (or yours) and not "
 			       "writable by others unless sticky (owner uid %u, mode %04o)", dir, (unsigned)st.st_uid,
 			       (unsigned)(st.st_mode & 07777));
 		close(fd);
@@ -67,35 +67,35 @@ int control_listen(struct daemon *d)
 	mode_t old_mask;
 	int fd = -1, probe, ret;
 
-	if (strlen(env.socket) >= sizeof(addr.sun_path)) {
-		report_failure("failed to create control socket %s: path longer than %zu bytes",
-			       env.socket, sizeof(addr.sun_path) - 1);
+	if (strlen(d->env->socket) >= sizeof(addr.sun_path)) {
+		argusd_fail(&d->ctx, "failed to create control socket %s: path longer than %zu bytes",
+			       d->env->socket, sizeof(addr.sun_path) - 1);
 		return -ENAMETOOLONG;
 	}
-	strcpy(addr.sun_path, env.socket);
+	strcpy(addr.sun_path, d->env->socket);
 
-	if (lstat(env.socket, &st) == 0) {
+	if (lstat(d->env->socket, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
-			report_failure("failed to create control socket %s: the path exists and is not a socket",
-				       env.socket);
+			argusd_fail(&d->ctx, "failed to create control socket %s: the path exists and is not a socket",
+				       d->env->socket);
 			return -EEXIST;
 		}
 		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (probe >= 0 && connect(probe, (struct sockaddr *)&addr, sizeof(addr)) == 0) {
 			close(probe);
-			report_failure("failed to create control socket %s: another argusd is running there",
-				       env.socket);
+			argusd_fail(&d->ctx, "failed to create control socket %s: another argusd is running there",
+				       d->env->socket);
 			return -EADDRINUSE;
 		}
 		if (probe >= 0)
 			close(probe);
-		unlink(env.socket);
+		unlink(d->env->socket);
 	}
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		ret = -errno;
-		report_failure("failed to create control socket %s: %s", env.socket, strerror(errno));
+		argusd_fail(&d->ctx, "failed to create control socket %s: %s", d->env->socket, strerror(errno));
 		goto cleanup;
 	}
 	/* The mode must be right from the first instant, not fixed afterwards. */
@@ -104,21 +104,21 @@ int control_listen(struct daemon *d)
 	umask(old_mask);
 	if (ret < 0) {
 		ret = -errno;
-		report_failure("failed to bind control socket %s: %s", env.socket, strerror(errno));
+		argusd_fail(&d->ctx, "failed to bind control socket %s: %s", d->env->socket, strerror(errno));
 		goto cleanup;
 	}
 	d->socket_bound = true;
 	/* bind made it 0600 (umask above) and ours; lstat checks, never a
 	 * chmod/chown that would follow a link swapped in since. */
-	if (lstat(env.socket, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid() ||
+	if (lstat(d->env->socket, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077)) {
 		ret = -EPERM;
-		report_failure("failed to restrict control socket %s: not our 0600 socket after bind", env.socket);
+		argusd_fail(&d->ctx, "failed to restrict control socket %s: not our 0600 socket after bind", d->env->socket);
 		goto cleanup;
 	}
 	if (listen(fd, MAX_CLIENTS) < 0) {
 		ret = -errno;
-		report_failure("failed to listen on control socket %s: %s", env.socket, strerror(errno));
+		argusd_fail(&d->ctx, "failed to listen on control socket %s: %s", d->env->socket, strerror(errno));
 		goto cleanup;
 	}
 	d->listen_fd = fd;
@@ -190,7 +190,7 @@ static void format_status(struct daemon *d, char *out, size_t n)
 	/* Events are what a reader gets: decoded rows, one per record except a
 	 * SWITCH or SYSCALL record (two); bytes/event is record bytes per row. */
 	events = st.records_written + st.extra_rows;
-	json_string(buffer, sizeof(buffer), env.buffer);
+	json_string(buffer, sizeof(buffer), d->env->buffer);
 	if (d->hangs)
 		hang_detector_stats(d->hangs, &hs);
 	if (d->ops->stats)
@@ -220,12 +220,12 @@ void client_close(struct client *c)
 	c->len = 0;
 }
 
-static void client_reply(struct client *c, const char *text)
+static void client_reply(struct daemon *d, struct client *c, const char *text)
 {
 	/* Replies are one short line into an empty socket buffer: a client that
 	 * does not read it loses it, the daemon never blocks on it. */
 	if (send(c->fd, text, strlen(text), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-		log_msg("failed to answer control client: %s", strerror(errno));
+		argusd_log(&d->ctx, "failed to answer control client: %s", strerror(errno));
 }
 
 /* The processes running now under a name (`watch comm`: those that exec or
@@ -285,13 +285,13 @@ static void watch_command(struct daemon *d, const char *arg, char *reply, size_t
 			snprintf(reply, n, "error: too many watched processes (at most %d)\n", HD_MAX_WATCH);
 			return;
 		}
-		log_msg("watching pid %llu for hangs (control socket)", pid);
+		argusd_log(&d->ctx, "watching pid %llu for hangs (control socket)", pid);
 	} else if (!strncmp(arg, "comm ", 5) && arg[5] && strlen(arg + 5) <= 15) {
 		if (hang_detector_watch_comm(d->hangs, arg + 5)) {
 			snprintf(reply, n, "error: too many watched names (at most %d)\n", HD_MAX_WATCH);
 			return;
 		}
-		log_msg("watching processes named %s for hangs (control socket; %u running)", arg + 5,
+		argusd_log(&d->ctx, "watching processes named %s for hangs (control socket; %u running)", arg + 5,
 			watch_running(d, arg + 5));
 	} else {
 		snprintf(reply, n, "error: watch pid PID | watch comm NAME (1 to 15 bytes)\n");
@@ -318,7 +318,7 @@ static void handle_command(struct daemon *d, struct client *c)
 	} else if (!strcmp(cmd, "stop")) {
 		snprintf(reply, sizeof(reply), "ok\n");
 		d->stopping = true;
-		log_msg("stop requested on the control socket");
+		argusd_log(&d->ctx, "stop requested on the control socket");
 	} else if (!strncmp(cmd, "watch ", 6)) {
 		watch_command(d, cmd + 6, reply, sizeof(reply));
 	} else {
@@ -327,7 +327,7 @@ static void handle_command(struct daemon *d, struct client *c)
 		json_string(shown, sizeof(shown), cmd);
 		snprintf(reply, sizeof(reply), "error: unknown command '%s' (commands: status, stop, watch)\n", shown);
 	}
-	client_reply(c, reply);
+	client_reply(d, c, reply);
 	client_close(c);
 }
 

@@ -30,7 +30,7 @@ struct client {
 struct daemon;
 
 /* The socket's directory: nobody else may write it (or it is sticky). */
-int check_socket_dir(void);
+int check_socket_dir(struct daemon *d);
 /* Refuses to start when another daemon answers on the path. */
 int control_listen(struct daemon *d);
 void accept_clients(struct daemon *d);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * argusd's command line -> env.  Paths are made absolute here, before the
- * daemon changes to /; a bad option is one line (report_failure) and exit 2.
+ * argusd's command line -> struct env->  Paths are made absolute here, before
+ * the daemon changes to /; a bad option is one line (argusd_fail) and exit 2.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -16,7 +16,7 @@
 
 #include "argusd.h"
 
-struct env env = {
+static const struct env defaults = {
 	.size = ARGUS_RB_DEFAULT_SIZE,
 	.sample_hz = 99,
 	/* Tracepoints until the fentry slots have run on a kernel that allows
@@ -139,7 +139,7 @@ enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_S
        OPT_WATCH_COMM, OPT_UPROBE_HOOKS, OPT_SYSCALL_PROBES };
 
 /* A positive integer option at most max: 0, or one line and -EINVAL. */
-static int parse_count(const char *name, const char *s, uint64_t max, uint64_t *out)
+static int parse_count(const struct argusd_ctx *ctx, const char *name, const char *s, uint64_t max, uint64_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -147,64 +147,64 @@ static int parse_count(const char *name, const char *s, uint64_t max, uint64_t *
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || end == s || *end || *s == '-' || v == 0 || v > max) {
-		report_failure("bad --%s '%s': give a whole number from 1 to %llu", name, s, (unsigned long long)max);
+		argusd_fail(ctx, "bad --%s '%s': give a whole number from 1 to %llu", name, s, (unsigned long long)max);
 		return -EINVAL;
 	}
 	*out = v;
 	return 0;
 }
 
-static int parse_hang_option(int c, const char *arg)
+static int parse_hang_option(struct env *env, const struct argusd_ctx *ctx, int c, const char *arg)
 {
 	uint64_t v;
 
 	switch (c) {
 	case OPT_HANG_MS:
-		if (parse_count("hang-threshold-ms", arg, 3600000, &v))
+		if (parse_count(ctx, "hang-threshold-ms", arg, 3600000, &v))
 			return -EINVAL;
-		env.hangs.threshold_ns = v * 1000000ull;
+		env->hangs.threshold_ns = v * 1000000ull;
 		return 0;
 	case OPT_SNAP_BEFORE:
-		if (parse_count("snapshot-before-s", arg, 86400, &v))
+		if (parse_count(ctx, "snapshot-before-s", arg, 86400, &v))
 			return -EINVAL;
-		env.hangs.before_ns = v * 1000000000ull;
+		env->hangs.before_ns = v * 1000000000ull;
 		return 0;
 	case OPT_SNAP_BYTES:
 	case OPT_SNAP_TOTAL:
 		if (parse_bytes(arg, &v) || v < (1u << 20)) {
-			report_failure("bad --%s '%s': give bytes (K, M, G), at least 1M",
+			argusd_fail(ctx, "bad --%s '%s': give bytes (K, M, G), at least 1M",
 				       c == OPT_SNAP_BYTES ? "snapshot-max-bytes" : "snapshot-max-total", arg);
 			return -EINVAL;
 		}
-		*(c == OPT_SNAP_BYTES ? &env.hangs.max_snapshot_bytes : &env.hangs.max_total_bytes) = v;
+		*(c == OPT_SNAP_BYTES ? &env->hangs.max_snapshot_bytes : &env->hangs.max_total_bytes) = v;
 		return 0;
 	case OPT_SNAP_COUNT:
-		if (parse_count("snapshot-max-count", arg, 100000, &v))
+		if (parse_count(ctx, "snapshot-max-count", arg, 100000, &v))
 			return -EINVAL;
-		env.hangs.max_count = (uint32_t)v;
+		env->hangs.max_count = (uint32_t)v;
 		return 0;
 	case OPT_WATCH_PID:
-		if (parse_count("watch-pid", arg, UINT32_MAX, &v))
+		if (parse_count(ctx, "watch-pid", arg, UINT32_MAX, &v))
 			return -EINVAL;
-		if (env.nwatch_pids == HD_MAX_WATCH) {
-			report_failure("too many --watch-pid (at most %d)", HD_MAX_WATCH);
+		if (env->nwatch_pids == HD_MAX_WATCH) {
+			argusd_fail(ctx, "too many --watch-pid (at most %d)", HD_MAX_WATCH);
 			return -EINVAL;
 		}
-		env.watch_pids[env.nwatch_pids++] = (uint32_t)v;
+		env->watch_pids[env->nwatch_pids++] = (uint32_t)v;
 		return 0;
 	case OPT_WATCH_COMM:
-		if (!*arg || strlen(arg) > 15 || env.nwatch_comms == HD_MAX_WATCH) {
-			report_failure("bad --watch-comm '%s': a process name of 1 to 15 bytes, at most %d of them",
+		if (!*arg || strlen(arg) > 15 || env->nwatch_comms == HD_MAX_WATCH) {
+			argusd_fail(ctx, "bad --watch-comm '%s': a process name of 1 to 15 bytes, at most %d of them",
 				       arg, HD_MAX_WATCH);
 			return -EINVAL;
 		}
-		env.watch_comms[env.nwatch_comms++] = arg;
+		env->watch_comms[env->nwatch_comms++] = arg;
 		return 0;
 	}
 	return -EINVAL;
 }
 
-int parse_args(int argc, char **argv)
+int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "buffer", required_argument, NULL, 'b' },
@@ -238,14 +238,15 @@ int parse_args(int argc, char **argv)
 	char *end;
 	int c;
 
+	*env = defaults;
 	while ((c = getopt_long(argc, argv, "b:s:S:r:fvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			buffer = optarg;
 			break;
 		case 's':
-			if (parse_bytes(optarg, &env.size) || env.size == 0) {
-				report_failure("bad --size '%s': give bytes, optionally with K, M or G", optarg);
+			if (parse_bytes(optarg, &env->size) || env->size == 0) {
+				argusd_fail(ctx, "bad --size '%s': give bytes, optionally with K, M or G", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -256,62 +257,62 @@ int parse_args(int argc, char **argv)
 			errno = 0;
 			fd = strtol(optarg, &end, 10);
 			if (errno || *end || fd < 0 || fd > INT_MAX || fcntl((int)fd, F_GETFD) < 0) {
-				report_failure("bad --ready-fd '%s': not an open file descriptor", optarg);
+				argusd_fail(ctx, "bad --ready-fd '%s': not an open file descriptor", optarg);
 				return -EINVAL;
 			}
-			env.ready_fd = (int)fd;
-			fcntl(env.ready_fd, F_SETFD, FD_CLOEXEC);
+			env->ready_fd = (int)fd;
+			fcntl(env->ready_fd, F_SETFD, FD_CLOEXEC);
 			break;
 		case 'f':
-			env.foreground = true;
+			env->foreground = true;
 			break;
 		case OPT_LOG:
 			log = optarg;
 			break;
 		case OPT_FRESH:
-			env.fresh = true;
+			env->fresh = true;
 			break;
 		case OPT_KBUF:
-			if (parse_bytes(optarg, &env.kernel_buffer)) {
-				report_failure("bad --kernel-buffer '%s': give bytes, optionally with K, M or G", optarg);
+			if (parse_bytes(optarg, &env->kernel_buffer)) {
+				argusd_fail(ctx, "bad --kernel-buffer '%s': give bytes, optionally with K, M or G", optarg);
 				return -EINVAL;
 			}
 			break;
 		case OPT_NO_SYSCALLS:
-			env.no_syscalls = true;
+			env->no_syscalls = true;
 			break;
 		case OPT_SYSCALL_PROBES:
 			if (!strcmp(optarg, "auto")) {
-				env.syscall_probes = ARGUS_SYSCALL_PROBES_AUTO;
+				env->syscall_probes = ARGUS_SYSCALL_PROBES_AUTO;
 			} else if (!strcmp(optarg, "fentry")) {
-				env.syscall_probes = ARGUS_SYSCALL_PROBES_FENTRY;
+				env->syscall_probes = ARGUS_SYSCALL_PROBES_FENTRY;
 			} else if (!strcmp(optarg, "tracepoint")) {
-				env.syscall_probes = ARGUS_SYSCALL_PROBES_TRACEPOINT;
+				env->syscall_probes = ARGUS_SYSCALL_PROBES_TRACEPOINT;
 			} else {
-				report_failure("bad --syscall-probes '%s': give auto, fentry or tracepoint", optarg);
+				argusd_fail(ctx, "bad --syscall-probes '%s': give auto, fentry or tracepoint", optarg);
 				return -EINVAL;
 			}
 			break;
 		case OPT_STACKS:
-			env.no_stacks = false;
+			env->no_stacks = false;
 			break;
 		case OPT_NO_STACKS:
-			env.no_stacks = true;
+			env->no_stacks = true;
 			break;
 		case OPT_SAMPLE_HZ:
 			errno = 0;
 			fd = strtol(optarg, &end, 10);
 			if (errno || *end || fd < 0 || fd > 100000) {
-				report_failure("bad --sample-hz '%s': give 0 (off) to 100000", optarg);
+				argusd_fail(ctx, "bad --sample-hz '%s': give 0 (off) to 100000", optarg);
 				return -EINVAL;
 			}
-			env.sample_hz = (uint32_t)fd;
+			env->sample_hz = (uint32_t)fd;
 			break;
 		case OPT_UPROBE_HOOKS:
-			env.uprobe_hooks = optarg;
+			env->uprobe_hooks = optarg;
 			break;
 		case 'v':
-			env.verbose = true;
+			env->verbose = true;
 			break;
 		case OPT_SNAP_DIR:
 			snap_dir = optarg;
@@ -323,7 +324,7 @@ int parse_args(int argc, char **argv)
 		case OPT_SNAP_COUNT:
 		case OPT_WATCH_PID:
 		case OPT_WATCH_COMM:
-			if (parse_hang_option(c, optarg))
+			if (parse_hang_option(env, ctx, c, optarg))
 				return -EINVAL;
 			break;
 		case 'h':
@@ -335,20 +336,20 @@ int parse_args(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		report_failure("unexpected argument '%s' (see --help)", argv[optind]);
+		argusd_fail(ctx, "unexpected argument '%s' (see --help)", argv[optind]);
 		return -EINVAL;
 	}
 	if (!buffer || !socket_path) {
-		report_failure("--buffer and --socket are required (see --help)");
+		argusd_fail(ctx, "--buffer and --socket are required (see --help)");
 		return -EINVAL;
 	}
 	/* Daemonizing changes to /: resolve relative paths first. */
-	env.buffer = absolute_path(buffer);
-	env.socket = absolute_path(socket_path);
-	env.log = log ? absolute_path(log) : (env.socket ? default_log_path(env.socket) : NULL);
-	env.snapshot_dir = snap_dir ? absolute_path(snap_dir) : NULL;
-	if (!env.buffer || !env.socket || !env.log || (snap_dir && !env.snapshot_dir)) {
-		report_failure("failed to resolve paths: %s", strerror(errno ? errno : ENOMEM));
+	env->buffer = absolute_path(buffer);
+	env->socket = absolute_path(socket_path);
+	env->log = log ? absolute_path(log) : (env->socket ? default_log_path(env->socket) : NULL);
+	env->snapshot_dir = snap_dir ? absolute_path(snap_dir) : NULL;
+	if (!env->buffer || !env->socket || !env->log || (snap_dir && !env->snapshot_dir)) {
+		argusd_fail(ctx, "failed to resolve paths: %s", strerror(errno ? errno : ENOMEM));
 		return -ENOMEM;
 	}
 	return 0;

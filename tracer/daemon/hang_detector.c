@@ -60,7 +60,7 @@
 #include <unistd.h>
 
 #include "argus_decode.h"     /* argus_split_switch */
-#include "argusd.h"
+#include "argusd_ctx.h"
 #include "hang_detector.h"
 #include "hang_index.h"
 #include "snapshot_writer.h"
@@ -463,7 +463,7 @@ static void on_comm(struct hang_detector *hd, uint32_t pid, const char *comm)
 	memcpy(name, comm, 15);
 	name[15] = 0;
 	if (comm_matches(hd, name) && !pid_watched(hd, pid) && hang_detector_watch_pid(hd, pid) == 0)
-		log_msg("watching pid %u (%s) for hangs", pid, name);
+		argusd_log(hd->cfg.ctx, "watching pid %u (%s) for hangs", pid, name);
 }
 
 void hang_detector_observe(struct hang_detector *hd, const struct argus_event_header *h)
@@ -599,7 +599,7 @@ static void open_hang(struct hang_detector *hd, struct hd_thread *t, uint64_t no
 	snprintf(t->id, sizeof(t->id), "%s-%u", when, t->tid);
 	read_comm(t->pid, t->tid, t->comm);
 	read_comm(t->pid, t->pid, t->process);
-	log_msg("hang: thread %u (%s) of pid %u out of its event loop for %.1f s (%s so far); snapshot %s",
+	argusd_log(hd->cfg.ctx, "hang: thread %u (%s) of pid %u out of its event loop for %.1f s (%s so far); snapshot %s",
 		t->tid, t->comm, t->pid, (double)(now - t->hang_start) / 1e9, guess_block_type(t, now), t->id);
 	syslog(LOG_WARNING | LOG_DAEMON, "argusd: hang: thread %u (%s) of pid %u out of its event loop for %.1f s; "
 	       "argus hangs --recorded lists snapshot %s", t->tid, t->comm, t->pid,
@@ -675,17 +675,17 @@ static void start_writer(struct hang_detector *hd, struct hd_thread *t, uint64_t
 	fill_request(hd, t, now, &req);
 	pid = fork();
 	if (pid < 0) {
-		log_msg("failed to fork the snapshot writer: %s", strerror(errno));
+		argusd_log(hd->cfg.ctx, "failed to fork the snapshot writer: %s", strerror(errno));
 		return;
 	}
 	if (pid == 0) {
 		/* the child: low priority, away from the drain loop */
 		child_setup(&hd->cfg);
 		if (snapshot_write(&hd->cfg, &req, err, sizeof(err))) {
-			log_msg("failed to write snapshot %s: %s", req.id, err);
+			argusd_log(hd->cfg.ctx, "failed to write snapshot %s: %s", req.id, err);
 			_exit(1);
 		}
-		log_msg("snapshot %s written (%s, %s %.1f s)", req.id, req.block_type,
+		argusd_log(hd->cfg.ctx, "snapshot %s written (%s, %s %.1f s)", req.id, req.block_type,
 			req.ongoing ? "ongoing," : "lasted", (double)(req.end_ns - req.start_ns) / 1e9);
 		_exit(0);
 	}
@@ -707,8 +707,8 @@ static void reap_writer(struct hang_detector *hd)
 		hd->snapshots++;
 	/* killed outright (SIGKILL, OOM): its temporary file is ours to remove */
 	if (WIFSIGNALED(status))
-		log_msg("snapshot writer pid %d killed by signal %d; %u temporary files of it removed", (int)hd->writer,
-			WTERMSIG(status), snapshot_sweep(hd->cfg.dir_fd, hd->writer));
+		argusd_log(hd->cfg.ctx, "snapshot writer pid %d killed by signal %d; %u temporary files of it removed",
+			   (int)hd->writer, WTERMSIG(status), snapshot_sweep(hd->cfg.dir_fd, hd->writer));
 	else if (!WIFEXITED(status) || WEXITSTATUS(status))
 		snapshot_sweep(hd->cfg.dir_fd, hd->writer);
 	hd->writer = 0;
@@ -793,15 +793,15 @@ void hang_detector_finish(struct hang_detector *hd, uint64_t now)
 		child_setup(&hd->cfg);
 		for (i = 0; i < n; i++)
 			if (snapshot_write(&hd->cfg, &reqs[i], err, sizeof(err)))
-				log_msg("failed to write snapshot %s: %s", reqs[i].id, err);
+				argusd_log(hd->cfg.ctx, "failed to write snapshot %s: %s", reqs[i].id, err);
 			else
-				log_msg("snapshot %s written at shutdown (%s, %s %.1f s)", reqs[i].id, reqs[i].block_type,
+				argusd_log(hd->cfg.ctx, "snapshot %s written at shutdown (%s, %s %.1f s)", reqs[i].id, reqs[i].block_type,
 					reqs[i].ongoing ? "ongoing," : "lasted",
 					(double)(reqs[i].end_ns - reqs[i].start_ns) / 1e9);
 		_exit(0);
 	}
 	if (n && pid < 0)
-		log_msg("failed to fork the snapshot writer: %s; %u hangs not written", strerror(errno), n);
+		argusd_log(hd->cfg.ctx, "failed to fork the snapshot writer: %s; %u hangs not written", strerror(errno), n);
 	free(reqs);
 }
 

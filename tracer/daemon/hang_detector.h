@@ -16,6 +16,8 @@
 
 #define HD_MAX_WATCH 32
 
+struct argusd_ctx;
+
 struct hang_detector_config {
 	uint64_t threshold_ns;       /* out of the loop this long is a hang (default 2 s) */
 	uint64_t before_ns;          /* the snapshot starts this long before the hang (default 30 s) */
@@ -26,6 +28,7 @@ struct hang_detector_config {
 	const char *dir;             /* where snapshots go (created 0700), for messages */
 	int dir_fd;                  /* that directory, verified (safe_dir.h): every file goes through it */
 	const char *ring_path;       /* the ring buffer they are copied from */
+	const struct argusd_ctx *ctx; /* where its log lines go (argusd_ctx.h) */
 };
 
 struct hang_detector;

@@ -131,7 +131,7 @@ static void record_mappings(struct daemon *d, uint32_t pid, uint64_t t)
 			memcpy(seen->recs + size, &recs[i], sizes[i]);
 			size += sizes[i];
 		}
-		if (daemon_write(d, &recs[i], sizes[i]) == 0)
+		if (argusd_write(&d->ctx, &recs[i], sizes[i]) == 0)
 			d->mapping_records++;
 	}
 	seen->hash = hash;
@@ -159,7 +159,7 @@ void refresh_mappings(struct daemon *d, uint64_t cur, uint64_t half)
 				break;
 			fill_header((struct argus_event_header *)(seen->recs + off), ARGUS_EV_MAPPING, h.size,
 				    seen->pid, seen->pid);
-			if (daemon_write(d, seen->recs + off, h.size) == 0)
+			if (argusd_write(&d->ctx, seen->recs + off, h.size) == 0)
 				d->mapping_records++;
 		}
 		seen->written_seq = cur;

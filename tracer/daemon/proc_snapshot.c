@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "argusd.h"
+#include "argusd_ctx.h"
 #include "proc_snapshot.h"
 
 static uint32_t parse_id(const char *s)
@@ -76,7 +76,7 @@ static void read_comm(uint32_t pid, uint32_t tid, char comm[ARGUS_COMM_LEN])
 }
 
 /* Threads that vanish while we walk are simply not in the snapshot. */
-uint64_t write_snapshot(struct daemon *d)
+uint64_t write_snapshot(const struct argusd_ctx *c)
 {
 	struct argus_ev_proc_snapshot rec;
 	struct dirent *pe, *te;
@@ -87,7 +87,7 @@ uint64_t write_snapshot(struct daemon *d)
 
 	proc = opendir("/proc");
 	if (!proc) {
-		log_msg("failed to open /proc: %s (no process snapshot)", strerror(errno));
+		argusd_log(c, "failed to open /proc: %s (no process snapshot)", strerror(errno));
 		return 0;
 	}
 	while ((pe = readdir(proc))) {
@@ -108,7 +108,7 @@ uint64_t write_snapshot(struct daemon *d)
 			rec.is_main_thread = tid == pid;
 			read_comm(pid, tid, rec.comm);
 			fill_header(&rec.h, ARGUS_EV_PROC_SNAPSHOT, sizeof(rec), pid, tid);
-			if (daemon_write(d, &rec, sizeof(rec)) == 0)
+			if (argusd_write(c, &rec, sizeof(rec)) == 0)
 				n++;
 		}
 		closedir(tasks);
@@ -119,7 +119,7 @@ uint64_t write_snapshot(struct daemon *d)
 
 int emit_name(void *ctx, struct argus_ev_proc_snapshot *rec)
 {
-	struct daemon *d = ctx;
+	const struct argusd_ctx *c = ctx;
 	uint32_t pid = rec->h.pid, tid = rec->h.tid;
 
 	if (!rec->comm[0])
@@ -129,5 +129,5 @@ int emit_name(void *ctx, struct argus_ev_proc_snapshot *rec)
 	if (!rec->ppid && rec->is_main_thread)
 		rec->ppid = read_ppid(pid);
 	fill_header(&rec->h, ARGUS_EV_PROC_SNAPSHOT, sizeof(*rec), pid, tid);
-	return daemon_write(d, rec, sizeof(*rec));
+	return argusd_write(c, rec, sizeof(*rec));
 }

@@ -10,11 +10,12 @@
 
 #include "argus_event.h"
 
-struct daemon;
+struct argusd_ctx;
 
-/* Returns the threads written. */
-uint64_t write_snapshot(struct daemon *d);
-/* thread_names_emit_fn: ctx is the daemon; fills comm / ppid from /proc when unknown. */
+/* Every thread in /proc, one record each through c; returns the threads written. */
+uint64_t write_snapshot(const struct argusd_ctx *c);
+/* thread_names_emit_fn: ctx is the struct argusd_ctx the record goes through;
+ * fills comm / ppid from /proc when unknown. */
 int emit_name(void *ctx, struct argus_ev_proc_snapshot *rec);
 
 #endif /* PROC_SNAPSHOT_H */

@@ -26,7 +26,7 @@
  * describe no live process: the residual, and why the scan runs often).
  */
 #include "urings.h"
-#include "argusd.h"
+#include "argusd_ctx.h"
 #include "argus_event.h"
 #include "probe_record.h"
 #include "uring.h"
@@ -69,7 +69,10 @@ struct tsc_clock {
 	double ns_per_tick;
 };
 
+typedef int (*argus_urings_write_fn)(void *ctx, const void *rec, uint32_t size);
+
 struct argus_urings {
+	const struct argusd_ctx *ctx;   /* records and log lines go through it */
 	char dir[512];
 	char real_dir[PATH_MAX];   /* dir as /proc/PID/maps spells it */
 	uint64_t next_scan_ns;
@@ -98,16 +101,9 @@ struct drain_ctx {
 #if defined(__x86_64__) && !defined(__APPLE__)
 #include <x86intrin.h>
 #define HAVE_TSC 1
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void sample_tsc(struct tsc_clock *c)
 {
-	uint64_t a = mono_ns(), t = __rdtsc(), b = mono_ns();
+	uint64_t a = now_ns(), t = __rdtsc(), b = now_ns();
 	c->tsc = t;
 	c->ns = a + (b - a) / 2;
 	if (!c->tsc0) {
@@ -178,7 +174,7 @@ static void raise_fd_limit(void)
 	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-int argus_urings_new(const char *dir, struct argus_urings **out)
+int argus_urings_new(const char *dir, const struct argusd_ctx *c, struct argus_urings **out)
 {
 	struct stat st;
 	if (strlen(dir) >= sizeof(((struct argus_urings *)0)->dir))
@@ -196,6 +192,7 @@ int argus_urings_new(const char *dir, struct argus_urings **out)
 	struct argus_urings *u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
+	u->ctx = c;
 	snprintf(u->dir, sizeof(u->dir), "%s", dir);
 	if (!realpath(dir, u->real_dir))
 		snprintf(u->real_dir, sizeof(u->real_dir), "%s", dir);
@@ -243,7 +240,7 @@ static void forget(struct argus_urings *u, struct open_ring *o)
 /* A ring we stop reading because its file broke the rules: one line. */
 static void drop(struct argus_urings *u, struct open_ring *o, const char *why)
 {
-	log_msg("dropped tracepoint ring %u-%u.ring: %s", o->pid, o->tid, why);
+	argusd_log(u->ctx, "dropped tracepoint ring %u-%u.ring: %s", o->pid, o->tid, why);
 	forget(u, o);
 }
 
@@ -324,7 +321,7 @@ static void scan(struct argus_urings *u)
 		slot->r.hdr = NULL;
 		if (sigsetjmp(g.env, 0)) {   /* truncated while we read the header */
 			argus_uring_unmap(&slot->r);
-			log_msg("dropped tracepoint ring %s: file truncated while opened", de->d_name);
+			argusd_log(u->ctx, "dropped tracepoint ring %s: file truncated while opened", de->d_name);
 			close(fd);
 			unlinkat(dirfd(d), de->d_name, 0);
 			continue;
@@ -349,7 +346,7 @@ static void scan(struct argus_urings *u)
 			refused = unproven_creator(u, pid, &st, __atomic_load_n(&slot->r.hdr->closed, __ATOMIC_ACQUIRE));
 		active_guard = NULL;
 		if (refused) {
-			log_msg("refused tracepoint ring %s: %s", de->d_name, refused);
+			argusd_log(u->ctx, "refused tracepoint ring %s: %s", de->d_name, refused);
 			argus_uring_unmap(&slot->r);
 			close(fd);
 			unlinkat(dirfd(d), de->d_name, 0);
@@ -447,7 +444,7 @@ static long drain_one(struct argus_urings *u, struct open_ring *o, uint64_t now_
 	return c.written;
 }
 
-long argus_urings_poll(struct argus_urings *u, uint64_t now_ns, argus_urings_write_fn write, void *ctx)
+long argus_urings_poll(struct argus_urings *u, uint64_t now_ns)
 {
 	int rescan = now_ns >= u->next_scan_ns;
 	if (rescan) {
@@ -459,7 +456,7 @@ long argus_urings_poll(struct argus_urings *u, uint64_t now_ns, argus_urings_wri
 	for (int i = 0; i < MAX_RINGS; i++) {
 		if (!u->rings[i].used)
 			continue;
-		long n = drain_one(u, &u->rings[i], now_ns, rescan, write, ctx);
+		long n = drain_one(u, &u->rings[i], now_ns, rescan, u->ctx->write, u->ctx->arg);
 		if (n > 0)
 			total += n;
 	}

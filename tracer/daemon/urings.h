@@ -18,15 +18,15 @@
 #include <stdint.h>
 
 struct argus_urings;
+struct argusd_ctx;
 
-typedef int (*argus_urings_write_fn)(void *ctx, const void *rec, uint32_t size);
-
-/* Creates dir (0700) if missing; refuses a symlink or a non-directory. */
-int argus_urings_new(const char *dir, struct argus_urings **out);
-/* Rescans the directory at most every 200 ms, drains every ring into write,
- * forgets rings whose thread closed them (or whose process is gone) once
- * empty.  Returns the number of records written. */
-long argus_urings_poll(struct argus_urings *u, uint64_t now_ns, argus_urings_write_fn write, void *ctx);
+/* Creates dir (0700) if missing; refuses a symlink or a non-directory.
+ * Records and log lines go through c, which must outlive the rings. */
+int argus_urings_new(const char *dir, const struct argusd_ctx *c, struct argus_urings **out);
+/* Rescans the directory at most every 200 ms, drains every ring into the
+ * trace (argusd_write), forgets rings whose thread closed them (or whose
+ * process is gone) once empty.  Returns the number of records written. */
+long argus_urings_poll(struct argus_urings *u, uint64_t now_ns);
 /* 1 while any ring is open: the caller polls more often then. */
 /* Picks up rings registered since the last scan (the final drain at stop). */
 void argus_urings_rescan(struct argus_urings *u);
