@@ -57,6 +57,9 @@ def register(sub):
     p.add_argument("--uprobe-hooks", action="append", default=[], metavar="SPEC",
                    help="also apply this hook spec (glib, pthread, or a .json file) to every process, running "
                         "or not, through uprobes (slower than `argus run`: for low-rate points); repeatable")
+    p.add_argument("--no-go-probes", action="store_true",
+                   help="leave Go programs unprobed: no goroutine ready / execute / park records (on by default: "
+                        "uprobes on each Go executable that starts; docs/linux-tracer.md, \"Go programs\")")
     g = p.add_argument_group("flight recorder (docs/flight-recorder.md)")
     g.add_argument("--no-hang-detector", action="store_true",
                    help="do not watch event loops for hangs nor keep snapshots of them")
@@ -293,6 +296,7 @@ def run_start(args):
         flags += ["--syscall-probes", args.syscall_probes]
     flags += hang_detector_flags(args)
     flags += _uprobe_flags(args.uprobe_hooks)
+    flags += ["--no-go-probes"] if args.no_go_probes else []
     path = os.path.abspath(args.buffer or DEFAULT_BUFFER)
     appending = not args.force and os.path.isfile(path) and os.path.getsize(path) > 0
     buffer, started = start_daemon(args.buffer, args.size, flags, force=args.force)

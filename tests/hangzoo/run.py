@@ -2,7 +2,7 @@
 """Runs the generated hang corpus (gen.py) under Argus and scores the diagnosis.
 
   python3 tests/hangzoo/run.py [--fast] [--runs N] [--seed S] [--only MECH[,MECH]]
-                               [--jobs J] [--keep DIR] [--json FILE] [--markdown FILE] [--list]
+                               [--lang LANG[,LANG]] [--jobs J] [--keep DIR] [--json FILE] [--markdown FILE] [--list]
 
 Cases run in batches of --jobs programs at once under one private daemon
 (tests/scenarios/harness.py's Argus and Context): each program prints its
@@ -63,8 +63,9 @@ def _read_truth(proc, timeout):
     return json.loads(line)
 
 
-def run_batch(batch, keep=None, run_no=1):
-    """Runs `batch` (cases) at once under one private daemon; one result per case."""
+def run_batch(batch, keep=None, run_no=1, start_flags=()):
+    """Runs `batch` (cases) at once under one private daemon (`argus start`
+    with start_flags); one result per case."""
     tmp = tempfile.mkdtemp(prefix="argus-hangzoo-")
     ctx, argus = Context(tmp), Argus(tmp)
     results = {c.id: {"id": c.id, "run": run_no, "status": "ERROR", "reason": "", "case": c.to_dict()}
@@ -72,7 +73,7 @@ def run_batch(batch, keep=None, run_no=1):
     live = []
     tracing = False
     try:
-        argus.start("1G")
+        argus.start("1G", flags=start_flags)
         tracing = True
         for c in batch:
             scratch = ctx.path(c.id, "scratch", "x")
@@ -183,6 +184,12 @@ def select_cases(args):
         if unknown:
             raise ValueError(f"unknown mechanism {', '.join(sorted(unknown))} (one of {', '.join(gen.MECHANISMS)})")
         cases = [c for c in cases if wanted & set(c.mechanisms())]
+    if args.lang:
+        langs = set(args.lang.split(","))
+        unknown = langs - set(gen.ALL)
+        if unknown:
+            raise ValueError(f"unknown language {', '.join(sorted(unknown))} (one of {', '.join(gen.ALL)})")
+        cases = [c for c in cases if c.lang in langs]
     return cases
 
 
@@ -213,6 +220,9 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=1, help="run each case N times (stability)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", metavar="MECH", help="cases with one of these mechanisms (comma-separated)")
+    ap.add_argument("--lang", metavar="LANG", help="cases in one of these languages (comma-separated: c, python, go)")
+    ap.add_argument("--no-go-probes", action="store_true",
+                    help="trace without the Go scheduler probes (to measure what they bring)")
     ap.add_argument("--jobs", type=int, default=4, help="cases traced at once under one daemon (default 4)")
     ap.add_argument("--keep", metavar="DIR", help="keep the traces and reports of failing cases under DIR")
     ap.add_argument("--json", metavar="FILE", help="write every result (reports included) here")
@@ -251,7 +261,7 @@ def main(argv=None):
             batch = todo[k:k + args.jobs]
             print(f"[{time.monotonic() - t0:6.0f} s] run {run_no} batch {k // args.jobs + 1}: "
                   f"{', '.join(c.id.split('-')[0] for c in batch)}", file=sys.stderr, flush=True)
-            for r in run_batch(batch, args.keep, run_no):
+            for r in run_batch(batch, args.keep, run_no, ["--no-go-probes"] if args.no_go_probes else []):
                 print(f"    {r['id']}: {r['status']} {r.get('reason', '')}", file=sys.stderr, flush=True)
                 results.append(r)
         results += [{"id": cid, "run": run_no, "status": "ERROR", "reason": why,

@@ -235,11 +235,11 @@ class Argus:
                                 f"{(proc.stderr or proc.stdout).strip()[-400:]}")
         return proc
 
-    def start(self, size="1G", tries=6):
+    def start(self, size="1G", tries=6, flags=()):
         # Other work reinstalls the package now and then; a start that fails
         # while that happens is retried, not scored.
         for attempt in range(tries):
-            proc = self.run("start", "--buffer", self.buffer, "--size", size, check=False)
+            proc = self.run("start", "--buffer", self.buffer, "--size", size, *flags, check=False)
             if proc.returncode == 0:
                 try:
                     self.daemon_pid = json.loads(self.run("status", "--json", check=False).stdout).get("pid")

@@ -1,0 +1,78 @@
+"""Go goroutines handed over in user space, traced (issue 22): the Go
+scheduler probes (argus_uprobe.bpf.c go_probe, attached by argusd when the
+program execs) and the goroutine edges of the graph core lead `argus debug
+--auto` from the hung main goroutine to the goroutine that held the mutex.
+
+tests/programs/go_handover.go: main (locked to the main thread) waits on a
+channel for goroutine A; A waits for a sync.Mutex that goroutine B holds
+while it computes.  Neither A nor B is locked to a thread; the program says
+at the end which threads they last ran on."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import require_tracing
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GO = shutil.which("go") or "/usr/local/go/bin/go"
+
+
+@pytest.fixture(scope="module")
+def go_handover(tmp_path_factory):
+    if not os.access(GO, os.X_OK):
+        pytest.skip("needs the Go toolchain")
+    d = tmp_path_factory.mktemp("go")
+    out = str(d / "go_handover")
+    env = dict(os.environ, GO111MODULE="off", GOPROXY="off", GOCACHE=str(d / "cache"))
+    subprocess.run([GO, "build", "-o", out, os.path.join(HERE, "programs", "go_handover.go")], env=env,
+                   check=True, capture_output=True, timeout=300)
+    return out
+
+
+def run_handover(binary, hold_ms=3000):
+    proc = subprocess.run([binary], env=dict(os.environ, HOLD_MS=str(hold_ms)), capture_output=True, text=True,
+                          timeout=60, check=True)
+    first, last = (json.loads(line) for line in proc.stdout.splitlines()[:2])
+    return first, last
+
+
+def _threads_of_b(rows, main_tid, b_tid):
+    """The threads that ran goroutine B, from the records: B readied A
+    (its unlock) on thread b_tid, A readied main; B moves between threads
+    while it computes, and any of them stands for it."""
+    def last_exec(tid, before):
+        return [r for r in rows if r["type"] == "go_execute" and r["tid"] == tid and r["ts_ns"] < before][-1]
+
+    main_g = [r for r in rows if r["type"] == "go_execute" and r["tid"] == main_tid][-1]["obj"]
+    ready_main = [r for r in rows if r["type"] == "go_ready" and r["obj"] == main_g][-1]
+    a_g = last_exec(ready_main["tid"], ready_main["ts_ns"])["obj"]
+    ready_a = [r for r in rows if r["type"] == "go_ready" and r["obj"] == a_g and r["ts_ns"] < ready_main["ts_ns"]][-1]
+    assert ready_a["tid"] == b_tid
+    b_g = last_exec(b_tid, ready_a["ts_ns"])["obj"]
+    return {r["tid"] for r in rows if r["type"] == "go_execute" and r["obj"] == b_g} - {main_tid}
+
+
+def test_a_mutex_held_by_an_unlocked_goroutine_is_found_through_its_goroutines(tracing, go_handover):
+    require_tracing()
+    first, last = run_handover(go_handover)
+    tracing.wait_drained()
+    pid = first["pid"]
+    rows = [json.loads(line) for line in tracing.run("events", "--pid", str(pid), "--type", "go_execute",
+                                                      "--type", "go_ready", "--json").stdout.splitlines()]
+    execs = [r for r in rows if r["type"] == "go_execute"]
+    assert any(e["tid"] == first["main"] for e in execs), "no goroutine ran on the main thread"
+    b_threads = _threads_of_b(rows, first["main"], last["b"])
+
+    report = tracing.json("debug", "--pid", str(pid), "--auto", "--json")
+    assert report["spinning"]["tid"] == first["main"]
+    primary = [c for c in report["root_causes"] if c.get("primary")]
+    assert primary and primary[0]["tid"] in b_threads and primary[0]["block_type"] == "LongRunning", \
+        (b_threads, report["root_causes"])
+    # the walk left the main thread by the goroutine's hand-over, not a kernel wakeup of some M
+    handovers = [p["edge_in"]["goroutine"] for p in report["path"] if p["edge_in"] and p["edge_in"].get("goroutine")]
+    assert handovers, [p["edge_in"] for p in report["path"]]
+    text = tracing.run("debug", "--pid", str(pid), "--auto").stdout
+    assert f"goroutine {handovers[0]}" in text
