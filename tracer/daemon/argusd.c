@@ -712,12 +712,13 @@ int main(int argc, char **argv)
 		if (argus_sampler_open(&scfg, &d.sampler, err, sizeof(err)))
 			log_msg("no CPU samples: %s", err);
 	}
-	if (env.uprobe_hooks) {
-		struct argus_uprobes_config ucfg = { .hooks_path = env.uprobe_hooks, .exclude_tgid = (uint32_t)getpid(),
-						     .skipped = log_line, .observe = observe, .observe_ctx = &d };
+	if (env.uprobe_hooks || !env.no_go_probes) {
+		struct argus_uprobes_config ucfg = { .hooks_path = env.uprobe_hooks, .go = !env.no_go_probes,
+						     .exclude_tgid = (uint32_t)getpid(), .skipped = log_line,
+						     .notice = log_line, .observe = observe, .observe_ctx = &d };
 
 		if (argus_uprobes_open(&ucfg, &d.uprobes, err, sizeof(err)))
-			log_msg("no uprobe hooks: %s", err);
+			log_msg("no uprobe hooks or Go probes: %s", err);
 	}
 	nsnap = write_snapshot(&d.ctx);
 	open_urings(&d);

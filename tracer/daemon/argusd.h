@@ -46,6 +46,7 @@ struct env {
 	bool verbose;
 	uint32_t sample_hz;         /* CPU samples per second per CPU (argus_sample.c); 0 = off */
 	char *uprobe_hooks;         /* hook list for uprobes (argus_uprobe.c, uprobes.h); NULL = off */
+	bool no_go_probes;          /* leave Go executables unprobed (uprobes.h, Go) */
 	/* the hang detector: on when snapshot_dir is set */
 	char *snapshot_dir;
 	struct hang_detector_config hangs;

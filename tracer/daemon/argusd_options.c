@@ -37,7 +37,8 @@ static const char usage[] =
 	"usage: argusd --buffer FILE --size BYTES --socket PATH [--ready-fd N] [--foreground]\n"
 	"              [--log FILE] [--fresh] [--kernel-buffer BYTES] [--no-syscalls]\n"
 	"              [--syscall-probes auto|fentry|tracepoint]\n"
-	"              [--stacks | --no-stacks] [--sample-hz HZ] [--uprobe-hooks FILE] [--verbose]\n"
+	"              [--stacks | --no-stacks] [--sample-hz HZ] [--uprobe-hooks FILE]\n"
+	"              [--go-probes | --no-go-probes] [--verbose]\n"
 	"              [--snapshot-dir DIR [--hang-threshold-ms MS] [--snapshot-before-s S]\n"
 	"               [--snapshot-max-bytes BYTES] [--snapshot-max-total BYTES] [--snapshot-max-count N]\n"
 	"               [--watch-pid PID]... [--watch-comm COMM]...]\n"
@@ -63,6 +64,9 @@ static const char usage[] =
 	"                        --no-stacks turns them off too)\n"
 	"  --uprobe-hooks FILE   attach the hooks of this list (from `argus start --uprobe-hooks`)\n"
 	"                        as uprobes, system-wide; a hook that fails is skipped\n"
+	"  --go-probes, --no-go-probes  Go programs' scheduler (goroutine ready, execute,\n"
+	"                        park) through uprobes on each Go executable that starts\n"
+	"                        (default: on; docs/linux-tracer.md)\n"
 	"  --verbose             loader diagnostics\n"
 	"  --snapshot-dir DIR    detect hangs online and freeze a snapshot of each into DIR\n"
 	"                        (docs/flight-recorder.md); without it the detector is off\n"
@@ -136,7 +140,7 @@ static char *default_log_path(const char *socket_path)
 
 enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS, OPT_SAMPLE_HZ, OPT_SNAP_DIR,
        OPT_HANG_MS, OPT_SNAP_BEFORE, OPT_SNAP_BYTES, OPT_SNAP_TOTAL, OPT_SNAP_COUNT, OPT_WATCH_PID,
-       OPT_WATCH_COMM, OPT_UPROBE_HOOKS, OPT_SYSCALL_PROBES };
+       OPT_WATCH_COMM, OPT_UPROBE_HOOKS, OPT_SYSCALL_PROBES, OPT_GO_PROBES, OPT_NO_GO_PROBES };
 
 /* A positive integer option at most max: 0, or one line and -EINVAL. */
 static int parse_count(const struct argusd_ctx *ctx, const char *name, const char *s, uint64_t max, uint64_t *out)
@@ -221,6 +225,8 @@ int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *
 		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 		{ "sample-hz", required_argument, NULL, OPT_SAMPLE_HZ },
 		{ "uprobe-hooks", required_argument, NULL, OPT_UPROBE_HOOKS },
+		{ "go-probes", no_argument, NULL, OPT_GO_PROBES },
+		{ "no-go-probes", no_argument, NULL, OPT_NO_GO_PROBES },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "snapshot-dir", required_argument, NULL, OPT_SNAP_DIR },
 		{ "hang-threshold-ms", required_argument, NULL, OPT_HANG_MS },
@@ -310,6 +316,10 @@ int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *
 			break;
 		case OPT_UPROBE_HOOKS:
 			env->uprobe_hooks = optarg;
+			break;
+		case OPT_GO_PROBES:
+		case OPT_NO_GO_PROBES:
+			env->no_go_probes = c == OPT_NO_GO_PROBES;
 			break;
 		case 'v':
 			env->verbose = true;
