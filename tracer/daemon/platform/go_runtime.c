@@ -78,7 +78,7 @@ int argus_go_runtime_offsets(int fd, struct argus_go_offsets *out, char *why, si
 {
 	Elf *e;
 	Elf_Scn *scn = NULL, *symtab = NULL;
-	GElf_Shdr sh, symsh;
+	GElf_Shdr sh, symsh = { 0 };
 	GElf_Ehdr eh;
 	size_t shstrndx;
 	bool buildinfo = false;
