@@ -53,7 +53,7 @@ from argus.cli import snapshots
 from argus.diagnose import hangs_to_json, render_hangs_text
 from argus.diagnose.windowed import hangs_acceptor
 from argus.cli import index_answer
-from argus.tracer import stream
+from argus.tracer import focus, stream
 
 
 def _add_common(p, pid_help, json=True):
@@ -106,11 +106,19 @@ def add_diagnosis_args(p, json=True):
                         "argus rules list shows them)")
 
 
-def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None, window_s=None):
+# a window of more events than this, around a hang the ring index named, is
+# decoded focused on the processes near the hang's (tracer/focus.py): a busy
+# machine's few seconds are millions of events, and gigabytes to build
+FOCUS_MIN_EVENTS = 1_000_000
+
+
+def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None, window_s=None, focus_pid=None):
     """(trace, g, accepted): diagnose.windowed.search_trace over the buffer,
     each window loaded here (module doc); a wider window decodes only what
     it adds (stream.GrowingWindow).  window_s: the first window's half-width
-    instead of --window's (the index path: around the hang it named)."""
+    instead of --window's (the index path: around the hang it named).
+    focus_pid: a busy window is decoded focused on this process's
+    neighbourhood (FOCUS_MIN_EVENTS)."""
 
     if args.threshold <= 0:
         raise ArgusError("--threshold must be positive")
@@ -121,11 +129,19 @@ def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None, window_s=
 
     def load(since, until, widening):
         whole = since is None
-        check_load(path, since, until, widening=widening)      # one line instead of the OOM killer
-        progress.stage(f"decoding {path}" + ("" if whole else " (a window of it)"))
-        before = grow.decoded_rows
-        trace = grow.load(since, until)
-        progress.finished("decoded", grow.decoded_rows - before)
+        events = _window_events(path, since, until) if focus_pid is not None else 0
+        if events > FOCUS_MIN_EVENTS:
+            progress.stage(f"decoding {path} (a window of {fmt_count(events)} events, focused on the processes "
+                           f"near pid {focus_pid})")
+            trace = focus.decode_focused(path, focus_pid, since, until,
+                                         decode=lambda **kw: load_trace(path, names=False, warn=False, **kw)[0])
+            progress.finished("kept", trace.nrows)
+        else:
+            check_load(path, since, until, widening=widening)      # one line instead of the OOM killer
+            progress.stage(f"decoding {path}" + ("" if whole else " (a window of it)"))
+            before = grow.decoded_rows
+            trace = grow.load(since, until)
+            progress.finished("decoded", grow.decoded_rows - before)
         if trace.nrows == 0 or (not whole and trace.first_window_ts == 0):
             return trace, None, None
         rows = window_rows(trace)
@@ -143,9 +159,20 @@ def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None, window_s=
             raise ArgusError(str(e))
 
 
+def _window_events(path, since, until):
+    """Events a decode of [since, until] widens (chunk headers only), 0 when unreadable."""
+    try:
+        return stream.records_in(stream.chunk_table(path), since or 0, (1 << 64) - 1 if until is None else until)
+    except (OSError, ValueError, reader.TraceError):
+        return 0
+
+
 def _notes(trace):
     dropped = dropped_summary(trace)
     notes = [dropped] if dropped else []
+    if getattr(trace, "focus", None):
+        notes.append(f"a busy window: only the {len(trace.focus)} processes within {focus.MAX_HOPS} wakeups or forks "
+                     "of the hung one were decoded (tracer/focus.py); --pid PID --window SECONDS decodes everything")
     if trace.records_overwritten:
         notes.append(f"the oldest {trace.records_overwritten:,} records were overwritten (buffer wrapped)")
     if trace.records_lost:
@@ -245,7 +272,7 @@ def open_context(args, interactive=False):
                 at_ns = (h.start_ns + h.end_ns) // 2
                 try:
                     trace, g, hang = _graph(args, hang_acceptor(h.pid, None, None, at_ns, threshold_ns), at_ns=at_ns,
-                                            pid=h.pid, window_s=half / 1e9)
+                                            pid=h.pid, window_s=half / 1e9, focus_pid=h.pid)
                     ranked = None
                 except ArgusError as e:
                     # the graph's model disagrees with the index's: the ranking of the graph decides

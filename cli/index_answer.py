@@ -24,7 +24,7 @@ from argus.tracer import reader, ringindex, safe_files
 from argus.tracer.textsafe import safe, safe_lines
 
 COVER_SLACK_NS = 1_000_000_000   # argusd's first records (its /proc snapshot) come before its index opens
-WINDOW_MARGIN_NS = 1_000_000_000  # decoded around the hang: its start, and quick instances before it
+WINDOW_MARGIN_NS = 500_000_000    # decoded around the hang: its start, and quick instances before it
 
 
 class Answer:
