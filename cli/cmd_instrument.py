@@ -2,10 +2,12 @@
 
 Writes OUT, a copy of the shared library LIB (ELF .so or Mach-O dylib,
 x86_64 or arm64) whose hooked functions (the hook spec, the same data as
-`argus run`) branch into trampolines stored in the file itself.  An ELF copy
-records through libargus-static.so into the rings of the running daemon
-($ARGUS_URING_DIR, as `argus run` sets it); load it in place of the original
-(LD_LIBRARY_PATH).  A dylib copy loads libargus-static.dylib from its own
+`argus run`) branch into trampolines stored in the file itself, entries and
+(x86_64) returns.  An ELF copy records through libargus-static.so into the
+rings of the running daemon, found as `argus run` finds them
+($ARGUS_RUN_DIR/urings, default /run/argus/urings; nothing to set for the
+default daemon; when they cannot be used, one stderr line of the program
+says why); load it in place of the original (LD_LIBRARY_PATH).  A dylib copy loads libargus-static.dylib from its own
 directory (@loader_path; on arm64 re-sign both with codesign -f -s -).
 OUT gets LIB's permission bits (set-id bits dropped).
 """
