@@ -104,13 +104,13 @@ def main():
     ap.add_argument("--json", metavar="FILE", help="write every run and the summary as JSON")
     args = ap.parse_args()
     argus = args.argus.split()
-    # argus-cpu-culprit lives next to argusd, in the package of that argus command's Python
-    py = os.path.join(os.path.dirname(os.path.realpath(argus[0])), "python") if "/" in argus[0] else sys.executable
-    bindir = subprocess.run([py, "-c", "import argus; print(argus.NATIVE_DIR)"], capture_output=True,
-                            text=True).stdout.strip()
-    culprit = os.path.join(bindir, "argus-cpu-culprit")
-    if not os.path.exists(culprit):
-        sys.exit(f"sample_cost: {culprit} missing: pip install . first")
+    # argus-cpu-culprit is a test program, not shipped: the tests build it
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    from support import programs
+    try:
+        culprit = programs.program("argus-cpu-culprit")
+    except programs.ProgramBuildError as e:
+        sys.exit(f"sample_cost: {str(e).splitlines()[0]} (see build/native.build.log)")
     fd = enable_stats()
     runs = {"on": [], "off": []}
     with tempfile.TemporaryDirectory(prefix="argus-samplecost-") as tmp:

@@ -40,14 +40,14 @@ CONFIGS = ("plain", "tramp", "tramp_ret", "tramp_drained", "uprobe")
 
 
 def bench_binary():
+    # a test program, not shipped: tests/native/run.sh --bench builds it (with
+    # the BPF toolchain, scripts/setup.sh) into build/bench/test-programs/
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    from support import programs
     try:
-        import argus
-    except ImportError:
-        sys.exit("trampoline_cost: the argus package is not installed (pip install .)")
-    path = os.path.join(argus.NATIVE_DIR, "argus-tramp-bench")
-    if not os.path.exists(path):
-        sys.exit(f"trampoline_cost: {path} is missing (built with the BPF toolchain: scripts/setup.sh)")
-    return path
+        return programs.program("argus-tramp-bench")
+    except programs.ProgramBuildError as e:
+        sys.exit(f"trampoline_cost: {str(e).splitlines()[0]} (see build/bench.build.log)")
 
 
 def run_one(binary, config, calls):

@@ -7,11 +7,11 @@ import subprocess
 
 import pytest
 
-import argus
 from argus.debugger.datarefs import globals_read, pollers
 from argus.debugger.symbols import elf_info
+from support.programs import program
 
-BIN = os.path.join(argus.NATIVE_DIR, "argus-flag-handshake")
+BIN = program("argus-flag-handshake")   # a test program: built by the tests, not shipped
 
 
 def sym(name):

@@ -9,14 +9,14 @@ import subprocess
 
 import pytest
 
-from conftest import native
+from support.programs import program
 
 pytestmark = pytest.mark.skipif(platform.machine() != "x86_64", reason="trampolines run on x86_64 only")
 
 
 @pytest.mark.parametrize("shape", ["multi", "straddle"])
 def test_patching_under_running_threads(tmp_path, shape):
-    proc = subprocess.run([native("argus-patch-race-test"), str(tmp_path), shape, "150", "3"],
+    proc = subprocess.run([program("argus-patch-race-test"), str(tmp_path), shape, "150", "3"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, (proc.returncode, proc.stdout + proc.stderr)
     # every round installed: the threads were stopped, not the hook refused

@@ -7,13 +7,13 @@ import subprocess
 
 import pytest
 
-from conftest import native
+from support.programs import program
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def run_table(arch, path):
-    return subprocess.run([native("argus-reloc-table-test"), arch, path], capture_output=True, text=True,
+    return subprocess.run([program("argus-reloc-table-test"), arch, path], capture_output=True, text=True,
                           timeout=60)
 
 
@@ -41,13 +41,13 @@ def test_runner_reports_a_wrong_expectation_and_a_malformed_row(tmp_path):
 
 
 def test_usage_error_is_one_line():
-    proc = subprocess.run([native("argus-reloc-table-test"), "mips", "x"], capture_output=True, text=True)
+    proc = subprocess.run([program("argus-reloc-table-test"), "mips", "x"], capture_output=True, text=True)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_random_bytes_never_crash_and_successes_are_well_formed():
     # 2 x 100k seeded random inputs (half starting with a PC-relative opcode)
-    proc = subprocess.run([native("argus-reloc-random-test"), "100000", "7"], capture_output=True, text=True,
+    proc = subprocess.run([program("argus-reloc-random-test"), "100000", "7"], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "2 passed, 0 failed"

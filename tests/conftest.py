@@ -31,8 +31,10 @@ def require_tracing():
 
 
 def native(name):
+    """A shipped native part (argusd, argus-demo-hang, the libraries)."""
     path = os.path.join(argus.NATIVE_DIR, name)
-    assert os.path.exists(path), f"{path} missing: build with pip install ."
+    assert os.path.exists(path), f"{path} missing: build with pip install . (a test program is not shipped: " \
+                                 f"support.programs.program builds it)"
     return path
 
 

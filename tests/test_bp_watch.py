@@ -29,7 +29,8 @@ import time
 
 import pytest
 
-from conftest import native, no_traceback, require_tracing
+from conftest import no_traceback, require_tracing
+from support.programs import program
 
 PTRACE_PEEKUSER, PTRACE_DETACH, PTRACE_SEIZE, PTRACE_INTERRUPT = 3, 17, 0x4206, 0x4207
 DR7_OFFSET = 848 + 7 * 8          # offsetof(struct user, u_debugreg[7]) on x86_64
@@ -46,7 +47,7 @@ def require_root():
 
 
 def start_handshake(start_ms, works, linger_ms, gated=False):
-    proc = subprocess.Popen([native("argus-flag-handshake"), str(start_ms), ",".join(map(str, works)),
+    proc = subprocess.Popen([program("argus-flag-handshake"), str(start_ms), ",".join(map(str, works)),
                              str(linger_ms)] + (["gated"] if gated else []), stdout=subprocess.PIPE, text=True)
     info = json.loads(proc.stdout.readline())
     return proc, info

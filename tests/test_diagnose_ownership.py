@@ -17,7 +17,7 @@ import sys
 import textwrap
 import time
 
-from conftest import native
+from support.programs import program
 
 
 def debug(tracing, pid, tid):
@@ -32,7 +32,7 @@ def causes(report):
 
 
 def test_mutex_holder_of_a_hang_still_going_on(tracing):
-    app = subprocess.Popen([native("argus-mutex-holder"), "sleep", "8", "0.5"], stdout=subprocess.PIPE, text=True)
+    app = subprocess.Popen([program("argus-mutex-holder"), "sleep", "8", "0.5"], stdout=subprocess.PIPE, text=True)
     try:
         ids = json.loads(app.stdout.readline())
         time.sleep(0.5 + 3.0)

@@ -14,14 +14,14 @@ import sys
 
 import pytest
 
-from conftest import native
+from support.programs import program
 from test_e2e_redis import redis_server  # noqa: F401  (fixture)
 
 DRIVER = os.path.join(os.path.dirname(__file__), "drivers", "redis_busy_script.py")
 
 
 def run_culprit(seconds=2.5):
-    proc = subprocess.Popen([native("argus-cpu-culprit"), str(seconds)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([program("argus-cpu-culprit"), str(seconds)], stdout=subprocess.PIPE, text=True)
     info = json.loads(proc.stdout.readline())
     proc.stdout.read()
     assert proc.wait(timeout=60) == 0

@@ -29,11 +29,11 @@ from argus.tracer import reader, schema, syscalls
 from argus.graphbuild import graph as G
 from argus.graphbuild.builder import build_graph_from_trace
 
-from conftest import native
+from support.programs import program
 
 
 def run_lock_owners(mode):
-    proc = subprocess.run([native("argus-lock-owners"), mode], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([program("argus-lock-owners"), mode], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, (mode, proc.returncode, proc.stderr)
     return json.loads(proc.stdout.splitlines()[0])
 

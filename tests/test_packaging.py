@@ -15,8 +15,14 @@ installed them) and the project's own dependencies are not re-resolved
     found (argus.NATIVE_DIR).
   - wheel (`pip wheel .`, then `pip install` of it): the test scaffolding
     (tests/support: crafted, kdebug_gen, the reference engine) and the unit
-    tests (*_test.py) are not in it, nor the C sources beside the Python;
+    tests (*_test.py) are not in it, nor the C sources beside the Python, nor
+    any test program (argus/_native/ holds the product's native parts, no
+    more: the tests build their programs, tests/support/programs.py);
     argus.X imports from the installed copy, argus.graphbuild.crafted fails.
+
+The venv sees the system site-packages as a plain path, so that an editable
+install of this checkout there (its import hook runs from a .pth file) does
+not answer the venv's `import argus`.
 """
 import os
 import shutil
@@ -33,6 +39,21 @@ IN_CI = os.environ.get("CI") == "true"
 # what must never ship, as wheel paths (argus/...)
 SCAFFOLDING = ("crafted.py", "kdebug_gen.py", "segments.py", "edges.py")
 NATIVE = ("libargus_core.so", "libargus_graph.so", "argusd", "argus-demo-hang")
+# argus/_native/ of the wheel, exactly: the product (a new native part is added
+# here on purpose; a test program never is)
+PRODUCT_NATIVE = {*NATIVE, "libargus-agent.so", "libargus-static.so", "libargus-static-gen.so",
+                  "include/argus_event.h", "include/argus_decode.h"}
+
+
+def _test_program_names():
+    """The executables CMake builds for the tests (every add_executable of
+    tests/programs/ and dylib-instrument/ but the shipped demo)."""
+    import re
+    names = set()
+    for cmake in ("tests/programs/CMakeLists.txt", "dylib-instrument/CMakeLists.txt"):
+        with open(os.path.join(ROOT, cmake)) as f:
+            names |= set(re.findall(r"add_executable\(\s*([\w-]+)", f.read()))
+    return names - {"argus-demo-hang"}
 
 
 def _require_toolchain():
@@ -60,7 +81,12 @@ def _fresh_clone_and_venv(tmp_path):
     _require_toolchain()
     clone, venv = tmp_path / "argus", tmp_path / "venv"
     _run(["git", "clone", "-q", ROOT, str(clone)])
-    _run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)])
+    _run([sys.executable, "-m", "venv", str(venv)])
+    # the system site-packages (numpy, scikit-build-core, ...) as plain paths:
+    # their .pth files do not run, so an editable argus there stays out
+    import site
+    (site_dir,) = (venv / "lib").glob("python*/site-packages")
+    (site_dir / "system-site.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     return clone, venv / "bin"
 
 
@@ -125,8 +151,16 @@ def test_wheel_ships_the_product_without_test_scaffolding(tmp_path):
     assert not any(n.startswith(("argus/tests/", "support/", "tests/")) for n in names)
     for needed in ("argus/__init__.py", "argus/cli/main.py", "argus/tracer/schema.py", "argus/graphbuild/builder.py",
                    "argus/diagnose/algorithm.py", "argus/debugger/base.py", "argus/scripts/lldb/generate.py",
-                   "argus/scripts/lldb/step_trace.py", *(f"argus/_native/{n}" for n in NATIVE)):
+                   "argus/scripts/lldb/step_trace.py", "argus/hooks/hookspec.py", "argus/hooks/pthread.json",
+                   *(f"argus/_native/{n}" for n in NATIVE)):
         assert needed in names, needed
+    # no test program: the tests build theirs (tests/support/programs.py)
+    native = {n[len("argus/_native/"):] for n in names if n.startswith("argus/_native/") and not n.endswith("/")}
+    programs = _test_program_names()
+    assert "argus-mutex-holder" in programs and "argus-hook-test" in programs   # the parser sees them
+    assert sorted(native & programs) == []
+    assert native == PRODUCT_NATIVE, f"not the product: {sorted(native - PRODUCT_NATIVE)}, " \
+                                     f"missing: {sorted(PRODUCT_NATIVE - native)}"
 
     # installed: the product imports from site-packages, the scaffolding does not import at all
     _run([str(bindir / "pip"), "install", "-q", "--no-deps", "--ignore-installed", str(wheel)], cwd=tmp_path)
@@ -140,7 +174,8 @@ def test_wheel_ships_the_product_without_test_scaffolding(tmp_path):
         assert proc.returncode != 0 and "ModuleNotFoundError" in proc.stderr, f"{module} is importable"
 
 
-PRODUCT_DIRS = ("tracer", "graphbuild", "diagnose", "cli", "debugger", os.path.join("scripts", "lldb"))
+PRODUCT_DIRS = ("tracer", "graphbuild", "diagnose", "cli", "debugger", os.path.join("scripts", "lldb"),
+                os.path.join("dylib-instrument", "hooks"))
 
 
 def test_product_code_never_imports_test_scaffolding():

@@ -23,7 +23,8 @@ import pytest
 from argus.graphbuild import graph as G
 from argus.graphbuild.builder import build_graph_from_trace
 from argus.tracer import reader
-from conftest import native, require_tracing
+from conftest import require_tracing
+from support.programs import program
 
 GLIB_LOOP = """
 import ctypes, os, threading, time
@@ -63,7 +64,7 @@ def _graph(argus_cli):
 def test_mutex_unlock_to_the_waiting_lock_is_an_ownership_edge(argus_cli):
     require_tracing()
     argus_cli.start(size="64M")
-    out = _run(argus_cli, native("argus-mutex-holder"), "sleep", "0.3", "0.3")
+    out = _run(argus_cli, program("argus-mutex-holder"), "sleep", "0.3", "0.3")
     ids = json.loads(out.splitlines()[0])
     g = _graph(argus_cli)
     assert g.stats["probe_rows"] > 0 and g.stats["mutex_edges"] >= 1
@@ -207,7 +208,7 @@ def test_cond_signal_to_the_waiters_wake_is_a_message_edge(argus_cli):
     wait's return as a message edge on the cond, every round."""
     require_tracing()
     argus_cli.start(size="256M")   # a busy machine wraps a small trace file in seconds
-    out = _run(argus_cli, native("argus-cond-handoff"), "20")
+    out = _run(argus_cli, program("argus-cond-handoff"), "20")
     ids = json.loads(out.splitlines()[0])
     pid, consumer, producer, rounds = ids["pid"], ids["consumer_tid"], ids["producer_tid"], ids["rounds"]
     argus_cli.wait_drained()

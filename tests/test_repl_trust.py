@@ -15,7 +15,8 @@ import pytest
 
 pexpect = pytest.importorskip("pexpect")
 
-from conftest import ArgusRunner, native, require_tracing  # noqa: E402
+from conftest import ArgusRunner, require_tracing  # noqa: E402
+from support.programs import program
 from test_repl import Repl, debug_args, record_demo  # noqa: E402
 
 WALL = r"(\d+\.\d{3} s \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\))"
@@ -63,7 +64,7 @@ def test_flag_values_in_time_order(tmp_path):
     runner = ArgusRunner(tmp_path)
     runner.start(size="512M")
     try:
-        prog = subprocess.Popen([native("argus-flag-handshake"), "800", "200,200,2500", "3000"],
+        prog = subprocess.Popen([program("argus-flag-handshake"), "800", "200,200,2500", "3000"],
                                 stdout=subprocess.PIPE, text=True)
         hs = json.loads(prog.stdout.readline())
         w = subprocess.run([sys.executable, "-m", "argus.cli.bp_watch", str(hs["pid"]), "argus-flag-handshake",

@@ -26,6 +26,7 @@ import pytest
 
 from attacker import as_attacker, attacker_ids, fingerprint, require_root, shared_dir, victim  # noqa: F401
 from conftest import no_traceback
+from support.programs import program
 from test_instrument import built  # noqa: F401  (a small ELF library built here)
 
 
@@ -409,12 +410,12 @@ def test_truncated_ring_is_dropped_and_argusd_goes_on(argus_cli):
     traced programs themselves: one that truncates its ring (a bug, or a
     hostile program) used to kill argusd with SIGBUS, no log line, a stale
     socket.  Now that ring goes with one log line and tracing goes on."""
-    from conftest import native, require_tracing
+    from conftest import require_tracing
     require_tracing()
     argus_cli.start(size="64M")
     daemon = argus_cli.status()["pid"]
     rings = os.path.join(argus_cli.env["ARGUS_RUN_DIR"], "urings")
-    prog = subprocess.Popen([sys.executable, "-m", "argus.cli", "run", "--", native("argus-mutex-holder"),
+    prog = subprocess.Popen([sys.executable, "-m", "argus.cli", "run", "--", program("argus-mutex-holder"),
                              "sleep", "0.5", "5"], env=argus_cli.env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

@@ -6,7 +6,8 @@ import os
 import subprocess
 import sys
 
-from conftest import native, require_tracing
+from conftest import require_tracing
+from support.programs import program
 
 
 GLIB_SCRIPT = """
@@ -51,7 +52,7 @@ def test_run_without_daemon_is_one_line(argus_cli):
 def test_mutex_hooks_in_a_real_program(argus_cli):
     require_tracing()
     argus_cli.start(size="64M")
-    proc = _run(argus_cli, native("argus-mutex-holder"), "sleep", "0.2", "1.0")
+    proc = _run(argus_cli, program("argus-mutex-holder"), "sleep", "0.2", "1.0")
     assert proc.returncode == 0, proc.stderr
     assert "argus-agent: pthread_mutex_lock hooked" in proc.stderr
     assert "argus-agent: pthread_mutex_unlock hooked" in proc.stderr
@@ -100,7 +101,7 @@ def test_hooks_come_out_when_tracing_stops(argus_cli):
     require_tracing()
     argus_cli.start(size="64M")
     # the main loop keeps locking every 20 ms for 4 s: records follow the stop
-    cmd = [sys.executable, "-m", "argus.cli", "run", "--verbose", "--", native("argus-mutex-holder"), "sleep", "0.1", "4"]
+    cmd = [sys.executable, "-m", "argus.cli", "run", "--verbose", "--", program("argus-mutex-holder"), "sleep", "0.1", "4"]
     proc = subprocess.Popen(cmd, env=argus_cli.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ids = json.loads(proc.stdout.readline())
     argus_cli.stop()                        # while the program runs

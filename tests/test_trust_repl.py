@@ -21,6 +21,7 @@ import time
 import pytest
 
 from conftest import ArgusRunner, native, require_tracing
+from support.programs import program
 from test_repl import Repl, record_demo
 
 pytest.importorskip("pexpect")
@@ -167,7 +168,7 @@ def record(tmp_path_factory, name, argv, size="256M"):
 def flag_poller(tmp_path_factory):
     """argus-flag-handshake: the main thread polls a global flag with
     sched_yield + usleep(1 ms) for 3 s (a RepeatedYield with user stacks)."""
-    return record(tmp_path_factory, "flag", [native("argus-flag-handshake"), "200", "3000", "300"])
+    return record(tmp_path_factory, "flag", [program("argus-flag-handshake"), "200", "3000", "300"])
 
 
 def test_repeated_yield_advice_names_image_and_symbol_from_the_stack(flag_poller, tmp_path):
@@ -193,7 +194,7 @@ def stepped(tmp_path_factory):
                                  "4000", "--interval-ms", "20", "--stuck", "run"], stdout=subprocess.PIPE, text=True)
         info = json.loads(demo.stdout.readline())
         time.sleep(1.2)                      # 30 requests 20 ms apart: the helper spins by now
-        st = subprocess.run([native("argus-ptrace-step"), str(info["helper_tid"]), "2000"], capture_output=True,
+        st = subprocess.run([program("argus-ptrace-step"), str(info["helper_tid"]), "2000"], capture_output=True,
                             text=True, timeout=60)
         assert st.returncode == 0, st.stderr
         demo.stdout.read()

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from argus.tracer import native, producer, reader, schema
+from support.programs import program
 
 RECORD = 48              # sizeof(struct argus_ev_syscall_enter)
 SMALL_CHUNK = 4096       # 85 records of 48 bytes per chunk
@@ -25,9 +26,7 @@ SMALL_CHUNK = 4096       # 85 records of 48 bytes per chunk
 # ---- helpers ----------------------------------------------------------------------
 
 def stress_binary():
-    path = os.path.join(native.native_dir(), "argus-rb-stress")
-    assert os.access(path, os.X_OK), f"{path} missing: `pip install .` or set ARGUS_NATIVE_DIR"
-    return path
+    return program("argus-rb-stress")     # a test program: built by the tests, not shipped
 
 
 def stress(*args, timeout=120):

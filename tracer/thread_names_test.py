@@ -6,12 +6,12 @@ import subprocess
 
 import pytest
 
-import argus
+from support.programs import program
 
 
 @pytest.mark.parametrize("nchunks,seed", [(1, 0), (2, 1), (3, 2), (7, 3), (16, 4), (64, 5), (2048, 6)])
 def test_every_thread_in_the_ring_keeps_a_name(nchunks, seed):
-    exe = os.path.join(argus.NATIVE_DIR, "argus-thread-names-check")
+    exe = program("argus-thread-names-check")
     proc = subprocess.run([exe, str(nchunks), "60", str(seed)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("ok:")

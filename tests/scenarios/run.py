@@ -36,6 +36,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# tests/ too: `support` (support.programs builds the test programs cases run)
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import harness  # noqa: E402
 from harness import Argus, Context, ScenarioError, Skip  # noqa: E402

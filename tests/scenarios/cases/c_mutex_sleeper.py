@@ -5,7 +5,6 @@ hang is still going on: the worker took the lock 1 s after start and sleeps
 ended, so no wakeup edge leads anywhere, and the mutex had no earlier
 contention to learn from: only the mutex's owner field (glibc keeps the
 owner's tid beside the lock word) names the holder."""
-import os
 import time
 
 from harness import LONG_WAIT, Scenario, Truth
@@ -25,8 +24,8 @@ SCENARIO = Scenario(
 
 
 def program():
-    from argus.tracer.native import native_dir
-    return os.path.join(native_dir(), "argus-mutex-holder")
+    from support.programs import program as test_program   # built by the tests, not shipped
+    return test_program("argus-mutex-holder")
 
 
 def setup(ctx):
