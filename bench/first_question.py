@@ -1,39 +1,55 @@
 #!/usr/bin/env python3
-"""Time from `argus debug` start to its first question, on a full buffer.
+"""Seconds to the first answer on a full, busy buffer: `argus hangs` and
+`argus debug --auto` (no --pid), before and after, against `cat BUFFER`.
 
 Steps (as root, after `pip install .`; a private ARGUS_RUN_DIR /
 ARGUS_STATE_DIR so a running daemon is never touched):
-  1. record: `argus start --size SIZE` (default 2G, the default buffer size)
-     and a busy workload until the buffer is full (records overwritten > 0,
-     or --fill-seconds pass): copies of the bundled demo with its helper
-     stuck yielding (sched_yield storms: 4 records per yield) on every CPU;
-     then one demo run whose app hangs (run, 3 s), the hang to diagnose;
-     `argus stop`.  --reuse FILE skips this and uses a recorded buffer.
-  2. measure, --runs times, side by side:
-       first_question  `argus debug --pid APP` in a pseudo-terminal (pexpect),
-                       from spawn to the first question prompt (or to the
-                       REPL prompt when nothing is asked)
-       auto_report     `argus debug --pid APP --auto --json` to exit (the same
-                       decode + graph build + diagnosis, no terminal)
-Prints the figures (median, min, max seconds) and, with --json FILE, every
-run.  Nothing is asserted: this reports a number (bench/README.md).
+  1. record: `argus start --size SIZE` (default 2G) and two busy workloads
+     (`perf bench sched pipe`: a context-switch storm through a pipe; `perf
+     bench sched messaging -p`: groups of senders and receivers) until
+     the buffer is full (records overwritten > 0, or --fill-seconds pass);
+     then, the workloads still running, one demo run whose app's main thread
+     hangs 3 s in a synchronous request (the hang to find, in the buffer's
+     last seconds); then the workloads stop and tracing stays live (the
+     daemon runs on through the measurements).  --reuse FILE --pid PID skips
+     this and reads a recorded buffer.
+  2. measure, --runs times for "after" (this package) and --before-runs
+     times for "before" (--before DIR: an older package's directory put first
+     on PYTHONPATH, e.g. a `git worktree` of an older commit laid out as
+     argus/; --before-native DIR: its libargus_core.so, e.g. `cmake --build
+     B --target argus_core` of that worktree), "after" runs first (the
+     daemon traces on, so the ring moves on meanwhile), then "before":
+       hangs        `argus hangs --threshold 1`: seconds until the hung app's
+                    line is printed, whether it was, and the child's peak RSS
+       debug_first  `argus debug --auto --threshold 1`: seconds until the first
+                    line naming the hung app (stdout or stderr), and peak RSS
+                    of the whole run
+       cat          `cat BUFFER > /dev/null`: the ratio's denominator
+Peak RSS is the child's ru_maxrss (os.wait4).  Prints a table (median, min,
+max; ratio of medians to cat's) and, with --json FILE, every run.  Nothing is
+asserted: this reports numbers (bench/README.md).
 """
 import argparse
 import json
 import os
+import selectors
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-import pexpect
 
-QUESTION = r"(predecessor|weak|baseline|go_on) #\d+ \[[^\]]*\]>|\(argus:\d+\)"
+# --before / --after run the package in that directory: an editable install's
+# import hook (scikit-build-core redirects `argus.*` to the checkout) would win
+# over PYTHONPATH, so the launcher takes it off sys.meta_path first
+DIR_LAUNCH = ("import runpy, sys; sys.meta_path[:] = [f for f in sys.meta_path "
+              "if 'Redirecting' not in type(f).__name__]; runpy.run_module('argus.cli', run_name='__main__')")
+ARGUS = [sys.executable, "-m", "argus.cli"]     # the "after" command (main() changes it for --after)
 
 
 def argus(env, *args, check=True, **kw):
-    p = subprocess.run([sys.executable, "-m", "argus.cli", *args], env=env, capture_output=True, text=True, **kw)
+    p = subprocess.run([*ARGUS, *args], env=env, capture_output=True, text=True, **kw)
     if check and p.returncode != 0:
         sys.exit(f"argus {' '.join(args)} failed: {p.stderr.strip()}")
     return p
@@ -41,31 +57,32 @@ def argus(env, *args, check=True, **kw):
 
 def native(name):
     import argus as A
-    return os.path.join(A.NATIVE_DIR, name)
+    return os.path.join(os.environ.get("ARGUS_NATIVE_DIR") or A.NATIVE_DIR, name)
+
+
+def busy_workloads():
+    pipe = subprocess.Popen(["perf", "bench", "sched", "pipe", "-l", str(10 ** 10)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    # groups of senders and receivers over pipes: hackbench, no event loop to hang
+    messaging = subprocess.Popen(["perf", "bench", "sched", "messaging", "-p", "-g", "4", "-l", str(10 ** 9)],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    return [pipe, messaging]
 
 
 def record(env, buffer, size, fill_seconds):
+    """Fills the buffer while busy, then records the demo hang; tracing stays on."""
     argus(env, "start", "--buffer", buffer, "--size", size)
-    busy = []
+    busy = busy_workloads()
     try:
         t0 = time.time()
-        ncpu = os.cpu_count() or 1
         while time.time() - t0 < fill_seconds:
-            while len(busy) < ncpu:
-                busy.append(subprocess.Popen([native("argus-demo-hang"), "--requests", "3", "--hang-at", "1",
-                                              "--hang-ms", "20000", "--interval-ms", "1", "--stuck", "yield"],
-                                             stdout=subprocess.DEVNULL))
             time.sleep(2)
-            busy = [p for p in busy if p.poll() is None]
             st = json.loads(argus(env, "status", "--json").stdout)
             over = st.get("overwritten") or 0
-            print(f"  {time.time() - t0:5.0f} s  fill {st.get('fill', 0):.0%}  events {st.get('events', '?')}  "
-                  f"overwritten {over}", flush=True)
+            print(f"  {time.time() - t0:5.0f} s  fill {st.get('fill', 0):.0%}  events {st.get('events', '?'):,}  "
+                  f"events/s {st.get('events_per_s', 0):,.0f}  overwritten {over:,}", flush=True)
             if over:
                 break
-        for p in busy:
-            p.kill()
-            p.wait()
         demo = subprocess.Popen([native("argus-demo-hang"), "--requests", "40", "--hang-at", "30", "--hang-ms",
                                  "3000", "--interval-ms", "20", "--stuck", "run"], stdout=subprocess.PIPE, text=True)
         info = json.loads(demo.stdout.readline())
@@ -74,32 +91,49 @@ def record(env, buffer, size, fill_seconds):
         time.sleep(1.5)
     finally:
         for p in busy:
-            if p.poll() is None:
-                p.kill()
-        argus(env, "stop", check=False)
+            try:
+                os.killpg(p.pid, 9) if p is busy[-1] else p.kill()   # messaging forks its workers
+            except ProcessLookupError:
+                pass
+            p.wait()
     return info
 
 
-def first_question(env, buffer, pid, extra=()):
+def timed_child(cmd, env, marker, timeout=1800):
+    """(seconds to the first output line containing marker or None, total
+    seconds, peak RSS MiB, exit code) of cmd, stdout and stderr read as they
+    come."""
     t0 = time.perf_counter()
-    child = pexpect.spawn(sys.executable, ["-m", "argus.cli", "debug", "--buffer", buffer, "--pid", str(pid),
-                                           "--threshold", "1", *extra],
-                          env=dict(env, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm"), encoding="utf-8", timeout=1800)
-    child.expect(QUESTION)
-    dt = time.perf_counter() - t0
-    child.sendintr()
-    child.sendeof()
-    child.sendeof()
-    try:
-        child.expect(pexpect.EOF, timeout=120)
-    finally:
-        child.close(force=True)
-    return dt
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sel = selectors.DefaultSelector()
+    for f in (p.stdout, p.stderr):
+        os.set_blocking(f.fileno(), False)
+        sel.register(f, selectors.EVENT_READ)
+    first, buf, open_ = None, {p.stdout: b"", p.stderr: b""}, 2
+    while open_ and time.perf_counter() - t0 < timeout:
+        for key, _ in sel.select(timeout=1):
+            data = key.fileobj.read()
+            if not data:
+                sel.unregister(key.fileobj)
+                open_ -= 1
+                continue
+            buf[key.fileobj] += data
+            if first is None and marker.encode() in buf[key.fileobj]:
+                first = time.perf_counter() - t0
+    if open_:
+        p.kill()
+    _, status, ru = os.wait4(p.pid, 0)
+    total = time.perf_counter() - t0
+    rc = os.waitstatus_to_exitcode(status)
+    if rc:
+        print(f"    {' '.join(cmd[-6:])}: rc {rc}: {buf[p.stderr].decode(errors='replace').strip()[-300:]}", flush=True)
+    return first, total, ru.ru_maxrss / 1024.0, rc
 
 
-def timed(env, *args):
+def cat_seconds(buffer):
     t0 = time.perf_counter()
-    argus(env, *args, timeout=1800)
+    with open(os.devnull, "wb") as null:
+        subprocess.run(["cat", buffer], stdout=null, check=True)
     return time.perf_counter() - t0
 
 
@@ -107,51 +141,88 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--size", default="2G", help="buffer size (default 2G, argus start's default)")
     ap.add_argument("--fill-seconds", type=float, default=900, help="stop filling after this long (default 900)")
-    ap.add_argument("--runs", type=int, default=3, help="measurements per figure (default 3)")
+    ap.add_argument("--runs", type=int, default=5, help="runs of this package per figure (default 5)")
+    ap.add_argument("--before", metavar="DIR", help="an older package (DIR/argus/...) to measure side by side")
+    ap.add_argument("--before-native", metavar="DIR",
+                    help="ARGUS_NATIVE_DIR for --before (its own libargus_core.so: the decoder's structs change "
+                         "between versions; default: this build's)")
+    ap.add_argument("--after", metavar="DIR", help="measure (and record with) the package in DIR/argus/ "
+                    "instead of the installed one (e.g. a worktree of this commit with its own build)")
+    ap.add_argument("--after-native", metavar="DIR", help="ARGUS_NATIVE_DIR for --after (its argusd, demo, library)")
+    ap.add_argument("--before-runs", type=int, default=2, help="runs of --before per figure (default 2: minutes each)")
     ap.add_argument("--reuse", metavar="FILE", help="a recorded buffer (with --pid)")
     ap.add_argument("--pid", type=int, help="the hung app's pid in --reuse's buffer")
-    ap.add_argument("--keep", metavar="FILE", help="keep the recorded buffer here")
+    ap.add_argument("--keep", metavar="FILE", help="record the buffer here (kept)")
     ap.add_argument("--json", metavar="FILE", help="write every run as JSON")
-    ap.add_argument("--window", type=float, metavar="SECONDS",
-                    help="pass `--window SECONDS` to argus debug (0: load the whole buffer, the pre-window "
-                         "behaviour; default: argus debug's own default)")
     args = ap.parse_args()
-    extra = () if args.window is None else ("--window", f"{args.window:g}")
     if os.geteuid() != 0:
         sys.exit("first_question.py: tracing needs root")
+    global ARGUS
     tmp = tempfile.mkdtemp(prefix="argus-bench-")
     env = dict(os.environ, ARGUS_RUN_DIR=os.path.join(tmp, "run"), ARGUS_STATE_DIR=os.path.join(tmp, "state"),
                ARGUS_SESSION_DB=os.path.join(tmp, "sessions.db"))
+    if args.after:
+        ARGUS = [sys.executable, "-c", DIR_LAUNCH]
+        env["PYTHONPATH"] = os.path.abspath(args.after)
+    if args.after_native:
+        env["ARGUS_NATIVE_DIR"] = os.environ["ARGUS_NATIVE_DIR"] = os.path.abspath(args.after_native)
+    live = False
     if args.reuse:
         if args.pid is None:
             sys.exit("--reuse needs --pid")
         buffer, pid = args.reuse, args.pid
     else:
         buffer = args.keep or os.path.join(tmp, "trace.argus")
-        print(f"recording a full {args.size} buffer into {buffer} ...", flush=True)
-        info = record(env, buffer, args.size, args.fill_seconds)
-        pid = info["app_pid"]
-    st = json.loads(argus(env, "status", "--buffer", buffer, "--json").stdout)
-    print(f"hung app pid {pid}")
-    print(f"buffer {buffer}: {json.dumps({k: st[k] for k in st if not isinstance(st[k], (dict, list))})}")
-    runs = {"first_question": [], "auto_report": []}
-    for i in range(args.runs):
-        # alternate the order so the page cache favours neither figure
-        order = ("first_question", "auto_report") if i % 2 == 0 else ("auto_report", "first_question")
-        for k in order:
-            if k == "first_question":
-                runs[k].append(first_question(env, buffer, pid, extra))
-            else:
-                runs[k].append(timed(env, "debug", "--buffer", buffer, "--pid", str(pid), "--threshold", "1",
-                                     "--auto", "--json", *extra))
-        print(f"  first question {runs['first_question'][-1]:.2f} s, --auto report {runs['auto_report'][-1]:.2f} s",
-              flush=True)
-    print(f"\n{'figure':<16} {'median s':>9} {'min s':>7} {'max s':>7}   (buffer {os.path.getsize(buffer) / 2**30:.1f} GiB)")
-    for k, v in runs.items():
-        print(f"{k:<16} {statistics.median(v):9.2f} {min(v):7.2f} {max(v):7.2f}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"buffer": buffer, "pid": pid, "status": st, "runs": runs}, f, indent=1)
+        print(f"recording a full, busy {args.size} buffer into {buffer} ...", flush=True)
+        pid = record(env, buffer, args.size, args.fill_seconds)["app_pid"]
+        live = True
+    try:
+        st = json.loads(argus(env, "status", "--buffer", buffer, "--json").stdout)
+        print(f"hung app pid {pid}; tracing live: {live}")
+        print(f"buffer {buffer}: " + json.dumps({k: st[k] for k in st if not isinstance(st[k], (dict, list))}))
+        variants = [("after", env, args.runs)]
+        if args.before:
+            import argus as A
+            benv = dict(env, PYTHONPATH=os.path.abspath(args.before),
+                        ARGUS_NATIVE_DIR=os.path.abspath(args.before_native or A.NATIVE_DIR))
+            variants.append(("before", benv, args.before_runs))
+        launch = {"after": ARGUS, "before": [sys.executable, "-c", DIR_LAUNCH]}
+        marker = f"demo-app/{pid}"
+        runs = {f"{v}_{k}": [] for v, _, _ in variants for k in ("hangs", "debug_first")}
+        runs["cat"] = []
+        for name, venv, n in variants:
+            for i in range(n):
+                runs["cat"].append(cat_seconds(buffer))   # the page cache is warm for every figure alike
+                base = launch[name]
+                h = timed_child(base + ["hangs", "--buffer", buffer, "--threshold", "1"], venv, marker)
+                d = timed_child(base + ["debug", "--buffer", buffer, "--auto", "--threshold", "1"], venv, marker)
+                runs[f"{name}_hangs"].append(h)
+                runs[f"{name}_debug_first"].append(d)
+                print(f"  {name:6} run {i + 1}: hangs {fmt(h)}; debug first line {fmt(d)}; cat {runs['cat'][-1]:.2f} s",
+                      flush=True)
+        cat = statistics.median(runs["cat"])
+        print(f"\n{'figure':<20} {'found':>5} {'median s':>9} {'min s':>7} {'max s':>7} {'x cat':>7} "
+              f"{'peak RSS MiB':>13} {'total s':>8}   (buffer {os.path.getsize(buffer) / 2**30:.1f} GiB, "
+              f"cat {cat:.2f} s median)")
+        for k, v in runs.items():
+            if k == "cat" or not v:
+                continue
+            found = [r[0] for r in v if r[0] is not None]
+            shown = found or [r[1] for r in v]
+            med = statistics.median(shown)
+            print(f"{k:<20} {len(found)}/{len(v):<3} {med:9.2f} {min(shown):7.2f} {max(shown):7.2f} {med / cat:7.1f} "
+                  f"{max(r[2] for r in v):13.0f} {statistics.median(r[1] for r in v):8.2f}")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"buffer": buffer, "pid": pid, "status": st, "runs": runs}, f, indent=1)
+    finally:
+        if live:
+            argus(env, "stop", check=False)
+
+
+def fmt(r):
+    first, total, rss, rc = r
+    return (f"{first:.2f} s" if first is not None else "not found") + f" (total {total:.1f} s, {rss:.0f} MiB, rc {rc})"
 
 
 if __name__ == "__main__":
