@@ -189,7 +189,8 @@ int BPF_KRETPROBE(probe_return)
 }
 
 /* Go's scheduler (GO_READY / GO_EXECUTE / GO_PARK): a uprobe at the entry
- * of runtime.ready, runtime.execute and runtime.park_m of a Go executable,
+ * of runtime.ready, runtime.execute and runtime.park_m (and goexit0, also a
+ * GO_PARK: the goroutine leaves its thread) of a Go executable,
  * attached when the daemon sees it exec (argus_uprobe.c).  Go's ABIInternal
  * on amd64 passes the first integer argument in RAX (here the goroutine's
  * g) and keeps the running g in R14; the cookie is the record type.  Never

@@ -340,6 +340,7 @@ static const uint16_t go_types[ARGUS_GO_NFNS] = {
 	[ARGUS_GO_READY_FN] = ARGUS_EV_GO_READY,
 	[ARGUS_GO_EXECUTE_FN] = ARGUS_EV_GO_EXECUTE,
 	[ARGUS_GO_PARK_FN] = ARGUS_EV_GO_PARK,
+	[ARGUS_GO_EXIT_FN] = ARGUS_EV_GO_PARK,     /* an ending goroutine leaves its thread too */
 };
 
 /* Probes the executable of pid if it is a Go program not probed yet.  The

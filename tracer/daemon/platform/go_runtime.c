@@ -19,6 +19,7 @@ const char *const argus_go_functions[ARGUS_GO_NFNS] = {
 	[ARGUS_GO_READY_FN] = "runtime.ready",
 	[ARGUS_GO_EXECUTE_FN] = "runtime.execute",
 	[ARGUS_GO_PARK_FN] = "runtime.park_m",
+	[ARGUS_GO_EXIT_FN] = "runtime.goexit0",
 };
 
 static int not_go(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -6,7 +6,8 @@
  *
  * A Go executable is statically linked and carries its own runtime: it has
  * a .go.buildinfo section and, unless stripped (-ldflags=-s), a .symtab
- * naming runtime.ready, runtime.execute and runtime.park_m.  Their file
+ * naming runtime.ready, runtime.execute, runtime.park_m and runtime.goexit0
+ * (a goroutine leaves its thread by parking or by ending).  Their file
  * offsets (through the PT_LOAD segment that holds each) are what the
  * kernel's uprobe interface takes.  amd64 only: the probe reads Go's
  * register ABI (ABIInternal: first argument in RAX, g in R14).
@@ -17,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { ARGUS_GO_READY_FN, ARGUS_GO_EXECUTE_FN, ARGUS_GO_PARK_FN, ARGUS_GO_NFNS };
+enum { ARGUS_GO_READY_FN, ARGUS_GO_EXECUTE_FN, ARGUS_GO_PARK_FN, ARGUS_GO_EXIT_FN, ARGUS_GO_NFNS };
 
 /* The probed functions, in enum order (tested by go_runtime_test.c). */
 extern const char *const argus_go_functions[ARGUS_GO_NFNS];

@@ -53,10 +53,10 @@ static uint64_t text_off;   /* where libelf put .text in the last file written *
 static int write_elf(unsigned what)
 {
 	static char shstr[] = "\0.text\0.go.buildinfo\0.symtab\0.strtab\0.shstrtab";
-	static char strtab[] = "\0runtime.ready\0runtime.execute\0runtime.park_m\0main.main";
+	static char strtab[] = "\0runtime.ready\0runtime.execute\0runtime.park_m\0runtime.goexit0\0main.main";
 	static uint8_t text[0x100];
 	static uint8_t info[32] = "\xff Go buildinf:";
-	Elf64_Sym syms[5];
+	Elf64_Sym syms[6];
 	char path[] = "/tmp/go_runtime_test.XXXXXX";
 	int fd = mkstemp(path), nsyms = 0;
 	Elf *e;
@@ -82,7 +82,7 @@ static int write_elf(unsigned what)
 	if (what & WITH_SYMTAB) {
 		memset(syms, 0, sizeof(syms));
 		nsyms = 1;
-		for (uint32_t name = 1, k = 0; k < 4; k++) {
+		for (uint32_t name = 1, k = 0; k < 5; k++) {
 			const char *n = strtab + name;
 
 			if (!(what & ALL_FUNCTIONS) && strcmp(n, "runtime.park_m") == 0) {
@@ -134,6 +134,7 @@ static void test_a_go_executable_gives_each_functions_file_offset(void **state)
 	assert_int_equal(off.off[ARGUS_GO_READY_FN], text_off + 0x10);
 	assert_int_equal(off.off[ARGUS_GO_EXECUTE_FN], text_off + 0x20);
 	assert_int_equal(off.off[ARGUS_GO_PARK_FN], text_off + 0x30);
+	assert_int_equal(off.off[ARGUS_GO_EXIT_FN], text_off + 0x40);
 	close(fd);
 }
 
