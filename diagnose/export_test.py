@@ -264,6 +264,24 @@ def test_html_carries_each_root_causes_whatif_profile_and_the_compare(golden, tl
         assert "id='compare'" in page
 
 
+def test_html_says_the_primary_root_cause_first():
+    """Under the title, before the timeline and the chain: the primary root
+    cause, its what-if and its top function, linked to its section."""
+    from support import crafted as C
+    g = C.gil_like(release=False)
+    j = to_json(diagnose(g, 10))
+    (r,) = [r for r in j["root_causes"] if r["primary"]]
+    r["whatif"] = {"baseline_ns": 1000, "baseline_from": "baseline path", "saves_ns": 5, "hang_ns_after": 7,
+                   "bound": False}
+    page = report_html.render(j, M.timeline(g, diagnose(g, 10)), [], {}, None)
+    head = page[:page.index('id="timeline"')]
+    assert "id='answer'" in head and f"{r['comm']}/{r['tid']}" in head and "LongRunning" in head
+    assert report_html.esc(render_whatif(r["whatif"])) in head
+    assert "href='#root-causes'" in head and "id='root-causes'" in page
+    r["profile"] = {"top": {"functions": ["spin_<here>"]}}          # its top function, escaped
+    assert "spin_&lt;here&gt;" in report_html._answer(j)
+
+
 def test_flame_graph_draws_the_top_down_tree_escaped():
     p = {"top_down": [{"function": "main", "dso": "app", "share": 1.0, "samples": 10, "children": [
         {"function": "<b onclick=x>", "dso": "app", "share": 0.6, "samples": 6, "children": []},

@@ -224,6 +224,20 @@ def _file_link(path):
     return f"<a class='lldb' href='{esc('file://' + urllib.parse.quote(os.path.abspath(path)))}'>{esc(path)}</a>"
 
 
+def _answer(report):
+    """The answer first, under the title: the primary root cause, its
+    what-if and its top function, linked to its section below the chain."""
+    r = next((r for r in report["root_causes"] if r["primary"]), None)
+    if r is None:
+        return "<p id='answer'>No root cause found (see <a href='#root-causes'>Root causes</a>).</p>"
+    top = ((r.get("profile") or {}).get("top") or {}).get("functions") or []
+    w = render_whatif(r.get("whatif"))
+    return (f"<p id='answer' class='primary'>Primary root cause: <a href='#root-causes'>{esc(_who(r))} "
+            f"(process {esc(_proc(r))}) {esc(r['block_type'])}</a>"
+            + (f", on CPU mostly in <span class='mono'>{esc(top[0])}</span>" if top else "") + "</p>"
+            + (f"<p class='whatif'>{esc(w)}</p>" if w else ""))
+
+
 def _root_causes(report, lldb):
     t0 = report["spinning"]["start_ns"]
     out = []
@@ -340,6 +354,7 @@ def render(report, tl, answers=(), lldb=None, graph_svg=None):
         f"{esc(fmt_dur(s['dur_ns']))}{' (ongoing at trace end)' if s['ongoing'] else ''}</h1>",
         f"<p>starts at {esc(fmt_at(s['start_ns'], origin, wall))} into the trace; times below are relative to it.</p>",
         f"<p>evidence: {esc(evidence_text(s))}</p>",
+        _answer(report),
     ]
     b = s.get("baseline")
     if b:
@@ -355,7 +370,7 @@ def render(report, tl, answers=(), lldb=None, graph_svg=None):
               "<h2>Causal chain</h2>", "<p class='note'>The spinning thread first, walking back along causality; "
               "weak edges (heuristic guesses) in grey.</p>", _chain_table(report),
               _compare(report),
-              "<h2>Root causes</h2>", _root_causes(report, lldb or {}),
+              "<h2 id='root-causes'>Root causes</h2>", _root_causes(report, lldb or {}),
               "<h2>Questions asked and answers</h2>", _questions(answers)]
     m = report.get("metrics") or {}
     parts.append(f"<p class='note'>queries: {int(report.get('queries') or 0)}"

@@ -8,11 +8,17 @@
     driven by playwright; no browser is downloaded) without console errors,
     and its timeline SVG and slice graph render (non-empty boxes, the graph
     image decoded); a screenshot goes to $ARGUS_ARTIFACTS (default
-    build/artifacts) for CI."""
+    build/artifacts, ignored by git) for CI;
+  - the HTML report of the demo stuck on the CPU (`--stuck run`) carries
+    what the text report says of its culprit: the demo's own function
+    (helper_main, from the profile and its flame graph) and the culprit's
+    what-if line, visible in Chromium; its screenshot is
+    $ARGUS_ARTIFACTS/report-demo-run.png."""
 import os
 import pathlib
 import shutil
 import stat
+from html import escape
 
 import pytest
 
@@ -178,7 +184,8 @@ def test_html_report_renders_in_headless_chromium(demo_trace):
             assert "demo-helper" in text and "PRIMARY" in text and "Questions asked" in text
             assert "argus lldb-script --pid" in text          # how to get the lldb results, per root cause
             # what the text report says of each root cause: its what-if, its profile
-            assert text.count("what-if:") == sum(1 for r in report["root_causes"] if r.get("whatif")) > 0
+            assert page.locator(".root-cause .whatif").count() == \
+                sum(1 for r in report["root_causes"] if r.get("whatif")) > 0
             for r in report["root_causes"]:
                 if r.get("profile"):
                     assert r["profile"]["top"]["functions"][0] in text
@@ -188,3 +195,70 @@ def test_html_report_renders_in_headless_chromium(demo_trace):
             browser.close()
     shutil.copy(page_path, artifacts / "report-demo.html")
     assert (artifacts / "report-demo.png").stat().st_size > 10_000
+
+
+@pytest.fixture(scope="module")
+def demo_run_trace(tmp_path_factory):
+    """(runner, demo info, `argus debug --json` report) of the demo stuck on the CPU."""
+    from conftest import ArgusRunner, require_tracing
+    require_tracing()
+    runner = ArgusRunner(tmp_path_factory.mktemp("export-run"))
+    runner.env["ARGUS_SESSION_DB"] = str(runner.tmp / "sessions.db")
+    runner.start(size="256M")
+    try:
+        info, rc = run_demo("--requests", "40", "--hang-at", "30", "--hang-ms", "3000", "--interval-ms", "20",
+                            "--stuck", "run")
+        assert rc == 0
+        runner.wait_drained()
+    finally:
+        runner.stop()
+    report = runner.json("debug", "--buffer", runner.buffer, "--pid", str(info["app_pid"]), "--auto", "--json",
+                         "--threshold", "1")
+    return runner, info, report
+
+
+def test_html_report_names_the_culprits_function_and_what_if(demo_run_trace):
+    """The demo's culprit (demo-helper, LongRunning) in the HTML report: its
+    profile's top function is the demo's own helper_main (the binary is not
+    stripped), shown in the page and in its inline flame graph, and its
+    what-if line as the text report words it.  Off a terminal, `report`
+    says one line per phase on stderr.  The screenshot
+    ($ARGUS_ARTIFACTS/report-demo-run.png, default build/artifacts/, which
+    git ignores) shows the answer under the title (the primary root cause,
+    its top function, its what-if) and the root-cause section with the
+    flame graph further down."""
+    from playwright.sync_api import sync_playwright
+    from argus.diagnose.whatif import render_whatif
+    runner, info, report = demo_run_trace
+    (culprit,) = [r for r in report["root_causes"] if r["primary"]]
+    assert culprit["tid"] == info["helper_tid"] and culprit["block_type"] == "LongRunning", culprit
+    assert culprit["profile"]["top"]["functions"][0] == "helper_main", culprit["profile"]["top"]
+    whatif = render_whatif(culprit["whatif"])
+    assert whatif and whatif.startswith("what-if: ")
+    page_path = runner.tmp / "report.html"
+    p = runner.run("report", "--html", str(page_path), *_pick(runner, info))
+    phases = [line for line in p.stderr.splitlines() if line.strip()]
+    # off a terminal: one line per phase (the rates only when the load took over a second: cli/progress.py)
+    verbs = [line.split()[1] for line in phases]
+    assert verbs[-1] == "wrote" and verbs[:-1] in ([], ["decoded", "built"]), p.stderr
+    assert all(sum(w in line for w in ("decoded ", "built ", "wrote ")) == 1 for line in phases), p.stderr
+    html = page_path.read_text()
+    assert "helper_main" in html and escape(whatif) in html
+    artifacts = pathlib.Path(os.environ.get("ARGUS_ARTIFACTS") or ROOT / "build" / "artifacts")
+    artifacts.mkdir(parents=True, exist_ok=True)
+    shot = artifacts / "report-demo-run.png"
+    with sync_playwright() as pw:
+        browser = _launch(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(page_path.as_uri(), wait_until="load")
+            text = page.inner_text("body")
+            assert whatif in " ".join(text.split()) and "helper_main" in text
+            answer = page.inner_text("#answer")
+            assert "demo-helper" in answer and "LongRunning" in answer and "helper_main" in answer, answer
+            assert page.locator(f"svg#flame-{culprit['tid']} rect").count() > 0
+            assert page.locator(f"svg#flame-{culprit['tid']} title", has_text="helper_main").count() > 0
+            page.screenshot(path=str(shot), full_page=True)
+        finally:
+            browser.close()
+    assert shot.stat().st_size > 10_000
