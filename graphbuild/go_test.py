@@ -7,7 +7,7 @@ M1 running goroutine G1, M2 a spare M, M3 a worker M running GA then GB.
 """
 from argus.tracer import schema
 from argus.graphbuild import graph as G
-from support.crafted import Trace, ms
+from support.crafted import Trace, ms, compare_with_oracle
 
 P, M0, M1, M2, M3 = 500, 500, 501, 502, 503
 G0, G1, GA, GB = 0xC000000100, 0xC000000200, 0xC000000300, 0xC000000400
@@ -18,7 +18,7 @@ def go(t, at, tid, kind, g):
     return t.row(at, tid, kind, obj=g, obj2=0xC000000999, cpu=0)
 
 
-def handover(go_rows=True):
+def handover(go_rows=True, rows_only=False):
     """G0 parks on M0 at 1 ms (M0 sleeps in a futex); G1 on M1 readies it at
     50 ms and parks; the spare M2, woken by M1, does the futex wake of M0,
     which then runs G0 again."""
@@ -44,7 +44,7 @@ def handover(go_rows=True):
         go(t, ms(50.27), M0, schema.GO_EXECUTE, G0)
     t.futex_wait(M2, ms(50.3), FUTEX + 8)
     t.preempt(M0, ms(60))
-    return t.build()
+    return t.rows() if rows_only else t.build()
 
 
 def _wake_into(g, tid, at):
@@ -69,7 +69,7 @@ def test_without_go_rows_the_kernel_wakeup_names_the_spare_m():
     assert int(g.seg.tid[int(g.edges.src[e])]) == M2 and g.stats["go_edges"] == 0
 
 
-def worker(ready_by_goroutine=True, resume=False):
+def worker(ready_by_goroutine=True, resume=False, rows_only=False):
     """M3 runs GA, parks it at 10 ms and runs GB at 10.01 ms (resume: GA
     again without a park or a ready of it, as after a preemption).  GB was readied at 5 ms by M1, running G1
     (or, ready_by_goroutine=False, after G1 parked: the runtime's timer)."""
@@ -88,7 +88,7 @@ def worker(ready_by_goroutine=True, resume=False):
     go(t, ms(10.01), M3, schema.GO_EXECUTE, GA if resume else GB)
     t.preempt(M3, ms(20))
     t.preempt(M0, ms(20))
-    return t.build()
+    return t.rows() if rows_only else t.build()
 
 
 def test_another_goroutine_on_a_running_m_starts_a_vertex_from_its_readier():
@@ -113,3 +113,13 @@ def test_the_same_goroutine_resumed_is_no_boundary():
     u = g.utid_of_tid(M3)
     assert g.segment_at(u, ms(15)) == g.segment_at(u, ms(2))
     assert g.stats["splits"]["goroutine"] == 0
+
+
+def test_the_python_reference_agrees():
+    """tests/support/reference makes the same cuts and goroutine edges (splits=False)."""
+    for rows in (handover(rows_only=True), worker(rows_only=True), worker(False, rows_only=True),
+                 worker(resume=True, rows_only=True)):
+        py, nat = compare_with_oracle(rows)
+    assert py.stats["go_edges"] == nat.stats["go_edges"] == 0     # the last: a resume, no hand-over
+    py, nat = compare_with_oracle(handover(rows_only=True))
+    assert py.stats["go_edges"] == 1

@@ -460,7 +460,7 @@ def compare_with_oracle(rows, **kw):
     """Builds rows with the Python reference loop and with the C core
     (splits=False) and asserts identical tables (the oracle test; the
     reference knows neither gaps, splits, message / timer edges, nor probe
-    rows: callback / input cuts are made with splits=False too).
+    rows but Go's: callback / input cuts are made with splits=False too).
     Returns (python graph, core graph)."""
     from argus.graphbuild.builder import build_graph
     from support.reference import CORE_ONLY_SEG, build_graph as reference_build_graph

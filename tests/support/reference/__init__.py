@@ -3,8 +3,9 @@ graphbuild/core/ replaced, kept as the test oracle.
 
 build_graph(rows, ...) runs threads.py, segments.py and edges.py over the rows
 the product's builder.prepare_rows prepared and returns a product EventGraph.
-It knows only the blocking-wait criterion and the program-order / wakeup /
-spawn / data_flag edges, so it matches argus.graphbuild.build_graph(rows,
+It knows only the blocking-wait criterion, the program-order / wakeup /
+spawn / data_flag edges and Go's goroutine cuts and edges (GO_* rows), so it
+matches argus.graphbuild.build_graph(rows,
 splits=False) on those (support.crafted.compare_with_oracle checks it).
 """
 import numpy as np

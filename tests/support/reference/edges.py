@@ -62,7 +62,7 @@ def build_edges(seg, res, roles):
         src.extend(same.tolist())
         dst.extend((same + 1).tolist())
         typ.extend([G.EDGE_PROGRAM_ORDER] * len(same))
-        weak.extend([False] * len(same))
+        weak.extend((seg.start_kind[same + 1] == G.START_SPLIT).tolist())   # after an exact cut (Go)
         ts.extend(seg.start[same + 1].tolist())
         src_ts.extend(seg.end[same].tolist())
         row.extend([-1] * len(same))
@@ -91,6 +91,12 @@ def build_edges(seg, res, roles):
             stats["culled_by_label"][label] = stats["culled_by_label"].get(label, 0) + 1
             continue
         p = int(wk.prev[k])
+        if wk.go[k]:      # a goroutine's readier took the place of the kernel's waker
+            src.append(s); dst.append(d); typ.append(G.EDGE_WAKEUP); weak.append(False)
+            ts.append(int(wk.ts[k])); src_ts.append(int(wk.src_ts[k])); row.append(int(wk.row[k]))
+            ctx.append(schema.WAKE_TASK); obj.append(int(wk.go_obj[k]))
+            wait_ns.append(int(wk.ts[k] - seg.wait_start[p]))
+            continue
         w = False
         if seg.wait_reason[p] == schema.WAIT_FUTEX and int(wk.waker_last_nr[k]) in roles.futex_nrs \
                 and (int(wk.waker_last_aux[k]) & schema.FUTEX_CMD_MASK) == schema.FUTEX_WAKE \
@@ -144,6 +150,12 @@ def build_edges(seg, res, roles):
             ts.append(t); src_ts.append(lw[2]); row.append(int(fl.row[k])); ctx.append(-1)
             obj.append(key[1]); wait_ns.append(t - episode[rk])
         del episode[rk]
+
+    # goroutine edges into segments an execute cut (the core's msg_edges: last)
+    for s, d, t, st, r, g in res.go_edges:
+        src.append(s); dst.append(d); typ.append(G.EDGE_WAKEUP); weak.append(False)
+        ts.append(t); src_ts.append(st); row.append(r); ctx.append(schema.WAKE_TASK); obj.append(g)
+        wait_ns.append(t - st)
 
     a_ts = np.asarray(ts, np.int64)
     a_typ = np.asarray(typ, np.uint8)

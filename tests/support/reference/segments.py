@@ -69,7 +69,8 @@ _BLOCKING = (schema.STATE_BLOCKED, schema.STATE_BLOCKED_IO, schema.STATE_OTHER)
 class _Thread:
     __slots__ = ("utid", "pid", "state", "seg", "first_seg", "cpu", "rbl", "preempts", "yields", "nsys",
                  "on_since", "rbl_since", "cur_nr", "cur_aux", "cur_obj",
-                 "last_nr", "last_aux", "last_obj", "pending_exit", "rows", "row_lo", "exit_ts")
+                 "last_nr", "last_aux", "last_obj", "pending_exit", "rows", "row_lo", "exit_ts",
+                 "cpu_mark", "rbl_mark", "go_g", "go_last", "go_seg")
 
     def __init__(self, utid, pid):
         self.utid = utid
@@ -85,6 +86,10 @@ class _Thread:
         self.exit_ts = -1
         self.rows = []
         self.row_lo = 0
+        # a split's time so far went to the segment it ended (-1: none this run)
+        self.cpu_mark = self.rbl_mark = -1
+        # Go: the goroutine it runs (0 none), the last one it ran, its segment + 1 (0 none)
+        self.go_g = self.go_last = self.go_seg = 0
 
 
 class SegmentResult:
@@ -123,11 +128,15 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
     Y_utid, Y_ts, Y_seg = [], [], []
     # wake records
     W = {k: [] for k in ("row", "ts", "waker_utid", "waker_seg", "wakee_utid", "dst", "prev", "ctx", "irq",
-                         "waker_cur_nr", "waker_last_nr", "waker_last_aux", "waker_last_obj")}
+                         "waker_cur_nr", "waker_last_nr", "waker_last_aux", "waker_last_obj",
+                         "go", "src_ts", "go_obj")}
+    # Go: (pid, g) -> its last GO_READY; goroutine edges into cut segments
+    # (src, dst, ts, src_ts, row, g), creation ids
+    go_ready, GE = {}, []
     P_src, P_dst, P_ts, P_row = [], [], [], []
     F = {k: [] for k in ("row", "utid", "pid", "seg", "ts", "addr", "value", "write")}
     futex_use = {}
-    stats = {"ignored_wakeups": 0, "lost_records": 0, "lost_rows": 0, "tid_reuse": 0}
+    stats = {"ignored_wakeups": 0, "lost_records": 0, "lost_rows": 0, "tid_reuse": 0, "go_edges": 0}
 
     threads = []  # utid -> _Thread
     by_tid = {}   # tid -> _Thread of its current utid (fast path)
@@ -179,14 +188,16 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
 
     def stop_running(T, ts):
         if T.state == RUNNING:
-            if ts > T.on_since:
-                T.cpu += ts - T.on_since
+            since = max(T.on_since, T.cpu_mark)
+            if ts > since:
+                T.cpu += ts - since
             R_utid.append(T.utid); R_start.append(T.on_since); R_end.append(max(ts, T.on_since))
 
     def stop_runnable(T, ts):
         if T.state in (RUNNABLE, NEW) and T.rbl_since >= 0:
-            if ts > T.rbl_since:
-                T.rbl += ts - T.rbl_since
+            since = max(T.rbl_since, T.rbl_mark)
+            if ts > since:
+                T.rbl += ts - since
             Q_utid.append(T.utid); Q_start.append(T.rbl_since); Q_end.append(max(ts, T.rbl_since))
 
     def end_wait(T, ts):
@@ -209,6 +220,60 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
         if T.state == UNKNOWN and not switch_out:
             start_running(T, ts)
         return T
+
+    def split_at(T, ts):
+        """An exact cut of a running (or runnable) thread's segment at ts: the
+        row at ts opens the new segment (the C core's split_at)."""
+        if T.state == RUNNING:
+            since = max(T.on_since, T.cpu_mark)
+            if ts > since:
+                T.cpu += ts - since
+            T.cpu_mark = ts
+        elif T.state in (RUNNABLE, NEW):
+            since = max(T.rbl_since, T.rbl_mark)
+            if ts > since:
+                T.rbl += ts - since
+            T.rbl_mark = ts
+        else:
+            return
+        flush(T, ts, G.END_SPLIT)
+        open_seg(T, ts, G.START_SPLIT)
+
+    def go_execute(T, i, ts, g):
+        """GO_EXECUTE (the C core's on_go_execute, argus_graph_probes.c)."""
+        h = go_ready.get((T.pid, g))
+        readied = h is not None and not h["used"] and h["utid"] >= 0 and h["utid"] != T.utid
+        if h is not None and not h["used"] and h["utid"] == T.utid:
+            h["used"] = True
+        if T.go_last == g and not readied:
+            T.go_g = g
+            T.rows.append(i)
+            return
+        w = None
+        if T.seg >= 0 and T.go_seg == T.seg + 1:
+            if S_start[T.seg] != ts or S_rlo[T.seg] != len(T.rows):
+                split_at(T, ts)
+        elif T.seg >= 0 and S_skind[T.seg] == G.START_WAKEUP:
+            for k in range(len(W["dst"]) - 1, -1, -1):
+                if W["ts"][k] < S_start[T.seg]:
+                    break
+                if W["dst"][k] == T.seg:
+                    w = k
+                    break
+        T.rows.append(i)
+        T.go_g = T.go_last = g
+        T.go_seg = T.seg + 1
+        if not readied or T.seg < 0:
+            return
+        h["used"] = True
+        stats["go_edges"] += 1
+        if w is not None:
+            W["go"][w] = True
+            W["waker_utid"][w] = h["utid"]; W["waker_seg"][w] = h["seg"]
+            W["src_ts"][w] = h["ts"]; W["row"][w] = h["row"]; W["ctx"][w] = schema.WAKE_TASK
+            W["go_obj"][w] = g
+            return
+        GE.append((h["seg"], T.seg, ts, h["ts"], h["row"], g))
 
     def futex_used(pid, uaddr, utid, waits):
         e = futex_use.get((pid, uaddr))
@@ -389,6 +454,7 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
                 W["waker_utid"].append(waker_utid); W["waker_seg"].append(waker_seg)
                 W["wakee_utid"].append(E.utid); W["dst"].append(dst); W["prev"].append(prev)
                 W["ctx"].append(ctx); W["irq"].append(c_irq[i])
+                W["go"].append(False); W["src_ts"].append(ts); W["go_obj"].append(0)
                 if Wk is not None:
                     W["waker_cur_nr"].append(Wk.cur_nr); W["waker_last_nr"].append(Wk.last_nr)
                     W["waker_last_aux"].append(Wk.last_aux); W["waker_last_obj"].append(Wk.last_obj)
@@ -452,6 +518,21 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
             F["row"].append(i); F["utid"].append(T.utid); F["pid"].append(T.pid); F["seg"].append(T.seg)
             F["ts"].append(ts); F["addr"].append(c_obj[i]); F["value"].append(c_val[i])
             F["write"].append(typ == schema.DATA_FLAG_WRITE)
+        elif schema.GO_READY <= typ <= schema.GO_PARK:
+            if tid == 0:
+                continue
+            T = own(tid, c_pid[i], ts)
+            g = c_obj[i]
+            if typ == schema.GO_EXECUTE:
+                go_execute(T, i, ts, g)
+                continue
+            T.rows.append(i)
+            if typ == schema.GO_PARK:
+                if T.go_g == g:
+                    T.go_g = 0
+            else:   # GO_READY: by a goroutine, or by the runtime (no goroutine on this thread)
+                go_ready[(T.pid, g)] = {"utid": T.utid if T.go_g else -1, "seg": T.seg, "ts": ts, "row": i,
+                                        "used": False}
         elif typ == schema.LOST:
             stats["lost_rows"] += 1
             stats["lost_records"] += max(c_val[i], 0)
@@ -572,7 +653,10 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
         waker_last_nr=np.asarray(W["waker_last_nr"], np.uint32),
         waker_last_aux=np.asarray(W["waker_last_aux"], np.int32),
         waker_last_obj=np.asarray(W["waker_last_obj"], np.uint64),
+        go=np.asarray(W["go"], bool), src_ts=np.asarray(W["src_ts"], np.int64),
+        go_obj=np.asarray(W["go_obj"], np.uint64),
     )
+    go_edges = [(int(rm([s])[0]), int(rm([d])[0]), t, st, r, g) for s, d, t, st, r, g in GE]
     spawns = G.Table(src=rm(P_src), dst=rm(P_dst), ts=np.asarray(P_ts, np.int64), row=np.asarray(P_row, np.int64))
 
     return SegmentResult(
@@ -580,6 +664,6 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
         running=interval_table(R_utid, R_start, R_end),
         runnable=interval_table(Q_utid, Q_start, Q_end),
         yields=yields, flags=flags, wakes=wakes, spawns=spawns,
-        futex_use=futex_use, stats=stats,
+        futex_use=futex_use, stats=stats, go_edges=go_edges,
     )
 
