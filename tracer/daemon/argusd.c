@@ -492,9 +492,9 @@ static int run_loop(struct daemon *d)
 			return ret;
 		}
 		if (d->sampler)
-			argus_sampler_poll(d->sampler, &d->prod);
+			argus_side_poll(d->sampler, &d->prod);
 		if (d->uprobes)
-			argus_uprobes_poll(d->uprobes, &d->prod);
+			argus_side_poll(d->uprobes, &d->prod);
 		if (d->urings)
 			argus_urings_poll(d->urings, now_ns());
 		if (buffer_faulted(d))
@@ -743,15 +743,15 @@ cleanup:
 	}
 	if (d.sampler) {
 		if (d.prod_live)
-			argus_sampler_poll(d.sampler, &d.prod);
-		log_msg("CPU sampler: %llu samples or stacks lost", (unsigned long long)argus_sampler_lost(d.sampler));
-		argus_sampler_close(d.sampler);
+			argus_side_poll(d.sampler, &d.prod);
+		log_msg("CPU sampler: %llu samples or stacks lost", (unsigned long long)argus_side_lost(d.sampler));
+		argus_side_close(d.sampler);
 	}
 	if (d.uprobes) {
 		if (d.prod_live)
-			argus_uprobes_poll(d.uprobes, &d.prod);
-		log_msg("uprobe hooks: %llu records lost", (unsigned long long)argus_uprobes_lost(d.uprobes));
-		argus_uprobes_close(d.uprobes);
+			argus_side_poll(d.uprobes, &d.prod);
+		log_msg("uprobe hooks: %llu records lost", (unsigned long long)argus_side_lost(d.uprobes));
+		argus_side_close(d.uprobes);
 	}
 	if (d.urings && d.prod_live) {
 		argus_urings_rescan(d.urings);   /* rings of threads that began since the last scan */

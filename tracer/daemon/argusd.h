@@ -26,6 +26,7 @@
 #include "hang_detector.h"
 #include "mappings_writer.h"
 #include "platform.h"
+#include "side_source.h"
 #include "thread_names.h"
 
 #define TICK_NS 1000000000ull
@@ -79,8 +80,8 @@ struct daemon {
 	struct maps_seen maps_seen[MAPS_SEEN_SLOTS];
 	uint64_t mapping_records;
 	struct thread_names *names;  /* names re-emitted after a wrap (thread_names.c) */
-	struct argus_sampler *sampler;  /* NULL: no CPU samples */
-	struct argus_uprobes *uprobes;  /* NULL: no hooks through uprobes */
+	struct argus_side_source *sampler;  /* NULL: no CPU samples (sampler.h) */
+	struct argus_side_source *uprobes;  /* NULL: no hooks through uprobes (uprobes.h) */
 	uint64_t refresh_seq;        /* producer chunk seq at the last refresh */
 	bool refreshing;
 	uint64_t names_emitted;

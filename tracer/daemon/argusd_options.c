@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * argusd's command line -> struct env->  Paths are made absolute here, before
+ * argusd's command line -> struct env.  Paths are made absolute here, before
  * the daemon changes to /; a bad option is one line (argusd_fail) and exit 2.
  */
 #include <ctype.h>

@@ -179,10 +179,10 @@ void record_stack_mappings(struct daemon *d)
 	t = now_ns();
 	for (i = 0; i < n; i++)
 		record_mappings(d, pids[i], t);
-	n = d->sampler ? argus_sampler_stack_pids(d->sampler, pids, sizeof(pids) / sizeof(pids[0])) : 0;
+	n = d->sampler ? argus_side_pids(d->sampler, pids, sizeof(pids) / sizeof(pids[0])) : 0;
 	for (i = 0; i < n; i++)
 		record_mappings(d, pids[i], t);
-	n = d->uprobes ? argus_uprobes_pids(d->uprobes, pids, sizeof(pids) / sizeof(pids[0])) : 0;
+	n = d->uprobes ? argus_side_pids(d->uprobes, pids, sizeof(pids) / sizeof(pids[0])) : 0;
 	for (i = 0; i < n; i++)
 		record_mappings(d, pids[i], t);
 }

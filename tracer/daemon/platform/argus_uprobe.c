@@ -38,12 +38,6 @@
 
 #define MAX_HOOKS 256
 #define MAX_LINE 1024
-/* A process with probe records is handed to the daemon for its mappings (so
- * fn can be symbolized) once, then at most every REQUEUE_NS, as the
- * sampler does: reading /proc/PID/maps per record would cost more than the
- * records. */
-#define PID_SLOTS 256
-#define REQUEUE_NS (10ull * 1000000000ull)
 /* Go executables probed at once (each its own file, 3 links), and the
  * files already looked at (Go or not; when full it starts over: a second
  * look at a file costs a stat and never attaches twice). */
@@ -52,20 +46,14 @@
 
 struct go_file { uint64_t dev, ino; struct bpf_link *links[ARGUS_GO_NFNS]; };
 
+/* The ring buffer, drops and the pids of every probe record (handed to the
+ * daemon for their mappings, so fn can be symbolized) are the side
+ * source's (bpf_loader_util.c). */
 struct argus_uprobes {
+	struct argus_side_source side;   /* first: the daemon holds &side */
 	struct argus_uprobe_bpf *obj;
-	struct ring_buffer *ring;
 	struct bpf_link *links[2 * MAX_HOOKS];
 	int nlinks;
-	int ncpus;
-	uint64_t *drop_values;
-	struct argus_rb_producer *out;
-	void (*observe)(void *ctx, const void *rec, uint32_t size);
-	void *observe_ctx;
-	uint64_t records;
-	uint64_t rejected;
-	struct argus_pid_queue queued;
-	struct { uint32_t pid; uint64_t ns; } handed[PID_SLOTS];
 	/* Go */
 	struct bpf_link *exec_link;
 	struct ring_buffer *exec_ring;
@@ -253,43 +241,6 @@ static int attach_hooks(struct argus_uprobes *u, const struct argus_uprobes_conf
 	return hooks;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void queue_pid(struct argus_uprobes *u, uint32_t pid)
-{
-	size_t slot = pid % PID_SLOTS;
-	uint64_t t = mono_ns();
-
-	if (u->handed[slot].pid == pid && t - u->handed[slot].ns < REQUEUE_NS)
-		return;
-	argus_pid_queue_push(&u->queued, pid);
-	u->handed[slot].pid = pid;
-	u->handed[slot].ns = t;
-}
-
-/* Invalid input from the kernel side is counted and skipped, never fatal. */
-static int on_record(void *ctx, void *data, size_t size)
-{
-	struct argus_uprobes *u = ctx;
-	const struct argus_event_header *h = data;
-
-	if (size < sizeof(*h) || h->size > size || !u->out || argus_rb_write(u->out, data, h->size)) {
-		u->rejected++;
-		return 0;
-	}
-	u->records++;
-	if (u->observe)
-		u->observe(u->observe_ctx, data, h->size);
-	queue_pid(u, h->pid);
-	return 0;
-}
-
 static int on_exec(void *ctx, void *data, size_t size)
 {
 	struct argus_uprobes *u = ctx;
@@ -427,7 +378,44 @@ static int go_open(struct argus_uprobes *u, char *err, size_t errlen)
 	return 0;
 }
 
-int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_uprobes **out, char *err,
+/* Before each drain: new Go programs first, so their records start sooner. */
+static void before_poll(struct argus_side_source *side)
+{
+	struct argus_uprobes *u = (struct argus_uprobes *)side;
+	uint32_t pids[ARGUS_STACK_PID_QUEUE];
+	size_t n, k;
+
+	if (!u->exec_ring)
+		return;
+	ring_buffer__consume(u->exec_ring);
+	n = argus_pid_queue_take(&u->execs, pids, ARGUS_STACK_PID_QUEUE);
+	for (k = 0; k < n; k++)
+		go_attach(u, pids[k]);
+}
+
+static void detach(struct argus_side_source *side)
+{
+	struct argus_uprobes *u = (struct argus_uprobes *)side;
+	int i;
+
+	for (i = 0; i < u->nlinks; i++)
+		bpf_link__destroy(u->links[i]);
+	for (i = 0; i < u->ngo; i++)
+		for (int k = 0; k < ARGUS_GO_NFNS; k++)
+			bpf_link__destroy(u->go[i].links[k]);
+	bpf_link__destroy(u->exec_link);
+}
+
+static void destroy(struct argus_side_source *side)
+{
+	struct argus_uprobes *u = (struct argus_uprobes *)side;
+
+	ring_buffer__free(u->exec_ring);
+	argus_uprobe_bpf__destroy(u->obj);
+	free(u);
+}
+
+int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_side_source **out, char *err,
 		       size_t errlen)
 {
 	struct argus_uprobes *u;
@@ -439,22 +427,13 @@ int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_upro
 		argus_set_err(err, errlen, "failed to allocate uprobe hooks");
 		return -ENOMEM;
 	}
-	u->observe = cfg->observe;
-	u->observe_ctx = cfg->observe_ctx;
+	u->side.before_poll = before_poll;
+	u->side.detach = detach;
+	u->side.destroy = destroy;
+	u->side.observe = cfg->observe;
+	u->side.observe_ctx = cfg->observe_ctx;
 	u->notice = cfg->notice;
 	u->cfg = cfg;
-	u->ncpus = libbpf_num_possible_cpus();
-	if (u->ncpus <= 0) {
-		ret = u->ncpus ? u->ncpus : -ENODEV;
-		argus_set_err(err, errlen, "failed to count CPUs: %s", strerror(-ret));
-		goto cleanup;
-	}
-	u->drop_values = calloc(u->ncpus, sizeof(*u->drop_values));
-	if (!u->drop_values) {
-		ret = -ENOMEM;
-		argus_set_err(err, errlen, "failed to allocate uprobe hooks");
-		goto cleanup;
-	}
 	u->obj = argus_uprobe_bpf__open();
 	if (!u->obj) {
 		ret = -errno;
@@ -475,74 +454,16 @@ int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_upro
 		argus_set_err(err, errlen, "failed to attach uprobe hooks: none of the hook list could be attached");
 		goto cleanup;
 	}
-	u->ring = ring_buffer__new(bpf_map__fd(u->obj->maps.probes), on_record, u, NULL);
-	if (!u->ring) {
-		ret = -errno;
-		argus_set_err(err, errlen, "failed to create ring buffer reader: %s", strerror(errno));
+	ret = argus_side_open_ring(&u->side, u->obj->maps.probes, u->obj->maps.drops, err, errlen);
+	if (ret)
 		goto cleanup;
-	}
 	if (cfg->go && (ret = go_open(u, err, errlen)))
 		goto cleanup;
 	u->cfg = NULL;
-	*out = u;
+	*out = &u->side;
 	return 0;
 
 cleanup:
-	argus_uprobes_close(u);
+	argus_side_close(&u->side);
 	return ret;
-}
-
-int argus_uprobes_poll(struct argus_uprobes *u, struct argus_rb_producer *out)
-{
-	uint64_t before = u->records;
-	int ret;
-
-	if (u->exec_ring) {             /* new Go programs first: their records start sooner */
-		uint32_t pids[ARGUS_STACK_PID_QUEUE];
-		size_t n, k;
-
-		ring_buffer__consume(u->exec_ring);
-		n = argus_pid_queue_take(&u->execs, pids, ARGUS_STACK_PID_QUEUE);
-		for (k = 0; k < n; k++)
-			go_attach(u, pids[k]);
-	}
-	u->out = out;
-	ret = ring_buffer__consume(u->ring);
-	u->out = NULL;
-	if (ret < 0 && ret != -EINTR)
-		return ret;
-	return (int)((u->records - before) > INT_MAX ? INT_MAX : (u->records - before));
-}
-
-size_t argus_uprobes_pids(struct argus_uprobes *u, uint32_t *out, size_t max)
-{
-	return argus_pid_queue_take(&u->queued, out, max);
-}
-
-uint64_t argus_uprobes_lost(struct argus_uprobes *u)
-{
-	uint64_t drops;
-
-	if (argus_percpu_sum(u->obj->maps.drops, u->drop_values, u->ncpus, &drops))
-		return u->rejected;
-	return u->rejected + drops;
-}
-
-void argus_uprobes_close(struct argus_uprobes *u)
-{
-	int i;
-
-	if (!u)
-		return;
-	for (i = 0; i < u->nlinks; i++)
-		bpf_link__destroy(u->links[i]);
-	for (i = 0; i < u->ngo; i++)
-		for (int k = 0; k < ARGUS_GO_NFNS; k++)
-			bpf_link__destroy(u->go[i].links[k]);
-	bpf_link__destroy(u->exec_link);
-	ring_buffer__free(u->exec_ring);
-	ring_buffer__free(u->ring);
-	argus_uprobe_bpf__destroy(u->obj);
-	free(u->drop_values);
-	free(u);
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What the two libbpf loaders of argusd (platform_linux.c for the tracer,
- * argus_sample.c for the CPU sampler) do alike: the "failed to <verb>
- * <object>" error text, summing a per-CPU drop counter, and the queue of
- * pids whose user stacks reached the file (drained by the daemon through
- * argus_platform_ops.stack_pids to record their mappings).
+ * What the libbpf loaders of argusd (platform_linux.c for the tracer,
+ * argus_sample.c for the CPU sampler, argus_uprobe.c for the hook spec) do
+ * alike: the "failed to <verb> <object>" error text, summing a per-CPU drop
+ * counter, the queue of pids whose records reached the file (drained by the
+ * daemon to record their mappings), and for the two side sources
+ * (side_source.h) everything after their attach.
  */
 #ifndef ARGUS_BPF_LOADER_UTIL_H
 #define ARGUS_BPF_LOADER_UTIL_H
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "platform.h"
+#include "side_source.h"
 
 struct bpf_map;
 
@@ -34,5 +36,43 @@ struct argus_pid_queue {
 void argus_pid_queue_push(struct argus_pid_queue *q, uint32_t pid);
 /* Moves up to max of the oldest pids to out: how many. */
 size_t argus_pid_queue_take(struct argus_pid_queue *q, uint32_t *out, size_t max);
+
+/* The part of a side source (side_source.h) that the CPU sampler and the
+ * uprobe loader share.  Each embeds it as the first member of its own
+ * struct, sets the hooks right after allocating (close may run on a half
+ * built source) and calls argus_side_open_ring after attaching. */
+#define ARGUS_SIDE_PID_SLOTS 256
+/* A process is handed out for its mappings once, then at most this often (a
+ * dlopen since): every running process may be sampled, and reading each
+ * one's /proc/PID/maps every second cost more than the records. */
+#define ARGUS_SIDE_REQUEUE_NS (10ull * 1000000000ull)
+
+struct ring_buffer;
+
+struct argus_side_source {
+	struct ring_buffer *ring;
+	struct argus_rb_producer *out;        /* during poll only */
+	void (*observe)(void *ctx, const void *rec, uint32_t size);   /* as argus_tracer_config */
+	void *observe_ctx;
+	uint16_t pid_type;                    /* records whose pid is handed out: this type, 0 = all */
+	uint64_t records;
+	uint64_t rejected;
+	int ncpus;
+	uint64_t *drop_values;                /* ncpus slots for reading drops */
+	const struct bpf_map *drops;          /* per-CPU __u64 at key 0 */
+	struct argus_pid_queue queued;
+	struct { uint32_t pid; uint64_t ns; } handed[ARGUS_SIDE_PID_SLOTS];
+	void (*before_poll)(struct argus_side_source *s);   /* the loader's own poll work, first; or NULL */
+	void (*detach)(struct argus_side_source *s);        /* its links and perf events */
+	void (*destroy)(struct argus_side_source *s);       /* its BPF object and its struct */
+};
+
+/* After attach: the reader of the BPF ring buffer map records and the drop
+ * counter drops.  0, or -errno and err ("failed to <verb> <object>"). */
+int argus_side_open_ring(struct argus_side_source *s, const struct bpf_map *records, const struct bpf_map *drops,
+			 char *err, size_t errlen);
+/* One record of the ring buffer (its callback): into s->out, observed, its
+ * pid handed out; invalid input is counted and skipped, never fatal. */
+int argus_side_record(void *ctx, void *data, size_t size);
 
 #endif /* ARGUS_BPF_LOADER_UTIL_H */

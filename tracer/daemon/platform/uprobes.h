@@ -2,14 +2,14 @@
 /*
  * The hook spec through uprobes, as argusd sees it (loader: argus_uprobe.c,
  * BPF side: kext/linux/argus_uprobe.bpf.c): for processes not started under
- * `argus run`.  Like the CPU sampler, a separate source with its own BPF
- * object and ring buffer; a hook that cannot be attached is skipped with one
- * log line, and failing to set up the whole source only leaves the trace
- * without these records.
+ * `argus run`.  Like the CPU sampler, a side source (side_source.h) with its
+ * own BPF object and ring buffer; a hook that cannot be attached is skipped
+ * with one log line, and failing to set up the whole source only leaves the
+ * trace without these records.
  *
- *   open   read the hook list `argus start` resolved, load, attach each hook
- *   poll   move pending records into the file ring buffer (never blocks)
- *   close  detach and free
+ *   open   read the hook list `argus start` resolved, load, attach each hook;
+ *          then poll, pids (those of every probe record), lost and close
+ *          are side_source.h's
  *
  * The hook list (a file, one hook a line, tab separated; cli/uprobe_hooks.py):
  *   probe_id  enter_type  return_type  file_offset  library_path  symbol
@@ -26,7 +26,7 @@
  * GO_READY / GO_EXECUTE / GO_PARK records.  Poll does the attaching, so a
  * program runs a few milliseconds unprobed after its exec.
  *
- * Elsewhere than Linux every call is a stub that says "not supported".
+ * Elsewhere than Linux open is a stub that says "not supported".
  */
 #ifndef ARGUS_UPROBES_H
 #define ARGUS_UPROBES_H
@@ -35,9 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "argus_rb.h"
-
-struct argus_uprobes;
+#include "side_source.h"
 
 struct argus_uprobes_config {
 	const char *hooks_path;       /* the hook list; NULL: none (Go probes only) */
@@ -51,30 +49,16 @@ struct argus_uprobes_config {
 
 #ifdef __linux__
 /* 0 with *out set (at least one hook attached, or Go probes on), or -errno and err. */
-int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_uprobes **out, char *err,
+int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_side_source **out, char *err,
 		       size_t errlen);
-/* Records moved (>= 0) or -errno. */
-int argus_uprobes_poll(struct argus_uprobes *u, struct argus_rb_producer *out);
-/* Pids with probe records in the file (each at most every 10 s), so the
- * daemon records their mappings and fn can be symbolized. */
-size_t argus_uprobes_pids(struct argus_uprobes *u, uint32_t *out, size_t max);
-/* Records that never reached the file, cumulative. */
-uint64_t argus_uprobes_lost(struct argus_uprobes *u);
-void argus_uprobes_close(struct argus_uprobes *u);
 #else
-static inline int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_uprobes **out,
+static inline int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_side_source **out,
 				     char *err, size_t errlen)
 {
 	(void)cfg; (void)err; (void)errlen;
 	*out = NULL;
 	return -ENOTSUP;
 }
-static inline int argus_uprobes_poll(struct argus_uprobes *u, struct argus_rb_producer *out)
-{ (void)u; (void)out; return 0; }
-static inline size_t argus_uprobes_pids(struct argus_uprobes *u, uint32_t *out, size_t max)
-{ (void)u; (void)out; (void)max; return 0; }
-static inline uint64_t argus_uprobes_lost(struct argus_uprobes *u) { (void)u; return 0; }
-static inline void argus_uprobes_close(struct argus_uprobes *u) { (void)u; }
 #endif
 
 #endif /* ARGUS_UPROBES_H */
