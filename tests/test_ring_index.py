@@ -48,12 +48,29 @@ def test_index_lists_the_demo_hangs_as_the_full_decode(tmp_path):
                       for h in json.loads(out)["hangs"] if h["pid"] in demo_pids)
 
     got, want = demo_hangs(fast.stdout), demo_hangs(full.stdout)
-    assert [g[:4] for g in got] == [w[:4] for w in want] and want
+    assert [g[:4] for g in got] == [w[:4] for w in want] and want, (got, want)
     for g, w in zip(got, want):          # the same wait: the records' own timestamps, at most a switch apart
-        assert abs(g[4] - w[4]) < 5_000_000 and abs(g[5] - w[5]) < 5_000_000
+        assert abs(g[4] - w[4]) < 5_000_000 and abs(g[5] - w[5]) < 5_000_000, (got, want)
 
     dbg = argus(env, "debug", "--buffer", buf, "--auto", "--json")
     first = [ln for ln in dbg.stderr.splitlines() if ln.startswith("argus: the hang of")]
-    assert first and f"demo-app/{info['app_pid']}" in first[0]
+    assert first and f"demo-app/{info['app_pid']}" in first[0], dbg.stderr
     report = json.loads(dbg.stdout)
     assert report["spinning"]["pid"] == info["app_pid"]
+
+    # the window around it decoded focused (tracer/focus.py; forced here, the buffer is not busy
+    # enough to need it): the same spinning thread and root causes as a decode of everything
+    forced = subprocess.run([sys.executable, "-c", "import sys; from argus.cli import cmd_debug, main; "
+                             "cmd_debug.FOCUS_MIN_EVENTS = 10; sys.argv = ['argus'] + sys.argv[1:]; main.main()",
+                             "debug", "--buffer", buf, "--auto", "--json"], env=env, capture_output=True, text=True,
+                            timeout=600)
+    assert forced.returncode == 0, forced.stderr
+    focused = json.loads(forced.stdout)
+    full = json.loads(argus(env, "debug", "--buffer", buf, "--pid", str(info["app_pid"]), "--window", "0", "--auto",
+                            "--json").stdout)
+    assert any("only the" in n for n in focused["notes"])
+
+    def causes(d):
+        return [(c["tid"], c["block_type"], c["depth"]) for c in d["root_causes"]]
+    assert focused["spinning"]["tid"] == full["spinning"]["tid"] == info["app_pid"]
+    assert causes(focused) == causes(full) and causes(full), (causes(focused), causes(full))

@@ -8,12 +8,14 @@ processes.  `argus debug` (the ring index named the hang's process) loads
 such a window focused.
 
 Algorithm:
-  pass 1  decode the window keeping only wakeup, fork and process-snapshot
-          rows (a type mask: every record is framed, few are widened).  They
-          make an undirected graph of processes: an edge per wakeup made in
-          task context (waker pid -- wakee pid; interrupt and kthread
-          wakeups name whoever was interrupted, not a cause) and per fork
-          (parent -- child).  The kept set is the target process and every
+  pass 1  decode the window in pieces (below) keeping only wakeup, fork
+          and process-snapshot rows (a type mask: every record is framed,
+          few are widened), reduced to distinct pairs per piece.  They make
+          an undirected graph of processes: an edge per wakeup made in task
+          context (waker pid -- wakee pid; interrupt and kthread wakeups name
+          whoever was interrupted, not a cause) and per fork of the target
+          itself (its parent and its children: a launcher's other children
+          are not this hang's).  The kept set is the target process and every
           process within MAX_HOPS edges of it, never walking on from a kernel
           thread (kthreadd's children: they wake everyone) or from the
           tracer's own pid; those are kept when adjacent.
@@ -51,14 +53,28 @@ _U64_MAX = (1 << 64) - 1
 def kept_pids(rows, pid, tracer_pid=None):
     """The processes within MAX_HOPS wakeup / fork edges of pid (module doc),
     from rows of types WAKEUP, WAKEUP_NEW, FORK, PROC_SNAPSHOT."""
+    return _closure(*_edges(rows, pid), pid, tracer_pid)
+
+
+def _edges(rows, pid):
+    """(distinct (a, b) process pairs as two arrays, kernel-thread pids) of
+    the wakeup / fork / snapshot rows."""
     wk = rows[np.isin(rows["type"], _WAKEUPS) & (rows[schema.column(schema.WAKEUP, "context")] == schema.WAKE_TASK)]
     fk = rows[rows["type"] == schema.FORK]
-    a = np.concatenate([wk["pid"], fk["pid"]]).astype(np.int64)
-    b = np.concatenate([wk[schema.column(schema.WAKEUP, "wakee_pid")],
-                        fk[schema.column(schema.FORK, "child_pid")]]).astype(np.int64)
+    child = fk[schema.column(schema.FORK, "child_pid")]
+    own = (fk["pid"] == pid) | (child == pid)
+    a = np.concatenate([wk["pid"], fk["pid"][own]]).astype(np.int64)
+    b = np.concatenate([wk[schema.column(schema.WAKEUP, "wakee_pid")], child[own]]).astype(np.int64)
+    pairs = np.unique(np.stack([a, b], axis=1), axis=0) if len(a) else np.zeros((0, 2), np.int64)
     snap = rows[rows["type"] == schema.PROC_SNAPSHOT]
     kthreads = set(snap["pid"][snap[schema.column(schema.PROC_SNAPSHOT, "ppid")] == KTHREADD_PID].tolist())
-    kthreads |= set(fk[schema.column(schema.FORK, "child_pid")][fk["pid"] == KTHREADD_PID].tolist())
+    kthreads |= set(child[fk["pid"] == KTHREADD_PID].tolist())
+    return pairs, kthreads
+
+
+def _closure(pairs, kthreads, pid, tracer_pid=None):
+    a, b = pairs[:, 0], pairs[:, 1]
+    kthreads = set(kthreads)
     kthreads.add(KTHREADD_PID)
     stop = kthreads | ({int(tracer_pid)} if tracer_pid else set())
     keep = {int(pid)}
@@ -92,11 +108,17 @@ def decode_focused(path, pid, since_ns=None, until_ns=None, tracer_pid=None, dec
     decode = decode or (lambda **kw: reader.decode_file(path, strict=False, **kw))
     since = 0 if since_ns is None else int(since_ns)
     until = _U64_MAX if until_ns is None else int(until_ns)
-    near = decode(since_ns=since, until_ns=until, types=_WAKEUPS + (schema.FORK, schema.PROC_SNAPSHOT),
-                  rows_hint=4096)
-    keep = np.fromiter(kept_pids(near.rows, pid, tracer_pid), np.int64)
-    del near
     pieces = _pieces(path, since, until)
+    pairs, kthreads = [], set()
+    for k, (lo, hi, hint) in enumerate(pieces):
+        near = decode(since_ns=lo, until_ns=hi, keep_state=k == 0, rows_hint=4096,
+                      types=_WAKEUPS + (schema.FORK, schema.PROC_SNAPSHOT))
+        p, kt = _edges(near.rows, pid)
+        pairs.append(p)
+        kthreads |= kt
+        del near
+    pairs = np.unique(np.concatenate(pairs), axis=0)
+    keep = np.fromiter(_closure(pairs, kthreads, pid, tracer_pid), np.int64)
     parts, frames, strings = [], [], []
     nf = ns = 0
     first_window_ts = 0
