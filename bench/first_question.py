@@ -19,11 +19,13 @@ ARGUS_STATE_DIR so a running daemon is never touched):
      argus/; --before-native DIR: its libargus_core.so, e.g. `cmake --build
      B --target argus_core` of that worktree), "after" runs first (the
      daemon traces on, so the ring moves on meanwhile), then "before":
-       hangs        `argus hangs --threshold 1`: seconds until the hung app's
+       hangs        `argus hangs --threshold 1 --top 100000`: seconds until the hung app's
                     line is printed, whether it was, and the child's peak RSS
-       debug_first  `argus debug --auto --threshold 1`: seconds until the first
-                    line naming the hung app (stdout or stderr), and peak RSS
-                    of the whole run
+       debug_first  `argus debug --auto --threshold 1`: seconds until its first
+                    line about the hang it explains (the index's line on
+                    stderr; before: the report's first line), whether the
+                    output names the hung app at all (other hangs on a shared
+                    machine may rank first), and peak RSS of the whole run
        cat          `cat BUFFER > /dev/null`: the ratio's denominator
 Peak RSS is the child's ru_maxrss (os.wait4).  Prints a table (median, min,
 max; ratio of medians to cat's) and, with --json FILE, every run.  Nothing is
@@ -32,6 +34,7 @@ asserted: this reports numbers (bench/README.md).
 import argparse
 import json
 import os
+import re
 import selectors
 import statistics
 import subprocess
@@ -46,6 +49,9 @@ import time
 DIR_LAUNCH = ("import runpy, sys; sys.meta_path[:] = [f for f in sys.meta_path "
               "if 'Redirecting' not in type(f).__name__]; runpy.run_module('argus.cli', run_name='__main__')")
 ARGUS = [sys.executable, "-m", "argus.cli"]     # the "after" command (main() changes it for --after)
+APP = ""                                        # "demo-app/PID": the hang to find (main() sets it)
+# the first line `argus debug` prints about the hang: the index's (this version), or the report's
+DEBUG_FIRST = re.compile(rb"argus: the hang of |^Hang in ", re.M)
 
 
 def argus(env, *args, check=True, **kw):
@@ -61,10 +67,11 @@ def native(name):
 
 
 def busy_workloads():
+    # each in a session of its own: both fork, and the whole group is killed
     pipe = subprocess.Popen(["perf", "bench", "sched", "pipe", "-l", str(10 ** 10)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.DEVNULL, start_new_session=True)
     # groups of senders and receivers over pipes: hackbench, no event loop to hang
-    messaging = subprocess.Popen(["perf", "bench", "sched", "messaging", "-p", "-g", "4", "-l", str(10 ** 9)],
+    messaging = subprocess.Popen(["perf", "bench", "sched", "messaging", "-p", "-g", "1", "-l", str(10 ** 9)],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     return [pipe, messaging]
 
@@ -77,7 +84,11 @@ def record(env, buffer, size, fill_seconds):
         t0 = time.time()
         while time.time() - t0 < fill_seconds:
             time.sleep(2)
-            st = json.loads(argus(env, "status", "--json").stdout)
+            p = argus(env, "status", "--json", check=False)
+            if p.returncode:            # a daemon too busy to answer its socket in time: ask again
+                print(f"  status: {p.stderr.strip()}", flush=True)
+                continue
+            st = json.loads(p.stdout)
             over = st.get("overwritten") or 0
             print(f"  {time.time() - t0:5.0f} s  fill {st.get('fill', 0):.0%}  events {st.get('events', '?'):,}  "
                   f"events/s {st.get('events_per_s', 0):,.0f}  overwritten {over:,}", flush=True)
@@ -92,7 +103,7 @@ def record(env, buffer, size, fill_seconds):
     finally:
         for p in busy:
             try:
-                os.killpg(p.pid, 9) if p is busy[-1] else p.kill()   # messaging forks its workers
+                os.killpg(p.pid, 9)
             except ProcessLookupError:
                 pass
             p.wait()
@@ -100,9 +111,10 @@ def record(env, buffer, size, fill_seconds):
 
 
 def timed_child(cmd, env, marker, timeout=1800):
-    """(seconds to the first output line containing marker or None, total
-    seconds, peak RSS MiB, exit code) of cmd, stdout and stderr read as they
-    come."""
+    """(seconds to the first output containing marker or None, total seconds,
+    peak RSS MiB, exit code, whether the hung app was named) of cmd, stdout
+    and stderr read as they come.  marker: a string, or a compiled pattern."""
+    find = marker.search if hasattr(marker, "search") else (lambda b: marker.encode() in b)
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     sel = selectors.DefaultSelector()
@@ -118,7 +130,7 @@ def timed_child(cmd, env, marker, timeout=1800):
                 open_ -= 1
                 continue
             buf[key.fileobj] += data
-            if first is None and marker.encode() in buf[key.fileobj]:
+            if first is None and find(buf[key.fileobj]):
                 first = time.perf_counter() - t0
     if open_:
         p.kill()
@@ -127,7 +139,7 @@ def timed_child(cmd, env, marker, timeout=1800):
     rc = os.waitstatus_to_exitcode(status)
     if rc:
         print(f"    {' '.join(cmd[-6:])}: rc {rc}: {buf[p.stderr].decode(errors='replace').strip()[-300:]}", flush=True)
-    return first, total, ru.ru_maxrss / 1024.0, rc
+    return first, total, ru.ru_maxrss / 1024.0, rc, APP.encode() in buf[p.stdout] + buf[p.stderr]
 
 
 def cat_seconds(buffer):
@@ -174,9 +186,10 @@ def main():
     else:
         buffer = args.keep or os.path.join(tmp, "trace.argus")
         print(f"recording a full, busy {args.size} buffer into {buffer} ...", flush=True)
-        pid = record(env, buffer, args.size, args.fill_seconds)["app_pid"]
-        live = True
     try:
+        if not args.reuse:
+            live = True             # stopped in finally, whatever happens while recording
+            pid = record(env, buffer, args.size, args.fill_seconds)["app_pid"]
         st = json.loads(argus(env, "status", "--buffer", buffer, "--json").stdout)
         print(f"hung app pid {pid}; tracing live: {live}")
         print(f"buffer {buffer}: " + json.dumps({k: st[k] for k in st if not isinstance(st[k], (dict, list))}))
@@ -187,22 +200,24 @@ def main():
                         ARGUS_NATIVE_DIR=os.path.abspath(args.before_native or A.NATIVE_DIR))
             variants.append(("before", benv, args.before_runs))
         launch = {"after": ARGUS, "before": [sys.executable, "-c", DIR_LAUNCH]}
-        marker = f"demo-app/{pid}"
+        global APP
+        marker = APP = f"demo-app/{pid}"
         runs = {f"{v}_{k}": [] for v, _, _ in variants for k in ("hangs", "debug_first")}
         runs["cat"] = []
         for name, venv, n in variants:
             for i in range(n):
                 runs["cat"].append(cat_seconds(buffer))   # the page cache is warm for every figure alike
                 base = launch[name]
-                h = timed_child(base + ["hangs", "--buffer", buffer, "--threshold", "1"], venv, marker)
-                d = timed_child(base + ["debug", "--buffer", buffer, "--auto", "--threshold", "1"], venv, marker)
+                h = timed_child(base + ["hangs", "--buffer", buffer, "--threshold", "1", "--top", "100000"], venv,
+                                marker)
+                d = timed_child(base + ["debug", "--buffer", buffer, "--auto", "--threshold", "1"], venv, DEBUG_FIRST)
                 runs[f"{name}_hangs"].append(h)
                 runs[f"{name}_debug_first"].append(d)
                 print(f"  {name:6} run {i + 1}: hangs {fmt(h)}; debug first line {fmt(d)}; cat {runs['cat'][-1]:.2f} s",
                       flush=True)
         cat = statistics.median(runs["cat"])
         print(f"\n{'figure':<20} {'found':>5} {'median s':>9} {'min s':>7} {'max s':>7} {'x cat':>7} "
-              f"{'peak RSS MiB':>13} {'total s':>8}   (buffer {os.path.getsize(buffer) / 2**30:.1f} GiB, "
+              f"{'peak RSS MiB':>13} {'total s':>8} {'app':>5}   (buffer {os.path.getsize(buffer) / 2**30:.1f} GiB, "
               f"cat {cat:.2f} s median)")
         for k, v in runs.items():
             if k == "cat" or not v:
@@ -211,7 +226,8 @@ def main():
             shown = found or [r[1] for r in v]
             med = statistics.median(shown)
             print(f"{k:<20} {len(found)}/{len(v):<3} {med:9.2f} {min(shown):7.2f} {max(shown):7.2f} {med / cat:7.1f} "
-                  f"{max(r[2] for r in v):13.0f} {statistics.median(r[1] for r in v):8.2f}")
+                  f"{max(r[2] for r in v):13.0f} {statistics.median(r[1] for r in v):8.2f} "
+                  f"{sum(1 for r in v if r[4])}/{len(v)}")
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"buffer": buffer, "pid": pid, "status": st, "runs": runs}, f, indent=1)
@@ -221,8 +237,9 @@ def main():
 
 
 def fmt(r):
-    first, total, rss, rc = r
-    return (f"{first:.2f} s" if first is not None else "not found") + f" (total {total:.1f} s, {rss:.0f} MiB, rc {rc})"
+    first, total, rss, rc, named = r
+    return ((f"{first:.2f} s" if first is not None else "not found") +
+            f" (total {total:.1f} s, {rss:.0f} MiB, rc {rc}, {'names' if named else 'does not name'} the app)")
 
 
 if __name__ == "__main__":
