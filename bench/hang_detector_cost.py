@@ -33,7 +33,7 @@ def main():
         exe = os.path.join(tmp, "hang_detector_cost")
         subprocess.run(["cc", "-O2", "-D_GNU_SOURCE", "-std=gnu11", f"-I{rb}", f"-I{dm}",
                         f"-I{os.path.join(dm, 'platform')}", f"-I{os.path.join(ROOT, 'tracer', 'kdebug')}",
-                        os.path.join(ROOT, "bench", "hang_detector_cost.c"), os.path.join(dm, "hang_detector.c"),
+                        os.path.join(ROOT, "bench", "hang_detector_cost.c"), os.path.join(dm, "hang_detector.c"), os.path.join(dm, "hang_index.c"),
                         os.path.join(dm, "snapshot_writer.c"), os.path.join(dm, "safe_dir.c"), os.path.join(dm, "argusd_ctx.c"),
                         os.path.join(rb, "argus_rb.c"), os.path.join(rb, "argus_decode.c"), "-o", exe], check=True)
         runs = []

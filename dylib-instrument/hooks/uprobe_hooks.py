@@ -2,7 +2,7 @@
 
 For processes that were not started under `argus run` (already running, or
 started plainly), argusd attaches the same hooks as uprobes, system-wide.
-This module turns spec files into argusd's hook list (tracer/daemon/platform/uprobes.h):
+This module turns spec files into argusd's hook list (tracer/daemon/platform/side_source.h):
 
     probe_id  enter_type  return_type  file_offset(hex)  library_path  symbol  obj_arg  ret_deref
 

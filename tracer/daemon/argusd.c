@@ -69,8 +69,6 @@
 #include "hang_index.h"
 #include "snapshot_writer.h"
 #include "urings.h"
-#include "sampler.h"
-#include "uprobes.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -117,7 +115,7 @@ static void log_msg(const char *fmt, ...)
 	fflush(stderr);
 }
 
-/* A uprobe hook skipped (uprobes.h): one log line each. */
+/* A uprobe hook skipped (side_source.h): one log line each. */
 static void log_line(const char *line)
 {
 	log_msg("%s", line);

@@ -46,8 +46,8 @@ struct env {
 	bool no_stacks;
 	bool verbose;
 	uint32_t sample_hz;         /* CPU samples per second per CPU (argus_sample.c); 0 = off */
-	char *uprobe_hooks;         /* hook list for uprobes (argus_uprobe.c, uprobes.h); NULL = off */
-	bool no_go_probes;          /* leave Go executables unprobed (uprobes.h, Go) */
+	char *uprobe_hooks;         /* hook list for uprobes (argus_uprobe.c, side_source.h); NULL = off */
+	bool no_go_probes;          /* leave Go executables unprobed (side_source.h, Go) */
 	/* the hang detector: on when snapshot_dir is set */
 	char *snapshot_dir;
 	struct hang_detector_config hangs;
@@ -80,8 +80,8 @@ struct daemon {
 	struct maps_seen maps_seen[MAPS_SEEN_SLOTS];
 	uint64_t mapping_records;
 	struct thread_names *names;  /* names re-emitted after a wrap (thread_names.c) */
-	struct argus_side_source *sampler;  /* NULL: no CPU samples (sampler.h) */
-	struct argus_side_source *uprobes;  /* NULL: no hooks through uprobes (uprobes.h) */
+	struct argus_side_source *sampler;  /* NULL: no CPU samples (side_source.h) */
+	struct argus_side_source *uprobes;  /* NULL: no hooks through uprobes (side_source.h) */
 	uint64_t refresh_seq;        /* producer chunk seq at the last refresh */
 	bool refreshing;
 	uint64_t names_emitted;

@@ -403,7 +403,13 @@ struct hang_index *hang_index_create(int dir_fd, const char *dir, uint64_t buffe
 		goto fail;
 	}
 	/* blocks reserved: a full disk is an error here, never a SIGBUS later */
+#ifdef __APPLE__
+	/* no posix_fallocate (as in argus_rb.c): a sparse file, and on a full
+	 * disk a store into it may fault */
+	rc = ftruncate(fd, (off_t)len) ? errno : 0;
+#else
 	rc = posix_fallocate(fd, 0, (off_t)len);
+#endif
 	map = rc ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		snprintf(err, errlen, "failed to map the ring index %s/%s: %s", dir, name, strerror(rc ? rc : errno));

@@ -14,8 +14,6 @@
 #include <string.h>
 
 #include "argusd.h"
-#include "sampler.h"
-#include "uprobes.h"
 
 /* "major:minor" of /proc/PID/maps as the kernel's dev_t (major << 20 | minor). */
 static uint32_t parse_dev(const char *s)

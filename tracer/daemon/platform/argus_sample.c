@@ -27,7 +27,6 @@
 #include "argus_sample.h"
 #include "argus_sample.skel.h"
 #include "bpf_loader_util.h"
-#include "sampler.h"
 
 /* The ring buffer, drops and the pids of USER_STACK records (handed to the
  * daemon for their mappings) are the side source's (bpf_loader_util.c). */
@@ -94,6 +93,8 @@ static void destroy(struct argus_side_source *side)
 	free(s);
 }
 
+static const struct argus_side_ops sampler_ops = { .detach = detach, .destroy = destroy };
+
 int argus_sampler_open(const struct argus_sampler_config *cfg, struct argus_side_source **out, char *err,
 		       size_t errlen)
 {
@@ -106,15 +107,9 @@ int argus_sampler_open(const struct argus_sampler_config *cfg, struct argus_side
 			cfg->freq_hz);
 		return -EINVAL;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		argus_set_err(err, errlen, "failed to allocate CPU sampler");
+	s = argus_side_new(sizeof(*s), &sampler_ops, cfg->observe, cfg->observe_ctx, err, errlen);
+	if (!s)
 		return -ENOMEM;
-	}
-	s->side.detach = detach;
-	s->side.destroy = destroy;
-	s->side.observe = cfg->observe;
-	s->side.observe_ctx = cfg->observe_ctx;
 	s->side.pid_type = ARGUS_EV_USER_STACK;
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0) {

@@ -5,8 +5,7 @@
  * one uprobe (and uretprobe) per hook -> poll the ring buffer; one cleanup
  * path.
  *
- * The hook list is data from `argus start` (tracer/daemon/platform/uprobes.h gives its
- * format); every field is checked here, and a line that fails a check, or a
+ * The hook list is data from `argus start` (side_source.h gives its format); every field is checked here, and a line that fails a check, or a
  * hook the kernel refuses, is skipped with one line through cfg->skipped.
  * Attach is system-wide (pid -1): the kernel puts the breakpoint in the
  * library file's page cache, so processes already running are hooked too.
@@ -34,7 +33,7 @@
 #include "argus_uprobe.skel.h"
 #include "bpf_loader_util.h"
 #include "go_runtime.h"
-#include "uprobes.h"
+#include "side_source.h"
 
 #define MAX_HOOKS 256
 #define MAX_LINE 1024
@@ -415,6 +414,8 @@ static void destroy(struct argus_side_source *side)
 	free(u);
 }
 
+static const struct argus_side_ops uprobes_ops = { .before_poll = before_poll, .detach = detach, .destroy = destroy };
+
 int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_side_source **out, char *err,
 		       size_t errlen)
 {
@@ -422,16 +423,9 @@ int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_side
 	int ret;
 
 	*out = NULL;
-	u = calloc(1, sizeof(*u));
-	if (!u) {
-		argus_set_err(err, errlen, "failed to allocate uprobe hooks");
+	u = argus_side_new(sizeof(*u), &uprobes_ops, cfg->observe, cfg->observe_ctx, err, errlen);
+	if (!u)
 		return -ENOMEM;
-	}
-	u->side.before_poll = before_poll;
-	u->side.detach = detach;
-	u->side.destroy = destroy;
-	u->side.observe = cfg->observe;
-	u->side.observe_ctx = cfg->observe_ctx;
 	u->notice = cfg->notice;
 	u->cfg = cfg;
 	u->obj = argus_uprobe_bpf__open();

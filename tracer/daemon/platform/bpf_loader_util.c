@@ -67,6 +67,21 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+void *argus_side_new(size_t size, const struct argus_side_ops *ops, argus_observe_fn observe, void *observe_ctx,
+		     char *err, size_t errlen)
+{
+	struct argus_side_source *s = calloc(1, size);
+
+	if (!s) {
+		argus_set_err(err, errlen, "failed to allocate side source: out of memory");
+		return NULL;
+	}
+	s->ops = ops;
+	s->observe = observe;
+	s->observe_ctx = observe_ctx;
+	return s;
+}
+
 int argus_side_open_ring(struct argus_side_source *s, const struct bpf_map *records, const struct bpf_map *drops,
 			 char *err, size_t errlen)
 {
@@ -124,8 +139,8 @@ int argus_side_poll(struct argus_side_source *s, struct argus_rb_producer *out)
 	uint64_t before = s->records;
 	int ret;
 
-	if (s->before_poll)
-		s->before_poll(s);
+	if (s->ops->before_poll)
+		s->ops->before_poll(s);
 	s->out = out;
 	ret = ring_buffer__consume(s->ring);
 	s->out = NULL;
@@ -153,8 +168,8 @@ void argus_side_close(struct argus_side_source *s)
 {
 	if (!s)
 		return;
-	s->detach(s);
+	s->ops->detach(s);
 	ring_buffer__free(s->ring);
 	free(s->drop_values);
-	s->destroy(s);
+	s->ops->destroy(s);
 }

@@ -39,7 +39,7 @@ size_t argus_pid_queue_take(struct argus_pid_queue *q, uint32_t *out, size_t max
 
 /* The part of a side source (side_source.h) that the CPU sampler and the
  * uprobe loader share.  Each embeds it as the first member of its own
- * struct, sets the hooks right after allocating (close may run on a half
+ * struct, allocates that through argus_side_new (so close works on a half
  * built source) and calls argus_side_open_ring after attaching. */
 #define ARGUS_SIDE_PID_SLOTS 256
 /* A process is handed out for its mappings once, then at most this often (a
@@ -49,10 +49,18 @@ size_t argus_pid_queue_take(struct argus_pid_queue *q, uint32_t *out, size_t max
 
 struct ring_buffer;
 
+/* What differs between the side sources besides their open. */
+struct argus_side_ops {
+	void (*before_poll)(struct argus_side_source *s);   /* the loader's own poll work, first; or NULL */
+	void (*detach)(struct argus_side_source *s);        /* its links and perf events */
+	void (*destroy)(struct argus_side_source *s);       /* its BPF object and its struct */
+};
+
 struct argus_side_source {
+	const struct argus_side_ops *ops;
 	struct ring_buffer *ring;
 	struct argus_rb_producer *out;        /* during poll only */
-	void (*observe)(void *ctx, const void *rec, uint32_t size);   /* as argus_tracer_config */
+	argus_observe_fn observe;
 	void *observe_ctx;
 	uint16_t pid_type;                    /* records whose pid is handed out: this type, 0 = all */
 	uint64_t records;
@@ -62,10 +70,12 @@ struct argus_side_source {
 	const struct bpf_map *drops;          /* per-CPU __u64 at key 0 */
 	struct argus_pid_queue queued;
 	struct { uint32_t pid; uint64_t ns; } handed[ARGUS_SIDE_PID_SLOTS];
-	void (*before_poll)(struct argus_side_source *s);   /* the loader's own poll work, first; or NULL */
-	void (*detach)(struct argus_side_source *s);        /* its links and perf events */
-	void (*destroy)(struct argus_side_source *s);       /* its BPF object and its struct */
 };
+
+/* A loader's struct of size bytes (its struct argus_side_source first),
+ * zeroed, with ops and the observer set: NULL and err when out of memory. */
+void *argus_side_new(size_t size, const struct argus_side_ops *ops, argus_observe_fn observe, void *observe_ctx,
+		     char *err, size_t errlen);
 
 /* After attach: the reader of the BPF ring buffer map records and the drop
  * counter drops.  0, or -errno and err ("failed to <verb> <object>"). */
