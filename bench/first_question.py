@@ -35,11 +35,11 @@ import argparse
 import json
 import os
 import re
-import selectors
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 
@@ -112,34 +112,40 @@ def record(env, buffer, size, fill_seconds):
 
 def timed_child(cmd, env, marker, timeout=1800):
     """(seconds to the first output containing marker or None, total seconds,
-    peak RSS MiB, exit code, whether the hung app was named) of cmd, stdout
-    and stderr read as they come.  marker: a string, or a compiled pattern."""
+    peak RSS MiB, exit code, whether the hung app was named) of cmd.  marker:
+    a string, or a compiled pattern.  Reader threads take stdout and stderr
+    as they come while this thread waits in wait4: a bench that polled its
+    children would be an event loop hung in a nested poll, a candidate of
+    the very `argus debug` it times."""
     find = marker.search if hasattr(marker, "search") else (lambda b: marker.encode() in b)
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    sel = selectors.DefaultSelector()
-    for f in (p.stdout, p.stderr):
-        os.set_blocking(f.fileno(), False)
-        sel.register(f, selectors.EVENT_READ)
-    first, buf, open_ = None, {p.stdout: b"", p.stderr: b""}, 2
-    while open_ and time.perf_counter() - t0 < timeout:
-        for key, _ in sel.select(timeout=1):
-            data = key.fileobj.read()
-            if not data:
-                sel.unregister(key.fileobj)
-                open_ -= 1
-                continue
-            buf[key.fileobj] += data
-            if first is None and find(buf[key.fileobj]):
-                first = time.perf_counter() - t0
-    if open_:
-        p.kill()
+    got = {"first": None, "out": b"", "err": b""}
+    lock = threading.Lock()
+
+    def drain(f, key):
+        for line in iter(f.readline, b""):
+            with lock:
+                got[key] += line
+                if got["first"] is None and find(line):
+                    got["first"] = time.perf_counter() - t0
+
+    readers = [threading.Thread(target=drain, args=(p.stdout, "out"), daemon=True),
+               threading.Thread(target=drain, args=(p.stderr, "err"), daemon=True)]
+    for r in readers:
+        r.start()
+    killer = threading.Timer(timeout, p.kill)
+    killer.start()
     _, status, ru = os.wait4(p.pid, 0)
+    killer.cancel()
     total = time.perf_counter() - t0
-    rc = os.waitstatus_to_exitcode(status)
+    for r in readers:
+        r.join()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    rc = p.returncode
     if rc:
-        print(f"    {' '.join(cmd[-6:])}: rc {rc}: {buf[p.stderr].decode(errors='replace').strip()[-300:]}", flush=True)
-    return first, total, ru.ru_maxrss / 1024.0, rc, APP.encode() in buf[p.stdout] + buf[p.stderr]
+        print(f"    {' '.join(cmd[-6:])}: rc {rc}: {got['err'].decode(errors='replace').strip()[-300:]}", flush=True)
+    return got["first"], total, ru.ru_maxrss / 1024.0, rc, APP.encode() in got["out"] + got["err"]
 
 
 def cat_seconds(buffer):

@@ -13,9 +13,10 @@ Algorithm:
           few are widened), reduced to distinct pairs per piece.  They make
           an undirected graph of processes: an edge per wakeup made in task
           context (waker pid -- wakee pid; interrupt and kthread wakeups name
-          whoever was interrupted, not a cause) and per fork of the target
-          itself (its parent and its children: a launcher's other children
-          are not this hang's).  The kept set is the target process and every
+          whoever was interrupted, not a cause) and per fork whose child is
+          the target (its parent; its own children join through their
+          wakeups only: a launcher such as a test runner forks busy work that
+          is not its hang's).  The kept set is the target process and every
           process within MAX_HOPS edges of it, never walking on from a kernel
           thread (kthreadd's children: they wake everyone) or from the
           tracer's own pid; those are kept when adjacent.
@@ -62,7 +63,7 @@ def _edges(rows, pid):
     wk = rows[np.isin(rows["type"], _WAKEUPS) & (rows[schema.column(schema.WAKEUP, "context")] == schema.WAKE_TASK)]
     fk = rows[rows["type"] == schema.FORK]
     child = fk[schema.column(schema.FORK, "child_pid")]
-    own = (fk["pid"] == pid) | (child == pid)
+    own = child == pid
     a = np.concatenate([wk["pid"], fk["pid"][own]]).astype(np.int64)
     b = np.concatenate([wk[schema.column(schema.WAKEUP, "wakee_pid")], child[own]]).astype(np.int64)
     pairs = np.unique(np.stack([a, b], axis=1), axis=0) if len(a) else np.zeros((0, 2), np.int64)
