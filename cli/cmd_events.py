@@ -159,6 +159,9 @@ def describe(row, threads, trace, fns=None):
         return f"addr={d['addr']:#x} value={d['value']} pc={d['pc']:#x}"
     if t == schema.LOST:
         return f"count={d['count']}"
+    if t == schema.DETAIL:     # the recording tier from here on (docs/linux-tracer.md, "Detail tiers")
+        why = f" cause={threads.label(d['cause_tid'])} out_ms={d['out_ns'] / 1e6:.0f}" if d["cause_tid"] else ""
+        return f"tier={d['tier']} mode={d['mode']}{why}"
     if t == schema.WAIT_SITE:
         fds = " ".join(f"{fd}:{ev:#x}" for fd, ev in schema.wait_site_fds(row, trace.frames))
         return (f"{syscalls.name(d['syscall_nr'])} timeout_ms={d['timeout_ms']} nfds={d['nfds']} "

@@ -60,6 +60,14 @@ def register(sub):
     p.add_argument("--no-go-probes", action="store_true",
                    help="leave Go programs unprobed: no goroutine ready / execute / park records (on by default: "
                         "uprobes on each Go executable that starts; docs/linux-tracer.md, \"Go programs\")")
+    p.add_argument("--detail", choices=("full", "lean", "auto"), default="full",
+                   help="recording tier: full (syscall records, the default), lean (no syscall hooks: each "
+                        "blocking wait's syscall is read at its switch-out, much cheaper on syscall-heavy "
+                        "machines), or auto (lean, full while a watched event loop is out of its loop past "
+                        "--escalate-ms); docs/linux-tracer.md, \"Detail tiers\"")
+    p.add_argument("--escalate-ms", type=int, default=100, metavar="MS",
+                   help="--detail auto: a watched thread out of its loop this long turns full detail on "
+                        "(default 100)")
     g = p.add_argument_group("flight recorder (docs/flight-recorder.md)")
     g.add_argument("--no-hang-detector", action="store_true",
                    help="do not watch event loops for hangs nor keep snapshots of them")
@@ -260,6 +268,17 @@ def hang_detector_flags(args):
     return flags
 
 
+def _detail_flags(args):
+    """argusd flags for --detail / --escalate-ms."""
+    if not 1 <= args.escalate_ms <= 3_600_000:
+        raise ArgusError("--escalate-ms must be 1..3600000")
+    if args.detail == "auto" and args.no_hang_detector:
+        raise ArgusError("--detail auto needs the hang detector (drop --no-hang-detector)")
+    if args.detail == "full":
+        return []
+    return ["--detail", args.detail, "--escalate-ms", str(args.escalate_ms)]
+
+
 def _send_watches(args):
     """A daemon already running: the names to watch go over the control socket."""
     for what, values in (("pid", args.watch_pid), ("comm", args.watch_comm)):
@@ -295,6 +314,7 @@ def run_start(args):
     if args.syscall_probes != "tracepoint":
         flags += ["--syscall-probes", args.syscall_probes]
     flags += hang_detector_flags(args)
+    flags += _detail_flags(args)
     flags += _uprobe_flags(args.uprobe_hooks)
     flags += ["--no-go-probes"] if args.no_go_probes else []
     path = os.path.abspath(args.buffer or DEFAULT_BUFFER)

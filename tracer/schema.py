@@ -51,6 +51,7 @@ KERNEL_STACK = 23
 SWITCH = 24
 # a record, never a row: the decoder splits it into a SYSCALL_ENTER and a SYSCALL_EXIT row
 SYSCALL = 25
+DETAIL = 26             # argusd switched the recording tier (docs/linux-tracer.md, "Detail tiers")
 CALLBACK_BEGIN = 48
 CALLBACK_END = 49
 ENQUEUE = 50
@@ -105,10 +106,17 @@ TYPE_NAMES = {
     GO_READY: "go_ready",
     GO_EXECUTE: "go_execute",
     GO_PARK: "go_park",
+    DETAIL: "detail",
 }
 TYPE_BY_NAME = {v: k for k, v in TYPE_NAMES.items()}
 # record types that never appear as rows (not in TYPE_NAMES / ROW_FIELDS)
 RECORD_ONLY_TYPES = (SWITCH, SYSCALL)
+
+# enum argus_detail_tier / argus_detail_mode (DETAIL records)
+DETAIL_FULL = 0
+DETAIL_LEAN = 1
+DETAIL_TIER_NAMES = {0: "full", 1: "lean"}
+DETAIL_MODE_NAMES = {0: "full", 1: "lean", 2: "auto"}
 
 # enum argus_task_state
 STATE_RUNNABLE = 0
@@ -339,6 +347,8 @@ ROW_FIELDS = {
     DATA_FLAG_WRITE: _DATA_FLAG_FIELDS,
     DATA_FLAG_READ: _DATA_FLAG_FIELDS,
     LOST: (F("count", "val", "u64"),),
+    DETAIL: (F("tier", "state", "u8", names=DETAIL_TIER_NAMES), F("mode", "reason", "u8", names=DETAIL_MODE_NAMES),
+             F("cause_tid", "peer_tid", "u32"), F("out_ns", "val", "u64")),
     FD_INFO: (F("fd", "aux", "s32"), F("kind", "state", "u8", names=FD_KIND_NAMES), F("family", "reason", "u8"),
               F("sock_type", "nr", "u16"), F("inode", "obj", "u64"), F("local", "obj2", "u64"),
               F("peer", "val", "u64")),

@@ -55,6 +55,15 @@ const volatile struct argus_syscall_class syscall_class[ARGUS_MAX_SYSCALLS] = {}
 const volatile bool capture_stacks = false;     /* user stacks at blocking switch-outs */
 const volatile __u64 id_key = 0;                /* scrambles kernel addresses into ids (random per load) */
 
+/* The recording tier, switched at run time by argusd (docs/linux-tracer.md,
+ * "Detail tiers"): argus_lean = 1 runs no syscall program (they return at
+ * once; argusd also detaches them) and takes a blocking wait's syscall from
+ * the task's saved registers at switch-out, a waker's at sched_waking.
+ * argus_gen counts the switches to full: a syscall_state written before the
+ * last one is stale (its sys_exit may have been missed while detached). */
+__u32 argus_lean = 0;
+__u32 argus_gen = 0;
+
 /* The last channels a thread used: (fd, inode) pairs whose FD_INFO is known
  * to be fresh, so a thread talking on the same fds skips the LRU map. */
 #define FD_CACHE_SLOTS 2
@@ -128,6 +137,10 @@ struct syscall_state {
 	 * STAGE_POS_NONE when it cannot: a 48-byte enter, one staged at a
 	 * nested level, or a call that was switched out since. */
 	struct stage_pos enter_pos;
+	__u32 gen;               /* argus_gen at sys_enter: older is stale */
+	__u32 synth_nr;          /* lean tier: the last syscall written for a waker ... */
+	__u64 synth_obj;
+	__u64 synth_switches;    /* ... and the task's switch count then (one record per call) */
 };
 
 /* Task-local rather than a tid-keyed hash: the kernel frees it with the
@@ -141,6 +154,13 @@ struct {
 	__type(key, int);
 	__type(value, struct syscall_state);
 } in_syscall SEC(".maps");
+
+/* A thread's syscall_state describes the call it is in: between a traced
+ * sys_enter and its sys_exit, entered under the current full-tier period. */
+static __always_inline bool sc_live(struct syscall_state *sc)
+{
+	return sc && sc->active && sc->gen == argus_gen;
+}
 
 /* Kernel addresses never reach the trace: xor with a per-load random key,
  * then multiply by an odd constant (a bijection, so equal ids mean the same
@@ -197,13 +217,57 @@ static __always_inline __u8 task_state_of(bool preempt, unsigned int prev_state)
 }
 
 #include "irq_context.bpf.h"
-#include "timers.bpf.h"
 #include "syscall_args.bpf.h"
+#include "timers.bpf.h"
 #include "channel.bpf.h"
 #include "user_stack.bpf.h"
 #include "wait_site.bpf.h"
 #include "ownership.bpf.h"
 #include "file_lock.bpf.h"
+
+static __always_inline bool lock_layout(__u8 layout)
+{
+	return layout == ARGUS_SCL_FCNTL || layout == ARGUS_SCL_FLOCK;
+}
+
+/* 40 bytes instead of 48 when obj and obj2 fit in 32 bits (schema v3): an
+ * fd and the inode of its pipe or socket, an epoll fd and maxevents; not a
+ * futex address.  Returns whether the record was staged.  *pos: where a
+ * 40-byte record lies in the stage, for merge_syscall_exit. */
+static __always_inline bool emit_syscall_enter(struct stage_hold *h, __u32 nr, __s32 aux, __u64 obj, __u64 obj2,
+					       __u64 pid_tgid, __u64 ts, struct stage_pos *pos)
+{
+	struct argus_ev_syscall_enter_short *s;
+	struct argus_ev_syscall_enter *e;
+
+	if (obj == (__u32)obj && obj2 == (__u32)obj2) {
+		s = reserve(h, sizeof(*s));
+		if (!s)
+			return false;
+		s->nr = nr;
+		s->aux = aux;
+		s->obj = obj;
+		s->obj2 = obj2;
+		fill_header(&s->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*s), pid_tgid >> 32, (__u32)pid_tgid, ts);
+		if (pos)
+			submit_marked(h, s, pos);
+		else
+			submit(h, s);
+		return true;
+	}
+	e = reserve(h, sizeof(*e));
+	if (!e)
+		return false;
+	e->nr = nr;
+	e->aux = aux;
+	e->obj = obj;
+	e->obj2 = obj2;
+	fill_header(&e->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*e), pid_tgid >> 32, (__u32)pid_tgid, ts);
+	submit(h, e);
+	return true;
+}
+
+#include "lean.bpf.h"
 
 /* The switch-out of prev; with next (the same sched_switch's switch-in is
  * recorded too), one SWITCH record for both sides (schema v3): 48 bytes
@@ -221,14 +285,15 @@ static __always_inline void emit_switch(struct stage_hold *h, void *ctx, struct 
 
 	/* The syscall prev is in, if any: looked up once for the stack cache
 	 * and the record. */
+	state = task_state_of(preempt, prev_state);
+	/* Under lean detail sched_switch_lean has just made it live or not. */
 	sc = bpf_task_storage_get(&in_syscall, prev, NULL, 0);
-	if (sc && !sc->active)
+	if (!sc_live(sc))
 		sc = NULL;
 	/* A call that blocks or is preempted keeps its separate enter: this
 	 * switch record follows it in the stage anyway (gen), said here too. */
 	if (sc)
 		sc->enter_pos.cpu = STAGE_POS_NONE;
-	state = task_state_of(preempt, prev_state);
 	if (capture_stacks && (state == ARGUS_STATE_BLOCKED || state == ARGUS_STATE_BLOCKED_IO) &&
 	    !(prev->flags & PF_KTHREAD) && prev->mm)
 		stack_id = capture_user_stack(ctx, prev, sc, ts, &stack, &stack_size);
@@ -319,6 +384,7 @@ static __always_inline int handle_wakeup(struct stage_hold *h, struct task_struc
 	struct argus_ev_wakeup *e;
 	__u32 wakee_pid = p->tgid;
 	struct wake_ctx w;
+	__u64 ts;
 
 	if (excluded(wakee_pid))
 		return 0;
@@ -327,6 +393,7 @@ static __always_inline int handle_wakeup(struct stage_hold *h, struct task_struc
 	 * behalf: only the daemon's own wakeups are left out. */
 	if (w.context == ARGUS_WAKE_TASK && excluded(waker_pid))
 		return 0;
+	ts = bpf_ktime_get_ns();
 	e = reserve(h, sizeof(*e));
 	if (!e)
 		return 0;
@@ -338,51 +405,9 @@ static __always_inline int handle_wakeup(struct stage_hold *h, struct task_struc
 	e->context = w.context;
 	e->irq_kind = w.irq_kind;
 	e->irq_vec = w.irq_vec;
-	fill_header(&e->h, type, sizeof(*e), waker_pid, waker_tid, bpf_ktime_get_ns());
+	fill_header(&e->h, type, sizeof(*e), waker_pid, waker_tid, ts);
 	submit(h, e);
 	return 0;
-}
-
-static __always_inline bool lock_layout(__u8 layout)
-{
-	return layout == ARGUS_SCL_FCNTL || layout == ARGUS_SCL_FLOCK;
-}
-
-/* 40 bytes instead of 48 when obj and obj2 fit in 32 bits (schema v3): an
- * fd and the inode of its pipe or socket, an epoll fd and maxevents; not a
- * futex address.  Returns whether the record was staged.  *pos: where a
- * 40-byte record lies in the stage, for merge_syscall_exit. */
-static __always_inline bool emit_syscall_enter(struct stage_hold *h, __u32 nr, __s32 aux, __u64 obj, __u64 obj2,
-					       __u64 pid_tgid, __u64 ts, struct stage_pos *pos)
-{
-	struct argus_ev_syscall_enter_short *s;
-	struct argus_ev_syscall_enter *e;
-
-	if (obj == (__u32)obj && obj2 == (__u32)obj2) {
-		s = reserve(h, sizeof(*s));
-		if (!s)
-			return false;
-		s->nr = nr;
-		s->aux = aux;
-		s->obj = obj;
-		s->obj2 = obj2;
-		fill_header(&s->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*s), pid_tgid >> 32, (__u32)pid_tgid, ts);
-		if (pos)
-			submit_marked(h, s, pos);
-		else
-			submit(h, s);
-		return true;
-	}
-	e = reserve(h, sizeof(*e));
-	if (!e)
-		return false;
-	e->nr = nr;
-	e->aux = aux;
-	e->obj = obj;
-	e->obj2 = obj2;
-	fill_header(&e->h, ARGUS_EV_SYSCALL_ENTER, sizeof(*e), pid_tgid >> 32, (__u32)pid_tgid, ts);
-	submit(h, e);
-	return true;
 }
 
 static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
@@ -395,7 +420,7 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	__u32 tid;
 	__s32 aux;
 
-	if ((unsigned long)id >= ARGUS_MAX_SYSCALLS)
+	if ((unsigned long)id >= ARGUS_MAX_SYSCALLS || argus_lean)
 		return 0;
 	cls = syscall_class[id];
 	if (cls.layout == ARGUS_SCL_NONE || compat_syscall(regs))
@@ -421,6 +446,7 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 		sc->wait_reason = cls.wait_reason;
 		sc->obj = obj;
 		sc->active = 1;
+		sc->gen = argus_gen;
 		sc->aux = aux;
 		sc->layout = cls.layout;
 		wait_site_args(sc, cls.layout, regs);
@@ -481,13 +507,13 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 
 	/* Every syscall on the machine passes here: reject untraced ones by
 	 * number before looking at the task. */
-	if ((unsigned long)nr >= ARGUS_MAX_SYSCALLS || syscall_class[nr].layout == ARGUS_SCL_NONE)
+	if ((unsigned long)nr >= ARGUS_MAX_SYSCALLS || syscall_class[nr].layout == ARGUS_SCL_NONE || argus_lean)
 		return 0;
 	if (syscall_class[nr].layout == ARGUS_SCL_FCNTL && !fcntl_lock_cmd(PT_REGS_PARM2_SYSCALL(regs)))
 		return 0;
 	cur = bpf_get_current_task_btf();
 	sc = bpf_task_storage_get(&in_syscall, cur, NULL, 0);
-	if (!sc || !sc->active)
+	if (!sc_live(sc))
 		return 0;
 	tid = cur->pid;
 	pid_tgid = (__u64)cur->tgid << 32 | tid;
@@ -788,6 +814,46 @@ int BPF_PROG(task_rename, struct task_struct *task, const char *comm)
 	stage_enter(&h);
 	emit_comm(&h, task, ARGUS_EV_THREAD_NAME, comm);
 	stage_exit(&h, on_idle());
+	return 0;
+}
+
+/*
+ * The lean tier (lean.bpf.h): attached just before sched_switch and
+ * sched_waking, so they run first on the same CPU and their records are
+ * staged before the switch or wakeup they describe.  Separate programs
+ * rather than a branch in those: the decoding's paths, multiplied by
+ * sched_switch's own, passed the verifier's million instructions.  Under
+ * full detail they return at the flag.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch_lean, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	struct stage_hold h;
+
+	if (!argus_lean || !prev->pid || excluded(prev->tgid))
+		return 0;
+	stage_enter(&h);
+	lean_switch_out(&h, prev, task_state_of(preempt, prev_state), bpf_ktime_get_ns());
+	stage_exit(&h, false);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(sched_waking_lean, struct task_struct *p)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct stage_hold h;
+	struct wake_ctx w;
+
+	if (!argus_lean || !cur->pid || excluded(cur->tgid) || excluded(p->tgid))
+		return 0;
+	wake_context(cur, p, &w);
+	if (w.context != ARGUS_WAKE_TASK)
+		return 0;
+	stage_enter(&h);
+	lean_waker(&h, cur, bpf_ktime_get_ns());
+	stage_exit(&h, false);
 	return 0;
 }
 

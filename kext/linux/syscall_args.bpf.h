@@ -112,6 +112,36 @@ static __always_inline long syscall_nr_of(struct pt_regs *regs)
 #endif
 }
 
+/* The traced syscall task t is in, read from the registers its kernel entry
+ * saved (the lean tier: docs/linux-tracer.md, "Detail tiers"), or -1 when it
+ * is in none.  orig_ax holds the number of a syscall, but also an
+ * exception's error code (a page fault's 4-7 would read as stat .. poll), so
+ * x86 also wants ax == -ENOSYS: the entry sets it and only the return
+ * overwrites it.  arm64 sets syscallno to -1 on every other entry.  Kernel
+ * threads have no user registers. */
+#define ENOSYS 38
+static __always_inline long saved_syscall_nr(struct task_struct *t, struct pt_regs **out)
+{
+	struct pt_regs *regs;
+	long nr;
+
+	if ((t->flags & PF_KTHREAD) || !t->mm)
+		return -1;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!regs)
+		return -1;
+	nr = syscall_nr_of(regs);
+	if ((unsigned long)nr >= ARGUS_MAX_SYSCALLS || syscall_class[nr].layout == ARGUS_SCL_NONE ||
+	    compat_syscall(regs))
+		return -1;
+#if defined(__TARGET_ARCH_x86)
+	if (regs->ax != (unsigned long)-ENOSYS)
+		return -1;
+#endif
+	*out = regs;
+	return nr;
+}
+
 static __always_inline void decode_args(__u8 layout, struct pt_regs *regs,
 					__s32 *aux, __u64 *obj, __u64 *obj2)
 {

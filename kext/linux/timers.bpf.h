@@ -68,9 +68,16 @@ static __always_inline int handle_hrtimer_start(struct hrtimer *timer, __u8 mode
 	st = cpu_irq_state();
 	if (!st || in_hardirq(st) || st->softirq_active)
 		return 0;
-	sc = bpf_task_storage_get(&in_syscall, cur, NULL, 0);
-	if (!sc || !sc->active)
-		return 0;
+	if (argus_lean) {
+		struct pt_regs *regs;
+
+		if (saved_syscall_nr(cur, &regs) < 0)
+			return 0;
+	} else {
+		sc = bpf_task_storage_get(&in_syscall, cur, NULL, 0);
+		if (!sc_live(sc))
+			return 0;
+	}
 	addr = ptr_bits(timer);
 	arm.id = kptr_id(addr);
 	arm.ts = bpf_ktime_get_ns();

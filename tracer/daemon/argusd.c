@@ -459,6 +459,19 @@ static bool buffer_faulted(struct daemon *d)
 	return true;
 }
 
+/* --detail auto: full detail while a watched thread is out of its loop
+ * (detail_tier.h). */
+static void escalate(struct daemon *d, uint64_t now)
+{
+	uint32_t tid = 0;
+	uint64_t out_ns = 0;
+	bool out = hang_detector_longest_out(d->hangs, now, d->tier.escalate_ns, &tid, &out_ns);
+	bool lean = detail_tier_want_lean(&d->tier, out, now);
+
+	if (lean != d->tier.lean)
+		detail_tier_apply(&d->tier, d->ops, d->src, &d->ctx, lean, out ? tid : 0, out_ns, now);
+}
+
 static int run_loop(struct daemon *d)
 {
 	struct pollfd pfd[3 + MAX_CLIENTS];
@@ -515,6 +528,8 @@ static int run_loop(struct daemon *d)
 		}
 		if (d->hangs)
 			hang_detector_check(d->hangs, t);
+		if (d->hangs && d->tier.mode == ARGUS_DETAIL_MODE_AUTO)
+			escalate(d, t);
 		if (t >= next_tick) {
 			tick(d);
 			next_tick = t + TICK_NS;
@@ -713,10 +728,18 @@ int main(int argc, char **argv)
 	if (env.uprobe_hooks || !env.no_go_probes) {
 		struct argus_uprobes_config ucfg = { .hooks_path = env.uprobe_hooks, .go = !env.no_go_probes,
 						     .exclude_tgid = (uint32_t)getpid(), .skipped = log_line,
-						     .notice = log_line, .observe = observe, .observe_ctx = &d };
+						     .notice = log_line,
+						     .observe = observe, .observe_ctx = &d };
 
 		if (argus_uprobes_open(&ucfg, &d.uprobes, err, sizeof(err)))
 			log_msg("no uprobe hooks or Go probes: %s", err);
+	}
+	d.tier.mode = env.detail;
+	d.tier.escalate_ns = env.escalate_ns;
+	if (detail_tier_apply(&d.tier, d.ops, d.src, &d.ctx, env.detail != ARGUS_DETAIL_MODE_FULL, 0, 0, now_ns()) &&
+	    env.detail != ARGUS_DETAIL_MODE_FULL) {
+		report_failure("failed to start in lean detail (see the log)");
+		goto cleanup;
 	}
 	nsnap = write_snapshot(&d.ctx);
 	open_urings(&d);

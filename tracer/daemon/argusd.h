@@ -23,6 +23,7 @@
 #include "argus_rb.h"
 #include "argusd_control.h"
 #include "argusd_ctx.h"
+#include "detail_tier.h"
 #include "hang_detector.h"
 #include "mappings_writer.h"
 #include "platform.h"
@@ -48,6 +49,8 @@ struct env {
 	uint32_t sample_hz;         /* CPU samples per second per CPU (argus_sample.c); 0 = off */
 	char *uprobe_hooks;         /* hook list for uprobes (argus_uprobe.c, side_source.h); NULL = off */
 	bool no_go_probes;          /* leave Go executables unprobed (side_source.h, Go) */
+	uint8_t detail;             /* enum argus_detail_mode (detail_tier.h) */
+	uint64_t escalate_ns;       /* auto: out of the loop this long turns full detail on */
 	/* the hang detector: on when snapshot_dir is set */
 	char *snapshot_dir;
 	struct hang_detector_config hangs;
@@ -88,6 +91,7 @@ struct daemon {
 	struct argus_urings *urings;  /* user-space tracepoint rings (urings.c), or NULL */
 	struct hang_detector *hangs;  /* NULL when off (hang_detector.c) */
 	struct hang_index *index;     /* the ring index (hang_index.c), NULL when none */
+	struct detail_tier tier;      /* the recording tier in force (detail_tier.c) */
 };
 
 #endif /* ARGUSD_H */

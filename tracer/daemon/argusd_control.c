@@ -200,7 +200,8 @@ static void format_status(struct daemon *d, char *out, size_t n)
 		 "\"overwritten\":%llu,\"events_per_s\":%.1f,\"bytes_per_event\":%.2f,\"fill\":%.4f,"
 		 "\"uptime_s\":%.1f,\"size\":%llu,\"platform\":\"%s\",\"syscall_probes\":\"%s\","
 		 "\"syscall_functions\":%d,\"hang_detector\":%s,"
-		 "\"watched_loops\":%llu,\"hangs_detected\":%llu,\"snapshots_written\":%llu}\n",
+		 "\"watched_loops\":%llu,\"hangs_detected\":%llu,\"snapshots_written\":%llu,"
+		 "\"detail\":\"%s\",\"detail_mode\":\"%s\",\"detail_switches\":%llu,\"lean_s\":%.1f,\"full_s\":%.1f}\n",
 		 (int)getpid(), buffer, (unsigned long long)events,
 		 (unsigned long long)st.bytes_written, (unsigned long long)st.records_lost,
 		 (unsigned long long)st.records_overwritten, events_per_s(d, t, events),
@@ -209,7 +210,11 @@ static void format_status(struct daemon *d, char *out, size_t n)
 		 (double)(t - d->start_ns) / 1e9, (unsigned long long)st.file_size, d->ops->name,
 		 ps.syscall_probes ? ps.syscall_probes : "n/a", ps.syscall_functions,
 		 d->hangs ? "true" : "false", (unsigned long long)hs.loops, (unsigned long long)hs.hangs,
-		 (unsigned long long)hs.snapshots);
+		 (unsigned long long)hs.snapshots, d->tier.lean ? "lean" : "full",
+		 d->tier.mode == ARGUS_DETAIL_MODE_AUTO ? "auto" : d->tier.mode == ARGUS_DETAIL_MODE_LEAN ? "lean" : "full",
+		 (unsigned long long)d->tier.switches,
+		 (double)(d->tier.lean_ns + (d->tier.lean && t > d->tier.tier_since ? t - d->tier.tier_since : 0)) / 1e9,
+		 (double)(d->tier.full_ns + (!d->tier.lean && t > d->tier.tier_since ? t - d->tier.tier_since : 0)) / 1e9);
 }
 
 void client_close(struct client *c)

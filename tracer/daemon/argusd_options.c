@@ -23,6 +23,8 @@ static const struct env defaults = {
 	 * them (this project's machines refuse fentry: docs/linux-tracer.md). */
 	.syscall_probes = ARGUS_SYSCALL_PROBES_TRACEPOINT,
 	.ready_fd = -1,
+	.detail = ARGUS_DETAIL_MODE_FULL,
+	.escalate_ns = DETAIL_ESCALATE_NS_DEFAULT,
 	.hangs = {
 		.threshold_ns = 2000000000ull,
 		.before_ns = 30000000000ull,
@@ -39,6 +41,7 @@ static const char usage[] =
 	"              [--syscall-probes auto|fentry|tracepoint]\n"
 	"              [--stacks | --no-stacks] [--sample-hz HZ] [--uprobe-hooks FILE]\n"
 	"              [--go-probes | --no-go-probes] [--verbose]\n"
+	"              [--detail full|lean|auto] [--escalate-ms MS]\n"
 	"              [--snapshot-dir DIR [--hang-threshold-ms MS] [--snapshot-before-s S]\n"
 	"               [--snapshot-max-bytes BYTES] [--snapshot-max-total BYTES] [--snapshot-max-count N]\n"
 	"               [--watch-pid PID]... [--watch-comm COMM]...]\n"
@@ -68,6 +71,10 @@ static const char usage[] =
 	"                        park) through uprobes on each Go executable that starts\n"
 	"                        (default: on; docs/linux-tracer.md)\n"
 	"  --verbose             loader diagnostics\n"
+	"  --detail T            recording tier: full (syscall programs, the default), lean\n"
+	"                        (none: waits from saved registers), or auto (lean, full while\n"
+	"                        a watched thread is out of its loop; needs --snapshot-dir)\n"
+	"  --escalate-ms MS      auto: out of its loop this long turns full detail on (default 100)\n"
 	"  --snapshot-dir DIR    detect hangs online and freeze a snapshot of each into DIR\n"
 	"                        (docs/flight-recorder.md); without it the detector is off\n"
 	"  --hang-threshold-ms MS  out of its event loop this long is a hang (default 2000)\n"
@@ -140,7 +147,8 @@ static char *default_log_path(const char *socket_path)
 
 enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS, OPT_SAMPLE_HZ, OPT_SNAP_DIR,
        OPT_HANG_MS, OPT_SNAP_BEFORE, OPT_SNAP_BYTES, OPT_SNAP_TOTAL, OPT_SNAP_COUNT, OPT_WATCH_PID,
-       OPT_WATCH_COMM, OPT_UPROBE_HOOKS, OPT_SYSCALL_PROBES, OPT_GO_PROBES, OPT_NO_GO_PROBES };
+       OPT_WATCH_COMM, OPT_UPROBE_HOOKS, OPT_SYSCALL_PROBES, OPT_GO_PROBES, OPT_NO_GO_PROBES,
+       OPT_DETAIL, OPT_ESCALATE_MS };
 
 /* A positive integer option at most max: 0, or one line and -EINVAL. */
 static int parse_count(const struct argusd_ctx *ctx, const char *name, const char *s, uint64_t max, uint64_t *out)
@@ -228,6 +236,8 @@ int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *
 		{ "go-probes", no_argument, NULL, OPT_GO_PROBES },
 		{ "no-go-probes", no_argument, NULL, OPT_NO_GO_PROBES },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "detail", required_argument, NULL, OPT_DETAIL },
+		{ "escalate-ms", required_argument, NULL, OPT_ESCALATE_MS },
 		{ "snapshot-dir", required_argument, NULL, OPT_SNAP_DIR },
 		{ "hang-threshold-ms", required_argument, NULL, OPT_HANG_MS },
 		{ "snapshot-before-s", required_argument, NULL, OPT_SNAP_BEFORE },
@@ -324,6 +334,26 @@ int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *
 		case 'v':
 			env->verbose = true;
 			break;
+		case OPT_DETAIL:
+			if (!strcmp(optarg, "full")) {
+				env->detail = ARGUS_DETAIL_MODE_FULL;
+			} else if (!strcmp(optarg, "lean")) {
+				env->detail = ARGUS_DETAIL_MODE_LEAN;
+			} else if (!strcmp(optarg, "auto")) {
+				env->detail = ARGUS_DETAIL_MODE_AUTO;
+			} else {
+				argusd_fail(ctx, "bad --detail '%s': give full, lean or auto", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_ESCALATE_MS: {
+			uint64_t v;
+
+			if (parse_count(ctx, "escalate-ms", optarg, 3600000, &v))
+				return -EINVAL;
+			env->escalate_ns = v * 1000000ull;
+			break;
+		}
 		case OPT_SNAP_DIR:
 			snap_dir = optarg;
 			break;
@@ -347,6 +377,10 @@ int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *
 	}
 	if (optind < argc) {
 		argusd_fail(ctx, "unexpected argument '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	if (env->detail == ARGUS_DETAIL_MODE_AUTO && !snap_dir) {
+		argusd_fail(ctx, "--detail auto needs the hang detector (--snapshot-dir)");
 		return -EINVAL;
 	}
 	if (!buffer || !socket_path) {

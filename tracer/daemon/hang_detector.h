@@ -66,4 +66,10 @@ void hang_detector_stats(const struct hang_detector *hd, struct hang_detector_st
 struct hang_index;
 void hang_detector_set_index(struct hang_detector *hd, struct hang_index *hx);
 
+/* The watched thread that has been out of its loop longest, if that is at
+ * least min_ns at now (a hang beginning: `argus start --detail auto` turns
+ * full detail on for it, detail_tier.c): its tid and time out, else false. */
+bool hang_detector_longest_out(const struct hang_detector *hd, uint64_t now, uint64_t min_ns, uint32_t *tid,
+			       uint64_t *out_ns);
+
 #endif /* HANG_DETECTOR_H */

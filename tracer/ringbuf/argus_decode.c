@@ -61,6 +61,7 @@ _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_e
 	       sizeof(struct argus_ev_comm) == 40 && sizeof(struct argus_ev_exit) == 32 &&
 	       sizeof(struct argus_ev_proc_snapshot) == 48 && sizeof(struct argus_ev_data_flag) == 48 &&
 	       sizeof(struct argus_ev_lost) == 32 && sizeof(struct argus_ev_fd_info) == 56 &&
+	       sizeof(struct argus_ev_detail) == 40 &&
 	       sizeof(struct argus_ev_timer) == 64 &&
 	       sizeof(struct argus_ev_user_stack) == ARGUS_EVENT_MAX_SIZE &&
 	       sizeof(struct argus_ev_mapping) == ARGUS_EVENT_MAX_SIZE &&
@@ -99,6 +100,7 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_KERNEL_STACK] = USER_STACK_BASE_SIZE,
 	[ARGUS_EV_SWITCH] = ARGUS_SWITCH_BASE_SIZE,
 	[ARGUS_EV_SYSCALL] = ARGUS_SYSCALL_SIZE,
+	[ARGUS_EV_DETAIL] = sizeof(struct argus_ev_detail),
 	[ARGUS_EV_CALLBACK_BEGIN ... ARGUS_EV_PROBE_RETURN] = sizeof(struct argus_ev_probe),
 	[ARGUS_EV_GO_READY ... ARGUS_EV_GO_PARK] = sizeof(struct argus_ev_probe),
 };
@@ -339,6 +341,14 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 	case ARGUS_EV_LOST:
 		r->val = (int64_t)((const struct argus_ev_lost *)rec)->count;
 		break;
+	case ARGUS_EV_DETAIL: {
+		const struct argus_ev_detail *e = rec;
+		r->state = e->tier;
+		r->reason = e->mode;
+		r->peer_tid = e->cause_tid;
+		r->val = (int64_t)e->out_ns;
+		break;
+	}
 	case ARGUS_EV_FD_INFO: {
 		const struct argus_ev_fd_info *e = rec;
 		r->aux = e->fd;

@@ -79,6 +79,7 @@ enum argus_event_type {
 	ARGUS_EV_KERNEL_STACK = 23,   /* kernel stack frames of samples, as offsets from _stext */
 	ARGUS_EV_SWITCH = 24,         /* SWITCH_OUT + SWITCH_IN of one sched_switch (schema v3): two rows */
 	ARGUS_EV_SYSCALL = 25,        /* SYSCALL_ENTER + SYSCALL_EXIT of a call that did not block (v4): two rows */
+	ARGUS_EV_DETAIL = 26,         /* argusd switched the recording tier (full / lean), from here on */
 	/* User-space tracepoints (dylib-instrument/ trampolines), struct
 	 * argus_ev_probe; numbered from 48 so the kernel-side types can grow. */
 	ARGUS_EV_CALLBACK_BEGIN = 48, /* an event loop starts running a callback (dispatch) */
@@ -365,6 +366,30 @@ struct argus_ev_data_flag {         /* 48 bytes: DATA_FLAG_WRITE / _READ */
 struct argus_ev_lost {              /* 32 bytes */
 	struct argus_event_header h;
 	__u64 count;
+};
+
+/* The recording tier from ts on (docs/linux-tracer.md, "Detail tiers"),
+ * written by argusd at start-up and at each switch.  Under lean no syscall
+ * program runs: a blocking wait's SYSCALL_ENTER is written at its switch-out
+ * and a waker's at its wakeup, and there is no SYSCALL_EXIT. */
+enum argus_detail_tier {
+	ARGUS_DETAIL_FULL = 0,
+	ARGUS_DETAIL_LEAN = 1,
+};
+
+enum argus_detail_mode {             /* what `argus start --detail` asked for */
+	ARGUS_DETAIL_MODE_FULL = 0,
+	ARGUS_DETAIL_MODE_LEAN = 1,
+	ARGUS_DETAIL_MODE_AUTO = 2,  /* lean, full while a watched thread is out of its loop */
+};
+
+struct argus_ev_detail {            /* 40 bytes */
+	struct argus_event_header h;
+	__u8 tier;                   /* enum argus_detail_tier, from ts on */
+	__u8 mode;                   /* enum argus_detail_mode */
+	__u16 reserved;
+	__u32 cause_tid;             /* auto: the watched thread out of its loop (0: none) */
+	__u64 out_ns;                /* auto: how long it had been out when the switch was made */
 };
 
 /* Channel identity of an fd, written at a read/write/send/recv family

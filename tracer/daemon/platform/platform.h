@@ -71,6 +71,11 @@ struct argus_platform_ops {
 	/* Moves up to max pids whose user stacks reached the file since the last
 	 * call into out (each once); the daemon records their mappings. */
 	size_t (*stack_pids)(void *state, uint32_t *out, size_t max);
+	/* The recording tier (docs/linux-tracer.md, "Detail tiers"): lean != 0
+	 * stops the syscall programs (a flag they read, and their links
+	 * detached), 0 brings them back.  Takes effect for the next event on
+	 * every CPU; 0 or -errno.  NULL: the platform has one tier. */
+	int (*set_detail)(void *state, int lean);
 	void (*stop)(void *state);
 	void (*close)(void *state);
 };

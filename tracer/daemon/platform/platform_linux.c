@@ -740,6 +740,58 @@ static void linux_stats(void *state, struct argus_platform_stats *st)
 	st->syscall_functions = t->syscalls == SYSCALLS_FENTRY ? t->fentry_targets : 0;
 }
 
+static int is_syscall_program(const char *name)
+{
+	return !strcmp(name, "sys_enter") || !strcmp(name, "sys_exit") || is_slot(name, "sys_enter_") ||
+	       is_slot(name, "sys_exit_");
+}
+
+/* The tiers (docs/linux-tracer.md, "Detail tiers").  The flag alone stops
+ * the programs' work, but a raw_syscalls tracepoint with any program on it
+ * puts every syscall of every task on the slow path, which is most of the
+ * full tier's cost (docs/benchmarks.md): lean also detaches their links.
+ * Going full, argus_gen moves first, so a call entered before the links
+ * went away is not taken for the current one; exits are attached before
+ * entries (skeleton order), then the flag lets them run.  Attaching takes
+ * milliseconds; the flag, the next event. */
+static int linux_set_detail(void *state, int lean)
+{
+	struct linux_tracer *t = state;
+	const struct bpf_object_skeleton *sk = t->obj->skeleton;
+	int i, ret = 0;
+
+	if (lean) {
+		t->obj->bss->argus_lean = 1;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		for (i = sk->prog_cnt - 1; i >= 0; i--) {
+			struct bpf_link **link = sk->progs[i].link;
+
+			if (*link && is_syscall_program(sk->progs[i].name)) {
+				bpf_link__destroy(*link);
+				*link = NULL;
+			}
+		}
+		return 0;
+	}
+	t->obj->bss->argus_gen++;
+	for (i = 0; i < sk->prog_cnt; i++) {
+		struct bpf_program *prog = *sk->progs[i].prog;
+		struct bpf_link **link = sk->progs[i].link;
+
+		if (*link || !is_syscall_program(sk->progs[i].name) || !bpf_program__autoload(prog) ||
+		    !bpf_program__autoattach(prog))
+			continue;
+		*link = bpf_program__attach(prog);
+		if (!*link) {
+			ret = -errno;
+			break;
+		}
+	}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	t->obj->bss->argus_lean = 0;
+	return ret;
+}
+
 /* The programs stage records per CPU and flush at least once per tick of a
  * busy CPU (an idle CPU flushed when it went idle): staying attached for a
  * few ticks after the stop request puts every record older than the request
@@ -776,6 +828,7 @@ static const struct argus_platform_ops linux_ops = {
 	.lost = linux_lost,
 	.stats = linux_stats,
 	.stack_pids = linux_stack_pids,
+	.set_detail = linux_set_detail,
 	.stop = linux_stop,
 	.close = linux_close,
 };
