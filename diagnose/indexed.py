@@ -165,6 +165,9 @@ def judge(h, sleeps):
     if h.comm in SHELLS and h.block_type != B.LONG_RUNNING:
         return None, "a shell waiting for its script, terminal or children"
     if h.kind == "wait":
+        if h.reason in (schema.WAIT_PREEMPTED, schema.WAIT_YIELD):
+            # off the CPU without waiting (a stopped or traced task keeps its last reason): no wait
+            return None, "not waiting"
         if h.reason in DROPPED_REASONS:
             return None, DROPPED_REASONS[h.reason]
         if syscalls.name(h.nr) in SIGNAL_WAITS:

@@ -53,7 +53,8 @@ def test_rank_drops_bystanders_and_tiers_the_rest():
                 wait(23, 1 * S, 4 * S, reason=schema.WAIT_FUTEX, nr=202),             # synchronous: tier 1
                 wait(24, 2 * S, 4 * S, flags=RI.FLAG_LOOP),                           # event loop: tier 0
                 wait(25, 1 * S, 9 * S, comm=b"argusd", reason=schema.WAIT_FUTEX, nr=202),
-                wait(26, 1 * S, 9 * S, comm=b"bash", reason=schema.WAIT_FUTEX, nr=202))
+                wait(26, 1 * S, 9 * S, comm=b"bash", reason=schema.WAIT_FUTEX, nr=202),
+                wait(27, 1 * S, 9 * S, reason=schema.WAIT_PREEMPTED, flags=RI.FLAG_LOOP))        # stopped, not waiting
     ranked = indexed.rank(indexed.index_hangs(e, 2 * S, 0, 20 * S))
     assert [(h.pid, h.tier) for h in ranked] == [(24, 0), (23, 1)]
     assert [h.pid for h in indexed.listed(indexed.index_hangs(e, 2 * S, 0, 20 * S), top=1)] == [23]
