@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import re
+import resource
 import select
 import shutil
 import signal
@@ -48,7 +49,9 @@ BPFTRACE_SCRIPT = ("BEGIN { printf(\"live\\n\"); } "
                    "tracepoint:sched:sched_switch { @switch = count(); } "
                    "tracepoint:sched:sched_waking { @waking = count(); }")
 
-ALL_CONFIGS = ["untraced", "argus", "perf", "bpftrace", "argus-nosample"]
+ALL_CONFIGS = ["untraced", "argus", "perf", "bpftrace", "argus-nosample", "argus-lean", "argus-auto"]
+# argus start --detail per config (docs/linux-tracer.md, "Detail tiers"): `--detail full,lean,auto`
+DETAIL_CONFIGS = {"full": "argus", "lean": "argus-lean", "auto": "argus-auto"}
 DEFAULT_CONFIGS = ["untraced", "argus", "perf"]
 ALL_WORKLOADS = ["pipe", "pipe-1cpu", "redis", "build", "gtk"]
 DEFAULT_WORKLOADS = ["pipe", "pipe-1cpu", "redis", "build"]
@@ -217,6 +220,10 @@ class ArgusTracer:
             "buffer_file_bytes": _disk_usage(self.buffer),
             # argusd's own CPU time (user + system) while the workload ran
             "daemon_cpu_s": (cpu1 - self.cpu0) if cpu1 is not None and self.cpu0 is not None else None,
+            # the recording tier (--detail): how long each was in force, and the switches (auto)
+            "lean_s": st.get("lean_s"),
+            "full_s": st.get("full_s"),
+            "detail_switches": st.get("detail_switches"),
         }
         if res["daemon_cpu_s"] is not None and events:
             res["daemon_ns_per_event"] = res["daemon_cpu_s"] * 1e9 / events
@@ -507,6 +514,17 @@ def _proc_cpu_s(pid):
         return None
 
 
+def _children_cpu_s():
+    """CPU seconds (user + system) of our waited-for children so far."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+# Per CPU second of the workload's own processes (`ops/cpu-s` etc.): the
+# tracing cost charged to the traced tasks (the hooks run in their context),
+# without the time they waited for a CPU.  On a loaded shared machine the
+# wall-clock rates mostly measure the other load; these do not.
+
 def _disk_usage(path):
     try:
         return os.stat(path).st_blocks * 512
@@ -542,7 +560,7 @@ class PipeWorkload:
         self.procs = procs
         self.loops = loops
         self.cpus = cpus
-        self.metrics = ["ops/s"]
+        self.metrics = ["ops/s", "ops/cpu-s"]
         pin = f"taskset -c {cpus} " if cpus else ""
         self.describe = f"{pin}perf bench sched pipe -l {loops}"
 
@@ -553,7 +571,9 @@ class PipeWorkload:
         cmd = [self.perf, "bench", "sched", "pipe", "-l", str(self.loops)]
         if self.cpus:
             cmd = ["taskset", "-c", self.cpus] + cmd
+        cpu0 = _children_cpu_s()
         _, out, _, wall = self.procs.run(cmd)
+        cpu = _children_cpu_s() - cpu0
         m = re.search(r"([\d.]+)\s+ops/sec", out)
         if m:
             ops = float(m.group(1))
@@ -562,7 +582,7 @@ class PipeWorkload:
             if not m:
                 raise BenchError(f"cannot parse perf bench output: {out.strip()[-200:]}")
             ops = 1e6 / float(m.group(1))
-        return {"ops/s": ops}, wall
+        return {"ops/s": ops, "ops/cpu-s": self.loops / cpu if cpu > 0 else None}, wall
 
     def teardown(self):
         pass
@@ -577,7 +597,7 @@ class RedisWorkload:
         self.procs = procs
         self.tmp = tmp
         self.requests = requests
-        self.metrics = ["SET req/s", "GET req/s"]
+        self.metrics = ["SET req/s", "GET req/s", "req/cpu-s"]
         self.server = None
         self.port = None
         self.describe = f"redis-benchmark -q -n {requests} -t get,set -P 1 -c 20"
@@ -613,6 +633,7 @@ class RedisWorkload:
         self.describe += f" (port {self.port})"
 
     def run(self):
+        cpu0 = _children_cpu_s() + (_proc_cpu_s(self.server.pid) or 0.0)
         _, out, err, wall = self.procs.run(
             ["redis-benchmark", "-h", "127.0.0.1", "-p", str(self.port), "-q",
              "-n", str(self.requests), "-t", "get,set", "-P", "1", "-c", "20"])
@@ -621,8 +642,11 @@ class RedisWorkload:
             m = re.match(r"\s*(SET|GET):\s*([\d.]+)\s+requests per second", line)
             if m:
                 res[f"{m.group(1)} req/s"] = float(m.group(2))
-        if set(res) != set(self.metrics):
+        cpu = _children_cpu_s() + (_proc_cpu_s(self.server.pid) or 0.0) - cpu0
+        if set(res) != set(self.metrics) - {"req/cpu-s"}:
             raise BenchError(f"cannot parse redis-benchmark output: {out.strip()[-200:]!r}")
+        # client and server together, SET and GET
+        res["req/cpu-s"] = 2 * self.requests / cpu if cpu > 0 else None
         return res, wall
 
     def teardown(self):
@@ -672,7 +696,7 @@ class BuildWorkload:
         self.procs = procs
         self.tmp = tmp
         self.compiles = compiles
-        self.metrics = ["compiles/s"]
+        self.metrics = ["compiles/s", "compiles/cpu-s"]
         self.dir = os.path.join(tmp, "build")
         self.describe = f"gcc -O2 -c small.c, {compiles} times"
 
@@ -687,11 +711,12 @@ class BuildWorkload:
     def run(self):
         src = os.path.join(self.dir, "small.c")
         obj = os.path.join(self.dir, "small.o")
-        t0 = time.monotonic()
+        t0, cpu0 = time.monotonic(), _children_cpu_s()
         for _ in range(self.compiles):
             self.procs.run([self.cc, "-O2", "-c", src, "-o", obj])
         wall = time.monotonic() - t0
-        return {"compiles/s": self.compiles / wall}, wall
+        cpu = _children_cpu_s() - cpu0
+        return {"compiles/s": self.compiles / wall, "compiles/cpu-s": self.compiles / cpu if cpu > 0 else None}, wall
 
     def teardown(self):
         pass
@@ -815,8 +840,9 @@ def run_bench(args, procs, tmp, report):
         configs.insert(0, "untraced")
     notes = []
     argus_cmd = find_argus(args.argus)
-    if not argus_cmd and "argus-nosample" in configs:
-        configs.remove("argus-nosample")
+    for c in ("argus-nosample", "argus-lean", "argus-auto"):
+        if not argus_cmd and c in configs:
+            configs.remove(c)
     if "argus" in configs and not argus_cmd:
         if args.configs_given:
             raise BenchError("argus not found on PATH: `cd /work/main && pip install .` (or --argus CMD)")
@@ -834,6 +860,12 @@ def run_bench(args, procs, tmp, report):
         # the same build without CPU samples: the sampler's own cost, side by side
         tracers["argus-nosample"] = ArgusTracer(argus_cmd, tmp, procs, args.argus_size, "argus-nosample",
                                                 start_args=["--no-sample"])
+    for tier in ("lean", "auto"):
+        name = DETAIL_CONFIGS[tier]
+        if name in configs:
+            # the same build in another recording tier, side by side
+            tracers[name] = ArgusTracer(argus_cmd, tmp, procs, args.argus_size, name,
+                                        start_args=sample + ["--detail", tier])
     if args.argus_base:
         # a second build (e.g. main's, in its own venv), interleaved with the rest: before/after side by side
         configs.insert(configs.index("argus") if "argus" in configs else len(configs), "argus-base")
@@ -1002,7 +1034,7 @@ def _mb(x):
 
 
 def _fmt_vals(vals):
-    return ", ".join(f"{k} {v:,.1f}" for k, v in vals.items())
+    return ", ".join(f"{k} {v:,.1f}" if v is not None else f"{k} -" for k, v in vals.items())
 
 
 def render_table(report):
@@ -1091,6 +1123,9 @@ def main(argv=None):
     ap.add_argument("--configs", default=None,
                     help=f"comma-separated subset of {','.join(ALL_CONFIGS)} "
                          f"(default {','.join(DEFAULT_CONFIGS)}; untraced always runs)")
+    ap.add_argument("--detail", default=None, metavar="TIERS",
+                    help="argus recording tiers to measure side by side, comma-separated of full, lean, auto "
+                         "(configs argus, argus-lean, argus-auto; added to --configs)")
     ap.add_argument("--sample-hz", type=int, default=None, metavar="HZ",
                     help="argus start --sample-hz for the argus config (default: argus's own, 99)")
     ap.add_argument("--json", metavar="FILE", help="write every run and the summary as JSON")
@@ -1113,9 +1148,16 @@ def main(argv=None):
                     help="summarize only the rounds in which no foreign tracer ran (when there are any)")
     ap.add_argument("--keep-tmp", action="store_true", help="keep the temporary directory")
     args = ap.parse_args(argv)
-    args.configs_given = args.configs is not None
+    args.configs_given = args.configs is not None or args.detail is not None
     if args.configs is None:
-        args.configs = ",".join(DEFAULT_CONFIGS)
+        args.configs = ",".join(DEFAULT_CONFIGS if args.detail is None else ["untraced", "perf"])
+    if args.detail is not None:
+        tiers = [t.strip() for t in args.detail.split(",") if t.strip()]
+        bad = [t for t in tiers if t not in DETAIL_CONFIGS]
+        if bad or not tiers:
+            ap.error(f"bad --detail {args.detail!r}: give full, lean and/or auto, comma-separated")
+        have = args.configs.split(",")
+        args.configs = ",".join(have + [DETAIL_CONFIGS[t] for t in tiers if DETAIL_CONFIGS[t] not in have])
     if args.rounds is None:
         args.rounds = 1 if args.quick else 5
     if args.warmup is None:
