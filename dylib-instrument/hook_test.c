@@ -88,13 +88,11 @@ static void remove_rings(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
-	char path[600];
 
 	while (d && (de = readdir(d))) {
 		if (!strstr(de->d_name, ".ring"))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		unlink(path);
+		unlinkat(dirfd(d), de->d_name, 0);
 	}
 	if (d)
 		closedir(d);

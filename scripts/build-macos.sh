@@ -24,7 +24,7 @@ CORE="tracer/ringbuf/argus_rb.c tracer/ringbuf/argus_decode.c tracer/kdebug/kdeb
 D=tracer/daemon
 DAEMON="$D/argusd.c $D/argusd_ctx.c $D/argusd_options.c $D/argusd_control.c $D/proc_snapshot.c $D/mappings_writer.c
   $D/hang_detector.c $D/hang_index.c $D/snapshot_writer.c $D/safe_dir.c $D/thread_names.c $D/urings.c $D/platform/platform_macos.c"
-CFLAGS=(-std=gnu11 -O2 -Wall -Itracer/ringbuf -Itracer/kdebug -I$D -I$D/platform -Idylib-instrument)
+CFLAGS=(-std=gnu11 -O2 -Wall -Wextra -Wno-unused-parameter -Werror -Itracer/ringbuf -Itracer/kdebug -I$D -I$D/platform -Idylib-instrument)
 TRAMP="dylib-instrument/disasm.c dylib-instrument/reader.c dylib-instrument/relocator.c
   dylib-instrument/arch/x86_64/x86_writer.c dylib-instrument/arch/x86_64/x86_relocator.c
   dylib-instrument/arch/arm64/arm64_writer.c dylib-instrument/arch/arm64/arm64_relocator.c

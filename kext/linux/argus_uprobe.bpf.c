@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The hook spec (dylib-instrument/hooks/*.json) through uprobes, for
+ * The hook spec (the JSON files of dylib-instrument/hooks/) through uprobes, for
  * processes that did not start under `argus run`: one uprobe program at the
  * entry of every hooked function and one uretprobe program at the return of
  * those that record it, system-wide (the loader attaches each hook to its

@@ -25,7 +25,8 @@ trap 'rm -rf "$work"' EXIT
 
 SOURCES=(tracer/ringbuf/argus_rb.c tracer/ringbuf/argus_decode.c tracer/kdebug/kdebug_decode.c tracer/kdebug/kdebug_file.c
          tests/fuzz/fuzz_decoders.c)
-FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -Itracer/ringbuf -Itracer/kdebug)
+FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -Itracer/ringbuf -Itracer/kdebug
+       -Wall -Wextra -Wno-unused-parameter -Werror)
 
 total=0
 for t in "${TARGETS[@]}"; do

@@ -19,7 +19,9 @@
  * Prints {"pid", "consumer_tid", "producer_tid", "lock", "item_cond",
  * "ack_cond", "rounds"} (addresses as numbers) when both are done; exits 0.
  */
+#ifndef _GNU_SOURCE   /* CMake passes -D_GNU_SOURCE */
 #define _GNU_SOURCE
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

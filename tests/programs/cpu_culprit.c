@@ -14,7 +14,9 @@
  *
  * Prints {"pid": P, "tid": T, "worker_tid": W} first; exits 0 when done.
  */
+#ifndef _GNU_SOURCE   /* CMake passes -D_GNU_SOURCE */
 #define _GNU_SOURCE
+#endif
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -24,7 +24,9 @@
  * "waiter_pid", "waiter_tid", "addr", "path"}; exit status 0 when the waiter
  * eventually got what it waited for.
  */
+#ifndef _GNU_SOURCE   /* CMake passes -D_GNU_SOURCE */
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

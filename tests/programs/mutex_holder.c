@@ -20,7 +20,9 @@
  * thread never waits for it: no wait of the main thread but the mutex's is
  * ended by the worker); exits 0 when both threads are done.
  */
+#ifndef _GNU_SOURCE   /* CMake passes -D_GNU_SOURCE */
 #define _GNU_SOURCE
+#endif
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
 
 #include "argusd_ctx.h"
 
-void argusd_log(const struct argusd_ctx *c, const char *fmt, ...)
+void argusd_emit(const struct argusd_ctx *c, void (*fn)(void *arg, const char *msg), const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -23,18 +23,7 @@ void argusd_log(const struct argusd_ctx *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	c->log(c->arg, msg);
-}
-
-void argusd_fail(const struct argusd_ctx *c, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	c->fail(c->arg, msg);
+	fn(c->arg, msg);
 }
 
 uint64_t now_ns(void)

@@ -28,8 +28,11 @@ struct argusd_ctx {
 	void *arg;
 };
 
-void argusd_log(const struct argusd_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void argusd_fail(const struct argusd_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One line through fn (c->log or c->fail), formatted on this side. */
+void argusd_emit(const struct argusd_ctx *c, void (*fn)(void *arg, const char *msg), const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define argusd_log(c, ...) argusd_emit((c), (c)->log, __VA_ARGS__)
+#define argusd_fail(c, ...) argusd_emit((c), (c)->fail, __VA_ARGS__)
 
 static inline int argusd_write(const struct argusd_ctx *c, const void *rec, uint32_t size)
 {
