@@ -26,7 +26,11 @@ wakeup ended (still going on at trace end, or ended by the kernel), ranked:
   2. the waiter's descendants alive at the wait (they inherited its fds: a
      forked child computing before it writes has never used the fd, so the
      tracer has no FD_INFO of it), for pipes, sockets and child waits (a
-     waitpid that names one child: that child only);
+     waitpid that names one child: that child only); for an fd, those
+     that exchanged a wakeup or message with the waiter's process since
+     their fork first (talked_with: a worker that reported to its parent
+     is part of its protocol; a child that only computed since its fork,
+     such as an unrelated load generator, inherited the fd by accident);
   3. its siblings alive at the wait when its parent is a shell (a
      pipeline: both stages are the shell's children), for pipes only; not
      under any parent, since a runner or supervisor has many unrelated
@@ -53,6 +57,7 @@ the other end); at most one Owner per holder process.
 import numpy as np
 
 from argus.tracer import schema, syscalls
+from argus.graphbuild.graph import EDGE_MESSAGE, EDGE_WAKEUP
 from argus.diagnose import blocktype as B
 from argus.diagnose.ownership import Owner
 from argus.diagnose.programs import SHELLS
@@ -216,6 +221,28 @@ def _peer_pids(g, pid, fd, at, tid=None, polled=False):
     return kind, users
 
 
+def talked_with(g, pid, pids, until):
+    """The pids among `pids` that exchanged a strong wakeup or message with
+    a thread of `pid`, either way, at or before `until` (their fork, a
+    spawn edge, does not count): a child that reported to its parent or
+    took work from it since the fork is part of its protocol; one that
+    only computed since (an unrelated worker, a load generator) is not."""
+    want = set(int(p) for p in pids)
+    if not want:
+        return set()
+    E, out = g.edges, set()
+    pid_of = g.threads.pid
+    for u in g.utids_of_pid(pid):
+        lo, hi = int(g.thread_seg_lo[u]), int(g.thread_seg_hi[u])
+        if lo == hi:
+            continue
+        for eids, far in ((g.out_eid[g.out_ptr[lo]:g.out_ptr[hi]], E.dst), (g.in_eid[g.in_ptr[lo]:g.in_ptr[hi]], E.src)):
+            kind = E.type[eids]
+            sel = eids[((kind == EDGE_WAKEUP) | (kind == EDGE_MESSAGE)) & ~E.weak[eids] & (E.ts[eids] <= until)]
+            out.update(p for p in np.unique(pid_of[g.seg.utid[far[sel]]]).tolist() if p in want)
+    return out
+
+
 def _fd_ranks(g, pid, fd, since, at, tid=None, polled=False):
     """[(kind name, [pids])] ranked (see the top) and the users map, for the
     other end of (pid, fd); None for a file or tty (no task holds it).
@@ -223,8 +250,11 @@ def _fd_ranks(g, pid, fd, since, at, tid=None, polled=False):
     kind, users = _peer_pids(g, pid, fd, at, tid, polled)
     if kind is not None and kind not in CHANNEL_KINDS:
         return None, {}
+    kids = [p for p in descendants(g, pid) if _alive(g, p, since, at)]
+    talked = talked_with(g, pid, kids, at)
     ranked = [(KIND_PEER, [p for p in users if _alive(g, p, since, at)]),
-              (KIND_PEER, [p for p in descendants(g, pid) if _alive(g, p, since, at)])]
+              (KIND_PEER, [p for p in kids if p in talked]),
+              (KIND_PEER, [p for p in kids if p not in talked])]
     parent = int((g.processes.get(pid) or {}).get("ppid") or 0)
     if kind in (None, schema.FD_PIPE) and parent > 1 and g.process_name(parent) in SHELLS:
         sibs = [p for p in _children(g).get(parent, ()) if p != pid and _alive(g, p, since, at)]

@@ -144,3 +144,28 @@ def test_a_waitpid_that_names_one_child_is_held_by_that_child_only():
         v = g.segment_at(g.utid_of_tid(PARENT), s(1))
         found = other_end_holders(g, v, ms(5), s(3))
         assert [int(g.threads.tid[o.utid]) for o in found] == holders
+
+
+def test_an_inherited_fd_goes_first_to_the_child_that_talked_with_the_waiter():
+    """Two children inherited the pipe and neither used it yet: LOAD only
+    computes since its fork; WORKER reported to the parent (a wakeup) and
+    then blocked.  WORKER ranks first although LOAD is busier: exchange with
+    the waiter's process since the fork outranks CPU."""
+    load, worker = 101, 102
+    t = Trace()
+    t.thread(PARENT, PARENT, "server")
+    t.run(PARENT, 0)
+    t.fd_info(PARENT, ms(1), 3, "pipe", 4242)
+    t.fork(PARENT, load, ms(2), "server", child_pid=load)
+    t.run(load, ms(2))
+    t.busy(load, ms(2), s(3), slice_ns=ms(10), gap_ns=us_(50))
+    t.fork(PARENT, worker, ms(3), "server", child_pid=worker)
+    t.block(PARENT, ms(4), "read", "read", obj=4)        # the worker's ready line
+    t.run(worker, ms(5))
+    t.wake_and_run(worker, PARENT, ms(6))
+    t.block(worker, ms(7), "futex", "futex", obj=0x1000)
+    t.block(PARENT, ms(20), "read", "read", obj=3)
+    g = t.build(until=s(3))
+    v = g.segment_at(g.utid_of_tid(PARENT), s(1))
+    found = other_end_holders(g, v, ms(20), s(3))
+    assert [int(g.threads.tid[o.utid]) for o in found] == [worker, load]
