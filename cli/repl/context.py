@@ -6,11 +6,12 @@ non-interactive modes: presets (answers file / resumed session) first, then
 rules, then the live `ask` callback (None: the automatic heuristic); every
 answer and every new rule is written to the session store as it is given.
 """
+import json
+
 from argus.tracer.textsafe import safe_console
 from argus.cli.tracefile import ThreadNames
 from argus.diagnose import AskingChooser, diagnose_hang, to_json
 from argus.diagnose.rules import describe
-import json
 from argus.cli.repl.registry import ReplUsageError
 from argus.tracer.safe_files import UnsafePath
 from argus.scripts.lldb.generate import results_for
