@@ -103,6 +103,7 @@ PROCESS_BUSY = 0.8      # a process's threads together on CPU this share of the 
 SHARED_MIN = 0.2        # ... and this thread's own share, to stand for that work
 RELAY_BUSY = 0.05       # a relay: on CPU or runnable less than this share of the window
 RELAY_WOKEN = 0.8       # ... and at least this share of its short waits ended by other tasks
+WAITER_ASLEEP = 0.8     # a weak holder asleep this share of the window in a wait the waiter ended: its waiter
 SIGNAL_WAITS = ("rt_sigtimedwait", "rt_sigsuspend", "pause")   # the sender is unknown until it sends
 
 
@@ -467,9 +468,9 @@ class _Run:
             # writer only a watch can name (the bp_watch advice)
             owners = OW.owners(g, utid, a, b)
             strong = any(not o.weak for o in owners)
-            cands = (owners if strong else None) or self.held_up(OBJ.polled_holders(g, utid, a, b), a, b) \
-                or self.signal_poll_peers(utid, a, b) or self.held_up(owners, a, b) \
-                or self.held_up(OW.release_owners(g, utid, a, b), a, b) \
+            cands = (owners if strong else None) or self.held_up(OBJ.polled_holders(g, utid, a, b), a, b, utid) \
+                or self.signal_poll_peers(utid, a, b) or self.held_up(owners, a, b, utid) \
+                or self.held_up(OW.release_owners(g, utid, a, b), a, b, utid) \
                 or (self.process_peers(utid, a, b, b) if not c.evidence.get("yields") else [])
             res = self.follow_owner(v, cands, depth, a, b, info)
             if res is None:
@@ -506,7 +507,7 @@ class _Run:
                 self.baseline_evidence(v, depth, a, b, info)
             if res is None and not ended:
                 # still waiting (or the kernel ended it): whoever holds the other end
-                res = self.follow_owner(v, self.held_up(OBJ.other_end_holders(g, v, a, b), a, b), depth, a, b, info)
+                res = self.follow_owner(v, self.held_up(OBJ.other_end_holders(g, v, a, b), a, b, utid), depth, a, b, info)
             if res is None:
                 cands = BL.find_wait_baselines(g, v, self.threshold_ns, hang_start=a)
                 if not ended and OBJ.wait_identity(g, v) is not None:
@@ -661,13 +662,15 @@ class _Run:
             return None, owners
         return self.follow_owner(v, first, depth, a, b, info), []
 
-    def held_up(self, owners, a, b):
+    def held_up(self, owners, a, b, waiter=None):
         """Inferred holders (channel peers, children, weak futex owners) as
         threads that were held up over [a, b]: a strong owner or an
         abnormal holder stays; a holder that ran normally is replaced by its
         process's held-up threads (the thread FD_INFO saw using the object
         first is not always the one that holds it now: a process's main
-        thread sets a pipe up, a worker answers on it), or dropped."""
+        thread sets a pipe up, a worker answers on it), or dropped.  A weak
+        holder that the waiter itself was holding up is dropped too
+        (waits_for)."""
         out, seen = [], set()
         for o in owners:
             if not o.weak or self.cls(o.utid, a, b).abnormal:
@@ -676,10 +679,27 @@ class _Run:
                 alts = [dataclasses.replace(p, kind=o.kind, obj=o.obj)
                         for p in self.process_peers(o.utid, a, b, o.ts)]
             for x in alts:
+                if x.weak and waiter is not None and self.waits_for(x.utid, waiter, a, b):
+                    continue
                 if x.utid not in seen:
                     seen.add(x.utid)
                     out.append(x)
         return out
+
+    def waits_for(self, u, waiter, a, b):
+        """Thread u slept through most (>= WAITER_ASLEEP) of [a, b] in one
+        wait that `waiter`'s own strong wakeup ended: u waited for the
+        waiter, so it released nothing the waiter polled while it slept,
+        and an inferred hold (a futex it woke waiters of earlier: a GIL's
+        hand-offs) is contradicted by that edge.  Causality runs waiter ->
+        u, and u is not the waiter's holder."""
+        c = self.cls(u, a, b)
+        w = c.evidence.get("longest_wait") if c.block_type == B.LONG_WAIT else None
+        if not w or w.get("in_window_ns", 0) < WAITER_ASLEEP * (b - a):
+            return False
+        e = W.ending_edge(self.g, int(w["vertex"]))
+        g = self.g
+        return e >= 0 and not g.edges.weak[e] and int(g.seg.utid[int(g.edges.src[e])]) == waiter
 
     def process_peers(self, utid, a, b, end, futex=None):
         """Candidates for what nothing names the holder of: a futex without
