@@ -41,7 +41,10 @@ hang window [a, b] (diagnose_vertex):
                  one), or when the
                  baseline's path names nobody (it is then evidence only),
                  and last the process peers of an unnamed futex or signal
-                 holder (_Run.process_peers).
+                 holder (_Run.process_peers).  Inferred holders must be
+                 held up (_Run.held_up), and one asleep over most of the
+                 window in a wait the waiter itself ended is its waiter,
+                 not its holder (_Run.waits_for).
                  For each thread on that path other than T, in path order
                  (on the hang's own path: up to the first edge before a, the
                  rest is history such as the fork that started the process),
