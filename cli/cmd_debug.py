@@ -67,7 +67,9 @@ def _add_common(p, pid_help, json=True):
     p.add_argument("--window", type=float, default=None, metavar="SECONDS",
                    help="load the last SECONDS of the buffer first (around --at when given) and double it "
                         f"until the hang is inside; 0 loads everything (default {DEFAULT_WINDOW_S:g}; the "
-                        f"whole buffer when it holds at most {WHOLE_BUFFER_EVENTS:,} events)")
+                        f"whole buffer when it holds at most {WHOLE_BUFFER_EVENTS:,} events); without it, hangs and "
+                        "debug without --pid answer from the buffer's ring index when argusd wrote one "
+                        "(docs/ring-buffer.md)")
 
 
 def register(sub):
