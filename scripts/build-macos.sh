@@ -22,8 +22,12 @@ fi
 
 CORE="tracer/ringbuf/argus_rb.c tracer/ringbuf/argus_decode.c tracer/kdebug/kdebug_decode.c tracer/kdebug/kdebug_file.c"
 D=tracer/daemon
-DAEMON="$D/argusd.c $D/argusd_ctx.c $D/argusd_options.c $D/argusd_control.c $D/proc_snapshot.c $D/mappings_writer.c
-  $D/hang_detector.c $D/hang_index.c $D/snapshot_writer.c $D/safe_dir.c $D/thread_names.c $D/urings.c $D/platform/platform_macos.c"
+# argusd: every role file of tracer/daemon/ (all but the unit tests), as
+# CMake's argusd target has them, and the macOS event source
+DAEMON="$D/platform/platform_macos.c"
+for f in "$D"/*.c; do
+  case $f in *_test.c) ;; *) DAEMON="$DAEMON $f" ;; esac
+done
 CFLAGS=(-std=gnu11 -O2 -Wall -Wextra -Wno-unused-parameter -Werror -Itracer/ringbuf -Itracer/kdebug -I$D -I$D/platform -Idylib-instrument)
 TRAMP="dylib-instrument/disasm.c dylib-instrument/reader.c dylib-instrument/relocator.c
   dylib-instrument/arch/x86_64/x86_writer.c dylib-instrument/arch/x86_64/x86_relocator.c

@@ -2,8 +2,12 @@
 /* The recording tier and its switches (detail_tier.h). */
 #include <errno.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#else
+#include "compat_macos.h"   /* macOS build: syscall(SYS_gettid) */
+#endif
 
 #include "argusd_ctx.h"
 #include "detail_tier.h"
