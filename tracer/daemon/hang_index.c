@@ -17,10 +17,11 @@
  *     MIN_LOOP_POLLS of them, the rule of diagnose/candidates.py) but not
  *     kept (the detector judges them: a nested POLL wait is inside its span),
  *     nor are waits for a child (a shell or launcher: idle).
- *   SWITCH_IN -> the wait has ended, at this ts, unless the thread blocks
- *     again in the same syscall on the same object before any syscall
- *     record of its own: a spurious wakeup, one wait (as diagnose/hangs.py
- *     _continues joins them).
+ *   WAKEUP of it (or, when none was seen, its SWITCH_IN) -> the wait has
+ *     ended, at this ts (the graph ends a wait at its wakeup too), unless
+ *     the thread blocks again in the same syscall on the same object before
+ *     any syscall record of its own: a spurious wakeup, one wait (as
+ *     diagnose/hangs.py _continues joins them).
  *   any syscall record, another wait, EXIT, or 100 ms running -> the ended
  *     wait is written when it lasted HX_MIN_NS or more.
  *   FORK by kthreadd, a PROC_SNAPSHOT with ppid 2 -> a kernel thread: none
@@ -255,6 +256,16 @@ void hang_index_observe(struct hang_index *hx, const struct argus_event_header *
 			mark_kthread(hx, h->pid);
 		else if (h->tid == h->pid && !is_kthread(hx, h->pid) && (t = get(hx, h->tid)))
 			set_comm(t, s->comm);
+		return;
+	}
+	case ARGUS_EV_WAKEUP: {
+		const struct argus_ev_wakeup *w = (const void *)h;
+
+		if (w->wakee_tid == w->wakee_pid && (t = lookup(hx, w->wakee_tid)) && t->blocked && !t->dead) {
+			t->blocked = 0;
+			t->woken = 1;
+			t->woke = h->ts_ns;
+		}
 		return;
 	}
 	case ARGUS_EV_EXEC:
