@@ -17,7 +17,8 @@ hang window [a, b] (diagnose_vertex):
                  is the one-step path, and the holder is handled like a
                  thread on a wake-up path below.  No strong holder: the
                  other end of the channels its non-blocking reads found
-                 empty (objects.polled_holders), before weak (inferred)
+                 empty, or the child its WNOHANG wait4 calls name
+                 (objects.polled_holders), before weak (inferred)
                  holders and release wakers; for a poller that does not
                  yield (a trylock between sleeps), its process's held-up
                  threads (process_peers).  With no holder known (or

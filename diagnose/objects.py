@@ -44,7 +44,8 @@ on, a per-connection handler), else its busiest thread in the window.
 polled_holders does the same for a thread that polls channels with
 non-blocking reads between sleeps (RepeatedYield): the fds whose reads
 found nothing (-EAGAIN) at least MIN_TRIES times in the window, most
-tried first.
+tried first; then, for one that polls for a child's exit (wait4 with
+WNOHANG that found none, polled_children), the child it names.
 Inside a rank, the holder with the most CPU in the window comes first, then
 the lowest utid (a fixed rule, so answers are stable).  Each
 holder is a weak ownership.Owner of kind "channel_peer" / "child" with no
@@ -317,7 +318,33 @@ def polled_holders(g, utid, a, b):
             if o.utid not in seen:
                 seen.add(o.utid)
                 out.append(o)
+    for o in polled_children(g, utid, a, b):
+        if o.utid not in seen:
+            seen.add(o.utid)
+            out.append(o)
     return out
+
+
+def polled_children(g, utid, a, b):
+    """A thread polls for a child's exit (wait4 with WNOHANG between
+    sleeps, at least MIN_TRIES calls in [a, b] that returned 0: no child
+    had exited): the child the calls name (pid > 0), else its live
+    children, as for a blocking wait4.  Owner list of kind "child"."""
+    pid = int(g.threads.pid[utid])
+    r = g.rows[g.thread_rows_of(utid, a, b)]
+    nr = _nrs_named(g, ("wait4",))
+    enter = np.flatnonzero((r["type"] == schema.SYSCALL_ENTER) & np.isin(r["nr"], nr))
+    empty = np.flatnonzero((r["type"] == schema.SYSCALL_EXIT) & np.isin(r["nr"], nr) & (r["val"].astype(np.int64) == 0))
+    k = np.searchsorted(enter, empty) - 1
+    named = r["obj"][enter[k[k >= 0]]].astype(np.int64)
+    if len(named) < MIN_TRIES:
+        return []
+    kids = [p for p in descendants(g, pid) if _alive(g, p, a, b)]
+    wants, counts = np.unique(named, return_counts=True)
+    want = int(wants[np.argmax(counts)])          # the pid most polled (ties: the lowest)
+    if want > 0 and want in kids:
+        kids = [want]
+    return _owners(g, [(KIND_CHILD, kids)], {}, utid, a, b, int(b), want)
 
 
 READ_NAMES = ("read", "readv", "pread64")

@@ -1,7 +1,7 @@
 """Object identity and the other end of a wait, on crafted traces."""
 from support.crafted import Trace, ms, s
 from argus.diagnose import diagnose, to_json
-from argus.diagnose.objects import other_end_holders, wait_identity
+from argus.diagnose.objects import other_end_holders, polled_holders, wait_identity
 
 PARENT, CHILD, OTHER = 100, 101, 300
 
@@ -169,3 +169,28 @@ def test_an_inherited_fd_goes_first_to_the_child_that_talked_with_the_waiter():
     v = g.segment_at(g.utid_of_tid(PARENT), s(1))
     found = other_end_holders(g, v, ms(20), s(3))
     assert [int(g.threads.tid[o.utid]) for o in found] == [worker, load]
+
+
+def test_a_poller_of_a_childs_exit_is_held_by_the_child_it_names():
+    """The parent polls wait4(102, WNOHANG) between 5 ms sleeps (each call
+    returns 0: not exited yet) while child 102 computes and child 101, busier,
+    is unrelated load: the named child is the holder and the root cause."""
+    t = Trace()
+    t.thread(PARENT, PARENT, "server")
+    t.run(PARENT, 0)
+    for kid, gap in ((101, us_(20)), (102, ms(1))):
+        t.fork(PARENT, kid, ms(1), "server", child_pid=kid)
+        t.run(kid, ms(1))
+        t.busy(kid, ms(1), s(3), slice_ns=ms(10), gap_ns=gap)
+    x = ms(10)
+    while x < s(3):
+        t.syscall(PARENT, x, "wait4", obj=102, aux=1, ret=0)        # WNOHANG: nobody exited
+        t.block(PARENT, x + us_(20), "sleep", "nanosleep")
+        t.timer_wake(PARENT, x + ms(5))
+        x += ms(5) + us_(100)
+    g = t.build(until=s(3))
+    u = g.utid_of_tid(PARENT)
+    assert [(int(g.threads.tid[o.utid]), o.kind) for o in polled_holders(g, u, ms(10), s(3))] == [(102, "child")]
+    j = to_json(diagnose(g, PARENT))
+    assert j["spinning"]["block_type"] == "RepeatedYield"
+    assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(102, "LongRunning", True)]
