@@ -8,8 +8,11 @@ record naming the demo's thread), and back to lean after the hang.  The
 demo's records before the switch are lean (no SYSCALL_EXIT: the lean tier
 has no syscall program), those after it full (syscall exits again), and
 `argus debug --auto` names the same root causes with the same block types
-as under full detail."""
+as under full detail.  Under lean alone, the helper stuck computing or
+yielding gets the block type full detail gives it."""
 import json
+
+import pytest
 
 from conftest import require_tracing, run_demo
 
@@ -74,3 +77,26 @@ def test_auto_escalates_on_the_demo_hang(argus_cli):
     assert not [e for e in before if e["type"] == "syscall_exit"]
     # full: the demo's calls after the switch have their exits
     assert [e for e in after if e["type"] == "syscall_exit"]
+
+
+EXPECTED = {"run": "LongRunning", "sleep": "LongWait", "yield": "RepeatedYield"}
+
+
+@pytest.mark.parametrize("stuck", ["run", "yield"])
+def test_lean_names_the_stuck_helper(argus_cli, stuck):
+    """Lean alone: the helper's block type comes out as under full detail
+    (tests/test_e2e_demo.py) from scheduler records and the syscalls read at
+    switch-out (a yield: the runnable switch-out inside sched_yield), with
+    no syscall exit recorded."""
+    require_tracing()
+    _start(argus_cli, "--detail", "lean")
+    info, rc = run_demo(*DEMO[:-1], stuck)
+    assert rc == 0
+    argus_cli.wait_drained()
+    report, causes = _diagnose(argus_cli, info)
+    assert report["spinning"]["tid"] == info["app_tid"]
+    assert ("demo-helper", EXPECTED[stuck]) in causes, causes
+    demo = _events(argus_cli, "--pid", str(info["app_pid"]), "--pid", str(info["daemon_pid"]))
+    assert any(e["type"] == "syscall_enter" for e in demo)
+    assert not [e for e in demo if e["type"] == "syscall_exit"]
+    assert [e["tier"] for e in _events(argus_cli, "--type", "detail")] == ["lean"]
