@@ -26,18 +26,22 @@ wakeup ended (still going on at trace end, or ended by the kernel), ranked:
   2. the waiter's descendants alive at the wait (they inherited its fds: a
      forked child computing before it writes has never used the fd, so the
      tracer has no FD_INFO of it), for pipes, sockets and child waits (a
-     waitpid that names one child: that child only); for an fd, those
-     that exchanged a wakeup or message with the waiter's process since
-     their fork first (talked_with: a worker that reported to its parent
-     is part of its protocol; a child that only computed since its fork,
-     such as an unrelated load generator, inherited the fd by accident);
+     waitpid that names one child: that child only); for an fd, only
+     those that exchanged a wakeup or message with the waiter's process
+     since their fork (talked_with: a worker that reported to its parent
+     or took work from it is part of its protocol);
   3. its siblings alive at the wait when its parent is a shell (a
      pipeline: both stages are the shell's children), for pipes only; not
      under any parent, since a runner or supervisor has many unrelated
      children;
   4. when FD_INFO shows nobody at the other end: the waiter's own other
      threads (a socketpair or pipe between threads, the other end not yet
-     used).
+     used);
+  5. for an fd, the descendants that exchanged nothing with the waiter's
+     process since their fork: they inherited every fd, and nothing else
+     ties them to this one (an unrelated load generator, a helper; the
+     child of a single-threaded parent that computes before it writes is
+     still found, as nothing ranks before it).
 The holder thread of a process is the one that used the object last
 (FD_INFO's tid: a daemon's main thread that reads requests and hands them
 on, a per-connection handler), else its busiest thread in the window.
@@ -254,14 +258,16 @@ def _fd_ranks(g, pid, fd, since, at, tid=None, polled=False):
     kids = [p for p in descendants(g, pid) if _alive(g, p, since, at)]
     talked = talked_with(g, pid, kids, at)
     ranked = [(KIND_PEER, [p for p in users if _alive(g, p, since, at)]),
-              (KIND_PEER, [p for p in kids if p in talked]),
-              (KIND_PEER, [p for p in kids if p not in talked])]
+              (KIND_PEER, [p for p in kids if p in talked])]
     parent = int((g.processes.get(pid) or {}).get("ppid") or 0)
     if kind in (None, schema.FD_PIPE) and parent > 1 and g.process_name(parent) in SHELLS:
         sibs = [p for p in _children(g).get(parent, ()) if p != pid and _alive(g, p, since, at)]
         ranked.append((KIND_PEER, sibs))
     if not users:
         ranked.append((KIND_PEER, [pid]))        # its own other threads (a pair between threads)
+    # last, children that only computed since their fork: they hold every
+    # inherited fd, and nothing but that ties them to this one
+    ranked.append((KIND_PEER, [p for p in kids if p not in talked]))
     return ranked, users
 
 

@@ -194,3 +194,24 @@ def test_a_poller_of_a_childs_exit_is_held_by_the_child_it_names():
     j = to_json(diagnose(g, PARENT))
     assert j["spinning"]["block_type"] == "RepeatedYield"
     assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(102, "LongRunning", True)]
+
+
+def test_a_child_that_never_talked_ranks_after_the_waiters_own_threads():
+    """A socketpair between the main thread and its worker thread (the
+    worker has not used its end yet), and a load child, busier, forked after
+    the pair was made: the child inherited the fd but exchanged nothing with
+    the process since its fork, so the worker thread ranks first."""
+    load, worker = 101, 103
+    t = Trace()
+    t.thread(PARENT, PARENT, "app")
+    t.thread(PARENT, worker, "worker")
+    t.run(PARENT, 0).run(worker, 0)
+    t.fd_info(PARENT, ms(1), 5, "socket", 8001, 8002, family=1)
+    t.fork(PARENT, load, ms(2), "app", child_pid=load)
+    t.run(load, ms(2))
+    t.busy(load, ms(2), s(3), slice_ns=ms(10), gap_ns=us_(20))
+    t.busy(worker, ms(3), s(3), slice_ns=ms(10), gap_ns=ms(2))
+    t.block(PARENT, ms(4), "read", "read", obj=5)
+    g = t.build(until=s(3))
+    v = g.segment_at(g.utid_of_tid(PARENT), s(1))
+    assert [int(g.threads.tid[o.utid]) for o in other_end_holders(g, v, ms(4), s(3))] == [worker, load]
