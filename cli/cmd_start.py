@@ -57,9 +57,12 @@ def register(sub):
     p.add_argument("--uprobe-hooks", action="append", default=[], metavar="SPEC",
                    help="also apply this hook spec (glib, pthread, or a .json file) to every process, running "
                         "or not, through uprobes (slower than `argus run`: for low-rate points); repeatable")
-    p.add_argument("--no-go-probes", action="store_true",
-                   help="leave Go programs unprobed: no goroutine ready / execute / park records (on by default: "
-                        "uprobes on each Go executable that starts; docs/linux-tracer.md, \"Go programs\")")
+    go = p.add_mutually_exclusive_group()
+    go.add_argument("--go-probes", action="store_true",
+                    help="probe Go programs' scheduler: goroutine ready / execute / park records from uprobes on "
+                         "each Go executable that starts, so hangs handed over between goroutines are followed; "
+                         "costs a few us per goroutine switch (docs/linux-tracer.md, \"Go programs\")")
+    go.add_argument("--no-go-probes", action="store_true", help="leave Go programs unprobed (the default)")
     p.add_argument("--detail", choices=("full", "lean", "auto"), default="full",
                    help="recording tier: full (syscall records, the default), lean (no syscall hooks: each "
                         "blocking wait's syscall is read at its switch-out, much cheaper on syscall-heavy "
@@ -316,7 +319,7 @@ def run_start(args):
     flags += hang_detector_flags(args)
     flags += _detail_flags(args)
     flags += _uprobe_flags(args.uprobe_hooks)
-    flags += ["--no-go-probes"] if args.no_go_probes else []
+    flags += ["--go-probes"] if args.go_probes else []
     path = os.path.abspath(args.buffer or DEFAULT_BUFFER)
     appending = not args.force and os.path.isfile(path) and os.path.getsize(path) > 0
     buffer, started = start_daemon(args.buffer, args.size, flags, force=args.force)

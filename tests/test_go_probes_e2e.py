@@ -55,8 +55,10 @@ def _threads_of_b(rows, main_tid, b_tid):
     return {r["tid"] for r in rows if r["type"] == "go_execute" and r["obj"] == b_g} - {main_tid}
 
 
-def test_a_mutex_held_by_an_unlocked_goroutine_is_found_through_its_goroutines(tracing, go_handover):
+def test_a_mutex_held_by_an_unlocked_goroutine_is_found_through_its_goroutines(argus_cli, go_handover):
     require_tracing()
+    tracing = argus_cli
+    tracing.run("start", "--buffer", tracing.buffer, "--size", "1G", "--go-probes")
     first, last = run_handover(go_handover)
     tracing.wait_drained()
     pid = first["pid"]
@@ -67,6 +69,7 @@ def test_a_mutex_held_by_an_unlocked_goroutine_is_found_through_its_goroutines(t
     b_threads = _threads_of_b(rows, first["main"], last["b"])
 
     report = tracing.json("debug", "--pid", str(pid), "--auto", "--json")
+    assert "Go scheduler probes" in (tracing.tmp / "run" / "argusd.log").read_text()
     assert report["spinning"]["tid"] == first["main"]
     primary = [c for c in report["root_causes"] if c.get("primary")]
     assert primary and primary[0]["tid"] in b_threads and primary[0]["block_type"] == "LongRunning", \
@@ -76,3 +79,11 @@ def test_a_mutex_held_by_an_unlocked_goroutine_is_found_through_its_goroutines(t
     assert handovers, [p["edge_in"] for p in report["path"]]
     text = tracing.run("debug", "--pid", str(pid), "--auto").stdout
     assert f"goroutine {handovers[0]}" in text
+
+
+def test_go_programs_are_not_probed_unless_asked(tracing, go_handover):
+    """Off by default: three uprobe traps per goroutine switch (bench/go_probes.py)."""
+    first, _ = run_handover(go_handover, hold_ms=200)
+    tracing.wait_drained()
+    rows = tracing.run("events", "--pid", str(first["pid"]), "--type", "go_execute", "--json").stdout.split()
+    assert rows == [] and "Go scheduler probes" not in (tracing.tmp / "run" / "argusd.log").read_text()

@@ -63,7 +63,7 @@ def _read_truth(proc, timeout):
     return json.loads(line)
 
 
-def run_batch(batch, keep=None, run_no=1, start_flags=()):
+def run_batch(batch, keep=None, run_no=1, start_flags=("--go-probes",)):
     """Runs `batch` (cases) at once under one private daemon (`argus start`
     with start_flags); one result per case."""
     tmp = tempfile.mkdtemp(prefix="argus-hangzoo-")
@@ -261,7 +261,7 @@ def main(argv=None):
             batch = todo[k:k + args.jobs]
             print(f"[{time.monotonic() - t0:6.0f} s] run {run_no} batch {k // args.jobs + 1}: "
                   f"{', '.join(c.id.split('-')[0] for c in batch)}", file=sys.stderr, flush=True)
-            for r in run_batch(batch, args.keep, run_no, ["--no-go-probes"] if args.no_go_probes else []):
+            for r in run_batch(batch, args.keep, run_no, [] if args.no_go_probes else ["--go-probes"]):
                 print(f"    {r['id']}: {r['status']} {r.get('reason', '')}", file=sys.stderr, flush=True)
                 results.append(r)
         results += [{"id": cid, "run": run_no, "status": "ERROR", "reason": why,

@@ -235,7 +235,7 @@ class Argus:
                                 f"{(proc.stderr or proc.stdout).strip()[-400:]}")
         return proc
 
-    def start(self, size="1G", tries=6, flags=()):
+    def start(self, size="1G", tries=6, flags=("--go-probes",)):   # Go programs' goroutines followed
         # Other work reinstalls the package now and then; a start that fails
         # while that happens is retried, not scored.
         for attempt in range(tries):

@@ -23,6 +23,7 @@ static const struct env defaults = {
 	 * them (this project's machines refuse fentry: docs/linux-tracer.md). */
 	.syscall_probes = ARGUS_SYSCALL_PROBES_TRACEPOINT,
 	.ready_fd = -1,
+	.no_go_probes = true,   /* three uprobe traps per goroutine switch: opt in (docs/linux-tracer.md) */
 	.detail = ARGUS_DETAIL_MODE_FULL,
 	.escalate_ns = DETAIL_ESCALATE_NS_DEFAULT,
 	.hangs = {
@@ -69,7 +70,7 @@ static const char usage[] =
 	"                        as uprobes, system-wide; a hook that fails is skipped\n"
 	"  --go-probes, --no-go-probes  Go programs' scheduler (goroutine ready, execute,\n"
 	"                        park) through uprobes on each Go executable that starts\n"
-	"                        (default: on; docs/linux-tracer.md)\n"
+	"                        (default: off: a few us per goroutine switch; docs/linux-tracer.md)\n"
 	"  --verbose             loader diagnostics\n"
 	"  --detail T            recording tier: full (syscall programs, the default), lean\n"
 	"                        (none: waits from saved registers), or auto (lean, full while\n"

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "go_runtime.h"
 
@@ -49,6 +50,26 @@ static uint64_t file_offset(Elf *e, uint64_t addr)
 		    addr >= ph.p_vaddr && addr < ph.p_vaddr + ph.p_filesz)
 			return addr - ph.p_vaddr + ph.p_offset;
 	return 0;
+}
+
+/* Past Go's stack check, when the function starts with one: CMPQ SP,
+ * 16(R14) (49 3b 66 10) and JBE rel8 (76 xx) or rel32 (0f 86 xx xx xx xx),
+ * then PUSHQ BP (55).  The compare reads memory, so a uprobe on it must
+ * single-step it out of line (a second trap, dear under a hypervisor);
+ * the kernel emulates the push.  Neither skipped instruction touches RAX
+ * or R14, and a failed check re-enters the function from its start (after
+ * growing the stack), so the probe still fires once per call. */
+static uint64_t past_stack_check(int fd, uint64_t off)
+{
+	uint8_t b[11];
+
+	if (pread(fd, b, sizeof(b), (off_t)off) != (ssize_t)sizeof(b) || memcmp(b, "\x49\x3b\x66\x10", 4) != 0)
+		return off;
+	if (b[4] == 0x76 && b[6] == 0x55)
+		return off + 6;
+	if (b[4] == 0x0f && b[5] == 0x86 && b[10] == 0x55)
+		return off + 10;
+	return off;
 }
 
 /* Fills out->off from the symbol table: how many were found. */
@@ -127,6 +148,8 @@ int argus_go_runtime_offsets(int fd, struct argus_go_offsets *out, char *why, si
 		memset(out, 0, sizeof(*out));
 		goto out;
 	}
+	for (int k = 0; k < ARGUS_GO_NFNS; k++)
+		out->off[k] = past_stack_check(fd, out->off[k]);
 	ret = 0;
 out:
 	elf_end(e);

@@ -24,7 +24,7 @@ enum { ARGUS_GO_READY_FN, ARGUS_GO_EXECUTE_FN, ARGUS_GO_PARK_FN, ARGUS_GO_EXIT_F
 extern const char *const argus_go_functions[ARGUS_GO_NFNS];
 
 struct argus_go_offsets {
-	uint64_t off[ARGUS_GO_NFNS];   /* file offsets of argus_go_functions */
+	uint64_t off[ARGUS_GO_NFNS];   /* file offsets of argus_go_functions (past the stack check) */
 };
 
 /* 0 with *out filled: a Go executable of this machine with every function;

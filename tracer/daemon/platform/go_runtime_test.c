@@ -54,7 +54,13 @@ static int write_elf(unsigned what)
 {
 	static char shstr[] = "\0.text\0.go.buildinfo\0.symtab\0.strtab\0.shstrtab";
 	static char strtab[] = "\0runtime.ready\0runtime.execute\0runtime.park_m\0runtime.goexit0\0main.main";
-	static uint8_t text[0x100];
+	/* runtime.ready (0x10): Go's stack check with a rel32 jump; execute
+	 * (0x20): with a rel8 one; the others: no check (probed at entry) */
+	static uint8_t text[0x100] = {
+		[0x10] = 0x49, 0x3b, 0x66, 0x10, 0x0f, 0x86, 1, 0, 0, 0, 0x55,
+		[0x20] = 0x49, 0x3b, 0x66, 0x10, 0x76, 0x18, 0x55,
+		[0x30] = 0x55,
+	};
 	static uint8_t info[32] = "\xff Go buildinf:";
 	Elf64_Sym syms[6];
 	char path[] = "/tmp/go_runtime_test.XXXXXX";
@@ -131,8 +137,8 @@ static void test_a_go_executable_gives_each_functions_file_offset(void **state)
 	(void)state;
 	fd = write_elf(GO_LIKE);
 	assert_int_equal(argus_go_runtime_offsets(fd, &off, why, sizeof(why)), 0);
-	assert_int_equal(off.off[ARGUS_GO_READY_FN], text_off + 0x10);
-	assert_int_equal(off.off[ARGUS_GO_EXECUTE_FN], text_off + 0x20);
+	assert_int_equal(off.off[ARGUS_GO_READY_FN], text_off + 0x10 + 10);   /* at the push */
+	assert_int_equal(off.off[ARGUS_GO_EXECUTE_FN], text_off + 0x20 + 6);
 	assert_int_equal(off.off[ARGUS_GO_PARK_FN], text_off + 0x30);
 	assert_int_equal(off.off[ARGUS_GO_EXIT_FN], text_off + 0x40);
 	close(fd);
