@@ -71,6 +71,10 @@ def register(sub):
     p.add_argument("--escalate-ms", type=int, default=100, metavar="MS",
                    help="--detail auto: a watched thread out of its loop this long turns full detail on "
                         "(default 100)")
+    p.add_argument("--escalate-on", choices=("loops", "named"), default="loops",
+                   help="--detail auto: which threads escalate: every watched event loop (default), or only "
+                        "those of --watch-pid / --watch-comm (a busy shared machine has loops out of their "
+                        "loop all the time)")
     g = p.add_argument_group("flight recorder (docs/flight-recorder.md)")
     g.add_argument("--no-hang-detector", action="store_true",
                    help="do not watch event loops for hangs nor keep snapshots of them")
@@ -277,9 +281,12 @@ def _detail_flags(args):
         raise ArgusError("--escalate-ms must be 1..3600000")
     if args.detail == "auto" and args.no_hang_detector:
         raise ArgusError("--detail auto needs the hang detector (drop --no-hang-detector)")
+    if args.escalate_on == "named" and not (args.watch_pid or args.watch_comm):
+        raise ArgusError("--escalate-on named needs --watch-pid or --watch-comm")
     if args.detail == "full":
         return []
-    return ["--detail", args.detail, "--escalate-ms", str(args.escalate_ms)]
+    named = ["--escalate-named"] if args.escalate_on == "named" and args.detail == "auto" else []
+    return ["--detail", args.detail, "--escalate-ms", str(args.escalate_ms)] + named
 
 
 def _send_watches(args):

@@ -45,7 +45,10 @@ def test_auto_escalates_on_the_demo_hang(argus_cli):
     assert not _events(argus_cli, "--type", "detail")     # full detail writes no tier records
     argus_cli.stop()
 
-    _start(argus_cli, "--detail", "auto", "--escalate-ms", "100")
+    # only the demo escalates: other sessions' loops on a shared machine
+    # are out of their loops past 100 ms all the time (docs/benchmarks.md)
+    _start(argus_cli, "--detail", "auto", "--escalate-ms", "100", "--escalate-on", "named",
+           "--watch-comm", "demo-app")
     assert argus_cli.status()["detail_mode"] == "auto"
     info, rc = run_demo(*DEMO)
     assert rc == 0

@@ -465,7 +465,7 @@ static void escalate(struct daemon *d, uint64_t now)
 {
 	uint32_t tid = 0;
 	uint64_t out_ns = 0;
-	bool out = hang_detector_longest_out(d->hangs, now, d->tier.escalate_ns, &tid, &out_ns);
+	bool out = hang_detector_longest_out(d->hangs, now, d->tier.escalate_ns, d->env->escalate_named, &tid, &out_ns);
 	bool lean = detail_tier_want_lean(&d->tier, out, now);
 
 	if (lean != d->tier.lean)

@@ -51,6 +51,7 @@ struct env {
 	bool no_go_probes;          /* leave Go executables unprobed (side_source.h, Go) */
 	uint8_t detail;             /* enum argus_detail_mode (detail_tier.h) */
 	uint64_t escalate_ns;       /* auto: out of the loop this long turns full detail on */
+	bool escalate_named;        /* auto: only threads of --watch-pid / --watch-comm escalate */
 	/* the hang detector: on when snapshot_dir is set */
 	char *snapshot_dir;
 	struct hang_detector_config hangs;

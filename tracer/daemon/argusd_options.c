@@ -42,7 +42,7 @@ static const char usage[] =
 	"              [--syscall-probes auto|fentry|tracepoint]\n"
 	"              [--stacks | --no-stacks] [--sample-hz HZ] [--uprobe-hooks FILE]\n"
 	"              [--go-probes | --no-go-probes] [--verbose]\n"
-	"              [--detail full|lean|auto] [--escalate-ms MS]\n"
+	"              [--detail full|lean|auto] [--escalate-ms MS] [--escalate-named]\n"
 	"              [--snapshot-dir DIR [--hang-threshold-ms MS] [--snapshot-before-s S]\n"
 	"               [--snapshot-max-bytes BYTES] [--snapshot-max-total BYTES] [--snapshot-max-count N]\n"
 	"               [--watch-pid PID]... [--watch-comm COMM]...]\n"
@@ -76,6 +76,7 @@ static const char usage[] =
 	"                        (none: waits from saved registers), or auto (lean, full while\n"
 	"                        a watched thread is out of its loop; needs --snapshot-dir)\n"
 	"  --escalate-ms MS      auto: out of its loop this long turns full detail on (default 100)\n"
+	"  --escalate-named      auto: only the threads of --watch-pid / --watch-comm escalate\n"
 	"  --snapshot-dir DIR    detect hangs online and freeze a snapshot of each into DIR\n"
 	"                        (docs/flight-recorder.md); without it the detector is off\n"
 	"  --hang-threshold-ms MS  out of its event loop this long is a hang (default 2000)\n"
@@ -149,7 +150,7 @@ static char *default_log_path(const char *socket_path)
 enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS, OPT_SAMPLE_HZ, OPT_SNAP_DIR,
        OPT_HANG_MS, OPT_SNAP_BEFORE, OPT_SNAP_BYTES, OPT_SNAP_TOTAL, OPT_SNAP_COUNT, OPT_WATCH_PID,
        OPT_WATCH_COMM, OPT_UPROBE_HOOKS, OPT_SYSCALL_PROBES, OPT_GO_PROBES, OPT_NO_GO_PROBES,
-       OPT_DETAIL, OPT_ESCALATE_MS };
+       OPT_DETAIL, OPT_ESCALATE_MS, OPT_ESCALATE_NAMED };
 
 /* A positive integer option at most max: 0, or one line and -EINVAL. */
 static int parse_count(const struct argusd_ctx *ctx, const char *name, const char *s, uint64_t max, uint64_t *out)
@@ -239,6 +240,7 @@ int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "detail", required_argument, NULL, OPT_DETAIL },
 		{ "escalate-ms", required_argument, NULL, OPT_ESCALATE_MS },
+		{ "escalate-named", no_argument, NULL, OPT_ESCALATE_NAMED },
 		{ "snapshot-dir", required_argument, NULL, OPT_SNAP_DIR },
 		{ "hang-threshold-ms", required_argument, NULL, OPT_HANG_MS },
 		{ "snapshot-before-s", required_argument, NULL, OPT_SNAP_BEFORE },
@@ -347,6 +349,9 @@ int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *
 				return -EINVAL;
 			}
 			break;
+		case OPT_ESCALATE_NAMED:
+			env->escalate_named = true;
+			break;
 		case OPT_ESCALATE_MS: {
 			uint64_t v;
 
@@ -378,6 +383,10 @@ int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *
 	}
 	if (optind < argc) {
 		argusd_fail(ctx, "unexpected argument '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	if (env->escalate_named && !env->nwatch_pids && !env->nwatch_comms) {
+		argusd_fail(ctx, "--escalate-named needs --watch-pid or --watch-comm");
 		return -EINVAL;
 	}
 	if (env->detail == ARGUS_DETAIL_MODE_AUTO && !snap_dir) {

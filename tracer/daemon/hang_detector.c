@@ -744,16 +744,16 @@ void hang_detector_set_index(struct hang_detector *hd, struct hang_index *hx)
 	hd->index = hx;
 }
 
-bool hang_detector_longest_out(const struct hang_detector *hd, uint64_t now, uint64_t min_ns, uint32_t *tid,
-			       uint64_t *out_ns)
+bool hang_detector_longest_out(const struct hang_detector *hd, uint64_t now, uint64_t min_ns, bool named_only,
+			       uint32_t *tid, uint64_t *out_ns)
 {
 	uint64_t best = 0;
 
 	for (uint32_t i = 0; i < HD_SLOTS; i++) {
 		const struct hd_thread *t = &hd->slots[i];
 
-		if (!hd->keys[i] || t->dead || t->in_loop || !t->out_since || !watched(t) || now <= t->out_since ||
-		    now - t->out_since < min_ns || now - t->out_since <= best)
+		if (!hd->keys[i] || t->dead || t->in_loop || !t->out_since || !watched(t) || (named_only && !t->user) ||
+		    now <= t->out_since || now - t->out_since < min_ns || now - t->out_since <= best)
 			continue;
 		best = now - t->out_since;
 		*tid = t->tid;

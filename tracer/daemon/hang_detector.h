@@ -68,8 +68,9 @@ void hang_detector_set_index(struct hang_detector *hd, struct hang_index *hx);
 
 /* The watched thread that has been out of its loop longest, if that is at
  * least min_ns at now (a hang beginning: `argus start --detail auto` turns
- * full detail on for it, detail_tier.c): its tid and time out, else false. */
-bool hang_detector_longest_out(const struct hang_detector *hd, uint64_t now, uint64_t min_ns, uint32_t *tid,
-			       uint64_t *out_ns);
+ * full detail on for it, detail_tier.c): its tid and time out, else false.
+ * named_only: only threads of the pids and comms the user named. */
+bool hang_detector_longest_out(const struct hang_detector *hd, uint64_t now, uint64_t min_ns, bool named_only,
+			       uint32_t *tid, uint64_t *out_ns);
 
 #endif /* HANG_DETECTOR_H */
