@@ -35,13 +35,15 @@ wakeup ended (still going on at trace end, or ended by the kernel), ranked:
      under any parent, since a runner or supervisor has many unrelated
      children;
   4. when FD_INFO shows nobody at the other end: the waiter's own other
-     threads (a socketpair or pipe between threads, the other end not yet
-     used);
+     threads that exchanged a wakeup or message with it (a socketpair or
+     pipe between threads, the other end not yet used);
   5. for an fd, the descendants that exchanged nothing with the waiter's
      process since their fork: they inherited every fd, and nothing else
      ties them to this one (an unrelated load generator, a helper; the
      child of a single-threaded parent that computes before it writes is
-     still found, as nothing ranks before it).
+     still found, as nothing ranks before it);
+  6. as 4, the waiter's other threads that never dealt with it (an idle
+     pool worker parked on its condition variable).
 The holder thread of a process is the one that used the object last
 (FD_INFO's tid: a daemon's main thread that reads requests and hands them
 on, a per-connection handler), else its busiest thread in the window.
@@ -235,16 +237,22 @@ def talked_with(g, pid, pids, until):
     want = set(int(p) for p in pids)
     if not want:
         return set()
+    far = _far_threads(g, g.utids_of_pid(pid), until)
+    return {p for p in g.threads.pid[sorted(far)].tolist() if p in want} if far else set()
+
+
+def _far_threads(g, utids, until):
+    """The utids at the other end of the strong wakeup / message edges into
+    or out of the threads `utids`, at or before `until`."""
     E, out = g.edges, set()
-    pid_of = g.threads.pid
-    for u in g.utids_of_pid(pid):
+    for u in utids:
         lo, hi = int(g.thread_seg_lo[u]), int(g.thread_seg_hi[u])
         if lo == hi:
             continue
         for eids, far in ((g.out_eid[g.out_ptr[lo]:g.out_ptr[hi]], E.dst), (g.in_eid[g.in_ptr[lo]:g.in_ptr[hi]], E.src)):
             kind = E.type[eids]
             sel = eids[((kind == EDGE_WAKEUP) | (kind == EDGE_MESSAGE)) & ~E.weak[eids] & (E.ts[eids] <= until)]
-            out.update(p for p in np.unique(pid_of[g.seg.utid[far[sel]]]).tolist() if p in want)
+            out.update(np.unique(g.seg.utid[far[sel]]).tolist())
     return out
 
 
@@ -263,11 +271,20 @@ def _fd_ranks(g, pid, fd, since, at, tid=None, polled=False):
     if kind in (None, schema.FD_PIPE) and parent > 1 and g.process_name(parent) in SHELLS:
         sibs = [p for p in _children(g).get(parent, ()) if p != pid and _alive(g, p, since, at)]
         ranked.append((KIND_PEER, sibs))
+    # its own other threads (a pair between threads), those that exchanged
+    # something with the waiter first; children that only computed since
+    # their fork hold every inherited fd, and nothing but that ties them to
+    # this one; threads of its own that never dealt with the waiter (an idle
+    # pool worker parked on its condition variable), last
+    own, near = [], set()
     if not users:
-        ranked.append((KIND_PEER, [pid]))        # its own other threads (a pair between threads)
-    # last, children that only computed since their fork: they hold every
-    # inherited fd, and nothing but that ties them to this one
+        waiter = g.utid_of_tid(tid, at=at) if tid is not None else None
+        own = [u for u in g.utids_of_pid(pid) if u != waiter]
+        near = _far_threads(g, [waiter], at) if waiter is not None else set()
+        ranked.append((KIND_PEER, [pid], [u for u in own if u in near]))
     ranked.append((KIND_PEER, [p for p in kids if p not in talked]))
+    if own:
+        ranked.append((KIND_PEER, [pid], [u for u in own if u not in near]))
     return ranked, users
 
 
@@ -363,22 +380,39 @@ def _nrs_named(g, names):
 
 
 def _owners(g, ranked, users, waiter, a, b, end, obj):
-    """Owners of the ranked pids, one thread each (never the waiter, a utid)."""
-    out, seen = [], set()
-    for kind, pids in ranked:
+    """Owners of the ranked pids, one thread each (never the waiter, a utid).
+    A rank (kind, [pid], utids) takes the busiest of those threads of pid."""
+    out, seen, taken = [], set(), {waiter}
+    for kind, pids, *only in ranked:
         group = []
         for p in pids:
-            if p in seen:
+            if only:
+                best = _busiest_of(g, [u for u in only[0] if u not in taken], a, b)
+            elif p in seen:
                 continue
-            seen.add(p)
-            best = _user_thread(g, users.get(p), end, a, b) or _busiest_thread(g, p, a, b, skip=waiter)
-            if best is None or best[0] == waiter:
+            else:
+                seen.add(p)
+                best = _user_thread(g, users.get(p), end, a, b) or _busiest_thread(g, p, a, b, skip=waiter)
+            if best is None or best[0] in taken:
                 continue
             u, cpu = best
+            taken.add(u)
             group.append(Owner(u, int(g.segment_at(u, end)), -1, kind, True, 1, cpu, obj, end))
         group.sort(key=lambda o: (-o.cpu_ns, o.utid))
         out.extend(group)
     return out
+
+
+def _busiest_of(g, utids, a, b):
+    """(utid, cpu) of the busiest of utids that has segments (ties: the lowest utid), or None."""
+    best = None
+    for u in sorted(utids):
+        if g.thread_seg_hi[u] == g.thread_seg_lo[u]:
+            continue
+        cpu = B.cpu_ns(g, u, a, b)
+        if best is None or cpu > best[1]:
+            best = (u, cpu)
+    return best
 
 
 def _user_thread(g, tid, at, a, b):

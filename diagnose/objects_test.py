@@ -198,20 +198,28 @@ def test_a_poller_of_a_childs_exit_is_held_by_the_child_it_names():
 
 def test_a_child_that_never_talked_ranks_after_the_waiters_own_threads():
     """A socketpair between the main thread and its worker thread (the
-    worker has not used its end yet), and a load child, busier, forked after
-    the pair was made: the child inherited the fd but exchanged nothing with
-    the process since its fork, so the worker thread ranks first."""
-    load, worker = 101, 103
+    worker has not used its end yet; the main thread handed it its job, a
+    wakeup), a load child, busier, forked after the pair was made, and an
+    idle pool thread parked on its condition variable since before: the
+    child inherited the fd but exchanged nothing with the process since its
+    fork, so the worker ranks first; the parked thread, which never dealt
+    with the waiter, ranks after the child."""
+    load, worker, parked = 101, 103, 104
     t = Trace()
     t.thread(PARENT, PARENT, "app")
     t.thread(PARENT, worker, "worker")
-    t.run(PARENT, 0).run(worker, 0)
+    t.thread(PARENT, parked, "pool")
+    t.run(PARENT, 0).run(worker, 0).run(parked, 0)
+    t.busy(parked, 0, ms(1), slice_ns=ms(1))
+    t.futex_wait(parked, ms(1), 0x77)
     t.fd_info(PARENT, ms(1), 5, "socket", 8001, 8002, family=1)
     t.fork(PARENT, load, ms(2), "app", child_pid=load)
     t.run(load, ms(2))
     t.busy(load, ms(2), s(3), slice_ns=ms(10), gap_ns=us_(20))
-    t.busy(worker, ms(3), s(3), slice_ns=ms(10), gap_ns=ms(2))
+    t.futex_wait(worker, ms(2), 0x88)
+    t.futex_wake(PARENT, ms(3), 0x88).wake(PARENT, worker, ms(3) + us_(1)).run(worker, ms(3) + us_(2))
+    t.busy(worker, ms(3) + us_(2), s(3), slice_ns=ms(10), gap_ns=ms(2))
     t.block(PARENT, ms(4), "read", "read", obj=5)
     g = t.build(until=s(3))
     v = g.segment_at(g.utid_of_tid(PARENT), s(1))
-    assert [int(g.threads.tid[o.utid]) for o in other_end_holders(g, v, ms(4), s(3))] == [worker, load]
+    assert [int(g.threads.tid[o.utid]) for o in other_end_holders(g, v, ms(4), s(3))] == [worker, load, parked]
