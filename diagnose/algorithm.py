@@ -45,7 +45,9 @@ hang window [a, b] (diagnose_vertex):
                  holder (_Run.process_peers).  Inferred holders must be
                  held up (_Run.held_up), and one asleep over most of the
                  window in a wait the waiter itself ended is its waiter,
-                 not its holder (_Run.waits_for).
+                 not its holder or peer (_Run.waits_for).  A poller that
+                 yields more than it waits spins on memory: no inferred
+                 futex channel or release waker (_Run.spins_on_memory).
                  For each thread on that path other than T, in path order
                  (on the hang's own path: up to the first edge before a, the
                  rest is history such as the fork that started the process),
@@ -472,9 +474,15 @@ class _Run:
             # writer only a watch can name (the bp_watch advice)
             owners = OW.owners(g, utid, a, b)
             strong = any(not o.weak for o in owners)
+            spins = self.spins_on_memory(c)
+            if spins:
+                # it yields more than it waits: it spins on memory, and its rare
+                # futex waits are contention for another lock (a GIL, an
+                # allocator's), so an inferred channel on them says nothing
+                owners = [o for o in owners if not o.weak or o.kind == "futex_owner"]
             cands = (owners if strong else None) or self.held_up(OBJ.polled_holders(g, utid, a, b), a, b, utid) \
                 or self.signal_poll_peers(utid, a, b) or self.held_up(owners, a, b, utid) \
-                or self.held_up(OW.release_owners(g, utid, a, b), a, b, utid) \
+                or (self.held_up(OW.release_owners(g, utid, a, b), a, b, utid) if not spins else []) \
                 or (self.process_peers(utid, a, b, b) if not c.evidence.get("yields") else [])
             res = self.follow_owner(v, cands, depth, a, b, info)
             if res is None:
@@ -690,6 +698,13 @@ class _Run:
                     out.append(x)
         return out
 
+    def spins_on_memory(self, c):
+        """A RepeatedYield thread that yields more often than it waits:
+        it spins on a flag in memory (sched_yield between reads), so its few
+        futex waits are not what it polls (docs/event-graph.md)."""
+        ev = c.evidence
+        return ev.get("yields", 0) > ev.get("short_waits", 0)
+
     def waits_for(self, u, waiter, a, b):
         """Thread u slept through most (>= WAITER_ASLEEP) of [a, b] in one
         wait that `waiter`'s own strong wakeup ended: u waited for the
@@ -732,6 +747,8 @@ class _Run:
             w = (c.evidence.get("longest_wait") or {}) if c.block_type == B.LONG_WAIT else {}
             if futex is not None and w.get("reason") == "futex" and w.get("obj") == futex:
                 continue          # waits on the same address: another waiter, not the holder
+            if self.waits_for(u, utid, a, b):
+                continue          # it waited for this very thread
             cpu = int(c.evidence.get("cpu_ns", 0))
             out.append((u in self.named, c.block_type != B.LONG_WAIT, -cpu, u,
                         OW.Owner(u, int(g.segment_at(u, end)), -1, "process_peer", True, 1, cpu,

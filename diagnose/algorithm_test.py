@@ -703,33 +703,49 @@ def test_an_ongoing_wait_takes_no_baseline_on_another_object():
     assert [(c["tid"], c["depth"]) for c in j["root_causes"]] == [(10, 0)]
 
 
-def _spinner_and_its_waiter(own=True):
-    """spinner (10) yields every ms from 1 ms to 3 s, then signals condvar
-    CV, which ends waiter 11's futex wait (from 1 ms: the whole spin).  The
-    graph infers 11 holds lock G (it woke G's waiters once before: a GIL's
-    hand-off), a weak futex_channel edge 11 -> 10 at 2 s when `own`."""
+def _poller_and_its_waiter(spin=True, ended=True):
+    """poller (10) polls from 1 ms to 3 s: it yields every ms (spin), or
+    sleeps 1 ms between tries; then it signals condvar CV, which ends
+    waiter 11's futex wait (from 1 ms: the whole poll) when `ended` (else
+    the trace ends first).  The graph infers 11 holds lock G (it woke G's
+    waiters once before: a GIL's hand-off): a weak futex_channel edge
+    11 -> 10 at 2 s."""
     CV, G = 0xC0, 0x6E
     t = Trace()
-    t.thread(10, 10, "spinner").thread(10, 11, "waiter")
+    t.thread(10, 10, "poller").thread(10, 11, "waiter")
     t.run(10, 0).run(11, 0)
     t.futex_wake(11, us(500), G)
     t.futex_wait(11, ms(1), CV)
     now = ms(1)
     while now < s(3):
-        t.yield_(10, now, back=now + us(2))
+        if spin:
+            t.yield_(10, now, back=now + us(2))
+        else:
+            t.block(10, now, "sleep", "nanosleep").timer_wake(10, now + ms(1) - us(5))
         now += ms(1)
-    t.futex_wake(10, s(3), CV).wake(10, 11, s(3) + us(1)).run(11, s(3) + us(2))
-    t.block(11, s(3) + us(20), "poll", "epoll_wait", obj=3)
+    if ended:
+        t.futex_wake(10, s(3), CV).wake(10, 11, s(3) + us(1)).run(11, s(3) + us(2))
+        t.block(11, s(3) + us(20), "poll", "epoll_wait", obj=3)
     t.block(10, s(3) + us(30), "poll", "epoll_wait", obj=4)
-    if own:
-        t.own(11, 10, s(2), "futex_channel", weak=True, obj=G)
-    return t.build(trace_end=s(4))
+    t.own(11, 10, s(2), "futex_channel", weak=True, obj=G)
+    return t.build(trace_end=s(4) if ended else s(3) + ms(1))
 
 
 def test_a_weak_holder_that_waited_for_the_poller_is_no_holder():
-    """The inferred holder slept through the spin in a wait the spinner
-    itself ended: it waited for the spinner and released nothing meanwhile,
-    so the spinner is the root cause, and the waiter is not named."""
-    j = to_json(diagnose(_spinner_and_its_waiter(), 10))
+    """The inferred holder slept through the poll in a wait the poller
+    itself ended: it waited for the poller and released nothing meanwhile,
+    so the poller is the root cause, and the waiter is not named (neither
+    as the channel's holder nor as a held-up thread of its process)."""
+    j = to_json(diagnose(_poller_and_its_waiter(spin=False), 10))
+    assert j["spinning"]["block_type"] == "RepeatedYield"
+    assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(10, "RepeatedYield", True)]
+
+
+def test_a_yield_spinner_follows_no_inferred_futex_channel():
+    """A thread that yields more than it waits spins on memory: its rare
+    futex waits are contention for another lock, so the waiter the graph
+    infers holds that lock (its wait still going on: nothing contradicts
+    it) is not followed."""
+    j = to_json(diagnose(_poller_and_its_waiter(spin=True, ended=False), 10))
     assert j["spinning"]["block_type"] == "RepeatedYield"
     assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(10, "RepeatedYield", True)]
