@@ -172,7 +172,7 @@ def _window_events(path, since, until):
 def _notes(trace):
     dropped = dropped_summary(trace)
     notes = [dropped] if dropped else []
-    if getattr(trace, "focus", None):
+    if trace.focus:
         notes.append(f"a busy window: only the {len(trace.focus)} processes within {focus.MAX_HOPS} wakeups or forks "
                      "of the hung one were decoded (tracer/focus.py); --pid PID --window SECONDS decodes everything")
     if trace.records_overwritten:

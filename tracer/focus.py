@@ -151,6 +151,6 @@ def decode_focused(path, pid, since_ns=None, until_ns=None, tracer_pid=None, dec
     out = dataclasses.replace(
         last, rows=rows, nrows=len(rows), frames=np.concatenate(frames), strings=b"".join(strings),
         window=(since, until), first_window_ts=first_window_ts, torn_chunks=torn, bad_records=bad,
-        first_ts=int(rows["ts_ns"][0]) if len(rows) else 0, last_ts=int(rows["ts_ns"][-1]) if len(rows) else 0)
-    out.focus = set(keep.tolist())
+        first_ts=int(rows["ts_ns"][0]) if len(rows) else 0, last_ts=int(rows["ts_ns"][-1]) if len(rows) else 0,
+        focus=frozenset(keep.tolist()))
     return out

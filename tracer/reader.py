@@ -48,6 +48,8 @@ class Trace:
     seen_last_ts: int = 0
     torn_first_ts: int = 0
     torn_last_ts: int = 0
+    # tracer/focus.py: the pids a focused decode kept (None: every process).
+    focus: frozenset = None
 
     def stack_frames(self, row):
         """The frames of one USER_STACK row (innermost first), a view."""
