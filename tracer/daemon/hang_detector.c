@@ -64,6 +64,7 @@
 #include "hang_detector.h"
 #include "hang_index.h"
 #include "snapshot_writer.h"
+#include "tid_table.h"
 
 #define HD_SLOTS 4096                 /* power of two */
 #define HD_SITES 4
@@ -202,20 +203,11 @@ int hang_detector_watch_comm(struct hang_detector *hd, const char *comm)
 	return 0;
 }
 
-static inline uint32_t slot_of(uint32_t tid)
-{
-	return (tid * 2654435761u) & (HD_SLOTS - 1);
-}
-
 static struct hd_thread *lookup(struct hang_detector *hd, uint32_t tid)
 {
-	for (uint32_t i = slot_of(tid), n = 0; n < HD_SLOTS; i = (i + 1) & (HD_SLOTS - 1), n++) {
-		if (hd->keys[i] == tid)
-			return &hd->slots[i];
-		if (!hd->keys[i])
-			return NULL;
-	}
-	return NULL;
+	int64_t i = tid_table_find(hd->keys, HD_SLOTS, tid);
+
+	return i < 0 ? NULL : &hd->slots[i];
 }
 
 /* Rebuilds the table without the dead entries (rare: three quarters full). */
@@ -233,8 +225,7 @@ static void compact(struct hang_detector *hd)
 
 		if (!old[i].tid || (old[i].dead && old[i].hang == HANG_NONE && &old[i] != hd->writing))
 			continue;
-		for (j = slot_of(old[i].tid); fresh[j].tid; j = (j + 1) & (HD_SLOTS - 1))
-			;
+		j = tid_table_free_slot(hd->keys, HD_SLOTS, old[i].tid);
 		fresh[j] = old[i];
 		hd->keys[j] = old[i].tid;
 		if (&old[i] == hd->writing)
@@ -253,8 +244,7 @@ static struct hd_thread *insert(struct hang_detector *hd, uint32_t tid, uint32_t
 		if (hd->used >= HD_SLOTS / 4 * 3)
 			return NULL;
 	}
-	for (i = slot_of(tid); hd->keys[i]; i = (i + 1) & (HD_SLOTS - 1))
-		;
+	i = tid_table_free_slot(hd->keys, HD_SLOTS, tid);
 	hd->keys[i] = tid;
 	memset(&hd->slots[i], 0, sizeof(hd->slots[i]));
 	hd->slots[i].tid = tid;

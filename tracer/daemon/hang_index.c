@@ -48,6 +48,7 @@
 
 #include "hang_index.h"
 #include "safe_dir.h"
+#include "tid_table.h"
 
 #define HX_SLOTS 8192                 /* power of two */
 #define HX_PID_LIMIT (1u << 22)       /* PID_MAX_LIMIT: kernel-thread bitmap */
@@ -80,11 +81,6 @@ struct hang_index {
 	uint32_t open_n;
 };
 
-static inline uint32_t slot_of(uint32_t tid)
-{
-	return (tid * 2654435761u) & (HX_SLOTS - 1);
-}
-
 static bool is_kthread(const struct hang_index *hx, uint32_t pid)
 {
 	return pid == KTHREADD_PID || (pid < HX_PID_LIMIT && (hx->kthreads[pid / 8] >> (pid % 8)) & 1);
@@ -98,13 +94,9 @@ static void mark_kthread(struct hang_index *hx, uint32_t pid)
 
 static struct hx_thread *lookup(struct hang_index *hx, uint32_t tid)
 {
-	for (uint32_t i = slot_of(tid), n = 0; n < HX_SLOTS; i = (i + 1) & (HX_SLOTS - 1), n++) {
-		if (hx->keys[i] == tid)
-			return &hx->slots[i];
-		if (!hx->keys[i])
-			return NULL;
-	}
-	return NULL;
+	int64_t i = tid_table_find(hx->keys, HX_SLOTS, tid);
+
+	return i < 0 ? NULL : &hx->slots[i];
 }
 
 /* Rebuilds the table without dead threads (rare: three quarters full). */
@@ -122,8 +114,7 @@ static void compact(struct hang_index *hx)
 
 		if (!old[i].tid || old[i].dead)
 			continue;
-		for (j = slot_of(old[i].tid); fresh[j].tid; j = (j + 1) & (HX_SLOTS - 1))
-			;
+		j = tid_table_free_slot(hx->keys, HX_SLOTS, old[i].tid);
 		fresh[j] = old[i];
 		hx->keys[j] = old[i].tid;
 		hx->used++;
@@ -148,8 +139,7 @@ static struct hx_thread *get(struct hang_index *hx, uint32_t tid)
 		if (hx->used >= HX_SLOTS / 4 * 3)
 			return NULL;
 	}
-	for (i = slot_of(tid); hx->keys[i]; i = (i + 1) & (HX_SLOTS - 1))
-		;
+	i = tid_table_free_slot(hx->keys, HX_SLOTS, tid);
 	hx->keys[i] = tid;
 	memset(&hx->slots[i], 0, sizeof(hx->slots[i]));
 	hx->slots[i].tid = tid;
