@@ -28,17 +28,16 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 
 
-@pytest.fixture(scope="module")
-def demo_trace(tmp_path_factory):
+def _traced_demo(tmp_path_factory, name, stuck):
     """(runner, demo info, `argus debug --json` report) of one traced demo hang."""
     from conftest import ArgusRunner, require_tracing
     require_tracing()
-    runner = ArgusRunner(tmp_path_factory.mktemp("export"))
+    runner = ArgusRunner(tmp_path_factory.mktemp(name))
     runner.env["ARGUS_SESSION_DB"] = str(runner.tmp / "sessions.db")     # no user's rules, no session left behind
     runner.start(size="256M")
     try:
         info, rc = run_demo("--requests", "40", "--hang-at", "30", "--hang-ms", "3000", "--interval-ms", "20",
-                            "--stuck", "sleep")
+                            "--stuck", stuck)
         assert rc == 0
         runner.wait_drained()
     finally:
@@ -46,6 +45,12 @@ def demo_trace(tmp_path_factory):
     report = runner.json("debug", "--buffer", runner.buffer, "--pid", str(info["app_pid"]), "--auto", "--json",
                          "--threshold", "1")
     return runner, info, report
+
+
+@pytest.fixture(scope="module")
+def demo_trace(tmp_path_factory):
+    """The demo hang with its helper stuck sleeping."""
+    return _traced_demo(tmp_path_factory, "export", "sleep")
 
 
 def _pick(runner, info):
@@ -199,22 +204,8 @@ def test_html_report_renders_in_headless_chromium(demo_trace):
 
 @pytest.fixture(scope="module")
 def demo_run_trace(tmp_path_factory):
-    """(runner, demo info, `argus debug --json` report) of the demo stuck on the CPU."""
-    from conftest import ArgusRunner, require_tracing
-    require_tracing()
-    runner = ArgusRunner(tmp_path_factory.mktemp("export-run"))
-    runner.env["ARGUS_SESSION_DB"] = str(runner.tmp / "sessions.db")
-    runner.start(size="256M")
-    try:
-        info, rc = run_demo("--requests", "40", "--hang-at", "30", "--hang-ms", "3000", "--interval-ms", "20",
-                            "--stuck", "run")
-        assert rc == 0
-        runner.wait_drained()
-    finally:
-        runner.stop()
-    report = runner.json("debug", "--buffer", runner.buffer, "--pid", str(info["app_pid"]), "--auto", "--json",
-                         "--threshold", "1")
-    return runner, info, report
+    """The demo hang with its helper stuck on the CPU."""
+    return _traced_demo(tmp_path_factory, "export-run", "run")
 
 
 def test_html_report_names_the_culprits_function_and_what_if(demo_run_trace):
