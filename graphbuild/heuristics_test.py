@@ -50,7 +50,7 @@ def test_event_loop_returns_split_even_without_blocking():
         ("program_order", 10, ms(2), 10, ms(5), False, ms(5)),
         ("wakeup", 20, 0, 10, ms(5), False, ms(5))]
     assert g.stats["splits"] == {"blocking_wait": 1, "event_loop": 2, "peer_change": 0, "batch": 0,
-                                 "callback": 0, "input": 0}
+                                 "callback": 0, "input": 0, "goroutine": 0}
     v1 = g.thread_segments(g.utid_of_tid(10))[1]
     first = g.rows[g.segment_rows(v1)[0]]
     assert first["type"] == schema.SYSCALL_EXIT and first["nr"] == nr_of("poll")   # the return opens it
@@ -172,7 +172,7 @@ def test_io_uring_submit_and_wait_and_mmsg_pairs_are_batches():
         (ms(1), ms(4), "split", "split", "batch"),
         (ms(4), ms(6), "split", "blocked", "batch")]
     assert g.stats["splits"] == {"blocking_wait": 1, "event_loop": 0, "peer_change": 0, "batch": 2,
-                                 "callback": 0, "input": 0}
+                                 "callback": 0, "input": 0, "goroutine": 0}
     assert [x[5] for x in edges(g)] == [True, True]
 
 
