@@ -27,6 +27,7 @@ APT_PACKAGES=(
   libcmocka-dev                                         # C unit tests (ctest): tests/native/run.sh
   linux-perf                                            # benchmarks: perf record / perf bench
   redis-server redis-tools                              # a real program that hangs, for tests
+  nginx                                                 # tests/test_idle_loops.py: an idle nginx worker is not a hang
   tmux                                                  # driving terminal sessions in tests
   bpftrace xvfb python3-gi python3-gi-cairo gir1.2-gtk-3.0  # benchmarks: the bpftrace floor, the GTK redraw workload
   xdotool                                               # real key presses (XTEST) for the X11 input hook tests
