@@ -38,10 +38,10 @@ def test_hangs_says_what_it_searched(tracing):
     whole = tracing.run(*args, "--window", "0")
     assert {first["app_pid"], second["app_pid"]} <= {h["pid"] for h in json.loads(whole.stdout)["hangs"]}
     assert "searched the window" not in whole.stderr
-    from argus.tracer import reader
-    t0 = time.monotonic()
-    reader.decode_file(tracing.buffer, strict=False)
-    if time.monotonic() - t0 > 1.0:          # decoding alone takes over a second: the rate is shown
+    # Off a terminal the rate line is printed only when loading took over a
+    # second (cli/progress.py QUIET_S, unit-tested there): timing the decode
+    # here again would race the CLI's own, so only its form is checked.
+    if "decoded" in whole.stderr:
         assert re.search(r"decoded [\d.]+[kM]? events in [\d.]+ s \([\d.]+[kM]? events/s\)", whole.stderr), \
             whole.stderr
 
