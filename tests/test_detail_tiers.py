@@ -98,7 +98,16 @@ def test_lean_names_the_stuck_helper(argus_cli, stuck):
     argus_cli.wait_drained()
     report, causes = _diagnose(argus_cli, info)
     assert report["spinning"]["tid"] == info["app_tid"]
-    assert ("demo-helper", EXPECTED[stuck]) in causes, causes
+    if stuck == "yield":
+        # A sched_yield with nothing else runnable on its CPU never switches
+        # out, so lean (no syscall hooks) sees no yield at all on an idle
+        # machine and the helper is on the CPU throughout: LongRunning.  On a
+        # busy one its yields switch out and read as RepeatedYield.  Either
+        # way the stuck helper itself must be the cause
+        # (docs/linux-tracer.md, "Detail tiers").
+        assert {("demo-helper", "RepeatedYield"), ("demo-helper", "LongRunning")} & causes, causes
+    else:
+        assert ("demo-helper", EXPECTED[stuck]) in causes, causes
     demo = _events(argus_cli, "--pid", str(info["app_pid"]), "--pid", str(info["daemon_pid"]))
     assert any(e["type"] == "syscall_enter" for e in demo)
     assert not [e for e in demo if e["type"] == "syscall_exit"]
