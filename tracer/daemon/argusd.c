@@ -700,6 +700,7 @@ int main(int argc, char **argv)
 	cfg.trace_syscalls = !env.no_syscalls;
 	cfg.syscall_probes = env.syscall_probes;
 	cfg.capture_stacks = !env.no_stacks;
+	cfg.lean_programs = env.detail != ARGUS_DETAIL_MODE_FULL;
 	cfg.verbose = env.verbose;
 	cfg.observe = observe;
 	cfg.observe_ctx = &d;

@@ -33,6 +33,8 @@ struct argus_tracer_config {
 	int trace_syscalls;           /* syscall enter/exit records and wait reasons from them */
 	int syscall_probes;           /* enum argus_syscall_probes: how syscalls are traced */
 	int capture_stacks;           /* user stacks at blocking switch-outs (USER_STACK records) */
+	int lean_programs;            /* load the lean tier's scheduler programs (--detail lean or auto):
+	                               * under full detail they would run on every switch and wakeup */
 	int verbose;                  /* loader diagnostics on stderr */
 	/* Called with every record written into the file (argusd tracks what
 	 * each thread last wrote, thread_names.c); may be NULL. */

@@ -57,6 +57,7 @@ struct linux_tracer {
 	uint64_t records;
 	uint64_t rejected;
 	int verbose;
+	int lean_programs;               /* sched_switch_lean / sched_waking_lean loaded */
 	void (*observe)(void *ctx, const void *rec, uint32_t size);
 	void *observe_ctx;
 	/* Processes whose user stacks were drained since the daemon last asked
@@ -420,6 +421,10 @@ static int select_programs(struct linux_tracer *t, const struct argus_tracer_con
 			(*used)++;
 			continue;
 		}
+		if (!t->lean_programs && (!strcmp(name, "sched_switch_lean") || !strcmp(name, "sched_waking_lean"))) {
+			bpf_program__set_autoload(prog, false);   /* full detail: off the per-switch path */
+			continue;
+		}
 		if (!strcmp(name, "sys_enter") || !strcmp(name, "sys_exit")) {
 			if (t->syscalls == SYSCALLS_OFF) {
 				bpf_program__set_autoload(prog, false);
@@ -522,6 +527,7 @@ static int linux_open(const struct argus_tracer_config *cfg, void **state, char 
 		goto cleanup;
 	}
 	t->verbose = cfg->verbose;
+	t->lean_programs = cfg->lean_programs;
 	t->observe = cfg->observe;
 	t->observe_ctx = cfg->observe_ctx;
 
