@@ -15,6 +15,20 @@ from argus.diagnose.slice import AutoChooser, interactive_slice
 from support.crafted import ms, split_loop
 
 
+def _client_daemon_repl():
+    """(graph, diagnosis, REPL context at the hang, its output) of the
+    crafted client/daemon hang, the diagnosis attached as `debug` does."""
+    from support import crafted as C
+    from argus.diagnose import diagnose
+    t, info = C.client_daemon()
+    g = t.build(trace_end=info["trace_end"])
+    d = diagnose(g, C.APP)
+    out = io.StringIO()
+    ctx = ReplContext(g, d.hang, ms(2), console=Console(file=out, width=200, highlight=False))
+    ctx.diagnosis = d
+    return g, d, ctx, out
+
+
 def test_follow_takes_the_walks_program_order_edge():
     g = split_loop()
     v = int(g.thread_segments(g.utid_of_tid(10))[2])
@@ -52,14 +66,7 @@ def test_vertex_shows_the_block_type_of_every_path_step():
     `vertex ID` (its first place): the block type `path` lists for it, over
     the window it was judged over, and nothing else; root causes also with
     their own when that differs."""
-    from support import crafted as C
-    from argus.diagnose import diagnose
-    t, info = C.client_daemon()
-    g = t.build(trace_end=info["trace_end"])
-    d = diagnose(g, C.APP)
-    out = io.StringIO()
-    ctx = ReplContext(g, d.hang, ms(2), console=Console(file=out, width=200, highlight=False))
-    ctx.diagnosis = d
+    g, d, ctx, out = _client_daemon_repl()
     for i in range(1, len(d.path)):
         out.seek(0), out.truncate()
         execute(ctx, "follow")
@@ -90,14 +97,7 @@ def test_vertex_names_the_walks_next_step_where_no_edge_leads_back():
     the spinning vertex's successor): `vertex` names the step the walk took
     next instead of ending at "no incoming causal edge", and `follow N`
     points at plain `follow`."""
-    from support import crafted as C
-    from argus.diagnose import diagnose
-    t, info = C.client_daemon()
-    g = t.build(trace_end=info["trace_end"])
-    d = diagnose(g, C.APP)
-    out = io.StringIO()
-    ctx = ReplContext(g, d.hang, ms(2), console=Console(file=out, width=200, highlight=False))
-    ctx.diagnosis = d
+    g, d, ctx, out = _client_daemon_repl()
     bare = [i for i, p in enumerate(d.path[:-1]) if not causal_in_edges(g, p.vertex)
             and i == next(k for k, q in enumerate(d.path) if q.vertex == p.vertex)]
     assert bare, "the crafted path has no vertex without a causal in-edge"
@@ -114,14 +114,7 @@ def test_follow_walks_the_diagnosis_path_and_back_returns():
     """From the spinning vertex, `follow` takes the walk's steps in `path`
     order (the vertex after the wait first), never stranded while the path
     goes on; `back` retraces every move to the start."""
-    from support import crafted as C
-    from argus.diagnose import diagnose
-    t, info = C.client_daemon()
-    g = t.build(trace_end=info["trace_end"])
-    d = diagnose(g, C.APP)
-    out = io.StringIO()
-    ctx = ReplContext(g, d.hang, ms(2), console=Console(file=out, width=200, highlight=False))
-    ctx.diagnosis = d
+    g, d, ctx, out = _client_daemon_repl()
     seen = [ctx.cursor]
     for _ in range(min(10, len(d.path) - 1)):
         execute(ctx, "follow")
