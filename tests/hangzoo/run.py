@@ -2,7 +2,7 @@
 """Runs the generated hang corpus (gen.py) under Argus and scores the diagnosis.
 
   python3 tests/hangzoo/run.py [--fast] [--runs N] [--seed S] [--only MECH[,MECH]]
-                               [--lang LANG[,LANG]] [--jobs J] [--keep DIR] [--json FILE] [--markdown FILE] [--list]
+                               [--lang LANG[,LANG]] [--detail full|lean|auto] [--jobs J] [--keep DIR] [--json FILE] [--markdown FILE] [--list]
 
 Cases run in batches of --jobs programs at once under one private daemon
 (tests/scenarios/harness.py's Argus and Context): each program prints its
@@ -223,6 +223,8 @@ def main(argv=None):
     ap.add_argument("--lang", metavar="LANG", help="cases in one of these languages (comma-separated: c, python, go)")
     ap.add_argument("--no-go-probes", action="store_true",
                     help="trace without the Go scheduler probes (to measure what they bring)")
+    ap.add_argument("--detail", choices=("full", "lean", "auto"), default="full",
+                    help="the recording tier the daemon runs at (argus start --detail; default full)")
     ap.add_argument("--jobs", type=int, default=4, help="cases traced at once under one daemon (default 4)")
     ap.add_argument("--keep", metavar="DIR", help="keep the traces and reports of failing cases under DIR")
     ap.add_argument("--json", metavar="FILE", help="write every result (reports included) here")
@@ -261,7 +263,8 @@ def main(argv=None):
             batch = todo[k:k + args.jobs]
             print(f"[{time.monotonic() - t0:6.0f} s] run {run_no} batch {k // args.jobs + 1}: "
                   f"{', '.join(c.id.split('-')[0] for c in batch)}", file=sys.stderr, flush=True)
-            for r in run_batch(batch, args.keep, run_no, [] if args.no_go_probes else ["--go-probes"]):
+            flags = ["--detail", args.detail] + ([] if args.no_go_probes else ["--go-probes"])
+            for r in run_batch(batch, args.keep, run_no, flags):
                 print(f"    {r['id']}: {r['status']} {r.get('reason', '')}", file=sys.stderr, flush=True)
                 results.append(r)
         results += [{"id": cid, "run": run_no, "status": "ERROR", "reason": why,

@@ -128,7 +128,7 @@ def score(sc, truth, report):
     }
 
 
-def run_one(mod, keep_dir=None, size="1G"):
+def run_one(mod, keep_dir=None, size="1G", detail="full"):
     sc = mod.SCENARIO
     res = {"name": sc.name, "status": "ERROR", "reason": "", "known_failure": sc.known_failure}
     tmp = tempfile.mkdtemp(prefix=f"argus-scn-{sc.name}-")
@@ -140,7 +140,7 @@ def run_one(mod, keep_dir=None, size="1G"):
     try:
         harness.ensure_installed(sc)
         mod.setup(ctx)
-        argus.start(size)
+        argus.start(size, flags=("--go-probes", "--detail", detail))
         tracing = True
         truth = mod.reproduce(ctx)
         time.sleep(1.5)  # the daemon drains the BPF ring buffer continuously
@@ -298,6 +298,8 @@ def main(argv=None):
     ap.add_argument("--json", metavar="FILE", help="write the full results (reports included) here")
     ap.add_argument("--keep", metavar="DIR", help="keep each scenario's trace and logs under DIR")
     ap.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    ap.add_argument("--detail", choices=("full", "lean", "auto"), default="full",
+                    help="the recording tier the daemon runs at (argus start --detail; default full)")
     args = ap.parse_args(argv)
     if os.geteuid() != 0:
         print("run.py: tracing needs root", file=sys.stderr)
@@ -323,7 +325,7 @@ def main(argv=None):
     t0 = time.monotonic()
     for m in mods:
         print(f"[{time.monotonic() - t0:6.0f} s] {m.SCENARIO.name} ...", file=sys.stderr, flush=True)
-        r = run_one(m, args.keep)
+        r = run_one(m, args.keep, detail=args.detail)
         print(f"[{time.monotonic() - t0:6.0f} s] {m.SCENARIO.name}: {r['status']} {r['reason']}",
               file=sys.stderr, flush=True)
         results.append(r)
