@@ -43,6 +43,8 @@ class RbFileHeader(ctypes.Structure):
         ("extra_rows", c_u64),
         ("disk_full_since_ns", c_u64),
         ("reserved", c_u64 * 6),
+        ("boot_id", c_u8 * 16),
+        ("hostname", ctypes.c_char * 64),
     ]
 
 
@@ -78,7 +80,8 @@ class RbStats(ctypes.Structure):
         "records_overwritten", "chunks_overwritten", "records_lost", "chunks_skipped",
         "chunks_in_use", "records_present", "bytes_present",
         "first_ts", "last_ts", "created_ns", "created_realtime_ns",
-    )] + [("daemon_pid", c_u32), ("extra_rows", c_u64), ("disk_full_since_ns", c_u64)]
+    )] + [("daemon_pid", c_u32), ("extra_rows", c_u64), ("disk_full_since_ns", c_u64),
+          ("boot_id", c_u8 * 16), ("hostname", ctypes.c_char * 65)]
 
 
 class DecodeResult(ctypes.Structure):
@@ -106,6 +109,8 @@ class DecodeResult(ctypes.Structure):
         ("seen_last_ts", c_u64),
         ("torn_first_ts", c_u64),
         ("torn_last_ts", c_u64),
+        ("boot_id", c_u8 * 16),
+        ("hostname", ctypes.c_char * 65),
     ]
 
 
@@ -133,6 +138,8 @@ _SIGNATURES = {
     "argus_rb_header": (ctypes.POINTER(RbFileHeader), [_handle]),
     "argus_rb_set_daemon_pid": (None, [_handle, c_u32]),
     "argus_rb_add_lost": (None, [_handle, c_u64]),
+    "argus_rb_identity": (ctypes.c_int, [_handle, ctypes.POINTER(c_u8 * 16), ctypes.POINTER(ctypes.c_char * 65)]),
+    "argus_rb_set_identity": (ctypes.c_int, [_handle, ctypes.POINTER(c_u8 * 16), ctypes.c_char_p]),
     "argus_rb_add_extra_rows": (None, [_handle, c_u64]),
     "argus_rb_producer_init": (None, [_handle, ctypes.POINTER(RbProducer), c_u32]),
     "argus_rb_write": (ctypes.c_int, [ctypes.POINTER(RbProducer), ctypes.c_char_p, c_u32]),
@@ -145,6 +152,21 @@ _SIGNATURES = {
                                               ctypes.POINTER(DecodeResult)]),
     "argus_decode_free": (None, [ctypes.POINTER(DecodeResult)]),
 }
+
+def boot_id_text(raw):
+    """16 boot id bytes (a header's) -> the 36-character UUID form of
+    /proc/sys/kernel/random/boot_id; "" when all zero (a file without one)."""
+    b = bytes(raw)
+    if not any(b):
+        return ""
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def hostname_text(raw):
+    """A NUL-padded hostname field -> str (undecodable bytes escaped)."""
+    return bytes(raw).split(b"\0", 1)[0].decode(errors="backslashreplace")
+
 
 _lib = None
 _lib_lock = threading.Lock()

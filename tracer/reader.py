@@ -50,6 +50,10 @@ class Trace:
     torn_last_ts: int = 0
     # tracer/focus.py: the pids a focused decode kept (None: every process).
     focus: frozenset = None
+    # The host that recorded the buffer (file header; "" in files older than
+    # the fields): its hostname and boot id in the 36-character UUID form.
+    hostname: str = ""
+    boot_id: str = ""
 
     def stack_frames(self, row):
         """The frames of one USER_STACK row (innermost first), a view."""
@@ -161,11 +165,14 @@ def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, row
         seen_last_ts=result.seen_last_ts,
         torn_first_ts=result.torn_first_ts,
         torn_last_ts=result.torn_last_ts,
+        hostname=native.hostname_text(result.hostname),
+        boot_id=native.boot_id_text(result.boot_id),
     )
 
 
 def buffer_stats(path):
-    """argus_rb_stats of a buffer (opened read-only) as a dict."""
+    """argus_rb_stats of a buffer (opened read-only) as a dict; hostname and
+    boot_id as str (boot_id in UUID form), "" in files without them."""
     lib = native.lib()
     handle = ctypes.c_void_p()
     rc = lib.argus_rb_open(native.fs_path(path), 0, ctypes.byref(handle))
@@ -174,7 +181,10 @@ def buffer_stats(path):
             raise TraceError(native.rb_error(handle))
         stats = native.RbStats()
         lib.argus_rb_stats(handle, ctypes.byref(stats))
-        return {name: getattr(stats, name) for name, _ in native.RbStats._fields_}
+        out = {name: getattr(stats, name) for name, _ in native.RbStats._fields_}
+        out["hostname"] = native.hostname_text(stats.hostname)
+        out["boot_id"] = native.boot_id_text(stats.boot_id)
+        return out
     finally:
         lib.argus_rb_close(handle)
 

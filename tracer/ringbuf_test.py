@@ -113,6 +113,46 @@ def test_header_is_self_describing(buf):
     assert h.created_realtime_ns > 1_600_000_000 * 10**9
 
 
+def test_header_names_the_host_that_created_it(buf):
+    producer.create_buffer(buf, 1 << 20, SMALL_CHUNK)
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        boot_id = f.read().strip()
+    st = reader.buffer_stats(buf)
+    assert (st["hostname"], st["boot_id"]) == (os.uname().nodename, boot_id)
+    trace = reader.decode_file(buf)
+    assert (trace.hostname, trace.boot_id) == (os.uname().nodename, boot_id)
+    h = header_of(buf)
+    assert h.hostname == os.uname().nodename.encode() and bytes(h.boot_id).hex() == boot_id.replace("-", "")
+
+
+def test_a_file_older_than_the_host_identity_reads_with_it_empty(buf):
+    """header_size 200 (ARGUS_RB_HEADER_SIZE_V1): the bytes where the fields
+    would be belong to the chunk table of such a file and are not read."""
+    small_trace(buf, records=10)
+    patch(buf, native.RbFileHeader.header_size.offset, struct.pack("<I", native.RbFileHeader.boot_id.offset))
+    st = reader.buffer_stats(buf)
+    trace = reader.decode_file(buf)
+    assert (st["hostname"], st["boot_id"], trace.hostname, trace.boot_id) == ("", "", "", "")
+    assert trace.nrows == 10
+    patch(buf, native.RbFileHeader.header_size.offset, struct.pack("<I", 201))
+    with pytest.raises(reader.TraceError, match=r"bad header_size 201 at offset 0xc"):
+        reader.buffer_stats(buf)
+
+
+def test_set_identity_rewrites_the_host(buf):
+    producer.create_buffer(buf, 1 << 20, SMALL_CHUNK)
+    lib, handle = native.lib(), ctypes.c_void_p()
+    assert lib.argus_rb_open(native.fs_path(buf), 1, ctypes.byref(handle)) == 0
+    try:
+        raw = (ctypes.c_uint8 * 16)(*range(16))
+        assert lib.argus_rb_set_identity(handle, ctypes.byref(raw), b"h" * 70) == 0
+    finally:
+        lib.argus_rb_close(handle)
+    st = reader.buffer_stats(buf)
+    assert st["hostname"] == "h" * 64
+    assert st["boot_id"] == "00010203-0405-0607-0809-0a0b0c0d0e0f"
+
+
 def test_create_rejects_bad_geometry(buf):
     with pytest.raises(producer.ProducerError, match="chunk size 100"):
         producer.create_buffer(buf, 1 << 20, 100)

@@ -818,6 +818,7 @@ int argus_decode_file_opts(const char *path, const struct argus_decode_opts *o,
 	res->records_lost = __atomic_load_n(&h->records_lost, __ATOMIC_RELAXED);
 	res->created_ns = h->created_ns;
 	res->created_realtime_ns = h->created_realtime_ns;
+	argus_rb_identity(rb, res->boot_id, res->hostname);
 	argus_rb_close(rb);
 	return 0;
 

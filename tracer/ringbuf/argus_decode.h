@@ -105,6 +105,8 @@ struct argus_decode_result {
 	uint64_t seen_last_ts;     /* rows or not (a type-filtered pass still sees the range) */
 	uint64_t torn_first_ts;    /* time range of the torn chunks (their headers' first_ts / */
 	uint64_t torn_last_ts;     /* last_ts at the snapshot); 0 when none */
+	uint8_t boot_id[16];       /* the header's host identity (argus_rb_identity), */
+	char hostname[65];         /* empty for a file older than it */
 };
 
 /* A selective decode (argus_decode_file_opts). */

@@ -63,6 +63,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -217,6 +218,34 @@ static int compute_layout(uint64_t size, uint32_t chunk_size, struct layout *l)
 	return 0;
 }
 
+/* This host as its processes see it: the kernel's boot id (a UUID string,
+ * 16 bytes here) and the hostname of the caller's UTS namespace.  Either is
+ * left zero when it cannot be read (no procfs: a sandbox, macOS). */
+static void host_identity(uint8_t boot_id[16], char hostname[64])
+{
+	char text[64];
+	struct utsname u;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	unsigned n = 0;
+
+	if (f && fgets(text, sizeof text, f)) {
+		for (const char *c = text; *c && n < 32; c++) {
+			int v = *c >= '0' && *c <= '9' ? *c - '0' : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10 :
+				*c >= 'A' && *c <= 'F' ? *c - 'A' + 10 : -1;
+			if (v < 0)
+				continue;       /* the dashes */
+			boot_id[n / 2] = (uint8_t)(boot_id[n / 2] << 4 | v);
+			n++;
+		}
+		if (n != 32)
+			memset(boot_id, 0, 16);
+	}
+	if (f)
+		fclose(f);
+	if (uname(&u) == 0)
+		memcpy(hostname, u.nodename, strnlen(u.nodename, 64));   /* NUL-padded (h is zeroed) */
+}
+
 static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
@@ -264,9 +293,10 @@ static int validate_header(struct argus_rb *rb, const struct argus_rb_file_heade
 	if (h->version != ARGUS_RB_VERSION)
 		return fail(rb, ENOTSUP, "unsupported version %u at offset 0x%x (this build reads %u)",
 			    h->version, OFF(version), ARGUS_RB_VERSION);
-	if (h->header_size != sizeof *h)
-		return fail(rb, EBADMSG, "bad header_size %u at offset 0x%x, expected %zu",
-			    h->header_size, OFF(header_size), sizeof *h);
+	/* A file from before the host identity fields is read as it is. */
+	if (h->header_size != sizeof *h && h->header_size != ARGUS_RB_HEADER_SIZE_V1)
+		return fail(rb, EBADMSG, "bad header_size %u at offset 0x%x, expected %zu (or %u)",
+			    h->header_size, OFF(header_size), sizeof *h, ARGUS_RB_HEADER_SIZE_V1);
 	if (h->chunk_header_size != sizeof(struct argus_rb_chunk_header))
 		return fail(rb, EBADMSG, "bad chunk_header_size %u at offset 0x%x, expected %zu",
 			    h->chunk_header_size, OFF(chunk_header_size), sizeof(struct argus_rb_chunk_header));
@@ -281,7 +311,7 @@ static int validate_header(struct argus_rb *rb, const struct argus_rb_file_heade
 			    h->chunk_size, OFF(chunk_size), ARGUS_EVENT_MAX_SIZE);
 	if (h->nchunks < 1 || h->nchunks == UINT32_MAX)
 		return fail(rb, EBADMSG, "bad nchunks %u at offset 0x%x", h->nchunks, OFF(nchunks));
-	if (h->chunk_table_offset < sizeof *h || h->chunk_table_offset % 8 ||
+	if (h->chunk_table_offset < h->header_size || h->chunk_table_offset % 8 ||
 	    __builtin_mul_overflow((uint64_t)h->nchunks, sizeof(struct argus_rb_chunk_header), &table_end) ||
 	    __builtin_add_overflow(table_end, h->chunk_table_offset, &table_end) ||
 	    table_end > h->data_offset)
@@ -371,13 +401,19 @@ int argus_rb_open(const char *path, int writable, struct argus_rb **out)
 		if (rc)
 			return rc;
 	}
-	if ((uint64_t)st.st_size < sizeof h)
-		return fail(rb, EBADMSG, "truncated: file is %llu bytes, smaller than the %zu-byte header",
-			    (unsigned long long)st.st_size, sizeof h);
+	if ((uint64_t)st.st_size < ARGUS_RB_HEADER_SIZE_V1)
+		return fail(rb, EBADMSG, "truncated: file is %llu bytes, smaller than the %u-byte header",
+			    (unsigned long long)st.st_size, ARGUS_RB_HEADER_SIZE_V1);
+	/* An old, shorter header reads with zeros past its end (never used:
+	 * header_size says which fields the file has). */
+	memset(&h, 0, sizeof h);
 	got = pread(rb->fd, &h, sizeof h, 0);
-	if (got != (ssize_t)sizeof h)
+	if (got < (ssize_t)ARGUS_RB_HEADER_SIZE_V1)
 		return fail(rb, got < 0 ? errno : EIO, "reading the header: %s",
 			    got < 0 ? strerror(errno) : "short read");
+	if ((uint64_t)got < sizeof h && h.header_size == sizeof h)
+		return fail(rb, EBADMSG, "truncated: file is %llu bytes, smaller than the %zu-byte header",
+			    (unsigned long long)st.st_size, sizeof h);
 	rc = validate_header(rb, &h, (uint64_t)st.st_size);
 	if (rc)
 		return rc;
@@ -567,6 +603,7 @@ static int init_new_file(struct argus_rb *rb, uint64_t size, uint32_t chunk_size
 	h.nchunks = l.nchunks;
 	h.created_ns = clock_ns(CLOCK_MONOTONIC);
 	h.created_realtime_ns = clock_ns(CLOCK_REALTIME);
+	host_identity(h.boot_id, h.hostname);
 	memcpy(rb->hdr, &h, sizeof h);
 	/* Release: orders every header field above before the magic, so an opener
 	 * in another process that sees the magic sees a complete header. */
@@ -664,6 +701,34 @@ void argus_rb_set_daemon_pid(struct argus_rb *rb, uint32_t pid)
 {
 	if (rb->writable)  /* a plain flag for readers; nothing is ordered by it */
 		__atomic_store_n(&rb->hdr->daemon_pid, pid, __ATOMIC_RELAXED);
+}
+
+static bool has_identity(const struct argus_rb *rb)
+{
+	return rb->hdr->header_size >= offsetof(struct argus_rb_file_header, hostname) + sizeof rb->hdr->hostname;
+}
+
+int argus_rb_identity(const struct argus_rb *rb, uint8_t boot_id[16], char hostname[65])
+{
+	memset(boot_id, 0, 16);
+	memset(hostname, 0, 65);
+	if (!has_identity(rb))
+		return -ENOENT;
+	memcpy(boot_id, rb->hdr->boot_id, 16);
+	memcpy(hostname, rb->hdr->hostname, 64);
+	return 0;
+}
+
+int argus_rb_set_identity(struct argus_rb *rb, const uint8_t boot_id[16], const char *hostname)
+{
+	if (!rb->writable)
+		return -EBADF;
+	if (!has_identity(rb))
+		return -ENOENT;
+	memcpy(rb->hdr->boot_id, boot_id, 16);
+	memset(rb->hdr->hostname, 0, sizeof rb->hdr->hostname);
+	memcpy(rb->hdr->hostname, hostname, strnlen(hostname, sizeof rb->hdr->hostname));
+	return 0;
 }
 
 void argus_rb_add_lost(struct argus_rb *rb, uint64_t count)
@@ -1187,6 +1252,7 @@ int argus_rb_stats(struct argus_rb *rb, struct argus_rb_stats *st)
 	st->daemon_pid = __atomic_load_n(&h->daemon_pid, __ATOMIC_RELAXED);
 	st->extra_rows = __atomic_load_n(&h->extra_rows, __ATOMIC_RELAXED);
 	st->disk_full_since_ns = __atomic_load_n(&h->disk_full_since_ns, __ATOMIC_RELAXED);
+	argus_rb_identity(rb, st->boot_id, st->hostname);
 
 	for (uint32_t i = 0; i < rb->nchunks; i++) {
 		struct argus_rb_chunk_header *c = &rb->chunks[i];

@@ -88,7 +88,17 @@ struct argus_rb_file_header {
 	 * chunk (ENOSPC); 0 while there is room.  Was reserved (0). */
 	uint64_t disk_full_since_ns;
 	uint64_t reserved[6];
+	/* Host identity, to name hosts when buffers of several are merged:
+	 * the creator's boot id (/proc/sys/kernel/random/boot_id, 16 bytes)
+	 * and hostname (uname() in its UTS namespace, NUL-padded, not always
+	 * NUL-terminated).  Files made before these fields have a header_size
+	 * of ARGUS_RB_HEADER_SIZE_V1: readers treat both as empty. */
+	uint8_t boot_id[16];
+	char hostname[64];
 };
+
+/* header_size of files written before the host identity fields. */
+#define ARGUS_RB_HEADER_SIZE_V1 200u
 
 struct argus_rb_chunk_header {
 	uint64_t seq;                /* sequence number this chunk holds; UINT64_MAX while being reset */
@@ -122,6 +132,8 @@ struct argus_rb_stats {
 	uint32_t daemon_pid;
 	uint64_t extra_rows;         /* header.extra_rows: events written = records_written + extra_rows */
 	uint64_t disk_full_since_ns; /* header.disk_full_since_ns: CLOCK_REALTIME, 0 = not full */
+	uint8_t boot_id[16];         /* header.boot_id, zeros in files without one */
+	char hostname[65];           /* header.hostname NUL-terminated, "" in files without one */
 };
 
 /* Create a sparse file of `size` bytes, mode 0600: a new file renamed over
@@ -155,6 +167,14 @@ void argus_rb_close(struct argus_rb *rb);
 const char *argus_rb_error(const struct argus_rb *rb);
 struct argus_rb_file_header *argus_rb_header(struct argus_rb *rb);
 void argus_rb_set_daemon_pid(struct argus_rb *rb, uint32_t pid);
+/* The host identity in the header (argus_rb_create fills it in from the
+ * creating process: its boot id and uname() hostname).  get: returns 0 and
+ * fills boot_id (16 bytes) and hostname (65 bytes, NUL-terminated), or
+ * -ENOENT with both empty for a file older than the fields.  set: a
+ * writable handle on a file that has the fields (a snapshot carries its
+ * ring's; a test shifts a host); hostname is cut at 64 bytes. */
+int argus_rb_identity(const struct argus_rb *rb, uint8_t boot_id[16], char hostname[65]);
+int argus_rb_set_identity(struct argus_rb *rb, const uint8_t boot_id[16], const char *hostname);
 void argus_rb_add_lost(struct argus_rb *rb, uint64_t count);
 /* The ts of the last row a framed record decodes into: its header's, but
  * for a SYSCALL record (schema v4), whose exit row is exit_delta_ns later.

@@ -190,6 +190,17 @@ static void test_header_describes_the_file(void **state)
 	assert_int_equal(h->file_size, FILE_SIZE);
 	assert_int_equal(h->chunk_size, CHUNK);
 	assert_true(h->created_ns > 0 && h->created_realtime_ns > 0);
+	{       /* the creator's host: its uname() hostname, and a boot id */
+		static const uint8_t zero[16];
+		uint8_t boot_id[16];
+		char hostname[65];
+		struct utsname u;
+
+		assert_int_equal(uname(&u), 0);
+		assert_int_equal(argus_rb_identity(rb, boot_id, hostname), 0);
+		assert_string_equal(hostname, u.nodename);
+		assert_true(memcmp(boot_id, zero, 16) != 0);
+	}
 	assert_int_equal(h->next_seq, 0);
 	assert_int_equal(h->records_written, 0);
 	/* geometry: table after the header, data after the table, all inside */
