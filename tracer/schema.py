@@ -52,6 +52,7 @@ SWITCH = 24
 # a record, never a row: the decoder splits it into a SYSCALL_ENTER and a SYSCALL_EXIT row
 SYSCALL = 25
 DETAIL = 26             # argusd switched the recording tier (docs/linux-tracer.md, "Detail tiers")
+NET_IO = 27             # bytes moved on a TCP/UDP socket, with its 4-tuple (tracer/netio.py reads them)
 CALLBACK_BEGIN = 48
 CALLBACK_END = 49
 ENQUEUE = 50
@@ -107,6 +108,7 @@ TYPE_NAMES = {
     GO_EXECUTE: "go_execute",
     GO_PARK: "go_park",
     DETAIL: "detail",
+    NET_IO: "net_io",
 }
 TYPE_BY_NAME = {v: k for k, v in TYPE_NAMES.items()}
 # record types that never appear as rows (not in TYPE_NAMES / ROW_FIELDS)
@@ -177,6 +179,12 @@ FD_CHARDEV = 6
 FD_ANON = 7
 FD_KIND_NAMES = {0: "other", 1: "socket", 2: "pipe", 3: "eventfd", 4: "tty", 5: "regular",
                  6: "chardev", 7: "anon"}
+
+# enum argus_net_dir (net_io rows: state)
+NET_SEND = 1
+NET_RECV = 2
+NET_DIR_NAMES = {1: "send", 2: "recv"}
+NET_PROTO_NAMES = {6: "tcp", 17: "udp"}     # net_io rows: reason (IPPROTO_*)
 
 # enum argus_timer_kind (timer rows: state)
 TIMER_FIRE = 2
@@ -352,6 +360,11 @@ ROW_FIELDS = {
     FD_INFO: (F("fd", "aux", "s32"), F("kind", "state", "u8", names=FD_KIND_NAMES), F("family", "reason", "u8"),
               F("sock_type", "nr", "u16"), F("inode", "obj", "u64"), F("local", "obj2", "u64"),
               F("peer", "val", "u64")),
+    NET_IO: (F("fd", "aux", "s32"), F("dir", "state", "u8", names=NET_DIR_NAMES),
+             F("proto", "reason", "u8", names=NET_PROTO_NAMES), F("family", "irq", "u8"),
+             F("bytes", "val", "u32"), F("seq", "peer_tid", "u32"), F("local_port", "peer_pid", "u16"),
+             F("remote_port", "nr", "u16"), F("inode", "obj2", "u64"),
+             F("local_addr", "obj", "side")),     # frames[obj : obj + 4]: local, then remote address
     TIMER: (F("timer_id", "obj", "u64"), F("expires_ns", "val", "s64"), F("arm_ts_ns", "obj2", "u64"),
             F("arm_pid", "peer_pid", "u32"), F("arm_tid", "peer_tid", "u32"),
             F("kind", "state", "u8", names=TIMER_KIND_NAMES), F("mode", "reason", "u8"),

@@ -61,7 +61,7 @@ _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_e
 	       sizeof(struct argus_ev_comm) == 40 && sizeof(struct argus_ev_exit) == 32 &&
 	       sizeof(struct argus_ev_proc_snapshot) == 48 && sizeof(struct argus_ev_data_flag) == 48 &&
 	       sizeof(struct argus_ev_lost) == 32 && sizeof(struct argus_ev_fd_info) == 56 &&
-	       sizeof(struct argus_ev_detail) == 40 &&
+	       sizeof(struct argus_ev_detail) == 40 && sizeof(struct argus_ev_net_io) == 88 &&
 	       sizeof(struct argus_ev_timer) == 64 &&
 	       sizeof(struct argus_ev_user_stack) == ARGUS_EVENT_MAX_SIZE &&
 	       sizeof(struct argus_ev_mapping) == ARGUS_EVENT_MAX_SIZE &&
@@ -101,6 +101,7 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_SWITCH] = ARGUS_SWITCH_BASE_SIZE,
 	[ARGUS_EV_SYSCALL] = ARGUS_SYSCALL_SIZE,
 	[ARGUS_EV_DETAIL] = sizeof(struct argus_ev_detail),
+	[ARGUS_EV_NET_IO] = sizeof(struct argus_ev_net_io),
 	[ARGUS_EV_CALLBACK_BEGIN ... ARGUS_EV_PROBE_RETURN] = sizeof(struct argus_ev_probe),
 	[ARGUS_EV_GO_READY ... ARGUS_EV_GO_PARK] = sizeof(struct argus_ev_probe),
 };
@@ -235,6 +236,16 @@ static int widen_side(struct decode_ctx *d, struct argus_row *r, const void *rec
 		r->obj = res->nframes;
 		r->peer_tid = (uint32_t)n;
 		res->nframes += n;
+	} else if (r->type == ARGUS_EV_NET_IO) {
+		/* local_addr then remote_addr, 16 bytes each, as 4 frames entries */
+		const struct argus_ev_net_io *e = rec;
+
+		if (reserve_side((void **)&res->frames, &d->frames_cap, res->nframes, 4, sizeof(uint64_t)))
+			return -ENOMEM;
+		memcpy(res->frames + res->nframes, e->local_addr, 16);
+		memcpy(res->frames + res->nframes + 2, e->remote_addr, 16);
+		r->obj = res->nframes;
+		res->nframes += 4;
 	}
 	return 0;
 }
@@ -358,6 +369,19 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		r->obj = e->inode;
 		r->obj2 = e->local;
 		r->val = (int64_t)e->peer;
+		break;
+	}
+	case ARGUS_EV_NET_IO: {         /* obj: widen_side */
+		const struct argus_ev_net_io *e = rec;
+		r->aux = e->fd;
+		r->state = e->dir;
+		r->reason = e->proto;
+		r->irq = e->family;
+		r->val = e->bytes;
+		r->peer_tid = e->seq;
+		r->peer_pid = e->local_port;
+		r->nr = e->remote_port;
+		r->obj2 = e->inode;
 		break;
 	}
 	case ARGUS_EV_TIMER: {

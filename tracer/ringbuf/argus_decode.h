@@ -50,6 +50,10 @@
  *   FUTEX_STATE  obj=uaddr, val=word, peer_tid=owner_field, nr=op, state=flags
  *   FILE_LOCK    aux=fd, state=kind, reason=type, peer_tid=wait, irq=holder_type,
  *                nr=whence, val=start, obj2=len, obj=inode, peer_pid=holder_pid
+ *   NET_IO       aux=fd, state=dir, reason=proto, irq=family, val=bytes, peer_tid=seq,
+ *                peer_pid=local_port, nr=remote_port, obj2=inode, obj=index of 4
+ *                entries in result->frames: local_addr, then remote_addr (16 bytes each,
+ *                network order, as in the record)
  *
  * Variable-length payloads (stack frames, paths) go to side arrays that rows
  * index, so rows stay fixed-width and Python views them without copying.

@@ -80,6 +80,7 @@ enum argus_event_type {
 	ARGUS_EV_SWITCH = 24,         /* SWITCH_OUT + SWITCH_IN of one sched_switch (schema v3): two rows */
 	ARGUS_EV_SYSCALL = 25,        /* SYSCALL_ENTER + SYSCALL_EXIT of a call that did not block (v4): two rows */
 	ARGUS_EV_DETAIL = 26,         /* argusd switched the recording tier (full / lean), from here on */
+	ARGUS_EV_NET_IO = 27,         /* bytes a read/write/send/recv moved on a TCP or UDP socket, with its 4-tuple */
 	/* User-space tracepoints (dylib-instrument/ trampolines), struct
 	 * argus_ev_probe; numbered from 48 so the kernel-side types can grow. */
 	ARGUS_EV_CALLBACK_BEGIN = 48, /* an event loop starts running a callback (dispatch) */
@@ -501,6 +502,49 @@ struct argus_ev_futex_state {       /* 48 bytes */
 	__u32 owner_field;           /* *(uaddr + 8), 0 when unreadable; THREAD_EXIT: the joined tid */
 	__u32 op;                    /* futex op & FUTEX_CMD_MASK */
 	__u32 flags;                 /* enum argus_futex_state_flags */
+};
+
+/* net_io.dir */
+enum argus_net_dir {
+	ARGUS_NET_SEND = 1,         /* write, writev, send, sendto, sendmsg */
+	ARGUS_NET_RECV = 2,         /* read, readv, recv, recvfrom, recvmsg */
+};
+
+/* The bytes one read/write/send/recv family call moved on a TCP or UDP
+ * socket (AF_INET / AF_INET6), written at its exit when it returned > 0,
+ * after its SYSCALL_EXIT (or SYSCALL) record: the same thread, ts = the
+ * exit's.  Full tier only (kext/linux/net_io.bpf.h).  Made so that a send on
+ * one host can be matched to the receive on another:
+ *   TCP: a.seq .. a.seq + a.bytes overlaps b.seq .. b.seq + b.bytes, on
+ *        mirrored 4-tuples (a.local == b.remote && a.remote == b.local);
+ *        seq is the sequence number of the first byte moved: write_seq at
+ *        the exit minus bytes for a send, copied_seq minus bytes for a
+ *        receive (struct tcp_sock), so both ends number a byte alike.
+ *   UDP: seq is 0; datagrams match by mirrored 4-tuple, size and order.
+ * Addresses are 16 bytes in network order; an IPv4 one (an AF_INET socket,
+ * or a dual-stack AF_INET6 socket talking IPv4) is v4-mapped,
+ * ::ffff:a.b.c.d, so the two ends of one connection compare equal whatever
+ * the family of each socket.  An unconnected UDP socket's remote is the
+ * call's own address (sendto / sendmsg destination, recvfrom / recvmsg
+ * source; zero when the call passed none) and its local address the one it
+ * is bound to, :: or 0.0.0.0 (zero) when bound to any: a wildcard for the
+ * matcher.  Not written: MSG_PEEK receives (the bytes are read again),
+ * sendmmsg / recvmmsg (ret counts messages), splice / sendfile. */
+struct argus_ev_net_io {            /* 88 bytes */
+	struct argus_event_header h;
+	__s32 fd;
+	__u8 dir;                    /* enum argus_net_dir */
+	__u8 proto;                  /* IPPROTO_TCP 6, IPPROTO_UDP 17 */
+	__u8 family;                 /* the socket's: AF_INET 2, AF_INET6 10 */
+	__u8 reserved;
+	__u32 bytes;                 /* the call's return value */
+	__u32 seq;                   /* TCP: sequence number of the first byte moved; UDP: 0 */
+	__u16 local_port;            /* host order */
+	__u16 remote_port;
+	__u32 reserved2;
+	__u64 inode;                 /* the socket's inode: fd_info.inode, syscall_enter.obj2 */
+	__u8 local_addr[16];         /* network order, IPv4 v4-mapped */
+	__u8 remote_addr[16];
 };
 
 /* A lock or unlock request on a file: fcntl F_SETLK / F_SETLKW /
