@@ -54,12 +54,16 @@ from argus.diagnose import hangs_to_json, render_hangs_text
 from argus.diagnose.windowed import hangs_acceptor
 from argus.cli import index_answer
 from argus.tracer import focus, stream
+from argus.cli import multibuffer
 
 
 def _add_common(p, pid_help, json=True):
-    p.add_argument("--pid", type=int, help=pid_help)
-    p.add_argument("--tid", type=int, help="the hung thread (default: the main thread)")
-    p.add_argument("--buffer", metavar="FILE", help="ring buffer file (default: the active one)")
+    p.add_argument("--pid", type=multibuffer.pid_arg,
+                   help=pid_help + "; HOST:PID with several --buffer files")
+    p.add_argument("--tid", type=multibuffer.pid_arg, help="the hung thread (default: the main thread)")
+    p.add_argument("--buffer", metavar="FILE", action="append",
+                   help="ring buffer file (default: the active one); several: one graph of several hosts, "
+                        "their clocks synchronised from the messages between them (docs/multi-host.md)")
     p.add_argument("--threshold", type=float, default=2.0, metavar="SECONDS",
                    help="a hang is a thread out of its event loop at least this long (default 2)")
     if json:
@@ -236,8 +240,28 @@ def open_context(args, interactive=False):
     from argus.cli.session import read_answers_doc
 
     store, sid, presets, preset_rules = None, None, [], []
+    several = multibuffer.buffers(args)
     try:
-        if args.resume is not None:
+        if several:
+            if args.resume is not None or args.snapshot is not None:
+                raise ArgusError("several --buffer files: drop --resume / --snapshot")
+            if args.answers:
+                presets, preset_rules = read_answers_doc(args.answers)
+            threshold_ns = int(args.threshold * 1e9)
+            if threshold_ns <= 0:
+                raise ArgusError("--threshold must be positive")
+            trace, g = multibuffer.load(several)
+            pid, tid = multibuffer.ids(g, args)
+            if pid is None and tid is not None:
+                raise ArgusError("--tid needs --pid")
+            ranked = [] if pid is None else None
+            hang = multibuffer.accept(g, hang_acceptor(pid, tid, args.at, None, threshold_ns, ranked))
+            if ranked:
+                _say_choice(g, ranked)
+            store = _store(create=not args.auto)
+            if not args.auto:
+                sid = store.create(trace.path, hang, threshold_ns)
+        elif args.resume is not None:
             if args.answers or args.auto or args.snapshot is not None:
                 raise ArgusError("--resume replays the session's own answers: drop --answers / --auto / --snapshot")
             store = _store()
@@ -388,6 +412,12 @@ def run_hangs(args):
 
     if args.threshold <= 0:
         raise ArgusError("--threshold must be positive")
+    several = multibuffer.buffers(args)
+    if several:
+        trace, g = multibuffer.load(several)
+        pid, tid = multibuffer.ids(g, args)
+        hangs = multibuffer.accept(g, hangs_acceptor(pid, tid, int(args.threshold * 1e9), args.top, not args.all))
+        return _print_hangs(args, g, hangs, pid)
     if args.pid is None and args.window is None and not args.all:
         args.buffer = resolve_buffer(args.buffer)         # said once, here or by the decode
         done = index_answer.run_hangs(args, args.buffer, int(args.threshold * 1e9))
@@ -397,12 +427,18 @@ def run_hangs(args):
     trace, g, hangs = _graph(args, accept, pid=args.pid)
     if g.loaded_window is not None:
         _say_window(g, trace)
+    return _print_hangs(args, g, hangs, args.pid)
+
+
+def _print_hangs(args, g, hangs, pid):
+    import json
+
     ranks = None
-    if args.pid is None:
+    if pid is None:
         ranks = {id(c.hang): c for c in C.rank(g, hangs)}
     if args.json:
         print(json.dumps(hangs_to_json(g, hangs, ranks)))
     else:
-        sys.stdout.write(safe_lines(render_hangs_text(g, hangs, with_process=args.pid is None, ranks=ranks))
+        sys.stdout.write(safe_lines(render_hangs_text(g, hangs, with_process=pid is None, ranks=ranks))
                          .rstrip("\n") + "\n")
     return 0

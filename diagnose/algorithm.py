@@ -802,7 +802,7 @@ class _Run:
 def _woken_successor(g, v):
     """v's successor when a task's wakeup edge ended v's wait, else -1."""
     e = W.ending_edge(g, v)
-    return g.next_segment(v) if e >= 0 and g.edges.type[e] == G.EDGE_WAKEUP else -1
+    return g.next_segment(v) if W.task_woke(g, e) else -1
 
 
 def _kernel_wakers(g, v):

@@ -119,6 +119,8 @@ def find_wait_baselines(g, v, threshold_ns, hang_start=None, limit=50):
         wake = g.in_wake[cand + 1]
         good = wake >= 0
         good[good] &= g.edges.type[wake[good]] == G.EDGE_WAKEUP
+        if g.host_edges is not None:          # a reply from another host ended it (graphbuild/multihost.py)
+            good |= (wake >= 0) & g.host_edges[np.maximum(wake, 0)]
         for c, e in zip(cand[good].tolist(), wake[good].tolist()):
             out.append(Baseline(
                 vertex=c, successor=c + 1, edge=e, utid=u, same_thread=(u == utid),

@@ -25,6 +25,7 @@ from argus.diagnose.compare import render_compare
 from argus.diagnose.dispatch import dispatch_in
 from argus.diagnose.profile import render_profile
 from argus.diagnose.whatif import render_whatif
+from argus.diagnose import hosts
 # the formatting helpers live in fmt.py (renderers beside report import them
 # without importing report); re-exported for report's callers
 from argus.diagnose.fmt import (  # noqa: F401
@@ -225,7 +226,8 @@ def lost_records_note(lost):
 # --- JSON ---
 def _ident(g, utid):
     pid = int(g.threads.pid[utid])
-    return {"pid": pid, "tid": int(g.threads.tid[utid]), "comm": g.comm(utid), "process": g.process_name(pid)}
+    out = {"pid": pid, "tid": int(g.threads.tid[utid]), "comm": g.comm(utid), "process": g.process_name(pid)}
+    return out if g.hosts is None else hosts.ident(g, out)
 
 
 def _clean(x):
@@ -306,7 +308,7 @@ def to_json(d):
             "profile": r.profile, "whatif": r.whatif,
         })
         causes.append(item)
-    return _clean({
+    return _clean(hosts.annotate(g, {
         "schema": SCHEMA,
         "spinning": spinning,
         "path": path,
@@ -317,7 +319,7 @@ def to_json(d):
         "compare": d.compare,
         "notes": list(d.notes),
         "trace": trace_json(g),
-    })
+    }))
 
 
 def trace_json(g):
@@ -336,11 +338,11 @@ def render_json(d, indent=2):
 
 # --- text ---
 def _who(x):
-    return f"{x['comm'] or '?'}/{x['tid']}"
+    return f"{x['comm'] or '?'}/{hosts.label(x, 'tid')}"
 
 
 def _proc(x):
-    return f"{x.get('process') or '?'}/{x['pid']}"
+    return f"{x.get('process') or '?'}/{hosts.label(x)}"
 
 
 def evidence_text(ev):
@@ -464,6 +466,7 @@ def render_text(d):
     for r in fired:
         out.append(f"  rule {r['id'] if r.get('id') is not None else '(new)'}: {r['rule']}: {r['effect']}"
                    + (f" (undo: {r['undo']})" if r.get("undo") else ""))
+    out += hosts.text_lines(j)
     for n in j.get("notes", ()):
         out.append(f"Note: {n}")
     return "\n".join(out) + "\n"

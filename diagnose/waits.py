@@ -327,6 +327,13 @@ def ending_edge(g, v):
     return int(g.in_wake[n]) if n >= 0 else -1
 
 
+def task_woke(g, e):
+    """Edge e is a task's wakeup: a wakeup edge, or in a graph of several
+    hosts the cross-host message that ended a wait the network woke
+    (graphbuild/multihost.py), which stands for the sender's wakeup."""
+    return e >= 0 and (g.edges.type[e] == G.EDGE_WAKEUP or (g.host_edges is not None and bool(g.host_edges[e])))
+
+
 def _send_nrs(g):
     return np.array(sorted(g.roles.send_nrs), dtype=np.uint32)
 

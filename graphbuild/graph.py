@@ -125,6 +125,10 @@ class EventGraph:
         self.loaded_window = None
         self.torn_chunks = 0
         self.bad_records = 0
+        # graphbuild/multihost.py: the hosts of a graph merged from several
+        # buffers, and which edges cross hosts (None: one buffer)
+        self.hosts = None
+        self.host_edges = None
         self.frames = np.zeros(0, np.uint64) if frames is None else frames
         self.strings = strings
         self.derived = Derived()

@@ -314,6 +314,11 @@ def remap_rows(rows, host, clock, frames_base=0, strings_base=0):
         for t in (schema.USER_STACK, schema.KERNEL_STACK, schema.WAIT_SITE):
             sel = rows["type"] == t
             rows["obj"][sel] += np.uint64(frames_base)
+        net = getattr(schema, "NET_IO", None)
+        if net is not None:                  # its addresses sit in the frames side array
+            col = schema.column(net, "local_addr")
+            sel = rows["type"] == net
+            rows[col][sel] += rows[col].dtype.type(frames_base)
     if strings_base:
         sel = rows["type"] == schema.MAPPING
         rows["peer_tid"][sel] += np.uint32(strings_base)
