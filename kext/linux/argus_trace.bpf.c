@@ -30,6 +30,7 @@
  *   wait_site.bpf.h     fd sets of blocking poll/select/epoll waits
  *   ownership.bpf.h     futex owners at blocking futex waits
  *   file_lock.bpf.h     fcntl/flock lock requests
+ *   net_io.bpf.h        bytes moved on TCP/UDP sockets, with 4-tuple and sequence number
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -125,7 +126,8 @@ struct syscall_state {
 	 * poll family, the user pointers to the fd set, read only if it blocks. */
 	__s32 aux;
 	__u8 layout;             /* enum argus_syscall_layout */
-	__u8 pad3[3];
+	__u8 net_family;         /* the call's fd is a TCP/UDP socket of this family (channel_of), else 0 */
+	__u8 pad3[2];
 	__u64 set_ptr;           /* poll: struct pollfd *; select: fd_set *readfds */
 	__u64 set_ptr2;          /* select: fd_set *writefds */
 	__u32 set_n;             /* poll: nfds; select: nfds */
@@ -224,6 +226,7 @@ static __always_inline __u8 task_state_of(bool preempt, unsigned int prev_state)
 #include "wait_site.bpf.h"
 #include "ownership.bpf.h"
 #include "file_lock.bpf.h"
+#include "net_io.bpf.h"
 
 static __always_inline bool lock_layout(__u8 layout)
 {
@@ -541,6 +544,9 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 			submit(&h, e);
 		}
 	}
+	/* After the exit record: the NET_IO follows the call it describes. */
+	if (ret > 0 && sc->net_family)
+		emit_net_io(&h, regs, cur, sc, syscall_class[nr].net_io, ret, pid_tgid);
 	stage_exit(&h, false);
 	return 0;
 }

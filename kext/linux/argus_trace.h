@@ -67,9 +67,19 @@ enum argus_syscall_layout {
 	ARGUS_SCL_MAX,
 };
 
+/* Where a call that moves bytes on a socket names its peer address
+ * (NET_IO records, kext/linux/net_io.bpf.h); 0: the call writes none. */
+enum argus_net_io_args {
+	ARGUS_NIO_NONE = 0,
+	ARGUS_NIO_FD = 1,            /* read, readv, write, writev: the socket's own ends only */
+	ARGUS_NIO_SOCKADDR = 2,      /* sendto, recvfrom: struct sockaddr * in a4, flags in a3 */
+	ARGUS_NIO_MSGHDR = 3,        /* sendmsg, recvmsg: struct msghdr * in a1 (msg_name), flags in a2 */
+};
+
 struct argus_syscall_class {
 	__u8 layout;                 /* enum argus_syscall_layout */
 	__u8 wait_reason;            /* enum argus_wait_reason while blocked in it */
+	__u8 net_io;                 /* enum argus_net_io_args: ret counts bytes moved on fd a0 */
 };
 
 #endif /* ARGUS_TRACE_H */

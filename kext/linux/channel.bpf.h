@@ -234,6 +234,43 @@ static __always_inline void fd_cache_put(struct syscall_state *sc, int fd, __u64
 	slot->seen_ns = seen;
 }
 
+/* include/uapi/linux/in.h, include/linux/net.h */
+#define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
+#define SOCK_STREAM 1
+#define SOCK_DGRAM 2
+
+/* The struct sock of a socket file, or NULL: plain loads (typed views). */
+static __always_inline struct sock *file_sock(struct file *f)
+{
+	struct socket *sock;
+
+	sock = bpf_rdonly_cast(f->private_data, bpf_core_type_id_kernel(struct socket));
+	return sock ? sock->sk : NULL;
+}
+
+/* AF_INET / AF_INET6 when f is a TCP or UDP socket (NET_IO records), else 0.
+ * Any other file costs one load of its inode's mode. */
+static __always_inline __u8 inet_family_of(struct file *f)
+{
+	struct inode *inode = f->f_inode;
+	struct sock *sk;
+	__u16 family;
+
+	if (!inode || (inode->i_mode & S_IFMT) != S_IFSOCK)
+		return 0;
+	sk = file_sock(f);
+	if (!sk)
+		return 0;
+	family = sk->__sk_common.skc_family;
+	if (family != AF_INET && family != AF_INET6)
+		return 0;
+	if (!(sk->sk_protocol == IPPROTO_TCP && sk->sk_type == SOCK_STREAM) &&
+	    !(sk->sk_protocol == IPPROTO_UDP && sk->sk_type == SOCK_DGRAM))
+		return 0;
+	return family;
+}
+
 static __always_inline __u64 channel_of(struct stage_hold *h, struct task_struct *cur, struct syscall_state *sc,
 					 __u32 pid, __u32 tid, int fd, __u64 now)
 {
@@ -244,9 +281,13 @@ static __always_inline __u64 channel_of(struct stage_hold *h, struct task_struct
 	struct file *f;
 	__u64 *seen;
 
+	if (sc)
+		sc->net_family = 0;
 	f = fd_file(cur, fd);
 	if (!f)
 		return 0;
+	if (sc)
+		sc->net_family = inet_family_of(f);
 	key.pid = pid;
 	key.fd = fd;
 	key.inode = f->f_inode ? f->f_inode->i_ino : 0;

@@ -197,6 +197,27 @@ static uint64_t round_up_pow2(uint64_t v)
 	return p;
 }
 
+/* The calls whose ret counts bytes moved on a socket, and where they name
+ * the peer (NET_IO records); sendmmsg / recvmmsg count messages instead. */
+static __u8 net_io_args(int nr)
+{
+	switch (nr) {
+	case __NR_read:
+	case __NR_readv:
+	case __NR_write:
+	case __NR_writev:
+		return ARGUS_NIO_FD;
+	case __NR_sendto:
+	case __NR_recvfrom:
+		return ARGUS_NIO_SOCKADDR;
+	case __NR_sendmsg:
+	case __NR_recvmsg:
+		return ARGUS_NIO_MSGHDR;
+	default:
+		return ARGUS_NIO_NONE;
+	}
+}
+
 static void fill_syscall_classes(volatile struct argus_syscall_class *classes)
 {
 	size_t i;
@@ -208,6 +229,7 @@ static void fill_syscall_classes(volatile struct argus_syscall_class *classes)
 			continue;
 		classes[e->nr].layout = e->layout;
 		classes[e->nr].wait_reason = e->wait_reason;
+		classes[e->nr].net_io = net_io_args(e->nr);
 	}
 }
 

@@ -1,0 +1,133 @@
+"""End to end: NET_IO records let a send be matched to its receive (issue 27, connection identity).
+
+A TCP client and server over loopback (send, sendmsg, write; recv, recv_into
+with MSG_PEEK first, recvmsg, read) and a UDP pair (a connected client, an
+unconnected server answering with sendto) run under argusd.  Every send the
+trace holds is found on the other end: the receives with the mirrored
+4-tuple cover exactly its sequence range (TCP), or the receive of the same
+size comes in the same order (UDP).  The workload says which ports and fds
+it used, so the records are checked against the truth, not against each
+other only.
+"""
+import collections
+import json
+import subprocess
+import sys
+import textwrap
+
+from argus.tracer import netio
+from conftest import require_tracing
+
+WORKLOAD = r"""
+import json, os, socket
+SIZES = [1, 100, 1500, 5000, 70000, 3]
+out = {"pid": os.getpid()}
+
+srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+srv.bind(("127.0.0.1", 0)); srv.listen(1)
+cli = socket.create_connection(srv.getsockname())
+conn, _ = srv.accept()
+sent = bytearray()
+for i, n in enumerate(SIZES):
+    data = bytes([i + 1]) * n
+    if i % 3 == 0:
+        cli.sendall(data)
+    elif i % 3 == 1:
+        assert cli.sendmsg([data[:n // 2], data[n // 2:]]) == n
+    else:
+        os.write(cli.fileno(), data)      # a short write is finished by the loop below
+    got = bytearray()
+    while len(got) < n:
+        k = i % 4
+        if k == 0:
+            conn.recv(1, socket.MSG_PEEK)     # a peek moves nothing: no record
+            got += conn.recv(n - len(got))
+        elif k == 1:
+            buf = bytearray(n - len(got)); m = conn.recv_into(buf); got += buf[:m]
+        elif k == 2:
+            got += conn.recvmsg(n - len(got))[0]
+        else:
+            got += os.read(conn.fileno(), n - len(got))
+    assert got == data
+    conn.sendall(b"ok" * (i + 1))         # the other direction
+    back = b""
+    while len(back) < 2 * (i + 1):
+        back += cli.recv(64)
+out["tcp"] = {"client": [cli.fileno(), cli.getsockname()[1]], "server": [conn.fileno(), srv.getsockname()[1]]}
+
+us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); us.bind(("127.0.0.1", 0))
+uc = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); uc.connect(us.getsockname())
+for n in (10, 700, 1400, 20):
+    uc.send(b"u" * n)
+    data, peer = us.recvfrom(4096)
+    us.sendto(data[: n // 2 + 1], peer)
+    assert len(uc.recv(4096)) == n // 2 + 1
+out["udp"] = {"client": [uc.fileno(), uc.getsockname()[1]], "server": [us.fileno(), us.getsockname()[1]]}
+print(json.dumps(out))
+"""
+
+
+def traced_workload(runner):
+    runner.run("start", "--buffer", runner.buffer, "--size", "256M", "--force")
+    try:
+        proc = subprocess.run([sys.executable, "-c", textwrap.dedent(WORKLOAD)], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        info = json.loads(proc.stdout.strip().splitlines()[-1])
+        runner.wait_drained()
+    finally:
+        runner.stop()
+    return info, [r for r in netio.net_io_rows(runner.buffer) if r.pid == info["pid"]]
+
+
+def covered(send, recvs):
+    """Whether the receives' [seq, seq + bytes) ranges tile the send's range exactly."""
+    want, end = send.seq, (send.seq + send.bytes) % (1 << 32)
+    for r in sorted(recvs, key=lambda r: r.ts_ns):
+        lo, hi = r.seq, (r.seq + r.bytes) % (1 << 32)
+        if lo == want or (lo - want) % (1 << 32) > (1 << 31) > (hi - want) % (1 << 32) > 0:
+            want = hi                      # starts at (or straddles) the next byte wanted
+        if want == end:
+            return True
+    return False
+
+
+def test_tcp_and_udp_sends_match_their_receives(argus_cli):
+    require_tracing()
+    info, rows = traced_workload(argus_cli)
+    by_key = collections.defaultdict(list)
+    for r in rows:
+        by_key[(r.key(), r.dir)].append(r)
+
+    (c_fd, c_port), (s_fd, s_port) = info["tcp"]["client"], info["tcp"]["server"]
+    tcp = [r for r in rows if r.proto == "tcp"]
+    assert {(r.fd, r.local, r.remote) for r in tcp} == {
+        (c_fd, ("127.0.0.1", c_port), ("127.0.0.1", s_port)), (s_fd, ("127.0.0.1", s_port), ("127.0.0.1", c_port))}
+    sends = [r for r in tcp if r.dir == "send"]
+    assert sum(r.bytes for r in sends if r.fd == c_fd) == 1 + 100 + 1500 + 5000 + 70000 + 3
+    assert sum(r.bytes for r in sends if r.fd == s_fd) == 2 * sum(range(1, 7))
+    for s in sends:
+        recvs = by_key[(s.peer_key(), "recv")]
+        assert covered(s, recvs), (s, recvs)
+    # the receives hold exactly the bytes sent: the peeks left none behind
+    for fd in (c_fd, s_fd):
+        peer_fd = s_fd if fd == c_fd else c_fd
+        assert sum(r.bytes for r in sends if r.fd == fd) == sum(
+            r.bytes for r in tcp if r.dir == "recv" and r.fd == peer_fd)
+    # one writer: each send starts where the last one ended
+    for fd in (c_fd, s_fd):
+        mine = [r for r in sends if r.fd == fd]
+        assert all((a.seq + a.bytes) % (1 << 32) == b.seq for a, b in zip(mine, mine[1:]))
+
+    (uc_fd, uc_port), (us_fd, us_port) = info["udp"]["client"], info["udp"]["server"]
+    udp = [r for r in rows if r.proto == "udp"]
+    client, server = ("127.0.0.1", uc_port), ("127.0.0.1", us_port)
+    assert all(r.seq is None for r in udp)
+    for fd, local, remote in ((uc_fd, client, server), (us_fd, server, client)):
+        mine = [r for r in udp if r.fd == fd]
+        assert mine and all(r.local == local and r.remote == remote for r in mine), mine
+    for s_key in ((("udp", client, server), "send"), (("udp", server, client), "send")):
+        sends = by_key[s_key]
+        recvs = by_key[((s_key[0][0], s_key[0][2], s_key[0][1]), "recv")]
+        assert [r.bytes for r in sends] == [r.bytes for r in recvs] != []
+    assert [r.bytes for r in by_key[(("udp", client, server), "send")]] == [10, 700, 1400, 20]
