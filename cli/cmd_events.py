@@ -21,7 +21,7 @@ from argus.cli.progress import Progress
 from argus.tracer.textsafe import safe
 from argus.cli.tracefile import NAME_TYPES, load_trace, stream_windows
 from argus.graphbuild.threads import decode_comm
-from argus.tracer import input_event, schema, syscalls
+from argus.tracer import input_event, netio, schema, syscalls
 from argus.graphbuild.stacks import Symbolizer
 from argus.tracer import stream
 
@@ -179,11 +179,20 @@ def describe(row, threads, trace, fns=None):
         return f"obj={d['obj']:#x} {_fn_text(row, d, fns)} probe={d['probe_id']}"
     if t in schema.GO_TYPES:     # obj: the goroutine; fn: the g register at the probe (g0 on the scheduler)
         return f"goroutine g={d['obj']:#x} (g register {d['fn']:#x})"
+    if t == schema.NET_IO:
+        (la, lp), (ra, rp) = netio.endpoints(row, trace.frames)
+        seq = f" seq={d['seq']}" if d["proto"] == "tcp" else ""
+        return (f"{d['dir']} {d['proto']} fd={d['fd']} {_hostport(la, lp)} -> {_hostport(ra, rp)} "
+                f"bytes={d['bytes']}{seq}")
     if t == schema.FILE_LOCK:
         holder = f" holder={d['holder_pid']} ({d['holder_type']})" if d["holder_pid"] else ""
         return (f"{d['kind']} {d['type']}{' wait' if d['wait'] else ''} fd={d['fd']} inode={d['inode']} "
                 f"start={d['start']} len={d['len']}{holder}")
     return ""
+
+
+def _hostport(ip, port):
+    return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
 
 
 def row_to_json(row, threads, trace, fns=None):
@@ -209,6 +218,8 @@ def row_to_json(row, threads, trace, fns=None):
         out["path"] = trace.mapping_path(row)
     elif t == schema.WAIT_SITE:
         out["fds"] = [{"fd": fd, "events": ev} for fd, ev in schema.wait_site_fds(row, trace.frames)]
+    elif t == schema.NET_IO:
+        (out["local_addr"], _), (out["remote_addr"], _) = netio.endpoints(row, trace.frames)
     elif t == schema.FUTEX_STATE:
         out["pi"] = bool(d["flags"] & schema.FUTEX_PI)
         out["join"] = bool(d["flags"] & schema.FUTEX_THREAD_EXIT)

@@ -12,6 +12,7 @@ import pytest
 from argus.cli import cmd_events
 from argus.cli.tracefile import ThreadNames
 from argus.tracer import reader, schema
+from support import net_records
 from support.crafted import Trace, ms
 from support.libc import LIBC, libc_symbol_offset
 
@@ -85,3 +86,19 @@ def test_a_go_scheduler_record_names_its_goroutine():
     assert "go_ready" in text.getvalue() and "goroutine g=0xc000123456" in text.getvalue()
     j = json.loads(js.getvalue())
     assert j["type"] == "go_ready" and j["obj"] == 0xC000123456
+
+
+def test_a_net_io_record_shows_its_4_tuple(tmp_path):
+    """net_io: text and JSON show both ends' addresses from the frames side array."""
+    path = str(tmp_path / "n.argus")
+    net_records.write_buffer(path, [net_records.record(ms(1), 100, schema.NET_SEND, 6, ("10.0.0.1", 40000),
+                                                       ("2001:db8::2", 443), 7, 100)])
+    trace = reader.decode_file(path)
+    rows = trace.rows[trace.rows["type"] == schema.NET_IO]
+    text, js = io.StringIO(), io.StringIO()
+    cmd_events._write_rows(text, rows, ThreadNames(trace.rows), trace, 0, False, None)
+    cmd_events._write_rows(js, rows, ThreadNames(trace.rows), trace, 0, True, None)
+    assert "send tcp fd=5 10.0.0.1:40000 -> [2001:db8::2]:443 bytes=100 seq=7" in text.getvalue()
+    j = json.loads(js.getvalue())
+    assert (j["local_addr"], j["local_port"], j["remote_addr"], j["remote_port"]) == \
+        ("10.0.0.1", 40000, "2001:db8::2", 443) and j["seq"] == 7 and j["dir"] == "send"

@@ -60,6 +60,15 @@ def _addresses(frames, index):
     return raw[:16], raw[16:]
 
 
+def endpoints(row, frames):
+    """((local ip, port), (remote ip, port)) of one NET_IO row (a numpy
+    record or a {column: value} dict), its addresses from the decoder's
+    frames side array."""
+    col = functools.partial(schema.column, schema.NET_IO)
+    local, remote = _addresses(frames, int(row[col("local_addr")]))
+    return (ip_text(local), int(row[col("local_port")])), (ip_text(remote), int(row[col("remote_port")]))
+
+
 def net_io_rows(trace):
     """The NET_IO records of a trace, in time order, as NetIo tuples.
 
@@ -71,13 +80,12 @@ def net_io_rows(trace):
     col = functools.partial(schema.column, schema.NET_IO)
     out = []
     for r in rows:
-        local, remote = _addresses(trace.frames, int(r[col("local_addr")]))
+        local, remote = endpoints(r, trace.frames)
         proto = schema.NET_PROTO_NAMES.get(int(r[col("proto")]), str(int(r[col("proto")])))
         out.append(NetIo(
             ts_ns=int(r["ts_ns"]), pid=int(r["pid"]), tid=int(r["tid"]), fd=int(r[col("fd")]),
             dir=schema.NET_DIR_NAMES.get(int(r[col("dir")]), "?"), proto=proto,
-            local=(ip_text(local), int(r[col("local_port")])),
-            remote=(ip_text(remote), int(r[col("remote_port")])),
+            local=local, remote=remote,
             seq=int(r[col("seq")]) if proto == "tcp" else None,
             bytes=int(r[col("bytes")])))
     return out

@@ -1,0 +1,31 @@
+"""NET_IO records as the BPF side writes them (struct argus_ev_net_io), for
+tests that need a real ring buffer with crafted connection traffic."""
+import ipaddress
+import struct
+
+from argus.tracer import producer, schema
+
+# header, then fd, dir, proto, family, reserved, bytes, seq, local_port,
+# remote_port, reserved2, inode, local_addr, remote_addr
+NET_IO = struct.Struct("<QIIHHHH" "iBBBBIIHHIQ16s16s")
+assert NET_IO.size == 88
+
+
+def addr(text):
+    """16 bytes, network order; IPv4 v4-mapped as the record keeps it."""
+    a = ipaddress.ip_address(text)
+    return (ipaddress.IPv6Address("::ffff:" + text) if a.version == 4 else a).packed
+
+
+def record(ts, tid, dir_, proto, local, remote, seq, nbytes, family=2, fd=5, inode=77, pid=100):
+    """local / remote: (ip text, port)."""
+    return NET_IO.pack(ts, pid, tid, schema.NET_IO, NET_IO.size, 0, 0,
+                       fd, dir_, proto, family, 0, nbytes, seq, local[1], remote[1], 0, inode,
+                       addr(local[0]), addr(remote[0]))
+
+
+def write_buffer(path, records, size=1 << 20):
+    producer.create_buffer(path, size, chunk_size=64 << 10)
+    with producer.Producer(path, 1) as p:
+        for rec in records:
+            p.write_raw(rec)
