@@ -75,6 +75,13 @@ def register(sub):
                    help="--detail auto: which threads escalate: every watched event loop (default), or only "
                         "those of --watch-pid / --watch-comm (a busy shared machine has loops out of their "
                         "loop all the time)")
+    p.add_argument("--cgroup", metavar="PATH",
+                   help="record only this cgroup (v2: a directory of the tree, or a path as /proc/PID/cgroup "
+                        "shows it, e.g. /system.slice/docker-ID.scope) and those below it, plus the wakeups "
+                        "that cross its boundary; a BPF filter (CPU samples and uprobes are off)")
+    p.add_argument("--netns", metavar="NS",
+                   help="record only this network namespace: /var/run/netns/NAME, /proc/PID/ns/net or an "
+                        "inode number; a BPF filter, like --cgroup")
     g = p.add_argument_group("flight recorder (docs/flight-recorder.md)")
     g.add_argument("--no-hang-detector", action="store_true",
                    help="do not watch event loops for hangs nor keep snapshots of them")
@@ -327,12 +334,16 @@ def run_start(args):
     flags += _detail_flags(args)
     flags += _uprobe_flags(args.uprobe_hooks)
     flags += ["--go-probes"] if args.go_probes else []
+    flags += ["--cgroup", args.cgroup] if args.cgroup else []
+    flags += ["--netns", args.netns] if args.netns else []
     path = os.path.abspath(args.buffer or DEFAULT_BUFFER)
     appending = not args.force and os.path.isfile(path) and os.path.getsize(path) > 0
     buffer, started = start_daemon(args.buffer, args.size, flags, force=args.force)
     st = control.status() or {}
     if started:
-        print(f"argus: tracing system-wide into {buffer} (daemon pid {st.get('pid', '?')})"
+        scope = " and ".join(f"{k} {v}" for k, v in (("cgroup", args.cgroup), ("netns", args.netns)) if v)
+        print(f"argus: tracing {'only ' + scope if scope else 'system-wide'} into {buffer} "
+              f"(daemon pid {st.get('pid', '?')})"
               + ("; appending to the trace it holds" if appending else ""))
     else:
         _send_watches(args)

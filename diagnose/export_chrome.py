@@ -34,6 +34,10 @@ def build_events(tl):
         t = next(x for x in tl["threads"] if x["pid"] == pid)
         ev.append({"ph": "M", "name": "process_name", "pid": pid, "tid": pid,
                    "args": {"name": t["process"] or t["comm"]}})
+        labels = [f"{k}={t[k]}" for k in ("container", "cgroup", "netns") if t.get(k)]
+        if labels:      # where it lives (tracer/containers.py)
+            ev.append({"ph": "M", "name": "process_labels", "pid": pid, "tid": pid,
+                       "args": {"labels": ",".join(labels)}})
 
     def meta(t, tid, name):
         ev.append({"ph": "M", "name": "thread_name", "pid": t["pid"], "tid": tid, "args": {"name": name}})

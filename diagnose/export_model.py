@@ -45,7 +45,7 @@ FLOW_TYPES = ("wakeup", "spawn", "message", "timer", "data_flag", "ownership")
 def _ident(g, utid):
     pid = int(g.threads.pid[utid])
     return {"utid": int(utid), "pid": pid, "tid": int(g.threads.tid[utid]), "comm": g.comm(utid),
-            "process": g.process_name(pid)}
+            "process": g.process_name(pid), **g.process_scope(pid)}
 
 
 def _order_threads(g, d):

@@ -77,7 +77,10 @@ def build_trace(tl):
     procs, tracks = {}, {}
     for t in tl["threads"]:
         if t["pid"] not in procs:
-            procs[t["pid"]] = descriptor(process={"pid": t["pid"], "process_name": t["process"] or t["comm"]})
+            # where it lives (container, cgroup, netns) as process labels: Perfetto's process args
+            labels = [f"{k}={t[k]}" for k in ("container", "cgroup", "netns") if t.get(k)]
+            procs[t["pid"]] = descriptor(process={"pid": t["pid"], "process_name": t["process"] or t["comm"],
+                                                  **({"process_labels": labels} if labels else {})})
         tracks[t["utid"]] = descriptor(parent_uuid=procs[t["pid"]],       # as the format's reference does
                                        thread={"pid": t["pid"], "tid": t["tid"], "thread_name": t["comm"]})
 

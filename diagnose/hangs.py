@@ -106,7 +106,7 @@ class Hang:
     def to_dict(self, g):
         return {
             "pid": self.pid, "tid": self.tid, "comm": g.comm(self.utid),
-            "process": g.process_name(self.pid), "main": self.pid == self.tid,
+            "process": g.process_name(self.pid), **g.process_scope(self.pid), "main": self.pid == self.tid,
             "kind": self.kind, "block_type": self.block_type,
             "start_ns": self.start_ns, "end_ns": self.end_ns, "dur_ns": self.dur_ns,
             "ongoing": self.ongoing, "vertex": self.vertex, "user_named": self.user_named,

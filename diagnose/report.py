@@ -226,7 +226,8 @@ def lost_records_note(lost):
 # --- JSON ---
 def _ident(g, utid):
     pid = int(g.threads.pid[utid])
-    out = {"pid": pid, "tid": int(g.threads.tid[utid]), "comm": g.comm(utid), "process": g.process_name(pid)}
+    out = {"pid": pid, "tid": int(g.threads.tid[utid]), "comm": g.comm(utid), "process": g.process_name(pid),
+           **g.process_scope(pid)}
     return out if g.hosts is None else hosts.ident(g, out)
 
 
@@ -342,7 +343,8 @@ def _who(x):
 
 
 def _proc(x):
-    return f"{x.get('process') or '?'}/{hosts.label(x)}"
+    where = x.get("container") or x.get("cgroup")      # tracer/containers.py
+    return f"{x.get('process') or '?'}/{hosts.label(x)}" + (f" [{where}]" if where else "")
 
 
 def evidence_text(ev):
@@ -501,13 +503,16 @@ def render_hangs_text(g, hangs, with_process=False, ranks=None):
     a "why" column, the thread's class in the ranking)."""
     if not hangs:
         return "no hangs\n"
-    rows = [(("process",) if with_process else ()) + ("thread", "kind", "block type", "start", "duration", "what")
+    where = any(g.process_where(h.pid) for h in hangs)      # a column only when a trace knows containers
+    rows = [(("process",) if with_process else ()) + (("where",) if where else ())
+            + ("thread", "kind", "block type", "start", "duration", "what")
             + (("why listed",) if ranks else ())]
     for h in hangs:
         what = wait_desc(g, h.vertex) if h.kind == "wait" else \
             f"cpu {fmt_pct(h.classification.evidence['cpu_share'])}, {h.classification.evidence['yields']} yields"
         dur = fmt_dur(h.dur_ns) + (" (ongoing)" if h.ongoing else "")
         rows.append(((f"{g.process_name(h.pid)}/{h.pid}",) if with_process else ()) +
+                    ((g.process_where(h.pid) or "-",) if where else ()) +
                     (f"{g.comm(h.utid)}/{h.tid}" + (" main" if h.tid == h.pid else ""), h.kind, h.block_type,
                      fmt_trace_time(g, h.start_ns), dur, what) +
                     ((ranks[id(h)].why if id(h) in ranks else "-",) if ranks else ()))

@@ -58,7 +58,8 @@ def _who(x):
 
 
 def _proc(x):
-    return f"{x.get('process') or '?'}/{x['pid']}"
+    where = x.get("container") or x.get("cgroup")      # tracer/containers.py
+    return f"{x.get('process') or '?'}/{x['pid']}" + (f" [{where}]" if where else "")
 
 
 def _per_pixel(states, a, ns_per_px):

@@ -25,7 +25,7 @@ recording started and stopped).
 """
 import numpy as np
 
-from argus.tracer import schema
+from argus.tracer import containers, schema
 from argus.graphbuild.graph import EventGraph, Table
 from argus.graphbuild.sysroles import SyscallRoles
 from argus.graphbuild.threads import decode_comm
@@ -61,6 +61,10 @@ def build_graph(rows, *, trace_start=None, trace_end=None, roles=None, splits=Tr
                     end_ts=th["end_ts"], created=th["created"], parent_utid=th["parent_utid"],
                     is_main=th["tid"] == th["pid"])
     processes = _processes(th, comm, out["ppid"])
+    # cgroup, netns and container of each process (PROC_NS rows; paths in the strings)
+    for pid, scope in containers.process_scopes(rows, side.strings if side is not None else b"").items():
+        if pid in processes:
+            processes[pid].update(scope)
     m = out["misc"]
     stats = dict(out["stats"])
     stats["splits"] = {"blocking_wait": stats.pop("splits_blocking_wait"),

@@ -28,7 +28,7 @@ import dataclasses
 
 import numpy as np
 
-from argus.tracer import schema
+from argus.tracer import containers, schema
 # Table and the kind codes live in columns.py; re-exported (G.END_BLOCKED, G.Table)
 from argus.graphbuild.columns import *  # noqa: F401,F403
 from argus.graphbuild.stacks import build_stacks
@@ -67,7 +67,8 @@ class EventGraph:
       rows          the input rows (ROW_DTYPE), for drill-down
       trace_start, trace_end   ns
       threads       Table: utid-indexed tid, pid, comm, start_ts, end_ts, exited, is_main
-      processes     dict pid -> {"name", "ppid", "main_utid"}
+      processes     dict pid -> {"name", "ppid", "main_utid"}, and where a PROC_NS
+                    record says: "cgroup_id", "cgroup", "netns", "container"
       seg           Table of segments (see builder/segments for the columns)
       thread_seg_lo, thread_seg_hi   per utid, segment id range
       thread_rows   row indices grouped by thread (utid order, time order
@@ -203,6 +204,17 @@ class EventGraph:
     def process_name(self, pid):
         p = self.processes.get(int(pid))
         return p["name"] if p else ""
+
+    def process_scope(self, pid):
+        """{"container", "cgroup", "netns"} of a process, the keys known
+        (PROC_NS records; tracer/containers.py), {} when none."""
+        p = self.processes.get(int(pid)) or {}
+        return {k: p[k] for k in ("container", "cgroup", "netns") if p.get(k)}
+
+    def process_where(self, pid):
+        """One phrase for where a process lives ("docker:0123456789ab netns
+        4026531840"), "" when unknown."""
+        return containers.describe(self.process_scope(pid))
 
     def syscall_name(self, nr):
         nr = int(nr)

@@ -53,6 +53,7 @@ SWITCH = 24
 SYSCALL = 25
 DETAIL = 26             # argusd switched the recording tier (docs/linux-tracer.md, "Detail tiers")
 NET_IO = 27             # bytes moved on a TCP/UDP socket, with its 4-tuple (tracer/netio.py reads them)
+PROC_NS = 28            # a process's cgroup and network namespace (tracer/containers.py reads them)
 CALLBACK_BEGIN = 48
 CALLBACK_END = 49
 ENQUEUE = 50
@@ -109,6 +110,7 @@ TYPE_NAMES = {
     GO_PARK: "go_park",
     DETAIL: "detail",
     NET_IO: "net_io",
+    PROC_NS: "proc_ns",
 }
 TYPE_BY_NAME = {v: k for k, v in TYPE_NAMES.items()}
 # record types that never appear as rows (not in TYPE_NAMES / ROW_FIELDS)
@@ -365,6 +367,8 @@ ROW_FIELDS = {
              F("bytes", "val", "u32"), F("seq", "peer_tid", "u32"), F("local_port", "peer_pid", "u16"),
              F("remote_port", "nr", "u16"), F("inode", "obj2", "u64"),
              F("local_addr", "obj", "side")),     # frames[obj : obj + 4]: local, then remote address
+    PROC_NS: (F("cgroup_id", "obj", "u64"), F("netns_ino", "obj2", "u32"),
+              F("path", "peer_tid", "side"), F("path_len", "peer_pid", "side")),   # strings[peer_tid:][:peer_pid]
     TIMER: (F("timer_id", "obj", "u64"), F("expires_ns", "val", "s64"), F("arm_ts_ns", "obj2", "u64"),
             F("arm_pid", "peer_pid", "u32"), F("arm_tid", "peer_tid", "u32"),
             F("kind", "state", "u8", names=TIMER_KIND_NAMES), F("mode", "reason", "u8"),
@@ -445,6 +449,12 @@ def mapping_path(row, strings):
     """The path of one MAPPING row, from the decoder's strings side array."""
     lo = int(row[column(MAPPING, "path")])
     return strings[lo:lo + int(row[column(MAPPING, "path_len")])].decode(errors="replace")
+
+
+def proc_ns_path(row, strings):
+    """The cgroup path of one PROC_NS row ("" when argusd could not name it)."""
+    lo = int(row[column(PROC_NS, "path")])
+    return strings[lo:lo + int(row[column(PROC_NS, "path_len")])].decode(errors="replace")
 
 
 def wait_site_fds(row, frames):

@@ -12,7 +12,8 @@ from argus.diagnose.slice import CAUSAL_TYPES, candidates, program_order_step
 def who(g, v):
     u = int(g.seg.utid[v])
     pid = int(g.threads.pid[u])
-    return f"{g.comm(u)}/{int(g.threads.tid[u])}", f"{g.process_name(pid)}/{pid}"
+    where = g.process_where(pid)
+    return f"{g.comm(u)}/{int(g.threads.tid[u])}", f"{g.process_name(pid)}/{pid}" + (f" [{where}]" if where else "")
 
 
 def causal_in_edges(g, v):

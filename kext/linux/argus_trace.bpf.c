@@ -105,6 +105,7 @@ static __always_inline __u64 submit_flags(void)
 }
 
 #include "stage.bpf.h"
+#include "scope.bpf.h"
 
 /* What a thread is blocked in, so sched_switch can say why it sleeps. */
 struct syscall_state {
@@ -371,7 +372,8 @@ static __always_inline int handle_sched_switch(struct stage_hold *h, void *ctx, 
 {
 	__u64 ts = bpf_ktime_get_ns();
 	/* pid 0 is the per-CPU idle task: its "switches" are idle periods. */
-	bool out = prev->pid && !excluded(prev->tgid), in = next->pid && !excluded(next->tgid);
+	bool out = prev->pid && !excluded(prev->tgid) && !outside(prev),
+	     in = next->pid && !excluded(next->tgid) && !outside(next);
 
 	if (out)
 		emit_switch(h, ctx, prev, in ? next : NULL, preempt, prev_state, ts);
@@ -395,6 +397,10 @@ static __always_inline int handle_wakeup(struct stage_hold *h, struct task_struc
 	/* An interrupt that lands while the daemon runs wakes on nobody's
 	 * behalf: only the daemon's own wakeups are left out. */
 	if (w.context == ARGUS_WAKE_TASK && excluded(waker_pid))
+		return 0;
+	/* Scoped: a wakeup with an end inside is kept (it crosses the boundary
+	 * or stays inside); an interrupt's needs its wakee inside. */
+	if (outside(p) && (w.context != ARGUS_WAKE_TASK || outside(cur)))
 		return 0;
 	ts = bpf_ktime_get_ns();
 	e = reserve(h, sizeof(*e));
@@ -433,7 +439,7 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	cur = bpf_get_current_task_btf();
 	tid = cur->pid;
 	pid_tgid = (__u64)cur->tgid << 32 | tid;
-	if (excluded(pid_tgid >> 32))
+	if (excluded(pid_tgid >> 32) || outside(cur))
 		return 0;
 	if (cls.layout == ARGUS_SCL_FCNTL && !fcntl_lock_cmd(PT_REGS_PARM2_SYSCALL(regs)))
 		return 0;
@@ -555,7 +561,7 @@ static __always_inline int handle_fork(struct stage_hold *h, struct task_struct 
 {
 	struct argus_ev_fork *e;
 
-	if (excluded(parent->tgid))
+	if (excluded(parent->tgid) || (outside(parent) && outside(child)))
 		return 0;
 	e = reserve(h, sizeof(*e));
 	if (!e)
@@ -565,6 +571,8 @@ static __always_inline int handle_fork(struct stage_hold *h, struct task_struct 
 	copy_comm(e->comm, child->comm);
 	fill_header(&e->h, ARGUS_EV_FORK, sizeof(*e), parent->tgid, parent->pid, bpf_ktime_get_ns());
 	submit(h, e);
+	if (child->pid == child->tgid)          /* a new process: where it starts */
+		emit_proc_ns(h, child);
 	return 0;
 }
 
@@ -572,7 +580,7 @@ static __always_inline int emit_comm(struct stage_hold *h, struct task_struct *p
 {
 	struct argus_ev_comm *e;
 
-	if (excluded(p->tgid))
+	if (excluded(p->tgid) || outside(p))
 		return 0;
 	e = reserve(h, sizeof(*e));
 	if (!e)
@@ -588,7 +596,7 @@ static __always_inline int handle_exit(struct stage_hold *h, struct task_struct 
 	struct argus_ev_exit *e;
 	__u32 tid = p->pid;
 
-	if (excluded(p->tgid))
+	if (excluded(p->tgid) || outside(p))
 		return 0;
 	e = reserve(h, sizeof(*e));
 	if (!e)
@@ -796,6 +804,8 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct li
 
 	stage_enter(&h);
 	emit_comm(&h, p, ARGUS_EV_EXEC, p->comm);
+	if (!excluded(p->tgid) && !outside(p))
+		emit_proc_ns(&h, p);
 	stage_exit(&h, on_idle());
 	return 0;
 }
@@ -807,6 +817,22 @@ int BPF_PROG(sched_process_exit, struct task_struct *p)
 
 	stage_enter(&h);
 	handle_exit(&h, p);
+	stage_exit(&h, on_idle());
+	return 0;
+}
+
+/* After the move: the task's cgroup is the new one.  Also fires for moves in
+ * v1 hierarchies, which repeat the unchanged v2 id (harmless). */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(cgroup_attach_task, struct cgroup *dst_cgrp, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	struct stage_hold h;
+
+	if (excluded(task->tgid) || outside(task))
+		return 0;
+	stage_enter(&h);
+	emit_proc_ns(&h, task);
 	stage_exit(&h, on_idle());
 	return 0;
 }
@@ -837,7 +863,7 @@ int BPF_PROG(sched_switch_lean, bool preempt, struct task_struct *prev, struct t
 {
 	struct stage_hold h;
 
-	if (!argus_lean || !prev->pid || excluded(prev->tgid))
+	if (!argus_lean || !prev->pid || excluded(prev->tgid) || outside(prev))
 		return 0;
 	stage_enter(&h);
 	lean_switch_out(&h, prev, task_state_of(preempt, prev_state), bpf_ktime_get_ns());
@@ -852,7 +878,7 @@ int BPF_PROG(sched_waking_lean, struct task_struct *p)
 	struct stage_hold h;
 	struct wake_ctx w;
 
-	if (!argus_lean || !cur->pid || excluded(cur->tgid) || excluded(p->tgid))
+	if (!argus_lean || !cur->pid || excluded(cur->tgid) || excluded(p->tgid) || (outside(cur) && outside(p)))
 		return 0;
 	wake_context(cur, p, &w);
 	if (w.context != ARGUS_WAKE_TASK)
@@ -870,6 +896,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	struct stage_hold h;
 
 	stage_enter(&h);
+	stage_note_switch(&h, prev->pid, next->pid);
 	handle_sched_switch(&h, ctx, preempt, prev, next, prev_state);
 	stage_exit(&h, !next->pid || !prev->pid);
 	return 0;

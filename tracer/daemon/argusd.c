@@ -702,6 +702,8 @@ int main(int argc, char **argv)
 	cfg.capture_stacks = !env.no_stacks;
 	cfg.lean_programs = env.detail != ARGUS_DETAIL_MODE_FULL;
 	cfg.verbose = env.verbose;
+	cfg.scope_cgroup_id = env.scope.cgroup_id;
+	cfg.scope_netns = env.scope.netns;
 	cfg.observe = observe;
 	cfg.observe_ctx = &d;
 	if (start_hang_detector(&d))
@@ -719,14 +721,16 @@ int main(int argc, char **argv)
 		report_failure("%s", err[0] ? err : strerror(-ret));
 		goto cleanup;
 	}
-	if (env.sample_hz && !env.no_stacks) {   /* samples without stacks explain nothing */
+	if ((env.scope.cgroup_id || env.scope.netns) && (env.sample_hz || env.uprobe_hooks || !env.no_go_probes))
+		log_msg("--cgroup / --netns: no CPU samples, uprobe hooks or Go probes (they are not scoped)");
+	if (env.sample_hz && !env.no_stacks && !env.scope.cgroup_id && !env.scope.netns) {   /* samples without stacks explain nothing */
 		struct argus_sampler_config scfg = { .freq_hz = env.sample_hz, .exclude_tgid = (uint32_t)getpid(),
 						     .verbose = env.verbose, .observe = observe, .observe_ctx = &d };
 
 		if (argus_sampler_open(&scfg, &d.sampler, err, sizeof(err)))
 			log_msg("no CPU samples: %s", err);
 	}
-	if (env.uprobe_hooks || !env.no_go_probes) {
+	if ((env.uprobe_hooks || !env.no_go_probes) && !env.scope.cgroup_id && !env.scope.netns) {
 		struct argus_uprobes_config ucfg = { .hooks_path = env.uprobe_hooks, .go = !env.no_go_probes,
 						     .exclude_tgid = (uint32_t)getpid(), .skipped = log_line,
 						     .notice = log_line,
@@ -742,7 +746,7 @@ int main(int argc, char **argv)
 		report_failure("failed to start in lean detail (see the log)");
 		goto cleanup;
 	}
-	nsnap = write_snapshot(&d.ctx);
+	nsnap = write_snapshot(&d.ctx, &env.scope);
 	open_urings(&d);
 	d.start_ns = now_ns();
 	tick(&d);

@@ -29,6 +29,7 @@
 #include "platform.h"
 #include "side_source.h"
 #include "thread_names.h"
+#include "cgroup_path.h"
 
 #define TICK_NS 1000000000ull
 
@@ -59,6 +60,8 @@ struct env {
 	unsigned nwatch_pids;
 	const char *watch_comms[HD_MAX_WATCH];
 	unsigned nwatch_comms;
+	/* --cgroup / --netns: record only inside (cgroup_path.c); zeros = everything */
+	struct argus_scope scope;
 };
 /* Fills env from argv (defaults first): 0, or a negative errno once the
  * reason is out through c (argusd_fail). */

@@ -46,6 +46,7 @@ static const char usage[] =
 	"              [--snapshot-dir DIR [--hang-threshold-ms MS] [--snapshot-before-s S]\n"
 	"               [--snapshot-max-bytes BYTES] [--snapshot-max-total BYTES] [--snapshot-max-count N]\n"
 	"               [--watch-pid PID]... [--watch-comm COMM]...]\n"
+	"              [--cgroup PATH] [--netns NS]\n"
 	"\n"
 	"System-wide tracing daemon: records scheduler, wakeup, syscall and process events\n"
 	"into the ring buffer FILE and answers `status` and `stop` on the Unix socket PATH.\n"
@@ -85,7 +86,13 @@ static const char usage[] =
 	"  --snapshot-max-total BYTES  all snapshots (default 1G; oldest snapshots deleted)\n"
 	"  --snapshot-max-count N  snapshots kept (default 20; oldest deleted)\n"
 	"  --watch-pid PID       also watch this process's threads, event loop or not (repeatable)\n"
-	"  --watch-comm COMM     also watch processes of this name (repeatable)\n";
+	"  --watch-comm COMM     also watch processes of this name (repeatable)\n"
+	"  --cgroup PATH         record only this cgroup v2 (a directory of the tree, or a path\n"
+	"                        below its root as in /proc/PID/cgroup) and those below it,\n"
+	"                        plus the wakeups that cross its boundary\n"
+	"  --netns NS            record only this network namespace: /var/run/netns/NAME,\n"
+	"                        /proc/PID/ns/net or an inode number (CPU samples and uprobes\n"
+	"                        are off under either)\n";
 
 static int parse_bytes(const char *s, uint64_t *out)
 {
@@ -149,7 +156,7 @@ static char *default_log_path(const char *socket_path)
 
 enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS, OPT_SAMPLE_HZ, OPT_SNAP_DIR,
        OPT_HANG_MS, OPT_SNAP_BEFORE, OPT_SNAP_BYTES, OPT_SNAP_TOTAL, OPT_SNAP_COUNT, OPT_WATCH_PID,
-       OPT_WATCH_COMM, OPT_UPROBE_HOOKS, OPT_SYSCALL_PROBES, OPT_GO_PROBES, OPT_NO_GO_PROBES,
+       OPT_WATCH_COMM, OPT_CGROUP, OPT_NETNS, OPT_UPROBE_HOOKS, OPT_SYSCALL_PROBES, OPT_GO_PROBES, OPT_NO_GO_PROBES,
        OPT_DETAIL, OPT_ESCALATE_MS, OPT_ESCALATE_NAMED };
 
 /* A positive integer option at most max: 0, or one line and -EINVAL. */
@@ -249,10 +256,14 @@ int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *
 		{ "snapshot-max-count", required_argument, NULL, OPT_SNAP_COUNT },
 		{ "watch-pid", required_argument, NULL, OPT_WATCH_PID },
 		{ "watch-comm", required_argument, NULL, OPT_WATCH_COMM },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "netns", required_argument, NULL, OPT_NETNS },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	const char *buffer = NULL, *socket_path = NULL, *log = NULL, *snap_dir = NULL;
+	const char *cgroup = NULL, *netns = NULL;
+	char why[512];
 	long fd;
 	char *end;
 	int c;
@@ -363,6 +374,12 @@ int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *
 		case OPT_SNAP_DIR:
 			snap_dir = optarg;
 			break;
+		case OPT_CGROUP:
+			cgroup = optarg;
+			break;
+		case OPT_NETNS:
+			netns = optarg;
+			break;
 		case OPT_HANG_MS:
 		case OPT_SNAP_BEFORE:
 		case OPT_SNAP_BYTES:
@@ -391,6 +408,10 @@ int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *
 	}
 	if (env->detail == ARGUS_DETAIL_MODE_AUTO && !snap_dir) {
 		argusd_fail(ctx, "--detail auto needs the hang detector (--snapshot-dir)");
+		return -EINVAL;
+	}
+	if (argus_scope_init(&env->scope, cgroup, netns, why, sizeof(why))) {
+		argusd_fail(ctx, "%s", why);
 		return -EINVAL;
 	}
 	if (!buffer || !socket_path) {

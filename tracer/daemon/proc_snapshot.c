@@ -16,6 +16,7 @@
 
 #include "argusd_ctx.h"
 #include "proc_snapshot.h"
+#include "cgroup_path.h"
 
 static uint32_t parse_id(const char *s)
 {
@@ -76,7 +77,26 @@ static void read_comm(uint32_t pid, uint32_t tid, char comm[ARGUS_COMM_LEN])
 }
 
 /* Threads that vanish while we walk are simply not in the snapshot. */
-uint64_t write_snapshot(const struct argusd_ctx *c)
+/* Where a process lives, with its cgroup path (the kernel side writes the
+ * same record at exec, fork and cgroup moves). */
+static void write_proc_ns(const struct argusd_ctx *c, uint32_t pid)
+{
+	union {
+		struct argus_ev_proc_ns rec;
+		char bytes[ARGUS_EVENT_MAX_SIZE];
+	} u;
+	size_t len;
+
+	memset(&u, 0, sizeof(u));
+	u.rec.cgroup_id = argus_proc_cgroup_id(pid);
+	u.rec.netns_ino = argus_proc_netns(pid);
+	len = argus_cgroup_path(pid, u.rec.cgroup_id, u.rec.path, ARGUS_PROC_NS_MAX_PATH);
+	fill_header(&u.rec.h, ARGUS_EV_PROC_NS, (uint16_t)(ARGUS_PROC_NS_BASE_SIZE + (len ? (len + 1 + 7) / 8 * 8 : 0)),
+		    pid, pid);
+	argusd_write(c, &u, u.rec.h.size);
+}
+
+uint64_t write_snapshot(const struct argusd_ctx *c, const struct argus_scope *scope)
 {
 	struct argus_ev_proc_snapshot rec;
 	struct dirent *pe, *te;
@@ -94,7 +114,10 @@ uint64_t write_snapshot(const struct argusd_ctx *c)
 		pid = parse_id(pe->d_name);
 		if (!pid)
 			continue;
+		if ((scope->cgroup_id || scope->netns) && !argus_scope_has_pid(scope, pid))
+			continue;
 		ppid = read_ppid(pid);
+		write_proc_ns(c, pid);
 		snprintf(path, sizeof(path), "/proc/%u/task", pid);
 		tasks = opendir(path);
 		if (!tasks)
@@ -129,5 +152,7 @@ int emit_name(void *ctx, struct argus_ev_proc_snapshot *rec)
 	if (!rec->ppid && rec->is_main_thread)
 		rec->ppid = read_ppid(pid);
 	fill_header(&rec->h, ARGUS_EV_PROC_SNAPSHOT, sizeof(*rec), pid, tid);
+	if (rec->is_main_thread)        /* where it lives, too, while the process does */
+		write_proc_ns(c, pid);
 	return argusd_write(c, rec, sizeof(*rec));
 }

@@ -13,7 +13,10 @@
 struct argusd_ctx;
 
 /* Every thread in /proc, one record each through c; returns the threads written. */
-uint64_t write_snapshot(const struct argusd_ctx *c);
+/* Every thread (of the processes in scope: cgroup_path.h), and a PROC_NS
+ * per process (its cgroup and network namespace). */
+struct argus_scope;
+uint64_t write_snapshot(const struct argusd_ctx *c, const struct argus_scope *scope);
 /* thread_names_emit_fn: ctx is the struct argusd_ctx the record goes through;
  * fills comm / ppid from /proc when unknown. */
 int emit_name(void *ctx, struct argus_ev_proc_snapshot *rec);

@@ -72,6 +72,8 @@ _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_e
 /* Fixed part of the variable-length records. */
 #define USER_STACK_BASE_SIZE offsetof(struct argus_ev_user_stack, frames)
 #define MAPPING_BASE_SIZE offsetof(struct argus_ev_mapping, path)
+_Static_assert(offsetof(struct argus_ev_proc_ns, path) == ARGUS_PROC_NS_BASE_SIZE &&
+	       sizeof(struct argus_ev_proc_ns) == ARGUS_EVENT_MAX_SIZE, "PROC_NS layout");
 
 /* Smallest valid size of each known type; 0 = unknown. */
 static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
@@ -102,6 +104,7 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_SYSCALL] = ARGUS_SYSCALL_SIZE,
 	[ARGUS_EV_DETAIL] = sizeof(struct argus_ev_detail),
 	[ARGUS_EV_NET_IO] = sizeof(struct argus_ev_net_io),
+	[ARGUS_EV_PROC_NS] = ARGUS_PROC_NS_BASE_SIZE,
 	[ARGUS_EV_CALLBACK_BEGIN ... ARGUS_EV_PROBE_RETURN] = sizeof(struct argus_ev_probe),
 	[ARGUS_EV_GO_READY ... ARGUS_EV_GO_PARK] = sizeof(struct argus_ev_probe),
 };
@@ -221,6 +224,22 @@ static int widen_side(struct decode_ctx *d, struct argus_row *r, const void *rec
 		r->val = (int64_t)e->pgoff;
 		r->aux = (int32_t)e->prot;
 		r->nr = e->dev;
+		r->peer_tid = (uint32_t)res->strings_len;
+		r->peer_pid = (uint32_t)len;
+		res->strings_len += len + 1;
+	} else if (r->type == ARGUS_EV_PROC_NS) {
+		/* the cgroup path, if argusd appended one, in the strings like a MAPPING's */
+		const struct argus_ev_proc_ns *e = rec;
+		size_t room = size - ARGUS_PROC_NS_BASE_SIZE, len = strnlen(e->path, room);
+
+		r->obj = e->cgroup_id;
+		r->obj2 = e->netns_ino;
+		if (res->strings_len + len + 1 > UINT32_MAX)
+			return 0;
+		if (reserve_side((void **)&res->strings, &d->strings_cap, res->strings_len, len + 1, 1))
+			return -ENOMEM;
+		memcpy(res->strings + res->strings_len, e->path, len);
+		res->strings[res->strings_len + len] = 0;
 		r->peer_tid = (uint32_t)res->strings_len;
 		r->peer_pid = (uint32_t)len;
 		res->strings_len += len + 1;
@@ -633,7 +652,7 @@ static bool kept_from_before_window(uint16_t type, uint64_t ts_ns, uint64_t sinc
 	if (type == ARGUS_EV_USER_STACK || type == ARGUS_EV_KERNEL_STACK)
 		return ts_ns + STACK_LOOKBACK_NS >= since_ns;
 	return type == ARGUS_EV_PROC_SNAPSHOT || type == ARGUS_EV_THREAD_NAME ||
-	       type == ARGUS_EV_FD_INFO || type == ARGUS_EV_MAPPING;
+	       type == ARGUS_EV_FD_INFO || type == ARGUS_EV_MAPPING || type == ARGUS_EV_PROC_NS;
 }
 
 /* argus_rb_read_window visitor for the chunks outside the window: only the

@@ -81,6 +81,7 @@ enum argus_event_type {
 	ARGUS_EV_SYSCALL = 25,        /* SYSCALL_ENTER + SYSCALL_EXIT of a call that did not block (v4): two rows */
 	ARGUS_EV_DETAIL = 26,         /* argusd switched the recording tier (full / lean), from here on */
 	ARGUS_EV_NET_IO = 27,         /* bytes a read/write/send/recv moved on a TCP or UDP socket, with its 4-tuple */
+	ARGUS_EV_PROC_NS = 28,        /* a process's cgroup and network namespace (exec, fork, cgroup move, start-up) */
 	/* User-space tracepoints (dylib-instrument/ trampolines), struct
 	 * argus_ev_probe; numbered from 48 so the kernel-side types can grow. */
 	ARGUS_EV_CALLBACK_BEGIN = 48, /* an event loop starts running a callback (dispatch) */
@@ -355,6 +356,23 @@ struct argus_ev_proc_snapshot {     /* 48 bytes */
 	__u32 ppid;
 	__u32 is_main_thread;
 	char comm[ARGUS_COMM_LEN];
+};
+
+/* Where a process lives: its cgroup v2 id (the inode of the cgroup's
+ * directory; 0 when unknown) and its network namespace inode (0 once the
+ * task dropped its namespaces).  Header pid = tid = the process.  The
+ * kernel side writes the 40-byte base (exec, fork of a process, cgroup
+ * move: kext/linux/scope.bpf.h); argusd appends the cgroup's path as
+ * /proc/PID/cgroup gives it ("/system.slice/x.service", NUL-terminated,
+ * padded to 8) and writes one per process at start-up. */
+#define ARGUS_PROC_NS_MAX_PATH 216
+#define ARGUS_PROC_NS_BASE_SIZE 40      /* the kernel's records: no path */
+struct argus_ev_proc_ns {           /* 40 + path bytes, at most 256 */
+	struct argus_event_header h;
+	__u64 cgroup_id;
+	__u32 netns_ino;
+	__u32 flags;                 /* 0 */
+	char path[ARGUS_PROC_NS_MAX_PATH];   /* NUL-terminated; absent from the kernel's records */
 };
 
 struct argus_ev_data_flag {         /* 48 bytes: DATA_FLAG_WRITE / _READ */

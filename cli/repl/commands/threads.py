@@ -24,7 +24,9 @@ def run(ctx, args):
     for pid in pids:
         for u in g.utids_of_pid(pid):
             c = B.classify(g, u, ctx.hang.start_ns, ctx.hang.end_ns)
-            t.add_row(f"{g.comm(u)}/{int(g.threads.tid[u])}", f"{g.process_name(pid)}/{pid}", c.block_type,
+            where = g.process_where(pid)
+            t.add_row(f"{g.comm(u)}/{int(g.threads.tid[u])}",
+                      f"{g.process_name(pid)}/{pid}" + (f" [{where}]" if where else ""), c.block_type,
                       evidence_text(c.evidence))
             n += 1
     if n == 0:

@@ -36,6 +36,8 @@ struct argus_tracer_config {
 	int lean_programs;            /* load the lean tier's scheduler programs (--detail lean or auto):
 	                               * under full detail they would run on every switch and wakeup */
 	int verbose;                  /* loader diagnostics on stderr */
+	uint64_t scope_cgroup_id;     /* record only this cgroup v2 and below (kext/linux/scope.bpf.h); 0 = any */
+	uint32_t scope_netns;         /* record only this network namespace inode; 0 = any */
 	/* Called with every record written into the file (argusd tracks what
 	 * each thread last wrote, thread_names.c); may be NULL. */
 	void (*observe)(void *ctx, const void *rec, uint32_t size);

@@ -34,6 +34,7 @@
 #include "argus_trace.h"
 #include "argus_trace.skel.h"
 #include "bpf_loader_util.h"
+#include "cgroup_path.h"
 #include "platform.h"
 
 /* How syscalls are traced. */
@@ -511,6 +512,8 @@ static int open_object(struct linux_tracer *t, const struct argus_tracer_config 
 	obj->rodata->wakeup_bytes = (__u32)wake;
 	obj->rodata->targ_exclude_tgid = cfg->exclude_tgid;
 	obj->rodata->capture_stacks = cfg->capture_stacks != 0;
+	obj->rodata->scope_cgroup_id = cfg->scope_cgroup_id;
+	obj->rodata->scope_netns = cfg->scope_netns;
 	/* Scrambles kernel addresses (timers, files) into ids; a failed
 	 * getrandom leaves the ids unscrambled but still correct. */
 	if (getrandom((void *)&obj->rodata->id_key, sizeof(obj->rodata->id_key), 0) !=
@@ -594,6 +597,25 @@ cleanup:
 	return ret;
 }
 
+union argus_proc_ns_buf {
+	struct argus_ev_proc_ns rec;
+	char bytes[ARGUS_EVENT_MAX_SIZE];   /* the same 256 bytes: the path may fill it */
+};
+
+/* The kernel's PROC_NS names the cgroup by id: the copy that goes to the
+ * file carries its path too (cgroup_path.c), padded to 8. */
+static const struct argus_event_header *with_cgroup_path(const struct argus_event_header *h,
+							 union argus_proc_ns_buf *out)
+{
+	size_t len;
+
+	memset(out, 0, sizeof(*out));
+	memcpy(&out->rec, h, ARGUS_PROC_NS_BASE_SIZE);
+	len = argus_cgroup_path(h->pid, out->rec.cgroup_id, out->rec.path, ARGUS_PROC_NS_MAX_PATH);
+	out->rec.h.size = (uint16_t)(ARGUS_PROC_NS_BASE_SIZE + (len ? (len + 1 + 7) / 8 * 8 : 0));
+	return &out->rec.h;
+}
+
 /* One BPF ring-buffer sample is a blob of whole records (the programs stage
  * them per CPU, kext/linux/stage.bpf.h).  Invalid input from the kernel side
  * is counted and skipped, never fatal: a record whose size does not fit the
@@ -602,6 +624,7 @@ cleanup:
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct linux_tracer *t = ctx;
+	union argus_proc_ns_buf ns_rec;
 	size_t off = 0;
 
 	while (off < size) {
@@ -612,6 +635,8 @@ static int on_record(void *ctx, void *data, size_t size)
 			return 0;
 		}
 		off += h->size;
+		if (h->type == ARGUS_EV_PROC_NS && h->size == ARGUS_PROC_NS_BASE_SIZE)
+			h = with_cgroup_path(h, &ns_rec);
 		if (argus_rb_write(t->out, h, h->size)) {
 			t->rejected++;
 			continue;
