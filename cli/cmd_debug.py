@@ -116,6 +116,12 @@ def add_diagnosis_args(p, json=True):
 # decoded focused on the processes near the hang's (tracer/focus.py): a busy
 # machine's few seconds are millions of events, and gigabytes to build
 FOCUS_MIN_EVENTS = 1_000_000
+# rows a focused window keeps at most: rows plus their graph cost ~160 bytes
+# each at the peak, so this keeps `argus debug` well under 1 GB however long
+# the hang (its neighbourhood's farthest processes go first; the report says so)
+FOCUS_MAX_ROWS = 3_000_000
+# hangs of the index tried, focused, before the graph's own ranking decides
+INDEX_TRIES = 3
 
 
 def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None, window_s=None, focus_pid=None):
@@ -139,7 +145,7 @@ def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None, window_s=
         if events > FOCUS_MIN_EVENTS:
             progress.stage(f"decoding {path} (a window of {fmt_count(events)} events, focused on the processes "
                            f"near pid {focus_pid})")
-            trace = focus.decode_focused(path, focus_pid, since, until,
+            trace = focus.decode_focused(path, focus_pid, since, until, max_rows=FOCUS_MAX_ROWS,
                                          decode=lambda **kw: load_trace(path, names=False, warn=False, **kw)[0])
             progress.finished("kept", trace.nrows)
         else:
@@ -179,6 +185,8 @@ def _notes(trace):
     if trace.focus:
         notes.append(f"a busy window: only the {len(trace.focus)} processes within {focus.MAX_HOPS} wakeups or forks "
                      "of the hung one were decoded (tracer/focus.py); --pid PID --window SECONDS decodes everything")
+    if trace.focus_note:
+        notes.append(trace.focus_note)
     if trace.records_overwritten:
         notes.append(f"the oldest {trace.records_overwritten:,} records were overwritten (buffer wrapped)")
     if trace.records_lost:
@@ -292,7 +300,8 @@ def open_context(args, interactive=False):
                     raise ArgusError("--threshold must be positive")
                 args.buffer = resolve_buffer(args.buffer)     # said once
                 picked = index_answer.pick(args.buffer, threshold_ns)
-            if picked is not None:
+            tried = []
+            while picked is not None:
                 # the index named the hang: decode only the window around it
                 h, half = picked
                 at_ns = (h.start_ns + h.end_ns) // 2
@@ -300,11 +309,16 @@ def open_context(args, interactive=False):
                     trace, g, hang = _graph(args, hang_acceptor(h.pid, None, None, at_ns, threshold_ns), at_ns=at_ns,
                                             pid=h.pid, window_s=half / 1e9, focus_pid=h.pid)
                     ranked = None
+                    break
                 except ArgusError as e:
-                    # the graph's model disagrees with the index's: the ranking of the graph decides
-                    print(safe_lines(f"argus: {e}; ranking the hangs of the decoded buffer instead"),
+                    # the graph's model disagrees with the index's: the next candidate, focused as well (a
+                    # decode of the busy buffer unfocused is gigabytes), then the ranking of the graph
+                    tried.append(h.tid)
+                    more = len(tried) < INDEX_TRIES
+                    print(safe_lines(f"argus: {e}; " + ("trying the index's next candidate" if more else
+                                                        "ranking the hangs of the decoded buffer instead")),
                           file=sys.stderr)
-                    picked = None
+                    picked = index_answer.pick(args.buffer, threshold_ns, skip=tried) if more else None
             if picked is None:
                 ranked = [] if args.pid is None else None
                 trace, g, hang = _graph(args, hang_acceptor(args.pid, args.tid, args.at, None, threshold_ns, ranked),

@@ -86,20 +86,21 @@ def run_hangs(args, path, threshold_ns):
     return 0
 
 
-def pick(path, threshold_ns):
+def pick(path, threshold_ns, skip=()):
     """`argus debug` without --pid: (IndexHang, window half-width ns) of the
     hang to explain, its first line already on stderr (and the top three
     when the choice is not clear), or None when the index cannot answer or
-    holds no candidate (the caller decodes)."""
+    holds no candidate (the caller decodes).  skip: tids whose hang the
+    graph did not confirm (the next candidate's line says so)."""
     ans = load(path, threshold_ns)
     if ans is None:
         return None
-    ranked = indexed.rank(ans.hangs)
+    ranked = [c for c in indexed.rank(ans.hangs) if c.tid not in skip]
     if not ranked:
         return None
     h = ranked[0]
     print(safe_lines(indexed.first_line(h, ans.origin, ans.wall_offset)), file=sys.stderr, flush=True)
-    if indexed.ambiguous(ranked):
+    if indexed.ambiguous(ranked) and not skip:
         seen, lines = set(), []
         for c in ranked:
             if c.tid in seen:

@@ -56,3 +56,27 @@ def test_kernel_threads_and_interrupts_do_not_join_everyone():
     rows["peer_pid"] = [11, 10, 12, 2]          # 300 is a kthread (ppid 2) that woke 10
     rows["reason"] = [schema.WAKE_TASK, schema.WAKE_TASK, schema.WAKE_HARDIRQ, 0]
     assert focus.kept_pids(rows, 10) == {10, 11, 300}      # 12: an interrupt's wakeup, not 11's doing
+
+
+def test_row_cap_drops_the_farthest_processes_first_and_says_so():
+    whole = reader.decode_file(GOLDEN, strict=False)
+    lo, hi = int(whole.first_ts), int(whole.last_ts)
+    one = reader.decode_file(GOLDEN, strict=False, since_ns=lo, until_ns=hi)
+    pid = busiest_waker(one.rows)
+    full = focus.decode_focused(str(GOLDEN), pid, lo, hi)
+    assert full.focus_note == ""
+    near = focus.kept_pids(one.rows, pid)
+    capped = focus.decode_focused(str(GOLDEN), pid, lo, hi, max_rows=full.nrows - 1)
+    # fewer processes, the hung one always, and each kept process's rows whole (the uncapped set's rows of them)
+    assert pid in capped.focus and capped.focus < full.focus <= near
+    assert capped.nrows <= full.nrows - 1 and "capped at" in capped.focus_note
+    keep = list(capped.focus)
+    activity = np.isin(full.rows["type"], list(focus._ACTIVITY))
+    want = full.rows[~activity | np.isin(full.rows["pid"], keep)
+                     | (np.isin(full.rows["type"], focus._WAKEUPS) & np.isin(full.rows["peer_pid"], keep))]
+    assert without_side_offsets(capped.rows).tobytes() == without_side_offsets(want).tobytes()
+
+
+def test_closure_counts_hops():
+    pairs = np.array([[10, 11], [11, 12], [12, 13]], np.int64)
+    assert focus._closure(pairs, set(), 10) == {10: 0, 11: 1, 12: 2, 13: 3}

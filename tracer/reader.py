@@ -50,6 +50,7 @@ class Trace:
     torn_last_ts: int = 0
     # tracer/focus.py: the pids a focused decode kept (None: every process).
     focus: frozenset = None
+    focus_note: str = ""         # what a focused decode's row cap left out ("": nothing)
     # The host that recorded the buffer (file header; "" in files older than
     # the fields): its hostname and boot id in the 36-character UUID form.
     hostname: str = ""
