@@ -26,9 +26,15 @@ tracer and Argus's own commands, kernel threads (argusd never indexes them),
 a shell's hang other than LongRunning, waits for a child, a connection or a
 signal, a read of standard input (a pipe or a terminal: the
 graph tells which; both are idle), a sleep of a thread without a loop or one that recurs with the same
-length (candidates.SIMILAR); tier 0 is a thread with an event loop, tier 1 a
-LongWait in a syscall other than poll, tier 2 the rest.  Order: tier, latest
-end, longest, earliest start.  What the index does not know (a window
+length (candidates.SIMILAR).  An open wait is not a hang by itself: a wait
+in poll (a loop's second site: a launcher polling its children's pipes, an
+idle loop the detector saw at another site) and a wait that recurs, over the
+threshold, in the same syscall on the same object (a parent reading its
+child's output, a worker taking its next job) rank in tier 2.  Tier 0 is
+the rest of a thread with an event loop (out of its loop beyond the
+threshold, in a one-off wait or busy), tier 1 a LongWait in a syscall other
+than poll, tier 2 the rest.  Order: tier, latest end, longest, earliest
+start.  What the index does not know (a window
 without a loop, a read of a terminal or of a pipe on stdin) the graph decides
 when the hang is diagnosed.
 
@@ -153,9 +159,15 @@ def index_hangs(entries, threshold_ns, first_ts, last_ts):
     return out
 
 
-def judge(h, sleeps):
+def _site(h):
+    """The syscall site of a wait hang (None: a span or no syscall)."""
+    return (h.tid, h.reason, h.nr, h.obj) if h.kind == "wait" and h.nr != schema.SYSCALL_NONE else None
+
+
+def judge(h, sleeps, sites=None):
     """(tier, why) of an IndexHang, or (None, reason): candidates.judge with
-    what the index knows (module doc).  sleeps: {tid: [sleep durations]}."""
+    what the index knows (module doc).  sleeps: {tid: [sleep durations]};
+    sites: {_site: how many of the hangs wait there}."""
     if h.comm in C.TRACER_COMMS:
         return None, "the tracer"
     if h.comm in OWN_COMMS:
@@ -180,6 +192,11 @@ def judge(h, sleeps):
         if not h.loop or same > 1:
             return None, "it merely sleeps"
         return 2, "a sleep in an event loop"
+    if h.kind == "wait" and h.reason == schema.WAIT_POLL:
+        return 2, "it waits in a poll of its own: an idle loop is no hang by itself"
+    routine = (sites or {}).get(_site(h), 0)
+    if routine > 1:
+        return 2, f"it waits there routinely ({routine} waits over the threshold in {h.what()})"
     if h.loop:
         return 0, "event loop"
     if h.block_type == B.LONG_WAIT and h.kind == "wait" and h.reason not in (schema.WAIT_NONE, schema.WAIT_POLL) \
@@ -190,15 +207,17 @@ def judge(h, sleeps):
 
 def rank(hangs, at=None):
     """The kept hangs, tier and why set, best first (candidates.rank's order)."""
-    sleeps = {}
+    sleeps, sites = {}, {}
     for h in hangs:
         if h.kind == "wait" and h.reason == schema.WAIT_SLEEP:
             sleeps.setdefault(h.tid, []).append(h.dur_ns)
+        if _site(h) is not None:
+            sites[_site(h)] = sites.get(_site(h), 0) + 1
     out = []
     for h in hangs:
         if at is not None and not h.contains(at):
             continue
-        h.tier, h.why = judge(h, sleeps)
+        h.tier, h.why = judge(h, sleeps, sites)
         if h.tier is not None:
             out.append(h)
     out.sort(key=lambda h: (h.tier, -h.end_ns, -h.dur_ns, h.start_ns))

@@ -66,3 +66,28 @@ def test_first_line_names_the_hang():
     h.tier, h.why = 0, "event loop"
     line = indexed.first_line(h, 0, None)
     assert "app/10" in line and "LongWait for 3" in line and "5.000 s" in line
+
+
+def test_an_idle_poll_is_no_hang_by_itself():
+    # a launcher's loop polls its children's pipes at a second site (a span the detector
+    # guessed LongWait, its longest wait a poll), later than a loop thread's one-off read
+    e = entries(wait(30, 1 * S, 4 * S, flags=RI.FLAG_LOOP),
+                dict(span(31, 2 * S, 9 * S, 1), reason=schema.WAIT_POLL))
+    ranked = indexed.rank(indexed.index_hangs(e, 2 * S, 0, 20 * S))
+    assert [(h.pid, h.tier) for h in ranked] == [(30, 0), (31, 2)]
+    assert "poll" in ranked[1].why
+
+
+def test_a_wait_that_recurs_at_one_site_is_routine():
+    # a parent that reads its child's output over the threshold again and again (fd 5),
+    # and later a one-off read of another loop thread: the one-off is the hang
+    e = entries(wait(40, 1 * S, 4 * S, obj=5, flags=RI.FLAG_LOOP), wait(40, 5 * S, 8 * S, obj=5, flags=RI.FLAG_LOOP),
+                wait(40, 9 * S, 12 * S, obj=5, flags=RI.FLAG_LOOP | RI.FLAG_ONGOING),
+                wait(41, 2 * S, 6 * S, obj=3, flags=RI.FLAG_LOOP))
+    ranked = indexed.rank(indexed.index_hangs(e, 2 * S, 0, 20 * S))
+    assert [(h.pid, h.tier) for h in ranked][:2] == [(41, 0), (40, 2)]
+    assert "routinely (3 waits" in ranked[1].why
+    # once, the same wait is the loop thread's hang
+    one = indexed.rank(indexed.index_hangs(entries(wait(40, 9 * S, 12 * S, obj=5, flags=RI.FLAG_LOOP)), 2 * S, 0,
+                                           20 * S))
+    assert [(h.pid, h.tier) for h in one] == [(40, 0)]
