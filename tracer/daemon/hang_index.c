@@ -25,7 +25,8 @@
  *   any syscall record, another wait, EXIT, or 100 ms running -> the ended
  *     wait is written when it lasted HX_MIN_NS or more.
  *   FORK by kthreadd, a PROC_SNAPSHOT with ppid 2 -> a kernel thread: none
- *     of its waits is kept (nobody waits for it).
+ *     of its waits is kept (nobody waits for it); a FORK of a new process by
+ *     anyone else clears its pid's mark (pids are reused).
  * Writing an entry: the fields, then its seq (release), then the header's
  * next_seq (release): a reader that saw next_seq sees the entry whole, and
  * one that did not skips it (ringindex.py keeps seq in (n1 - N, n0]).
@@ -90,6 +91,15 @@ static void mark_kthread(struct hang_index *hx, uint32_t pid)
 {
 	if (pid < HX_PID_LIMIT)
 		hx->kthreads[pid / 8] |= (uint8_t)(1u << (pid % 8));
+}
+
+/* A new process took the pid (pid_max is often 32768: pids are reused within
+ * minutes on a busy machine, and a kernel thread's old pid must not hide a
+ * process from the index). */
+static void clear_kthread(struct hang_index *hx, uint32_t pid)
+{
+	if (pid < HX_PID_LIMIT)
+		hx->kthreads[pid / 8] &= (uint8_t)~(1u << (pid % 8));
 }
 
 static struct hx_thread *lookup(struct hang_index *hx, uint32_t tid)
@@ -233,10 +243,13 @@ void hang_index_observe(struct hang_index *hx, const struct argus_event_header *
 	case ARGUS_EV_FORK: {
 		const struct argus_ev_fork *f = (const void *)h;
 
-		if (h->pid == KTHREADD_PID || is_kthread(hx, h->pid))
+		if (h->pid == KTHREADD_PID || is_kthread(hx, h->pid)) {
 			mark_kthread(hx, f->child_pid);
-		else if (f->child_pid == f->child_tid && (t = get(hx, f->child_tid)))
-			set_comm(t, f->comm);
+		} else if (f->child_pid == f->child_tid) {
+			clear_kthread(hx, f->child_pid);
+			if ((t = get(hx, f->child_tid)))
+				set_comm(t, f->comm);
+		}
 		return;
 	}
 	case ARGUS_EV_PROC_SNAPSHOT: {

@@ -62,6 +62,8 @@ static int teardown(void **state)
 	return 0;
 }
 
+#define KTHREADD_PID_TEST 2
+
 static void hdr(struct argus_event_header *h, uint16_t type, uint16_t size, uint32_t pid, uint32_t tid, uint64_t ts)
 {
 	memset(h, 0, size);
@@ -225,11 +227,47 @@ static void test_an_ongoing_wait_is_in_the_open_table(void **state)
 	free(buf);
 }
 
+static void fork_of(struct hang_index *hx, uint32_t parent, uint32_t child, uint64_t ts, const char *comm)
+{
+	struct argus_ev_fork e;
+
+	hdr(&e.h, ARGUS_EV_FORK, sizeof(e), parent, parent, ts);
+	e.child_pid = e.child_tid = child;
+	snprintf(e.comm, sizeof(e.comm), "%s", comm);
+	hang_index_observe(hx, &e.h);
+}
+
+/* pid_max 32768: a kernel thread's pid, once free, goes to a new process,
+ * whose waits are indexed; kthreadd's children stay out. */
+static void test_a_reused_kernel_thread_pid_is_indexed(void **state)
+{
+	struct fixture *f = *state;
+	struct hx_header *h;
+	void *buf;
+
+	snapshot(f->hx, 50, 2, "kworker/0:1");
+	fork_of(f->hx, KTHREADD_PID_TEST, 60, 500 * MS, "kworker/1:0");
+	fork_of(f->hx, 100, 50, 900 * MS, "demo-app");               /* 50 exited, reused */
+	out(f->hx, 50, 50, 1000 * MS, ARGUS_WAIT_READ, 0, 3);
+	in(f->hx, 50, 50, 2000 * MS);
+	sys_exit(f->hx, 50, 2001 * MS);
+	out(f->hx, 60, 60, 1000 * MS, ARGUS_WAIT_OTHER_SYSCALL, 1, 0);
+	in(f->hx, 60, 60, 3000 * MS);
+	sys_exit(f->hx, 60, 3001 * MS);
+
+	buf = read_file(f, &h);
+	assert_int_equal(h->next_seq, 1);
+	assert_int_equal(ring(h, 0)->pid, 50);
+	assert_string_equal(ring(h, 0)->comm, "demo-app");
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_long_waits_of_main_threads_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_an_ongoing_wait_is_in_the_open_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_reused_kernel_thread_pid_is_indexed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
