@@ -72,6 +72,11 @@ struct stage {
 struct stage_ctl {
 	__u32 busy;              /* bit per level held by a running program */
 	__u32 overflow;          /* programs running with no level (all taken) */
+	/* The CPU's scheduling timeline, for the switches the kernel never
+	 * reports (stage_note_switch). */
+	__u32 last_in;           /* tid the last sched_switch seen here switched to, + 1; 0: none yet */
+	__u32 pad;
+	__u64 unseen;            /* sched_switches the kernel did not report on this CPU, ever */
 };
 
 struct {
@@ -167,6 +172,27 @@ static __always_inline void stage_exit(struct stage_hold *h, bool flush)
 	if (h->st && (h->lvl || flush))
 		stage_flush(h->st);
 	h->c->busy &= ~(1u << (h->lvl & 31));
+}
+
+/* The CPU's timeline at a sched_switch from prev to next: the previous
+ * switch here went to last_in, so a prev other than that one means the
+ * kernel switched at least once without reporting it (some kernels run no
+ * tracepoint at all while certain tasks are current: their switch-outs,
+ * syscalls, and the interrupts and wakeups that land on them never reach any
+ * tracer).  Every record of that stretch is missing from the trace; each
+ * such stretch is counted once, and argusd adds the count to the trace's lost
+ * records (tracer/daemon/platform/platform_linux.c), so the hole is never
+ * silent.  Runs for every switch, traced tasks or not (the daemon's own
+ * included), so the timeline stays whole. */
+static __always_inline void stage_note_switch(struct stage_hold *h, __u32 prev_tid, __u32 next_tid)
+{
+	struct stage_ctl *c = h->c;
+
+	if (!c)
+		return;
+	if (c->last_in && c->last_in != prev_tid + 1)
+		c->unseen++;
+	c->last_in = next_tid + 1;
 }
 
 /* Room for a record of `size` bytes (<= ARGUS_EVENT_MAX_SIZE) in the running
