@@ -24,11 +24,14 @@ ARGUS_STATE_DIR so a running daemon is never touched):
        debug_first  `argus debug --auto --threshold 1`: seconds until its first
                     line about the hang it explains (the index's line on
                     stderr; before: the report's first line), whether the
-                    output names the hung app at all (other hangs on a shared
-                    machine may rank first), and peak RSS of the whole run
+                    output names the hung app at all ("app": other hangs on
+                    a shared machine may rank first, the app then in the
+                    top three), whether that first line does ("picked"),
+                    and peak RSS of the whole run
        cat          `cat BUFFER > /dev/null`: the ratio's denominator
 Peak RSS is the child's ru_maxrss (os.wait4).  Prints a table (median, min,
-max; ratio of medians to cat's) and, with --json FILE, every run.  Nothing is
+max; ratio of medians to cat's; the 1-minute load average at the runs'
+starts: the machine may be shared) and, with --json FILE, every run.  Nothing is
 asserted: this reports numbers (bench/README.md).
 """
 import argparse
@@ -112,15 +115,17 @@ def record(env, buffer, size, fill_seconds):
 
 def timed_child(cmd, env, marker, timeout=1800):
     """(seconds to the first output containing marker or None, total seconds,
-    peak RSS MiB, exit code, whether the hung app was named) of cmd.  marker:
-    a string, or a compiled pattern.  Reader threads take stdout and stderr
+    peak RSS MiB, exit code, whether the hung app was named anywhere, whether
+    the line with the marker names it: the hang picked, 1-minute load average
+    at the start) of cmd.  marker: a string, or a compiled pattern.  Reader threads take stdout and stderr
     as they come while this thread waits in wait4: a bench that polled its
     children would be an event loop hung in a nested poll, a candidate of
     the very `argus debug` it times."""
     find = marker.search if hasattr(marker, "search") else (lambda b: marker.encode() in b)
+    load = os.getloadavg()[0]
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    got = {"first": None, "out": b"", "err": b""}
+    got = {"first": None, "line": b"", "out": b"", "err": b""}
     lock = threading.Lock()
 
     def drain(f, key):
@@ -129,6 +134,7 @@ def timed_child(cmd, env, marker, timeout=1800):
                 got[key] += line
                 if got["first"] is None and find(line):
                     got["first"] = time.perf_counter() - t0
+                    got["line"] = line
 
     readers = [threading.Thread(target=drain, args=(p.stdout, "out"), daemon=True),
                threading.Thread(target=drain, args=(p.stderr, "err"), daemon=True)]
@@ -145,7 +151,8 @@ def timed_child(cmd, env, marker, timeout=1800):
     rc = p.returncode
     if rc:
         print(f"    {' '.join(cmd[-6:])}: rc {rc}: {got['err'].decode(errors='replace').strip()[-300:]}", flush=True)
-    return got["first"], total, ru.ru_maxrss / 1024.0, rc, APP.encode() in got["out"] + got["err"]
+    return (got["first"], total, ru.ru_maxrss / 1024.0, rc, APP.encode() in got["out"] + got["err"],
+            APP.encode() in got["line"], load)
 
 
 def cat_seconds(buffer):
@@ -223,7 +230,7 @@ def main():
                       flush=True)
         cat = statistics.median(runs["cat"])
         print(f"\n{'figure':<20} {'found':>5} {'median s':>9} {'min s':>7} {'max s':>7} {'x cat':>7} "
-              f"{'peak RSS MiB':>13} {'total s':>8} {'app':>5}   (buffer {os.path.getsize(buffer) / 2**30:.1f} GiB, "
+              f"{'peak RSS MiB':>13} {'total s':>8} {'app':>5} {'picked':>6} {'load':>9}   (buffer {os.path.getsize(buffer) / 2**30:.1f} GiB, "
               f"cat {cat:.2f} s median)")
         for k, v in runs.items():
             if k == "cat" or not v:
@@ -233,7 +240,8 @@ def main():
             med = statistics.median(shown)
             print(f"{k:<20} {len(found)}/{len(v):<3} {med:9.2f} {min(shown):7.2f} {max(shown):7.2f} {med / cat:7.1f} "
                   f"{max(r[2] for r in v):13.0f} {statistics.median(r[1] for r in v):8.2f} "
-                  f"{sum(1 for r in v if r[4])}/{len(v)}")
+                  f"{sum(1 for r in v if r[4])}/{len(v):<3} {sum(1 for r in v if r[5])}/{len(v):<4} "
+                  f"{min(r[6] for r in v):4.1f}-{max(r[6] for r in v):<4.1f}")
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"buffer": buffer, "pid": pid, "status": st, "runs": runs}, f, indent=1)
@@ -243,9 +251,10 @@ def main():
 
 
 def fmt(r):
-    first, total, rss, rc, named = r
+    first, total, rss, rc, named, picked, load = r
     return ((f"{first:.2f} s" if first is not None else "not found") +
-            f" (total {total:.1f} s, {rss:.0f} MiB, rc {rc}, {'names' if named else 'does not name'} the app)")
+            f" (total {total:.1f} s, {rss:.0f} MiB, rc {rc}, {'names' if named else 'does not name'} the app, "
+            f"{'picks' if picked else 'does not pick'} it, load {load:.1f})")
 
 
 if __name__ == "__main__":

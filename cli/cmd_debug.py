@@ -182,11 +182,12 @@ def _window_events(path, since, until):
 def _notes(trace):
     dropped = dropped_summary(trace)
     notes = [dropped] if dropped else []
-    if trace.focus:
+    if trace.focus and trace.focus_note:
+        notes.append(f"a busy window: only the {len(trace.focus)} processes nearest the hung one were decoded "
+                     f"(tracer/focus.py): {trace.focus_note}; --pid PID --window SECONDS decodes everything")
+    elif trace.focus:
         notes.append(f"a busy window: only the {len(trace.focus)} processes within {focus.MAX_HOPS} wakeups or forks "
                      "of the hung one were decoded (tracer/focus.py); --pid PID --window SECONDS decodes everything")
-    if trace.focus_note:
-        notes.append(trace.focus_note)
     if trace.records_overwritten:
         notes.append(f"the oldest {trace.records_overwritten:,} records were overwritten (buffer wrapped)")
     if trace.records_lost:

@@ -1,0 +1,18 @@
+"""cmd_debug's report notes (_notes) on a real decode of the golden trace."""
+import dataclasses
+import pathlib
+
+from argus.cli import cmd_debug
+from argus.tracer import reader
+
+GOLDEN = pathlib.Path(__file__).resolve().parents[1] / "tests" / "data" / "golden.argus"
+
+
+def test_a_capped_focused_window_says_what_the_cap_left_out():
+    t = reader.decode_file(str(GOLDEN), strict=False)
+    assert not any("busy window" in n for n in cmd_debug._notes(t))
+    focused = dataclasses.replace(t, focus=frozenset({1, 2, 3}))
+    assert any("the 3 processes within 4 wakeups" in n for n in cmd_debug._notes(focused))
+    capped = dataclasses.replace(focused, focus_note="the window's rows were capped at 10: kept 1 of 4")
+    notes = [n for n in cmd_debug._notes(capped) if "busy window" in n]
+    assert len(notes) == 1 and "capped at 10" in notes[0] and "within 4" not in notes[0]
