@@ -1,5 +1,5 @@
 """netio: NET_IO records written into a real ring buffer, read back through the C decoder."""
-from argus.tracer import netio, reader, schema
+from argus.tracer import netio, reader, schema, stream
 from support.net_records import record, write_buffer
 
 
@@ -26,3 +26,17 @@ def test_a_full_decode_keeps_the_other_columns_and_a_zero_address(tmp_path):
     assert values["inode"] == 88 and values["bytes"] == 3 and values["remote_port"] == 9
     (rec,) = netio.net_io_rows(trace)
     assert rec.local == ("::", 0) and rec.remote == ("127.0.0.1", 9) and rec.seq is None
+
+
+def test_a_growing_window_keeps_each_rows_addresses(tmp_path):
+    """stream.GrowingWindow appends the side arrays of the parts it decodes:
+    the address index of each NET_IO row is rebased with them."""
+    path = str(tmp_path / "t.argus")
+    recs = [record(1000 + i, 1, schema.NET_SEND, 17, (f"10.0.{i // 256}.{i % 256}", i), ("10.9.9.9", 53), 0, i + 1)
+            for i in range(3000)]                  # ~4 chunks of 64 KiB
+    write_buffer(path, recs)
+    want = netio.net_io_rows(reader.decode_file(path))
+    grow = stream.GrowingWindow(path)
+    grow.load(2000, 2500)
+    got = netio.net_io_rows(grow.load(None, None))
+    assert len(want) == 3000 and got == want

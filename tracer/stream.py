@@ -81,7 +81,7 @@ def iter_windows(path, chunks_per_window=CHUNKS_PER_WINDOW):
 
 # Side-array offsets a row holds (schema.ROW_FIELDS, ctype "side"): which
 # array each indexes, so rows of two decodes can share one pair of arrays.
-_OFFSET_FIELDS = {"frames": "frames", "fds": "frames", "path": "strings"}
+_OFFSET_FIELDS = {"frames": "frames", "fds": "frames", "local_addr": "frames", "path": "strings"}
 
 
 def _rebase(rows, frames_off, strings_off):
