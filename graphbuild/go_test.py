@@ -123,3 +123,62 @@ def test_the_python_reference_agrees():
     assert py.stats["go_edges"] == nat.stats["go_edges"] == 0     # the last: a resume, no hand-over
     py, nat = compare_with_oracle(handover(rows_only=True))
     assert py.stats["go_edges"] == 1
+
+
+def netpolled(go_rows=True, readied=False):
+    """G0 (locked to M0) reads a socket with nothing in it, parks at 1 ms
+    (M0 sleeps in a futex).  G1 on M1 writes the peer end at 40 ms; at 50 ms
+    the spare M2 polls the network (no GO_READY: Go's netpoll readies
+    through injectglist) and wakes M0, which runs G0: it reads the byte.
+    readied: a GO_READY of G0 by M1's goroutine comes before the execute
+    (then the goroutine edge names M1 as before)."""
+    from graphbuild.heuristics_test import fd_info
+    t = Trace()
+    for tid, name in ((M0, "main"), (M1, "m1"), (M2, "m2")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    fd_info(t, M0, ms(0.5), 4, schema.FD_SOCKET, 101, 101, 102)
+    fd_info(t, M1, ms(0.5), 5, schema.FD_SOCKET, 102, 102, 101)
+    if go_rows:
+        go(t, ms(0.1), M0, schema.GO_EXECUTE, G0)
+        go(t, ms(0.2), M1, schema.GO_EXECUTE, G1)
+    t.syscall(M0, ms(0.9), "read", obj=4, obj2=101, ret=-11)
+    if go_rows:
+        go(t, ms(1), M0, schema.GO_PARK, G0)
+    t.futex_wait(M0, ms(1.01), FUTEX)
+    t.futex_wait(M2, ms(0.5), FUTEX + 8)
+    t.syscall(M1, ms(40), "write", obj=5, obj2=102, ret=1)
+    if go_rows and readied:
+        go(t, ms(41), M1, schema.GO_READY, G0)
+    t.futex_wait(M1, ms(45), FUTEX + 16)
+    t.timer_wake(M2, ms(50))
+    t.futex_wake(M2, ms(50.1), FUTEX)
+    t.wake(M2, M0, ms(50.1))
+    t.futex_wait(M2, ms(50.2), FUTEX + 8)
+    t.run(M0, ms(50.3))
+    if go_rows:
+        go(t, ms(50.4), M0, schema.GO_EXECUTE, G0)
+    t.syscall(M0, ms(50.5), "read", obj=4, obj2=101, ret=1)
+    t.preempt(M0, ms(60))
+    return t.build()
+
+
+def test_a_goroutine_the_netpoller_readied_is_woken_by_the_sender_of_what_it_reads():
+    g = netpolled()
+    v, e = _wake_into(g, M0, ms(55))
+    assert e >= 0 and g.seg.start[v] == ms(50.1)
+    assert int(g.seg.tid[int(g.edges.src[e])]) == M1 and int(g.edges.src_ts[e]) == ms(40)
+    assert int(g.edges.type[e]) == G.EDGE_WAKEUP and int(g.edges.obj[e]) == G0
+    assert g.stats["go_edges"] == 1
+
+
+def test_without_go_rows_the_poller_m_stays_the_waker():
+    g = netpolled(go_rows=False)
+    v, e = _wake_into(g, M0, ms(55))
+    assert int(g.seg.tid[int(g.edges.src[e])]) == M2 and g.stats["go_edges"] == 0
+
+
+def test_a_goroutine_readied_by_name_keeps_its_readier():
+    g = netpolled(readied=True)
+    v, e = _wake_into(g, M0, ms(55))
+    assert int(g.seg.tid[int(g.edges.src[e])]) == M1 and int(g.edges.src_ts[e]) == ms(41)

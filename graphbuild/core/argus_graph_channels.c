@@ -220,6 +220,8 @@ void match_message(struct argus_graph *g, int64_t u, const struct argus_row *r, 
 	if (sd->matched || sd->seg == t->seg || sd->ts > (int64_t)r->ts_ns)
 		return;
 	sd->matched = 1;
+	if (go_polled_receive(g, u, sd))
+		return;
 	/* one edge per (src, dst) pair: a wakeup from the sender's segment, or an
 	 * earlier message from it, already links the two */
 	if (SG(g, t->seg)->wake_src == sd->seg || (t->msg_edge_src == sd->seg && t->msg_edge_dst == t->seg))

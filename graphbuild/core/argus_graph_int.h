@@ -23,6 +23,7 @@ enum { UNKNOWN, RUNNING, RUNNABLE, BLOCKED, NEW, DEAD };
 #define NR_NONE 0xFFFFFFFFu
 /* GO_READY handoffs share the enqueue map, in their own key space */
 #define GO_KEY (1u << 31)
+#define GO_PARKED (-2)   /* a handoff's utid: the g parked and no one readied it yet */
 #define FUTEX_OP_MASK 0x7F
 #define ETIMEDOUT_NEG (-110)
 /* a hardirq timer wakeup belongs to the TIMER fire record just before it */
@@ -100,6 +101,11 @@ struct thr {
 	 * the segment + 1 in which it last started one (0: never) */
 	uint64_t go_g, go_last;
 	int64_t go_seg;
+	/* a goroutine the netpoller readied (parked, run with no GO_READY): its
+	 * stint's segment + 1 (0: none), the wake that opened it + 1 (0: none),
+	 * its execute and its park; its first receive names the cause */
+	int64_t go_np_seg, go_np_wake, go_np_ts, go_np_park;
+	uint64_t go_np_g;
 };
 
 struct wake {
@@ -211,6 +217,7 @@ int msg_channel(const struct argus_graph *g, uint32_t pid, uint64_t fd, uint64_t
 void on_fd_info(struct argus_graph *g, const struct argus_row *r);
 void on_timer(struct argus_graph *g, const struct argus_row *r);
 void match_message(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i);
+int go_polled_receive(struct argus_graph *g, int64_t u, const struct send *sd);
 int learn_channel(struct argus_graph *g, const struct thr *k, uint32_t wakee_pid, const struct seg *ps);
 void match_timer_wakeup(struct argus_graph *g, const struct argus_row *r, uint64_t i, int64_t dst);
 void build_wake_edges(struct argus_graph *g);

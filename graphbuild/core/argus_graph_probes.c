@@ -68,6 +68,10 @@
  *              (after a preemption) with no ready from elsewhere is no
  *              boundary.  GO_PARK ends the thread's goroutine: a ready it
  *              makes afterwards is the runtime's.  Each ready is used once.
+ *              A parked goroutine run again with no GO_READY was readied by
+ *              the netpoller (injectglist names no one): when the wake that
+ *              opened its stint is there, the first receive of data sent
+ *              while it was parked takes that wake's place (go_polled_receive).
  *              (stats go_edges, splits_goroutine)
  *
  * Invariants: without probe rows nothing here runs and the graph is the one
@@ -240,6 +244,36 @@ static void on_cond_wake(struct argus_graph *g, int64_t u, const struct argus_ro
 	ownership_from_unlock(g, u, t->cw_mutex, t->cw_ts, ts, i);
 }
 
+/* A receive by a goroutine the netpoller readied (on_go_execute: parked,
+ * then run with no GO_READY: runtime.netpoll hands it over through
+ * injectglist, which readies no one by name) returned data sent while it
+ * was parked: the sender ended its wait, not the M that polled.  The wake
+ * that opened the stint then leaves the sender's segment at the send (as a
+ * goroutine's readier does).  Returns 1 when it took the send. */
+int go_polled_receive(struct argus_graph *g, int64_t u, const struct send *sd)
+{
+	struct thr *t = TH(g, u);
+	struct wake *w;
+	int64_t k = t->go_np_wake - 1;
+
+	if (!t->go_np_seg || t->go_np_seg != t->seg + 1)
+		return 0;
+	t->go_np_seg = 0;
+	if (k < 0 || sd->ts > t->go_np_ts || sd->ts < t->go_np_park)
+		return 0;
+	w = &VEC_AT(&g->wakes, struct wake, k);
+	w->go = 1;
+	w->waker_utid = SG(g, sd->seg)->utid;
+	w->waker_seg = sd->seg;
+	w->src_ts = sd->ts;
+	w->row = sd->row;
+	w->ctx = ARGUS_WAKE_TASK;
+	w->go_obj = t->go_np_g;
+	SG(g, w->dst)->wake_src = sd->seg;
+	g->st.go_edges++;
+	return 1;
+}
+
 /* The wake record that opened the thread's current segment, or NULL: wakes
  * are appended in time order, so only those since the segment began are
  * looked at (an M runs its goroutine microseconds after it woke). */
@@ -267,11 +301,12 @@ static void on_go_execute(struct argus_graph *g, int64_t u, const struct argus_r
 	struct handoff *h = last_handoff(g, &g->enqueues, GO_KEY | t->pid, r->obj, 0);
 	int64_t ts = (int64_t)r->ts_ns, dst;
 	int readied = h && !h->used && h->utid >= 0 && h->utid != u;
+	int polled = h && !h->used && h->utid == GO_PARKED;
 	struct wake *w = NULL;
 
 	if (h && !h->used && h->utid == u)
 		h->used = 1;              /* readied and run by this thread: program order */
-	if (t->go_last == r->obj && !readied) {
+	if (t->go_last == r->obj && !readied && !polled) {
 		t->go_g = r->obj;         /* resumed after a preemption */
 		return own_row(g, u, i);
 	}
@@ -284,6 +319,16 @@ static void on_go_execute(struct argus_graph *g, int64_t u, const struct argus_r
 	t = TH(g, u);
 	t->go_g = t->go_last = r->obj;
 	t->go_seg = t->seg + 1;
+	t->go_np_seg = 0;
+	if (polled && t->seg >= 0) {  /* the netpoller's: its first receive says who */
+		h->used = 1;
+		t->go_np_seg = t->seg + 1;
+		t->go_np_wake = w ? (int64_t)(w - &VEC_AT(&g->wakes, struct wake, 0)) + 1 : 0;
+		t->go_np_ts = ts;
+		t->go_np_park = h->ts;
+		t->go_np_g = r->obj;
+		return;
+	}
 	if (!readied || t->seg < 0)
 		return;
 	h->used = 1;
@@ -315,6 +360,16 @@ static void on_go(struct argus_graph *g, int64_t u, const struct argus_row *r, u
 	if (r->type == ARGUS_EV_GO_PARK) {
 		if (t->go_g == r->obj)
 			t->go_g = 0;
+		t->go_np_seg = 0;
+		/* parked: an execute with no GO_READY before it is the netpoller's */
+		h = last_handoff(g, &g->enqueues, GO_KEY | t->pid, r->obj, 1);
+		if (h) {
+			h->utid = GO_PARKED;
+			h->seg = t->seg;
+			h->ts = (int64_t)r->ts_ns;
+			h->row = (int64_t)i;
+			h->used = 0;
+		}
 		return;
 	}
 	/* GO_READY: by a goroutine, or by the runtime (no goroutine on this
