@@ -23,7 +23,9 @@
  *     any syscall record of its own: a spurious wakeup, one wait (as
  *     diagnose/hangs.py _continues joins them).
  *   any syscall record, another wait, EXIT, or 100 ms running -> the ended
- *     wait is written when it lasted HX_MIN_NS or more.
+ *     wait is written when it lasted HX_MIN_NS or more.  A syscall record or
+ *     a switch-out of a thread still blocked means its wakeup and switch-in
+ *     were lost: the wait ended by then (an upper bound), not never.
  *   FORK by kthreadd, a PROC_SNAPSHOT with ppid 2 -> a kernel thread: none
  *     of its waits is kept (nobody waits for it); a FORK of a new process by
  *     anyone else clears its pid's mark (pids are reused).
@@ -65,6 +67,7 @@ struct hx_thread {
 	uint32_t nr;
 	uint64_t obj;
 	uint64_t since, woke;         /* the wait's start; its end once woken */
+	uint64_t last_own;            /* ts of its latest switch-in or syscall record */
 	uint32_t npoll;
 	char comm[16];
 };
@@ -198,10 +201,30 @@ static void settle(struct hang_index *hx, struct hx_thread *t)
 	t->woken = 0;
 }
 
+/* A record of the blocked thread's own (a syscall, a switch-out): it ran, so
+ * its wakeup and switch-in were lost (a busy machine drops records); the wait
+ * ended by then, and is written with that end rather than lost. */
+static void ran(struct hx_thread *t, uint64_t ts)
+{
+	if (ts > t->last_own)
+		t->last_own = ts;
+	if (t->blocked && ts > t->since) {
+		t->blocked = 0;
+		t->woken = 1;
+		t->woke = ts;
+	}
+}
+
 static void on_switch_out(struct hang_index *hx, struct hx_thread *t, const struct argus_ev_switch_out *e)
 {
 	uint64_t obj = e->wait_obj;
 
+	/* records come staged per CPU, so not in time order: a switch-out older
+	 * than a switch-in or syscall of the thread already seen is a wait that
+	 * has ended (short: a staging delay), not one that begins */
+	if (e->h.ts_ns < t->last_own)
+		return;
+	ran(t, e->h.ts_ns);
 	if (e->state == ARGUS_STATE_RUNNABLE || e->state == ARGUS_STATE_DEAD)
 		return;                       /* preempted or yielding: running, as far as waits go */
 	if (t->woken && e->wait_reason == t->reason && e->syscall_nr == t->nr && obj == t->obj &&
@@ -264,7 +287,9 @@ void hang_index_observe(struct hang_index *hx, const struct argus_event_header *
 	case ARGUS_EV_WAKEUP: {
 		const struct argus_ev_wakeup *w = (const void *)h;
 
-		if (w->wakee_tid == w->wakee_pid && (t = lookup(hx, w->wakee_tid)) && t->blocked && !t->dead) {
+		/* a wakeup older than the wait (drained late) was the previous wait's */
+		if (w->wakee_tid == w->wakee_pid && (t = lookup(hx, w->wakee_tid)) && t->blocked && !t->dead &&
+		    h->ts_ns >= t->since) {
 			t->blocked = 0;
 			t->woken = 1;
 			t->woke = h->ts_ns;
@@ -298,11 +323,7 @@ void hang_index_observe(struct hang_index *hx, const struct argus_event_header *
 		on_switch_out(hx, t, (const struct argus_ev_switch_out *)h);
 		break;
 	case ARGUS_EV_SWITCH_IN:
-		if (t->blocked) {
-			t->blocked = 0;
-			t->woken = 1;
-			t->woke = h->ts_ns;
-		}
+		ran(t, h->ts_ns);
 		break;
 	case ARGUS_EV_EXIT:
 		settle(hx, t);
@@ -310,6 +331,7 @@ void hang_index_observe(struct hang_index *hx, const struct argus_event_header *
 		t->dead = 1;
 		break;
 	default:                          /* its own syscall: the woken wait returned */
+		ran(t, h->ts_ns);
 		settle(hx, t);
 		break;
 	}

@@ -262,12 +262,45 @@ static void test_a_reused_kernel_thread_pid_is_indexed(void **state)
 	free(buf);
 }
 
+/* Records lost under load: the wait's wakeup and switch-in never arrive; the
+ * thread's next syscall ends it (an upper bound) instead of a new wait
+ * replacing it unwritten. */
+static void test_a_wait_whose_end_was_lost_is_still_written(void **state)
+{
+	struct fixture *f = *state;
+	struct hx_header *h;
+	void *buf;
+
+	snapshot(f->hx, 100, 1, "app");
+	out(f->hx, 100, 100, 1000 * MS, ARGUS_WAIT_READ, 0, 3);
+	sys_exit(f->hx, 100, 4000 * MS);                            /* it ran: wakeup and switch-in lost */
+	out(f->hx, 100, 100, 4100 * MS, ARGUS_WAIT_FUTEX, 202, 8);  /* the next wait */
+	in(f->hx, 100, 100, 4200 * MS);
+
+	/* a switch-out drained after the switch-in and syscall that followed it
+	 * (staged on another CPU): no wait begins, so no run is taken for one */
+	sys_exit(f->hx, 100, 4300 * MS);
+	out(f->hx, 100, 100, 4250 * MS, ARGUS_WAIT_FUTEX, 202, 9);
+	sys_exit(f->hx, 100, 5500 * MS);
+	out(f->hx, 100, 100, 5600 * MS, ARGUS_WAIT_READ, 0, 3);
+	in(f->hx, 100, 100, 5700 * MS);
+	sys_exit(f->hx, 100, 5701 * MS);
+
+	buf = read_file(f, &h);
+	assert_int_equal(h->next_seq, 1);
+	assert_int_equal(ring(h, 0)->start_ns, 1000 * MS);
+	assert_int_equal(ring(h, 0)->end_ns, 4000 * MS);
+	assert_int_equal(ring(h, 0)->reason, ARGUS_WAIT_READ);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_long_waits_of_main_threads_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_an_ongoing_wait_is_in_the_open_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_reused_kernel_thread_pid_is_indexed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_wait_whose_end_was_lost_is_still_written, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
