@@ -26,6 +26,18 @@
 /* Default BPF ring buffer size; the loader may change it before load. */
 #define ARGUS_BPF_RINGBUF_DEFAULT (64u << 20)
 
+/* Per-CPU control of the record staging (kext/linux/stage.bpf.h), the value
+ * of the stage_ctls map; argusd reads `unseen` into the lost count. */
+struct argus_stage_ctl {
+	__u32 busy;              /* bit per level held by a running program */
+	__u32 overflow;          /* programs running with no level (all taken) */
+	/* The CPU's scheduling timeline, for the switches the kernel never
+	 * reports (stage_note_switch). */
+	__u32 last_in;           /* tid the last sched_switch seen here switched to, + 1; 0: none yet */
+	__u32 pad;
+	__u64 unseen;            /* sched_switches the kernel did not report on this CPU, ever */
+};
+
 /* syscall_enter.aux for a timeout: none given (wait forever) / not readable. */
 #define ARGUS_TIMEOUT_INFINITE (-1)
 #define ARGUS_TIMEOUT_UNKNOWN (-2)

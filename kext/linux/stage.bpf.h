@@ -69,15 +69,7 @@ struct stage {
  * program's own struct stage_hold, never in the map, so a program
  * interrupted anywhere in stage_enter / stage_exit still has its own level
  * afterwards. */
-struct stage_ctl {
-	__u32 busy;              /* bit per level held by a running program */
-	__u32 overflow;          /* programs running with no level (all taken) */
-	/* The CPU's scheduling timeline, for the switches the kernel never
-	 * reports (stage_note_switch). */
-	__u32 last_in;           /* tid the last sched_switch seen here switched to, + 1; 0: none yet */
-	__u32 pad;
-	__u64 unseen;            /* sched_switches the kernel did not report on this CPU, ever */
-};
+/* struct argus_stage_ctl: argus_trace.h (argusd reads its unseen count). */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -90,10 +82,10 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct stage_ctl);
+	__type(value, struct argus_stage_ctl);
 } stage_ctls SEC(".maps");
 
-static __always_inline struct stage_ctl *stage_ctl(void)
+static __always_inline struct argus_stage_ctl *stage_ctl(void)
 {
 	__u32 zero = 0;
 
@@ -107,7 +99,7 @@ static __always_inline struct stage_ctl *stage_ctl(void)
  * call takes the hold: bench/bpf_line_profile.py had the repeated per-CPU
  * lookups at ~20% of sys_exit. */
 struct stage_hold {
-	struct stage_ctl *c;     /* NULL: no control block, nothing taken */
+	struct argus_stage_ctl *c;     /* NULL: no control block, nothing taken */
 	struct stage *st;        /* NULL: no level (all taken): records are dropped and counted */
 	__u32 lvl;               /* STAGE_NONE with st NULL */
 };
@@ -186,7 +178,7 @@ static __always_inline void stage_exit(struct stage_hold *h, bool flush)
  * included), so the timeline stays whole. */
 static __always_inline void stage_note_switch(struct stage_hold *h, __u32 prev_tid, __u32 next_tid)
 {
-	struct stage_ctl *c = h->c;
+	struct argus_stage_ctl *c = h->c;
 
 	if (!c)
 		return;

@@ -395,7 +395,8 @@ static void account_lost(struct daemon *d)
 		argus_rb_add_lost(d->rb, 1);
 	log_msg("lost %llu records before they reached the buffer (%s)", (unsigned long long)delta,
 		argus_rb_header(d->rb)->disk_full_since_ns ? "disk full: ENOSPC, and no chunk free to reuse; or the "
-		"kernel buffer full" : "kernel buffer full, or probes skipped while already running on that CPU");
+		"kernel buffer full" : "kernel buffer full, probes skipped while already running on that CPU, or switches the kernel did not "
+		"report");
 }
 
 /* A full disk (argus_rb_keep_on_full_disk): one line when it starts, one

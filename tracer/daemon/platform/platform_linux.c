@@ -55,6 +55,7 @@ struct linux_tracer {
 	struct argus_rb_producer *out;   /* the destination while poll runs */
 	int ncpus;
 	uint64_t *drop_values;           /* one per possible CPU */
+	struct argus_stage_ctl *ctl_values; /* one per possible CPU: the stage_ctls map */
 	uint64_t records;
 	uint64_t rejected;
 	int verbose;
@@ -580,7 +581,8 @@ static int linux_open(const struct argus_tracer_config *cfg, void **state, char 
 		goto cleanup;
 	}
 	t->drop_values = calloc(t->ncpus, sizeof(*t->drop_values));
-	if (!t->drop_values) {
+	t->ctl_values = calloc(t->ncpus, sizeof(*t->ctl_values));
+	if (!t->drop_values || !t->ctl_values) {
 		ret = -ENOMEM;
 		argus_set_err(err, errlen, "failed to allocate drop counters: %s", strerror(ENOMEM));
 		goto cleanup;
@@ -592,6 +594,7 @@ cleanup:
 	if (t) {
 		argus_trace_bpf__destroy(t->obj);
 		free(t->drop_values);
+		free(t->ctl_values);
 	}
 	free(t);
 	return ret;
@@ -741,6 +744,23 @@ static uint64_t kernel_drops(struct linux_tracer *t)
 	return sum;
 }
 
+/* sched_switches the kernel never reported (stage_note_switch in
+ * kext/linux/stage.bpf.h): each is a stretch of a CPU whose records are all
+ * missing, counted as one lost record so the hole is not silent. */
+static uint64_t unseen_switches(struct linux_tracer *t)
+{
+	__u32 zero = 0;
+	uint64_t sum = 0;
+	int i;
+
+	if (bpf_map__lookup_elem(t->obj->maps.stage_ctls, &zero, sizeof(zero), t->ctl_values,
+				 sizeof(*t->ctl_values) * t->ncpus, 0))
+		return 0;
+	for (i = 0; i < t->ncpus; i++)
+		sum += t->ctl_values[i].unseen;
+	return sum;
+}
+
 static int is_state_program(const char *name)
 {
 	size_t i;
@@ -779,7 +799,7 @@ static uint64_t linux_lost(void *state)
 {
 	struct linux_tracer *t = state;
 
-	return kernel_drops(t) + recursion_misses(t) + t->rejected;
+	return kernel_drops(t) + recursion_misses(t) + unseen_switches(t) + t->rejected;
 }
 
 static void linux_stats(void *state, struct argus_platform_stats *st)
@@ -787,7 +807,7 @@ static void linux_stats(void *state, struct argus_platform_stats *st)
 	struct linux_tracer *t = state;
 
 	st->records = t->records;
-	st->kernel_drops = kernel_drops(t) + recursion_misses(t);
+	st->kernel_drops = kernel_drops(t) + recursion_misses(t) + unseen_switches(t);
 	st->rejected = t->rejected;
 	st->syscall_probes = syscall_probe_names[t->syscalls];
 	st->syscall_functions = t->syscalls == SYSCALLS_FENTRY ? t->fentry_targets : 0;
@@ -869,6 +889,7 @@ static void linux_close(void *state)
 	ring_buffer__free(t->ring);
 	argus_trace_bpf__destroy(t->obj);
 	free(t->drop_values);
+	free(t->ctl_values);
 	free(t);
 }
 
