@@ -94,6 +94,7 @@ from argus.diagnose import ownership as OW
 from argus.diagnose import objects as OBJ
 from argus.diagnose.bystanders import ancestors, walked_through
 from argus.diagnose.streams import stream_wait
+from argus.diagnose import goroutines as GR
 from argus.diagnose.ownership import polled_addresses
 from argus.diagnose.hangs import DEFAULT_THRESHOLD_NS, find_hang
 from argus.diagnose.slice import AutoChooser, interactive_slice, input_slice, EdgeRef, SliceResult, SliceStep
@@ -352,7 +353,8 @@ class _Run:
     def idle_loop_wait(self, c):
         """A LongWait whose wait is its thread's idle event-loop wait (the
         thread was idle, not a culprit: waits.wait_kind)."""
-        return c.block_type == B.LONG_WAIT and W.wait_kind(self.g, c.vertex)[0] == W.IDLE
+        return c.block_type == B.LONG_WAIT and "goroutine" not in c.evidence \
+            and W.wait_kind(self.g, c.vertex)[0] == W.IDLE
 
     def timer_origin(self, c, res):
         """A LongWait whose wait a timer ended where slice res begins (its
@@ -434,7 +436,50 @@ class _Run:
     def bystander(self, c):
         """A LongWait that only waits for others' work (bystanders.py: a
         parent, a launcher, an idle accept loop, a pipeline stage)."""
-        return c.block_type == B.LONG_WAIT and walked_through(self.g, c.vertex)
+        return c.block_type == B.LONG_WAIT and "goroutine" not in c.evidence and walked_through(self.g, c.vertex)
+
+    def goroutine_wait(self, utid, v, a, b):
+        """The goroutine whose stint starts v (on M utid) parked long before it
+        (goroutines.py): a LongWait of that goroutine, named on the M that ran
+        it (no thread waited: the M itself only relayed).  None otherwise."""
+        if v is None:
+            return None
+        w = GR.stint_wait(self.g, v, self.threshold_ns, a)
+        if w is None:
+            return None
+        how = {"goroutine": "readied by a goroutine", "runtime": "readied by Go's timers",
+               "netpoller": "readied by Go's netpoller"}[w["ended_by"]]
+        lw = {"vertex": int(v), "start_ns": w["park_ts"], "end_ns": w["end_ts"], "dur_ns": w["dur_ns"],
+              "reason": "goroutine", "syscall": None, "syscall_nr": None, "obj": w["goroutine"],
+              "what": f"goroutine {w['goroutine']:#x} parked ({how})", "ongoing": False, "timed_out": False,
+              "started_before_trace": w["before_probes"], "in_window_ns": max(0, min(w["end_ts"], b) - max(w["park_ts"], a))}
+        ev = dict(self.cls(utid, a, b).evidence, longest_wait=lw, goroutine=w)
+        return B.Classification(B.LONG_WAIT, utid, a, b, int(v), ev)
+
+    def goroutine_slice(self, v, c, depth, a, b):
+        """Behind a goroutine's wait: its readier (the core's goroutine edge
+        into its stint) or the sender of what the netpoller handed it (the
+        core's netpoll rule); None when Go's timers ended it (the wait is the
+        cause) or no edge names anyone."""
+        g = self.g
+        w = c.evidence["goroutine"]
+        if w["ended_by"] == "runtime":
+            return None
+        me = int(g.seg.utid[v])
+        best = None
+        for e in g.in_edges(v).tolist():
+            typ = int(g.edges.type[e])
+            if typ not in (G.EDGE_WAKEUP, G.EDGE_MESSAGE) or int(g.seg.utid[int(g.edges.src[e])]) == me:
+                continue
+            rank = (int(g.edges.obj[e]) == w["goroutine"], typ == G.EDGE_WAKEUP)
+            if best is None or rank > best[0]:
+                best = (rank, e)
+        if best is None:
+            return None
+        e = best[1]
+        res = interactive_slice(g, v, self.chooser, cursor=int(g.edges.ts[e]), first_edge=e)
+        self.extend(res, depth, a, b, None, skip_first=True)
+        return res
 
     # --- Algorithm 1 ---
     def diagnose_vertex(self, utid, v, c, a, b, depth):
@@ -506,6 +551,8 @@ class _Run:
                     d = int(g.edges.dst[e])
                     res = interactive_slice(g, d, self.chooser, cursor=int(g.edges.ts[e]), first_edge=e)
                     self.extend(res, depth, a, b, _pseudo("program_order"), skip_first=(d == v))
+        elif bt == B.LONG_WAIT and "goroutine" in c.evidence:
+            res = self.goroutine_slice(v, c, depth, a, b)
         elif bt == B.LONG_WAIT and (res := self.callee_slice(v, depth, a, b)) is not None:
             pass
         elif bt == B.LONG_WAIT:
@@ -548,7 +595,7 @@ class _Run:
             return info
         info["origin"] = res.origin
         info["slice"] = res
-        order = []
+        order, first_vertex = [], {}
         for step in res.steps:
             # the hang's own path is cut where it leaves the window: an edge that
             # happened before the wait began (the fork that started the process, a
@@ -562,11 +609,15 @@ class _Run:
                 break         # past the hung process's launcher lies its other business
             if t != utid and t not in order:
                 order.append(t)
+                first_vertex[t] = int(step.vertex)
         for t in order:
             if t in self.visited:
                 self.deepen(t, utid, depth + 1)
                 continue
             ct = self.shared_work(t, a, b) or self.stream(t, a, b) or self.cls(t, a, b)
+            if not self.nameable(ct):
+                # an M that only relayed: the goroutine it ran there may have waited
+                ct = self.goroutine_wait(t, first_vertex.get(t), a, b) or ct
             # an event-loop wait is idleness, except in the thread that holds what
             # the victim waits for (it waits for its own upstream there)
             holder = role == "owner" and info["owner"] is not None and info["owner"].utid == t

@@ -1,0 +1,128 @@
+"""Goroutines' own waits (GO_* rows, `argus start --go-probes`).
+
+A goroutine that is not locked to an OS thread waits without its thread:
+it parks (GO_PARK, runtime.park_m) and its M goes on to run other
+goroutines or sleeps as a spare; whoever readies it later (GO_READY,
+runtime.ready) lets some M run it again (GO_EXECUTE).  No thread shows that
+wait, so a thread-by-thread classification sees only a relay M that ran a
+goroutine for a moment.  Here the goroutine that starts a segment (its
+stint) is traced back to its park: a park long enough is a LongWait of that
+goroutine, named on the M that ran it afterwards.
+
+How the wait ended says where its cause lies:
+  goroutine   GO_READY by a thread that was running a goroutine (a channel
+              send, an Unlock): the graph core's goroutine edge leads there;
+  runtime     GO_READY on a thread running none (Go's timers: a Sleep, a
+              Timer): the wait is the end of the chain;
+  netpoller   no GO_READY between the park and the execute (runtime.netpoll
+              hands it over through injectglist): the data it then reads
+              ended it (the core's rule in argus_graph_probes.c).
+"""
+import weakref
+
+import numpy as np
+
+from argus.tracer import schema
+
+_CACHE = weakref.WeakKeyDictionary()
+
+
+def _process_rows(g, pid):
+    """(ts, type, tid, g) of the process's GO_* rows, in time order."""
+    per = _CACHE.setdefault(g, {})
+    got = per.get(pid)
+    if got is None:
+        idx = [g.thread_rows[g.thread_rows_ptr[u]:g.thread_rows_ptr[u + 1]] for u in g.utids_of_pid(pid)]
+        idx = np.concatenate(idx) if idx else np.zeros(0, dtype=np.int64)
+        r = g.rows[idx]
+        r = r[np.isin(r["type"], schema.GO_TYPES)]
+        r = r[np.argsort(r["ts_ns"], kind="stable")]
+        got = per[pid] = list(zip(r["ts_ns"].tolist(), r["type"].tolist(), r["tid"].tolist(), r["obj"].tolist()))
+    return got
+
+
+def stint(g, v):
+    """(goroutine, execute ts) of the first GO_EXECUTE in segment v, or None."""
+    rows = g.rows[g.segment_rows(v)]
+    ex = rows[rows["type"] == schema.GO_EXECUTE]
+    if len(ex) == 0:
+        return None
+    return int(ex["obj"][0]), int(ex["ts_ns"][0])
+
+
+def wait_before(g, pid, gid, exec_ts):
+    """The wait of goroutine gid that its execute at exec_ts ended: a dict
+    (park_ts, park_tid, ready_ts, ready_tid, ended_by) or None when it did
+    not park before (a new goroutine, a preempted one resumed)."""
+    rows = _process_rows(g, pid)
+    park = ready = None
+    seen = False
+    for ts, typ, tid, obj in rows:
+        if ts >= exec_ts:
+            break
+        if obj != gid:
+            continue
+        if typ == schema.GO_READY and not seen and rows:
+            # its first row a ready: it parked before the probes were on (a
+            # program runs unprobed for a moment after its exec), so it waited
+            # since the process's first GO_* row at least
+            park = (rows[0][0], None)
+        seen = True
+        if typ == schema.GO_PARK:
+            park, ready = (ts, tid), None
+        elif typ == schema.GO_READY and park is not None:
+            ready = (ts, tid)
+        elif typ == schema.GO_EXECUTE:
+            park = ready = None
+    if park is None:
+        return None
+    if ready is None:
+        how = "netpoller"
+    else:
+        # readied by a goroutine when its thread's last GO_* row before the
+        # ready is an execute (a goroutine ran there), else by the runtime
+        last = None
+        for ts, typ, tid, obj in rows:
+            if ts >= ready[0]:
+                break
+            if tid == ready[1] and typ != schema.GO_READY:
+                last = typ
+        how = "goroutine" if last == schema.GO_EXECUTE else "runtime"
+    return {"park_ts": park[0], "park_tid": park[1], "before_probes": park[1] is None, "ready_ts": ready[0] if ready else None,
+            "ready_tid": ready[1] if ready else None, "exec_ts": exec_ts, "ended_by": how}
+
+
+def _timer_wait_start(g, tid, ts):
+    """When the M that Go's timers readied a goroutine on began the timed
+    wait whose expiry led to it (its segment at ts opened by a kernel timer
+    ending its previous wait), else ts.  The runtime sleeps until its
+    earliest timer, and a timer added earlier wakes it (wakeNetPoller), so
+    the expired timer was armed, its goroutine parked, when that wait began:
+    a bound for a goroutine that parked before the probes were on."""
+    u = g.utid_of_tid(tid, ts)
+    if u is None or u < 0:
+        return ts
+    v = g.segment_at(u, ts)
+    p = g.prev_segment(v) if v is not None and v >= 0 else -1
+    if p is None or p < 0 or g.start_label(v) != "timer" or not g.seg.wait_known[p]:
+        return ts
+    return min(ts, int(g.seg.wait_start[p]))
+
+
+def stint_wait(g, v, min_ns, a=None):
+    """The LongWait of the goroutine whose stint starts segment v: its wait
+    dict plus goroutine and dur_ns, when it parked >= min_ns (and, with a,
+    was still parked at a); else None."""
+    s = stint(g, v)
+    if s is None:
+        return None
+    gid, exec_ts = s
+    w = wait_before(g, int(g.threads.pid[int(g.seg.utid[v])]), gid, exec_ts)
+    if w is None:
+        return None
+    if w["before_probes"] and w["ended_by"] == "runtime":
+        w["park_ts"] = min(w["park_ts"], _timer_wait_start(g, w["ready_tid"], w["ready_ts"]))
+    end = w["ready_ts"] if w["ready_ts"] is not None else exec_ts
+    if end - w["park_ts"] < min_ns or (a is not None and end < a):
+        return None
+    return dict(w, goroutine=gid, end_ts=end, dur_ns=end - w["park_ts"])

@@ -1,0 +1,89 @@
+"""A goroutine's own wait (goroutines.py): a goroutine not locked to a
+thread sleeps 3 s with no thread waiting for it; the M that ran it after
+its timer fired is named LongWait for it, not the hung main thread itself.
+
+The crafted process: M0 (the main thread, its goroutine G0 locked to it),
+M1 that runs G1 until G1 sleeps, M2 the M that polls the network and
+runs Go's timers."""
+from argus.tracer import schema
+from argus.diagnose import diagnose, to_json
+from argus.diagnose import goroutines as GR
+from support.crafted import Trace, ms, s
+
+P, M0, M1, M2 = 500, 500, 501, 502
+G0, G1 = 0xC000000100, 0xC000000200
+FUTEX = 0x7000
+WAKE = s(3)
+
+
+def go(t, at, tid, kind, g):
+    return t.row(at, tid, kind, obj=g, obj2=0xC000000999, cpu=0)
+
+
+def sleeper(go_rows=True, first_ready=False, late=False):
+    """G1 parks in a Sleep at 1 ms (first_ready: before the probes were on,
+    its first row is the timer's ready; late: no GO_* row at all before
+    it, the probes came on at 3 s); G0 waits for it on a channel from
+    2 ms; at 3 s Go's timer on M2 readies G1, which sends to G0."""
+    t = Trace()
+    for tid, name in ((M0, "main"), (M1, "m1"), (M2, "m2")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    if go_rows and not late:
+        go(t, ms(0.1), M0, schema.GO_EXECUTE, G0)
+        if not first_ready:
+            go(t, ms(0.2), M1, schema.GO_EXECUTE, G1)
+            go(t, ms(1), M1, schema.GO_PARK, G1)
+    t.exit(M1, ms(1.01))
+    for k in range(1, 30):     # M2 polls the network until Go's next timer, every 100 ms
+        t.block(M2, ms(100 * k - 99.5), "poll", "epoll_pwait", obj=3)
+        t.timer_wake(M2, ms(100 * k), ret=0)
+    t.block(M2, ms(2900.5), "poll", "epoll_pwait", obj=3)
+    if go_rows and not late:
+        go(t, ms(2), M0, schema.GO_PARK, G0)
+    t.futex_wait(M0, ms(2.01), FUTEX)
+    t.timer_wake(M2, WAKE)
+    if go_rows:
+        go(t, WAKE + ms(0.01), M2, schema.GO_READY, G1)
+        go(t, WAKE + ms(0.02), M2, schema.GO_EXECUTE, G1)
+        go(t, WAKE + ms(0.03), M2, schema.GO_READY, G0)
+    t.futex_wake(M2, WAKE + ms(0.04), FUTEX)
+    t.wake(M2, M0, WAKE + ms(0.04))
+    if go_rows:
+        go(t, WAKE + ms(0.05), M2, schema.GO_PARK, G1)
+    t.block(M2, WAKE + ms(0.06), "poll", "epoll_pwait", obj=3)
+    t.run(M0, WAKE + ms(0.1))
+    if go_rows:
+        go(t, WAKE + ms(0.11), M0, schema.GO_EXECUTE, G0)
+    t.preempt(M0, WAKE + ms(100))
+    return t.build(trace_end=WAKE + ms(200))
+
+
+def test_the_goroutines_wait_before_its_stint():
+    g = sleeper()
+    v = g.segment_at(g.utid_of_tid(M2), WAKE + ms(0.03))
+    w = GR.stint_wait(g, v, s(1))
+    assert (w["goroutine"], w["park_ts"], w["end_ts"], w["ended_by"]) == (G1, ms(1), WAKE + ms(0.01), "runtime")
+    assert GR.stint_wait(g, v, s(5)) is None           # shorter than the threshold
+    g = sleeper(first_ready=True)
+    v = g.segment_at(g.utid_of_tid(M2), WAKE + ms(0.03))
+    w = GR.stint_wait(g, v, s(1))
+    assert w["before_probes"] and w["park_ts"] == ms(0.1)  # parked since the first GO_* row at least
+    g = sleeper(first_ready=True, late=True)
+    v = g.segment_at(g.utid_of_tid(M2), WAKE + ms(0.03))
+    w = GR.stint_wait(g, v, s(0.05))
+    # Go's timers ran it: parked since M2 began the timed wait that its timer ended
+    assert w["before_probes"] and w["park_ts"] == ms(2900.5) and w["ended_by"] == "runtime"
+
+
+def test_the_m_that_ran_a_goroutine_after_its_long_sleep_is_named_for_it():
+    j = to_json(diagnose(sleeper(), P))
+    assert j["spinning"]["tid"] == M0
+    primary = [c for c in j["root_causes"] if c["primary"]]
+    assert [(c["tid"], c["block_type"]) for c in primary] == [(M2, "LongWait")]
+    assert primary[0]["why"].startswith(f"LongWait on goroutine {G1:#x} parked (readied by Go's timers) for 2.999 s")
+
+
+def test_without_go_rows_no_thread_stands_for_the_sleeper():
+    j = to_json(diagnose(sleeper(go_rows=False), P))
+    assert M2 not in [c["tid"] for c in j["root_causes"]]
