@@ -733,7 +733,11 @@ class _Run:
         first is not always the one that holds it now: a process's main
         thread sets a pipe up, a worker answers on it), or dropped.  A weak
         holder that the waiter itself was holding up is dropped too
-        (waits_for)."""
+        (waits_for), and so is one being diagnosed now (on self.stack: the
+        waiter is behind it on this chain): an inference that closes a loop
+        says nothing about who holds the object, as process_peers already
+        has it, and would hide a holder further on (a forked child that
+        inherited a pipe and sleeps before it writes)."""
         out, seen = [], set()
         for o in owners:
             if not o.weak or self.cls(o.utid, a, b).abnormal:
@@ -743,6 +747,8 @@ class _Run:
                         for p in self.process_peers(o.utid, a, b, o.ts)]
             for x in alts:
                 if x.weak and waiter is not None and self.waits_for(x.utid, waiter, a, b):
+                    continue
+                if x.weak and x.utid in self.stack:
                     continue
                 if x.utid not in seen:
                     seen.add(x.utid)

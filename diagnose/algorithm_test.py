@@ -749,3 +749,30 @@ def test_a_yield_spinner_follows_no_inferred_futex_channel():
     j = to_json(diagnose(_poller_and_its_waiter(spin=True, ended=False), 10))
     assert j["spinning"]["block_type"] == "RepeatedYield"
     assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(10, "RepeatedYield", True)]
+
+
+def test_an_inferred_holder_that_closes_a_loop_gives_way_to_the_one_further_on():
+    """main (10) waits on a condvar (futex 0xC) its worker 11 signals once a
+    byte arrives on a pipe (fd 3) that 10 made before forking child 20,
+    which inherited it and sleeps over the hang before it writes.  10 and 11
+    handed the condvar back and forth before.  The pipe's inferred holders
+    are 11's own thread 10 (it exchanged wakeups with 11) and the child: 10
+    is the waiter two steps up this very chain, a loop that names nobody,
+    so the child is followed and named."""
+    t = Trace()
+    t.thread(10, 10, "main").thread(10, 11, "worker")
+    t.run(10, 0).run(11, 0)
+    t.fd_info(10, us(10), 3, "pipe", 4545)
+    t.fork(10, 20, us(20), "main", child_pid=20)
+    t.run(20, us(20))
+    t.block(20, us(40), "sleep", "nanosleep")
+    for k in range(3):       # quick hand-offs on the condvar before the hang
+        at = us(100) + k * ms(1)
+        t.futex_wait(10, at, 0xC)
+        t.futex_wake(11, at + us(50), 0xC).wake(11, 10, at + us(50)).run(10, at + us(60))
+    t.futex_wait(10, ms(5), 0xC)
+    t.fd_info(11, ms(5) + us(10), 3, "pipe", 4545)
+    t.block(11, ms(5) + us(20), "read", "read", obj=3)
+    g = t.build(until=s(3))
+    j = to_json(diagnose(g, 10))
+    assert [(c["tid"], c["primary"]) for c in j["root_causes"]] == [(11, False), (20, True)]
