@@ -8,6 +8,8 @@ index, as the reports print them) or PID alone when one host has it.
 """
 import re
 
+import numpy as np
+
 from argus.cli.common import ArgusError
 from argus.cli.progress import Progress, fmt_count
 from argus.cli.tracefile import load_trace
@@ -94,7 +96,13 @@ def resolve(g, spec, what="--pid", host=None):
     if not on:
         raise ArgusError(f"{what} {pid}: no such process in the {len(g.hosts)} buffers")
     if len(on) > 1:
-        raise ArgusError(f"{what} {pid} is on hosts {', '.join(h.name for h in on)}: pass HOST:{pid}")
+        # the same pid on several hosts: the one where it does the most (a
+        # process that is only seen waking or woken there is elsewhere)
+        counts = sorted(((int(np.count_nonzero(g.rows["pid"] == MH.global_id(h.index, pid))), h) for h in on),
+                        key=lambda c: -c[0])
+        if counts[0][0] < 10 * max(1, counts[1][0]):
+            raise ArgusError(f"{what} {pid} is on hosts {', '.join(h.name for h in on)}: pass HOST:{pid}")
+        on = [counts[0][1]]
     return MH.global_id(on[0].index, pid)
 
 

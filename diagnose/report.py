@@ -37,8 +37,11 @@ SCHEMA = "argus.diagnosis/1"
 
 # --- Algorithm 1's sentences: algorithm.py decides, these say it ---
 def thread_label(g, utid):
-    """"comm/tid" of a thread."""
-    return f"{g.comm(utid)}/{int(g.threads.tid[utid])}"
+    """"comm/tid" of a thread ("comm/host:tid" in a graph of several hosts)."""
+    tid = int(g.threads.tid[utid])
+    if g.hosts is not None:
+        return f"{g.comm(utid)}/{hosts.label(hosts.ident(g, {'pid': tid, 'tid': tid}), 'tid')}"
+    return f"{g.comm(utid)}/{tid}"
 
 
 _START_LABELS = {"trace_start": "already running when the trace started",

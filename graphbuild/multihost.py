@@ -257,30 +257,33 @@ def _loopback_endpoint(ep):
     return (ep >> np.uint64(40)) == np.uint64(127)
 
 
-def foreign_wakeups(rows):
-    """WAKEUP rows whose waker is no task of this host: it never made a
-    syscall, started, forked or was snapshotted here.  A buffer limited to
-    a namespace (argus start --netns) can hold the wakeup of one of its
-    tasks by a task outside it; on separate machines that is the network's
-    softirq, and it is turned into one (so no task of the wrong host, or a
-    phantom, stands for the sender: the cross-host edge does)."""
+ACTOR_ONLY_TYPES = (schema.WAKEUP, schema.WAKEUP_NEW, schema.TIMER)
+
+
+def foreign_actors(rows):
+    """Rows whose actor is no task of this host: a WAKEUP or a TIMER fire
+    by a task that does nothing else here (no switch, syscall, snapshot,
+    name ...).  A buffer limited to a namespace (argus start --netns) holds
+    the wakeups of its tasks by tasks outside it, and timers that fired
+    while one ran; on separate machines that is the network's softirq or
+    an interrupt, and it is made one: no task of the wrong host (a
+    phantom) stands for the sender, the cross-host edge does."""
     t = rows["type"]
-    own = np.isin(t, (schema.SYSCALL_ENTER, schema.SYSCALL_EXIT, schema.PROC_SNAPSHOT, schema.EXEC,
-                      schema.THREAD_NAME))
-    tids = set(rows["tid"][own].tolist()) | set(rows["peer_tid"][t == schema.FORK].tolist())
-    if not tids:
+    own = ~np.isin(t, ACTOR_ONLY_TYPES)
+    tids = np.unique(np.concatenate([rows["tid"][own], rows["peer_tid"][t == schema.FORK]]))
+    if not len(tids):
         return np.zeros(len(rows), bool)
-    wk = (t == schema.WAKEUP) & (rows["reason"] == schema.WAKE_TASK) & (rows["tid"] != 0)
-    return wk & ~np.isin(rows["tid"], np.fromiter(tids, np.uint32, len(tids)))
+    return np.isin(t, ACTOR_ONLY_TYPES) & (rows["tid"] != 0) & ~np.isin(rows["tid"], tids)
 
 
 def remap_rows(rows, host, clock, frames_base=0, strings_base=0):
     """A copy of one host's rows in the merged graph's ids and clock (module doc, 4-5)."""
     rows = rows.copy()
-    fw = foreign_wakeups(rows)
+    fw = foreign_actors(rows)
     if fw.any():
-        rows["reason"][fw] = schema.WAKE_SOFTIRQ
-        rows["irq"][fw] = schema.IRQ_NET
+        task = fw & np.isin(rows["type"], (schema.WAKEUP, schema.WAKEUP_NEW)) & (rows["reason"] == schema.WAKE_TASK)
+        rows["reason"][task] = schema.WAKE_SOFTIRQ
+        rows["irq"][task] = schema.IRQ_NET
         rows["pid"][fw] = 0
         rows["tid"][fw] = 0
     h = np.uint32(host << HOST_SHIFT)
