@@ -5,6 +5,8 @@ edge from the readier, not from the spare M that the runtime had wake.
 The crafted process: M0 (the main thread, its goroutine G0 locked to it),
 M1 running goroutine G1, M2 a spare M, M3 a worker M running GA then GB.
 """
+import pytest
+
 from argus.tracer import schema
 from argus.graphbuild import graph as G
 from support.crafted import Trace, ms, compare_with_oracle
@@ -125,13 +127,14 @@ def test_the_python_reference_agrees():
     assert py.stats["go_edges"] == 1
 
 
-def netpolled(go_rows=True, readied=False):
+def netpolled(go_rows=True, readied=False, late=False):
     """G0 (locked to M0) reads a socket with nothing in it, parks at 1 ms
     (M0 sleeps in a futex).  G1 on M1 writes the peer end at 40 ms; at 50 ms
     the spare M2 polls the network (no GO_READY: Go's netpoll readies
     through injectglist) and wakes M0, which runs G0: it reads the byte.
     readied: a GO_READY of G0 by M1's goroutine comes before the execute
-    (then the goroutine edge names M1 as before)."""
+    (then the goroutine edge names M1 as before).  late: G0's first row is
+    that execute (the probes came on while it was parked)."""
     from graphbuild.heuristics_test import fd_info
     t = Trace()
     for tid, name in ((M0, "main"), (M1, "m1"), (M2, "m2")):
@@ -139,11 +142,12 @@ def netpolled(go_rows=True, readied=False):
         t.run(tid, 0)
     fd_info(t, M0, ms(0.5), 4, schema.FD_SOCKET, 101, 101, 102)
     fd_info(t, M1, ms(0.5), 5, schema.FD_SOCKET, 102, 102, 101)
-    if go_rows:
+    if go_rows and not late:
         go(t, ms(0.1), M0, schema.GO_EXECUTE, G0)
+    if go_rows:
         go(t, ms(0.2), M1, schema.GO_EXECUTE, G1)
     t.syscall(M0, ms(0.9), "read", obj=4, obj2=101, ret=-11)
-    if go_rows:
+    if go_rows and not late:
         go(t, ms(1), M0, schema.GO_PARK, G0)
     t.futex_wait(M0, ms(1.01), FUTEX)
     t.futex_wait(M2, ms(0.5), FUTEX + 8)
@@ -163,8 +167,9 @@ def netpolled(go_rows=True, readied=False):
     return t.build()
 
 
-def test_a_goroutine_the_netpoller_readied_is_woken_by_the_sender_of_what_it_reads():
-    g = netpolled()
+@pytest.mark.parametrize("late", [False, True])
+def test_a_goroutine_the_netpoller_readied_is_woken_by_the_sender_of_what_it_reads(late):
+    g = netpolled(late=late)
     v, e = _wake_into(g, M0, ms(55))
     assert e >= 0 and g.seg.start[v] == ms(50.1)
     assert int(g.seg.tid[int(g.edges.src[e])]) == M1 and int(g.edges.src_ts[e]) == ms(40)

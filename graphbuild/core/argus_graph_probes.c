@@ -301,7 +301,9 @@ static void on_go_execute(struct argus_graph *g, int64_t u, const struct argus_r
 	struct handoff *h = last_handoff(g, &g->enqueues, GO_KEY | t->pid, r->obj, 0);
 	int64_t ts = (int64_t)r->ts_ns, dst;
 	int readied = h && !h->used && h->utid >= 0 && h->utid != u;
-	int polled = h && !h->used && h->utid == GO_PARKED;
+	/* parked and not readied by name; or never seen here before: it parked
+	 * before the probes came on (or is new: then no data waited for it) */
+	int polled = h ? !h->used && h->utid == GO_PARKED : t->go_last != r->obj;
 	struct wake *w = NULL;
 
 	if (h && !h->used && h->utid == u)
@@ -321,11 +323,12 @@ static void on_go_execute(struct argus_graph *g, int64_t u, const struct argus_r
 	t->go_seg = t->seg + 1;
 	t->go_np_seg = 0;
 	if (polled && t->seg >= 0) {  /* the netpoller's: its first receive says who */
-		h->used = 1;
+		if (h)
+			h->used = 1;
 		t->go_np_seg = t->seg + 1;
 		t->go_np_wake = w ? (int64_t)(w - &VEC_AT(&g->wakes, struct wake, 0)) + 1 : 0;
 		t->go_np_ts = ts;
-		t->go_np_park = h->ts;
+		t->go_np_park = h ? h->ts : 0;
 		t->go_np_g = r->obj;
 		return;
 	}
