@@ -103,8 +103,12 @@ def _timer_wait_start(g, tid, ts):
     if u is None or u < 0:
         return ts
     v = g.segment_at(u, ts)
+    for _ in range(8):       # back over the heuristic splits of the same run
+        if v is None or v < 0 or g.start_label(v) != "split":
+            break
+        v = g.prev_segment(v)
     p = g.prev_segment(v) if v is not None and v >= 0 else -1
-    if p is None or p < 0 or g.start_label(v) != "timer" or not g.seg.wait_known[p]:
+    if p is None or p < 0 or g.start_label(v) != "timer" or not g.seg.wait_known[p] or g.seg.wait_start[p] < 0:
         return ts
     return min(ts, int(g.seg.wait_start[p]))
 
