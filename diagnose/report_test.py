@@ -113,3 +113,35 @@ def test_one_time_origin_with_wall_clock(monkeypatch):
     assert j["trace"]["origin_ns"] == 500_000_000 and j["trace"]["wall_offset_ns"] == 1_700_000_000 * 10**9
     assert render_text(json.loads(render_json(d))) == text
     assert hangs_to_json(g, [])["trace"]["origin_ns"] == 500_000_000
+
+
+def test_processes_name_their_container_in_reports_hangs_and_exports():
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+    from argus.diagnose import export_chrome, export_model as M, export_perfetto
+
+    docker = "/system.slice/docker-" + "0123456789abcdef" * 4 + ".scope"
+    t, info = C.client_daemon()
+    t.proc_ns(200, 0, 77, docker, 4026532000)
+    t.proc_ns(100, 0, 5, "/user.slice/user-0.slice/session-1.scope", 4026531840)
+    g = t.build(trace_end=info["trace_end"])
+    assert g.process_scope(200) == {"container": "docker:0123456789ab", "cgroup": docker, "netns": 4026532000}
+    d = diagnose(g, C.APP)
+    text = render_text(d)
+    assert text.splitlines()[0].startswith("Hang in app/100 (process app/100 [session-1.scope]): ")
+    assert "daemond/200 (process daemond/200 [docker:0123456789ab])" in text
+    assert text == render_text(json.loads(render_json(d)))
+    j = to_json(d)
+    assert (j["spinning"]["container"], j["spinning"]["netns"]) == ("session-1.scope", 4026531840)
+    hangs = render_hangs_text(g, list_hangs(g, C.APP)).splitlines()
+    assert hangs[0].split()[:2] == ["where", "thread"]
+    assert hangs[1].startswith("session-1.scope netns 4026531840  app/100 main")
+    tl = M.timeline(g, d)
+    trace = pb.Trace()
+    trace.ParseFromString(export_perfetto.render(tl))
+    labels = {p.track_descriptor.process.pid: list(p.track_descriptor.process.process_labels)
+              for p in trace.packet if p.track_descriptor.HasField("process")}
+    assert labels[200] == ["container=docker:0123456789ab", f"cgroup={docker}", "netns=4026532000"]
+    chrome = json.loads(export_chrome.render(tl))
+    assert {"ph": "M", "name": "process_labels", "pid": 200, "tid": 200,
+            "args": {"labels": f"container=docker:0123456789ab,cgroup={docker},netns=4026532000"}} in \
+        chrome["traceEvents"]

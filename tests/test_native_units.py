@@ -18,6 +18,7 @@ UNITS = {"argus_rb", "argus_radix_sort", "argus_graph", "thread_names", "bpf_loa
          "reloc_x86_64", "reloc_arm64", "reloc_random", "hook_x86_64", "thunk_arm64", "uring_load",
          "ret_deref",   # the spec's ret_deref as data (dylib-instrument/ret_deref_test.c)
          "safe_dir",    # the verified-directory-fd writer of argusd (tracer/daemon/safe_dir_test.c)
+         "cgroup_path",  # argusd's --cgroup / --netns scope and cgroup paths (tracer/daemon/cgroup_path_test.c)
          # more of argusd: the ring index, the recording tier, the Go runtime's offsets
          "hang_index", "detail_tier", "go_runtime"}
 

@@ -203,7 +203,10 @@ def test_cgroup_scope_records_a_process_moved_into_it(tmp_path):
 def test_bad_scope_is_one_line(tmp_path):
     require_tracing()
     runner = ArgusRunner(tmp_path)
-    for flag, value, words in (("--netns", "/nonexistent/ns", "bad --netns"),
-                               ("--cgroup", "/no-such-cgroup-here", "bad --cgroup")):
-        proc = runner.run("start", "--buffer", runner.buffer, "--size", "64M", flag, value, check=False)
-        assert proc.returncode != 0 and words in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    try:
+        for flag, value, words in (("--netns", "/nonexistent/ns", "bad --netns"),
+                                   ("--cgroup", "/no-such-cgroup-here", "bad --cgroup")):
+            proc = runner.run("start", "--buffer", runner.buffer, "--size", "64M", flag, value, check=False)
+            assert proc.returncode != 0 and words in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    finally:
+        runner.stop()       # had a start succeeded

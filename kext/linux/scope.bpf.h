@@ -11,12 +11,14 @@
  * The scope: `argus start --cgroup PATH` / `--netns NS` set scope_cgroup_id
  * (the cgroup or any cgroup below it) / scope_netns before load.  A task
  * outside is recorded nowhere, but for the wakeups that cross the boundary
- * (either end inside).  Both 0 (the default): outside() is constant false
- * and the verifier drops the test, so an unscoped daemon pays nothing.
+ * (either end inside).  Unscoped (the default) scope_on is a constant
+ * false: the verifier drops the test's branch, and what is left per call
+ * site is the load of the flag (bench/scope_cost.py).
  */
 #ifndef ARGUS_SCOPE_BPF_H
 #define ARGUS_SCOPE_BPF_H
 
+const volatile bool scope_on = false;           /* either below is set: one load for the unscoped test */
 const volatile __u64 scope_cgroup_id = 0;       /* record only this cgroup and those below it; 0 = any */
 const volatile __u32 scope_netns = 0;           /* record only this network namespace (inode); 0 = any */
 
@@ -29,37 +31,41 @@ struct kernfs_node___old {
 	struct kernfs_node *parent;
 };
 
+/* Direct loads through the programs' BTF pointers (faulting loads the
+ * verifier guards), not bpf_probe_read helper calls: a call clobbers the
+ * argument registers, and the compiler would spill live values around the
+ * scope test even where the test itself is dead code. */
 static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn)
 {
 	if (bpf_core_field_exists(kn->__parent))
-		return BPF_CORE_READ(kn, __parent);
-	return BPF_CORE_READ((struct kernfs_node___old *)kn, parent);
+		return kn->__parent;
+	return ((struct kernfs_node___old *)kn)->parent;
 }
 
 static __always_inline __u64 task_cgroup_id(struct task_struct *t)
 {
-	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+	return t->cgroups->dfl_cgrp->kn->id;
 }
 
 static __always_inline __u32 task_netns(struct task_struct *t)
 {
-	struct nsproxy *ns = BPF_CORE_READ(t, nsproxy);
+	struct nsproxy *ns = t->nsproxy;
 
 	/* NULL once an exiting task dropped its namespaces */
-	return ns ? BPF_CORE_READ(ns, net_ns, ns.inum) : 0;
+	return ns ? ns->net_ns->ns.inum : 0;
 }
 
 static __always_inline bool outside(struct task_struct *t)
 {
-	if (!scope_cgroup_id && !scope_netns)
+	if (!scope_on)
 		return false;
 	if (scope_netns && task_netns(t) != scope_netns)
 		return true;
 	if (scope_cgroup_id) {
-		struct kernfs_node *kn = BPF_CORE_READ(t, cgroups, dfl_cgrp, kn);
+		struct kernfs_node *kn = t->cgroups->dfl_cgrp->kn;
 
 		for (int i = 0; i < SCOPE_MAX_DEPTH && kn; i++) {
-			if (BPF_CORE_READ(kn, id) == scope_cgroup_id)
+			if (kn->id == scope_cgroup_id)
 				return false;
 			kn = kn_parent(kn);
 		}

@@ -214,6 +214,14 @@ class Trace:
         return self.row(at, tid, schema.MAPPING, obj=start, obj2=end, val=pgoff, aux=prot,
                         peer_tid=at_off, peer_pid=len(raw))
 
+    def proc_ns(self, pid, at, cgroup_id, path, netns):
+        """A PROC_NS record: process pid lives in cgroup path (id) and
+        network namespace netns, as the kernel side and argusd write it."""
+        raw = path.encode()
+        at_off = len(self._strings)
+        self._strings += raw + b"\0"
+        return self.row(at, pid, schema.PROC_NS, obj=cgroup_id, obj2=netns, peer_tid=at_off, peer_pid=len(raw))
+
     def lost(self, at, count):
         return self.row(at, 0, schema.LOST, val=count)
 

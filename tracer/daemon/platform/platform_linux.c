@@ -513,6 +513,7 @@ static int open_object(struct linux_tracer *t, const struct argus_tracer_config 
 	obj->rodata->wakeup_bytes = (__u32)wake;
 	obj->rodata->targ_exclude_tgid = cfg->exclude_tgid;
 	obj->rodata->capture_stacks = cfg->capture_stacks != 0;
+	obj->rodata->scope_on = cfg->scope_cgroup_id || cfg->scope_netns;
 	obj->rodata->scope_cgroup_id = cfg->scope_cgroup_id;
 	obj->rodata->scope_netns = cfg->scope_netns;
 	/* Scrambles kernel addresses (timers, files) into ids; a failed
