@@ -34,6 +34,8 @@ import numpy as np
 from argus.graphbuild import graph as G
 from argus.diagnose.blocktype import wait_desc
 from argus.diagnose.report import fmt_at, trace_clock as _clock
+from argus.diagnose import hosts
+from argus.graphbuild.multihost import host_of
 
 MARGIN = 0.05
 MAX_STATES_PER_THREAD = 1_000_000  # a thread polling every few us over minutes: keep the export loadable
@@ -44,8 +46,14 @@ FLOW_TYPES = ("wakeup", "spawn", "message", "timer", "data_flag", "ownership")
 
 def _ident(g, utid):
     pid = int(g.threads.pid[utid])
-    return {"utid": int(utid), "pid": pid, "tid": int(g.threads.tid[utid]), "comm": g.comm(utid),
-            "process": g.process_name(pid), **g.process_scope(pid)}
+    out = {"utid": int(utid), "pid": pid, "tid": int(g.threads.tid[utid]), "comm": g.comm(utid),
+           "process": g.process_name(pid), **g.process_scope(pid)}
+    if g.hosts is not None:
+        # several hosts: pid / tid stay the graph's (unique across hosts, what
+        # the exporters key processes by); host and the ids on it for labels
+        local = hosts.ident(g, {"pid": pid, "tid": out["tid"]})
+        out.update(host=local["host"], host_index=host_of(pid), local_pid=local["pid"], local_tid=local["tid"])
+    return out
 
 
 def _order_threads(g, d):
@@ -100,6 +108,7 @@ def _edge_flow(g, eid, on_path):
     e = g.edge(int(eid))
     src, dst = int(e["src"]), int(e["dst"])
     return {"eid": int(eid), "type": e["type"], "weak": bool(e["weak"]), "on_path": on_path,
+            "cross_host": g.host_edges is not None and bool(g.host_edges[int(eid)]),
             "owner_kind": e.get("owner_kind") if e["type"] == "ownership" else None,
             "src_vertex": src, "dst_vertex": dst,
             "src_utid": int(g.seg.utid[src]), "dst_utid": int(g.seg.utid[dst]),
@@ -168,23 +177,34 @@ def timeline(g, d):
             "hang": {"utid": int(d.hang.utid), "vertex": int(d.hang.vertex), "start": int(d.hang.start_ns),
                      "end": int(d.hang.end_ns), "block_type": d.hang.block_type, "ongoing": bool(d.hang.ongoing)},
             "threads": threads, "states": states, "segments": segments, "flows": flows,
-            "path": path, "roots": roots, "notes": notes}
+            "path": path, "roots": roots, "notes": notes,
+            "hosts": None if g.hosts is None else [h.name for h in g.hosts]}
 
 
 def flow_name(f):
     """A flow's display name: the edge type, its ownership kind, "(weak)"."""
     name = f["type"] + (f" {f['owner_kind']}" if f.get("owner_kind") else "")
+    name += " (cross-host)" if f.get("cross_host") else ""
     return name + (" (weak)" if f["weak"] else "")
 
 
 def flow_category(f):
     """argus.edge / argus.edge.weak, with .path when the diagnosis took it:
     viewers filter and colour by category."""
-    return "argus.edge" + (".weak" if f["weak"] else "") + (".path" if f["on_path"] else "")
+    return ("argus.edge" + (".cross_host" if f.get("cross_host") else "") + (".weak" if f["weak"] else "")
+            + (".path" if f["on_path"] else ""))
 
 
 def thread_label(t):
+    if t.get("host"):
+        return f"{t['comm'] or '?'}/{t['host']}:{t['local_tid']}"
     return f"{t['comm'] or '?'}/{t['tid']}"
+
+
+def process_label(t):
+    """The process's display name: "host: name" in a graph of several hosts."""
+    name = t["process"] or t["comm"]
+    return f"{t['host']}: {name}" if t.get("host") else name
 
 
 def path_label(p):

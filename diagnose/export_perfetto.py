@@ -12,6 +12,12 @@ published trace format), never hand-encoded.  Layout, one packet sequence:
                   slices never overlap on a track): a slice per path element
                   named "path #i: BlockType (role)", and a slice per root
                   cause named "PRIMARY ROOT CAUSE ..." / "root cause ...".
+Several hosts (a graph merged from several buffers): one process group per
+host -- process names "host: name", a host=NAME label, and the host index as
+the sort index, so a host's processes sit together; the pids are the
+graph's (host index in bits 22 and up: unique across hosts); cross-host
+message edges are flows named "message (cross-host)" in category
+argus.edge.cross_host.
 Flows: one flow id per edge (flow_ids on the source instant, terminating_flow_ids
 on the destination instant); names and categories say the edge type and
 whether it is weak ("argus.edge.weak") or on the path (".path").  The
@@ -77,10 +83,15 @@ def build_trace(tl):
     procs, tracks = {}, {}
     for t in tl["threads"]:
         if t["pid"] not in procs:
-            # where it lives (container, cgroup, netns) as process labels: Perfetto's process args
-            labels = [f"{k}={t[k]}" for k in ("container", "cgroup", "netns") if t.get(k)]
-            procs[t["pid"]] = descriptor(process={"pid": t["pid"], "process_name": t["process"] or t["comm"],
-                                                  **({"process_labels": labels} if labels else {})})
+            # where it lives (host, container, cgroup, netns) as process labels: Perfetto's process args
+            labels = [f"{k}={t[k]}" for k in ("host", "container", "cgroup", "netns") if t.get(k)]
+            proc = {"pid": t["pid"], "process_name": M.process_label(t),
+                    **({"process_labels": labels} if labels else {})}
+            if t.get("host"):
+                # several hosts: each host's processes sort together (the UI
+                # orders process tracks by this index), host 0's first
+                proc["legacy_sort_index"] = int(t["host_index"])
+            procs[t["pid"]] = descriptor(process=proc)
         tracks[t["utid"]] = descriptor(parent_uuid=procs[t["pid"]],       # as the format's reference does
                                        thread={"pid": t["pid"], "tid": t["tid"], "thread_name": t["comm"]})
 

@@ -33,6 +33,15 @@ def label(x, key="pid"):
     return f"{x['host']}:{x[key]}" if x.get("host") else f"{x[key]}"
 
 
+def graph_label(g, ident):
+    """A graph id as text: host:id with several hosts, else the id."""
+    if g.hosts is None:
+        return str(ident)
+    h = MH.host_of(ident)
+    name = g.hosts[h].name if h < len(g.hosts) else f"host{h}"
+    return f"{name}:{MH.local_id(ident)}"
+
+
 def hosts_json(g):
     out = []
     for h in g.hosts:

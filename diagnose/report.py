@@ -493,11 +493,16 @@ def hangs_to_json(g, hangs, ranks=None):
     candidates.Candidate} adds "candidate": {"tier", "why"} (the ranking `argus debug` picks by)."""
     def item(h):
         d = h.to_dict(g)
+        if g.hosts is not None and "pid" in d and "tid" in d:
+            d = hosts.ident(g, d)
         c = (ranks or {}).get(id(h))
         if c is not None:
             d["candidate"] = {"tier": c.tier, "why": c.why}
         return d
-    return _clean({"schema": "argus.hangs/1", "hangs": [item(h) for h in hangs], "trace": trace_json(g)})
+    out = {"schema": "argus.hangs/1", "hangs": [item(h) for h in hangs], "trace": trace_json(g)}
+    if g.hosts is not None:
+        out["hosts"] = hosts.hosts_json(g)
+    return _clean(out)
 
 
 def render_hangs_text(g, hangs, with_process=False, ranks=None):
@@ -514,9 +519,10 @@ def render_hangs_text(g, hangs, with_process=False, ranks=None):
         what = wait_desc(g, h.vertex) if h.kind == "wait" else \
             f"cpu {fmt_pct(h.classification.evidence['cpu_share'])}, {h.classification.evidence['yields']} yields"
         dur = fmt_dur(h.dur_ns) + (" (ongoing)" if h.ongoing else "")
-        rows.append(((f"{g.process_name(h.pid)}/{h.pid}",) if with_process else ()) +
+        rows.append(((f"{g.process_name(h.pid)}/{hosts.graph_label(g, h.pid)}",) if with_process else ()) +
                     ((g.process_where(h.pid) or "-",) if where else ()) +
-                    (f"{g.comm(h.utid)}/{h.tid}" + (" main" if h.tid == h.pid else ""), h.kind, h.block_type,
+                    (f"{g.comm(h.utid)}/{hosts.graph_label(g, h.tid)}" + (" main" if h.tid == h.pid else ""),
+                     h.kind, h.block_type,
                      fmt_trace_time(g, h.start_ns), dur, what) +
                     ((ranks[id(h)].why if id(h) in ranks else "-",) if ranks else ()))
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]

@@ -34,6 +34,7 @@ from argus.diagnose import export_model as M
 from argus.diagnose.compare import render_compare
 from argus.diagnose.report import evidence_text, fmt_at, fmt_dur, fmt_pct, fmt_rel
 from argus.diagnose.whatif import render_whatif
+from argus.diagnose import hosts
 
 STATE_COLOURS = {"running": "#2e9b48", "runnable": "#e8a33d", "blocked": "#c9ccd1"}
 WIDTH, LEFT, ROW, LANE, TOP = 1100, 210, 46, 16, 34
@@ -54,12 +55,25 @@ def esc(x):
 
 
 def _who(x):
-    return f"{x.get('comm') or '?'}/{x['tid']}"
+    return f"{x.get('comm') or '?'}/{hosts.label(x, 'tid')}"
 
 
 def _proc(x):
     where = x.get("container") or x.get("cgroup")      # tracer/containers.py
-    return f"{x.get('process') or '?'}/{x['pid']}" + (f" [{where}]" if where else "")
+    return f"{x.get('process') or '?'}/{hosts.label(x)}" + (f" [{where}]" if where else "")
+
+
+def _tl_pid(t):
+    """A timeline thread's process id: host:pid with several hosts."""
+    return f"{t['host']}:{t['local_pid']}" if t.get("host") else str(t["pid"])
+
+
+def _hosts(report):
+    """The hosts of a report merged from several buffers, with their clocks."""
+    lines = hosts.text_lines(report)
+    if not lines:
+        return ""
+    return "<h2 id='hosts'>Hosts</h2><pre class='mono'>" + esc("\n".join(lines[2:]).rstrip()) + "</pre>"
 
 
 def _per_pixel(states, a, ns_per_px):
@@ -154,7 +168,7 @@ def timeline_svg(tl, report, window=None, svg_id="timeline"):
     for t in tl["threads"]:
         y = TOP + rows[t["utid"]] * ROW
         out.append(f'<text x="6" y="{y + 12}" font-size="11">{esc(M.thread_label(t))}</text>')
-        out.append(f'<text x="6" y="{y + 26}" font-size="9" fill="#666">{esc(t["process"] or "?")}/{t["pid"]} '
+        out.append(f'<text x="6" y="{y + 26}" font-size="9" fill="#666">{esc(t["process"] or "?")}/{esc(_tl_pid(t))} '
                    f'{esc(t["role"])}</text>')
         for state, s, e, why in _per_pixel(tl["states"][t["utid"]], a, ns_per_px):
             if e < a or s > b:
@@ -371,7 +385,7 @@ def render(report, tl, answers=(), lldb=None, graph_svg=None):
               "<h2>Causal chain</h2>", "<p class='note'>The spinning thread first, walking back along causality; "
               "weak edges (heuristic guesses) in grey.</p>", _chain_table(report),
               _compare(report),
-              "<h2 id='root-causes'>Root causes</h2>", _root_causes(report, lldb or {}),
+              "<h2 id='root-causes'>Root causes</h2>", _root_causes(report, lldb or {}), _hosts(report),
               "<h2>Questions asked and answers</h2>", _questions(answers)]
     m = report.get("metrics") or {}
     parts.append(f"<p class='note'>queries: {int(report.get('queries') or 0)}"
