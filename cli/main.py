@@ -17,9 +17,10 @@ from argus.cli import cmd_rules
 from argus.cli import cmd_compare, cmd_export, cmd_report
 from argus.cli import cmd_run
 from argus.cli import cmd_instrument
+from argus.cli import cmd_collect
 
 COMMANDS = (cmd_start, cmd_status, cmd_events, cmd_debug, cmd_demo, cmd_import, cmd_graph, cmd_lldb_script, cmd_flags, cmd_rules,
-            cmd_compare, cmd_export, cmd_report, cmd_run, cmd_instrument)
+            cmd_compare, cmd_export, cmd_report, cmd_run, cmd_instrument, cmd_collect)
 
 
 def build_parser():
