@@ -14,12 +14,15 @@
  * randomized kernel address; the symbolizer adds the base of the system
  * that reads it back.
  *
- * Idle (tid 0) and the daemon itself are never sampled.
+ * Idle (tid 0) and the daemon itself are never sampled, nor a thread
+ * outside the recording scope (--cgroup / --netns: kext/linux/scope.bpf.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "argus_sample.h"
+#include "scope.bpf.h"
 
 const volatile __u32 targ_exclude_tgid = 0;   /* the daemon */
 const volatile __u32 period_us = 0;           /* 1e6 / frequency, stamped on every sample */
@@ -73,6 +76,9 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	bool in_kernel = (PT_REGS_IP(&ctx->regs) >> 63) != 0;
 
 	if (tid == 0 || pid == targ_exclude_tgid)
+		return 0;
+	/* scope_on first: unscoped, the helper call goes with the dead branch */
+	if (scope_on && outside(bpf_get_current_task_btf()))
 		return 0;
 	e.user_stack_id = sample_stack(ctx, STACK_USER, pid, tid, ts);
 	if (in_kernel && kernel_base)

@@ -74,6 +74,7 @@ static __always_inline bool outside(struct task_struct *t)
 	return false;
 }
 
+#ifdef ARGUS_STAGE_BPF_H      /* the tracer's records; the CPU sampler takes the scope test only */
 static __always_inline void emit_proc_ns(struct stage_hold *h, struct task_struct *t)
 {
 	struct argus_ev_proc_ns *e;
@@ -87,5 +88,6 @@ static __always_inline void emit_proc_ns(struct stage_hold *h, struct task_struc
 	fill_header(&e->h, ARGUS_EV_PROC_NS, ARGUS_PROC_NS_BASE_SIZE, t->tgid, t->tgid, bpf_ktime_get_ns());
 	submit(h, e);
 }
+#endif
 
 #endif /* ARGUS_SCOPE_BPF_H */

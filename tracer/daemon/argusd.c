@@ -722,10 +722,11 @@ int main(int argc, char **argv)
 		report_failure("%s", err[0] ? err : strerror(-ret));
 		goto cleanup;
 	}
-	if ((env.scope.cgroup_id || env.scope.netns) && (env.sample_hz || env.uprobe_hooks || !env.no_go_probes))
-		log_msg("--cgroup / --netns: no CPU samples, uprobe hooks or Go probes (they are not scoped)");
-	if (env.sample_hz && !env.no_stacks && !env.scope.cgroup_id && !env.scope.netns) {   /* samples without stacks explain nothing */
+	if ((env.scope.cgroup_id || env.scope.netns) && (env.uprobe_hooks || !env.no_go_probes))
+		log_msg("--cgroup / --netns: no uprobe hooks or Go probes (they are not scoped)");
+	if (env.sample_hz && !env.no_stacks) {   /* samples without stacks explain nothing */
 		struct argus_sampler_config scfg = { .freq_hz = env.sample_hz, .exclude_tgid = (uint32_t)getpid(),
+						     .scope_cgroup_id = env.scope.cgroup_id, .scope_netns = env.scope.netns,
 						     .verbose = env.verbose, .observe = observe, .observe_ctx = &d };
 
 		if (argus_sampler_open(&scfg, &d.sampler, err, sizeof(err)))

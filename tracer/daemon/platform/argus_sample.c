@@ -134,6 +134,9 @@ int argus_sampler_open(const struct argus_sampler_config *cfg, struct argus_side
 		goto cleanup;
 	}
 	s->obj->rodata->targ_exclude_tgid = cfg->exclude_tgid;
+	s->obj->rodata->scope_on = cfg->scope_cgroup_id || cfg->scope_netns;
+	s->obj->rodata->scope_cgroup_id = cfg->scope_cgroup_id;
+	s->obj->rodata->scope_netns = cfg->scope_netns;
 	s->obj->rodata->period_us = 1000000u / cfg->freq_hz;
 	s->obj->rodata->kernel_base = kernel_text_base();
 	ret = argus_sample_bpf__load(s->obj);

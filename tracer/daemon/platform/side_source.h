@@ -58,6 +58,8 @@ typedef void (*argus_observe_fn)(void *ctx, const void *rec, uint32_t size);
 struct argus_sampler_config {
 	uint32_t freq_hz;             /* samples per second per CPU, > 0 */
 	uint32_t exclude_tgid;        /* never sampled: the daemon */
+	uint64_t scope_cgroup_id;     /* sample only this cgroup v2 and below; 0 = any (kext/linux/scope.bpf.h) */
+	uint32_t scope_netns;         /* sample only this network namespace; 0 = any */
 	int verbose;                  /* loader diagnostics on stderr */
 	argus_observe_fn observe;
 	void *observe_ctx;
