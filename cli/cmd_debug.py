@@ -30,6 +30,8 @@ it.  Times printed are seconds since the buffer's start, with the wall clock
 import os
 import sys
 
+import numpy as np
+
 from argus.cli.common import ArgusError, resolve_buffer
 from argus.cli.memcheck import check_load
 from argus.cli.progress import Progress, fmt_count
@@ -122,15 +124,23 @@ FOCUS_MIN_EVENTS = 1_000_000
 FOCUS_MAX_ROWS = 3_000_000
 # hangs of the index tried, focused, before the graph's own ranking decides
 INDEX_TRIES = 3
+# around a hang the index named, windows widen (for a baseline) this far past
+# the hang's own window at most: the whole of a busy buffer is a minute per try
+INDEX_LOOKBACK_S = 10.0
+# the graph's own ranking after the index's candidates were not confirmed
+# decodes at most the last this many events (unfocused: ~160 bytes each built)
+FALLBACK_MAX_EVENTS = 3_000_000
 
 
-def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None, window_s=None, focus_pid=None):
+def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None, window_s=None, focus_pid=None,
+           max_window_s=None):
     """(trace, g, accepted): diagnose.windowed.search_trace over the buffer,
     each window loaded here (module doc); a wider window decodes only what
     it adds (stream.GrowingWindow).  window_s: the first window's half-width
     instead of --window's (the index path: around the hang it named).
     focus_pid: a busy window is decoded focused on this process's
-    neighbourhood (FOCUS_MIN_EVENTS)."""
+    neighbourhood (FOCUS_MIN_EVENTS).  max_window_s: the widest half-width
+    searched (windowed.windows)."""
 
     if args.threshold <= 0:
         raise ArgusError("--threshold must be positive")
@@ -166,9 +176,25 @@ def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None, window_s=
     with Progress() as progress:
         try:
             return search_trace(path, load, accept, args.window if window_s is None else window_s, at_s, at_ns, pid,
-                                report_dropped=warn_dropped)
+                                report_dropped=warn_dropped, max_window_s=max_window_s)
         except DiagnoseError as e:
             raise ArgusError(str(e))
+
+
+def _last_events_s(path, n):
+    """Seconds back from the buffer's end that hold about n events (chunk
+    headers only), or None when the whole buffer holds fewer or is unreadable."""
+    try:
+        table = stream.chunk_table(path)
+    except (OSError, ValueError, reader.TraceError):
+        return None
+    if not len(table) or int(table["nrecords"].sum()) <= n:
+        return None
+    newest = np.argsort(table["last_ts"])[::-1]
+    held = np.cumsum(table["nrecords"][newest].astype(np.int64))
+    k = min(int(np.searchsorted(held, n, side="right")), len(newest) - 1)
+    end = int(table["last_ts"].max())
+    return max(0.001, (end - int(table["first_ts"][newest[max(k - 1, 0)]])) / 1e9)
 
 
 def _window_events(path, since, until):
@@ -308,7 +334,8 @@ def open_context(args, interactive=False):
                 at_ns = (h.start_ns + h.end_ns) // 2
                 try:
                     trace, g, hang = _graph(args, hang_acceptor(h.pid, None, None, at_ns, threshold_ns), at_ns=at_ns,
-                                            pid=h.pid, window_s=half / 1e9, focus_pid=h.pid)
+                                            pid=h.pid, window_s=half / 1e9, focus_pid=h.pid,
+                                            max_window_s=half / 1e9 + INDEX_LOOKBACK_S)
                     ranked = None
                     break
                 except ArgusError as e:
@@ -322,8 +349,13 @@ def open_context(args, interactive=False):
                     picked = index_answer.pick(args.buffer, threshold_ns, skip=tried) if more else None
             if picked is None:
                 ranked = [] if args.pid is None else None
+                # the index answered but its hangs were not confirmed: the graph ranks the buffer's end, bounded
+                last = _last_events_s(args.buffer, FALLBACK_MAX_EVENTS) if tried else None
+                if last is not None:
+                    print(f"argus: searching the last {last:.1f} s of the buffer (at most {fmt_count(FALLBACK_MAX_EVENTS)} "
+                          "events; --window SECONDS searches more)", file=sys.stderr)
                 trace, g, hang = _graph(args, hang_acceptor(args.pid, args.tid, args.at, None, threshold_ns, ranked),
-                                        at_s=args.at, pid=args.pid)
+                                        at_s=args.at, pid=args.pid, window_s=last, max_window_s=last)
             if ranked:
                 _say_choice(g, ranked)
             store = _store(create=not args.auto)   # its rules apply in every mode; --auto saves no session

@@ -16,3 +16,14 @@ def test_a_capped_focused_window_says_what_the_cap_left_out():
     capped = dataclasses.replace(focused, focus_note="the window's rows were capped at 10: kept 1 of 4")
     notes = [n for n in cmd_debug._notes(capped) if "busy window" in n]
     assert len(notes) == 1 and "capped at 10" in notes[0] and "within 4" not in notes[0]
+
+
+def test_the_fallback_window_holds_about_the_events_asked():
+    from argus.tracer import stream
+    table = stream.chunk_table(str(GOLDEN))
+    total = int(table["nrecords"].sum())
+    assert cmd_debug._last_events_s(str(GOLDEN), total) is None            # the whole buffer is small enough
+    s = cmd_debug._last_events_s(str(GOLDEN), total // 3)
+    end = int(table["last_ts"].max())
+    held = stream.records_in(table, end - int(s * 1e9), end)
+    assert 0 < s < (end - int(table["first_ts"].min())) / 1e9 and held <= total // 3 + int(table["nrecords"].max())

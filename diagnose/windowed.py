@@ -23,8 +23,8 @@ Loading a window (decoding, the memory check, the graph build, progress and
 warnings) is the caller's load(since, until, widening) (cli/cmd_debug.py);
 this module decides which windows, in what order, and when to stop.
 
-Invariants: windows grow strictly and end with the whole buffer or the
-process's birth; accept() sees window_start None exactly on the last window;
+Invariants: windows grow strictly and end with the whole buffer, the
+process's birth or the widest window the caller allows (max_window_s); accept() sees window_start None exactly on the last window;
 every error is a DiagnoseError with one clear line.
 """
 import gc
@@ -46,14 +46,16 @@ class Widen(Exception):
     """The answer found in a window may depend on what lies before it."""
 
 
-def windows(path, window_s, at_s=None, at_ns=None, birth=lambda: None):
+def windows(path, window_s, at_s=None, at_ns=None, birth=lambda: None, max_window_s=None):
     """(since_ns, until_ns, origin_ns, last) to load, smallest first; (None,
     None, origin, True) is the whole buffer.  origin: the buffer's first
     timestamp; the windows end at the buffer's end, or are centred on at_s
     seconds after the origin (at_ns: an absolute ts).  birth(): the ts before
     which the answer cannot lie (the process's creation) or None, asked once
     the first window did not do; a window reaching back to it is the last,
-    so a young process never costs a whole-buffer load."""
+    so a young process never costs a whole-buffer load.  max_window_s: the
+    widest half-width; a window that wide is the last (a caller that knows
+    where the hang is bounds what it decodes)."""
     if window_s is not None and window_s < 0:
         raise DiagnoseError("--window must be >= 0")
     try:
@@ -66,8 +68,15 @@ def windows(path, window_s, at_s=None, at_ns=None, birth=lambda: None):
     width = int(window_s * 1e9)
     center = at_ns if at_s is None else lo + int(at_s * 1e9)
     floor = None
+    cap = None if max_window_s is None else max(1, int(max_window_s * 1e9))
     for n in itertools.count():
         if width <= 0:
+            break
+        if cap is not None and width >= cap:
+            since = (hi if center is None else center) - cap
+            if since > lo or (center is not None and center + cap < hi):
+                yield max(since, 0), None if center is None else center + cap, lo, True
+                return
             break
         since = (hi if center is None else center) - width
         until = None if center is None else center + width
@@ -97,7 +106,7 @@ def process_birth(path, pid):
 
 
 def search_trace(path, load, accept, window_s=None, at_s=None, at_ns=None, pid=None,
-                 report_dropped=lambda trace: None):
+                 report_dropped=lambda trace: None, max_window_s=None):
     """(trace, g, accepted): the smallest window (module doc) whose graph
     accept(g, window_start, cut_end) takes (window_start None: the last
     window; cut_end: the window ends before the buffer does); accept raises
@@ -105,9 +114,10 @@ def search_trace(path, load, accept, window_s=None, at_s=None, at_ns=None, pid=N
     reports.  load(since, until, widening) -> (trace, g, start): the window's
     decode and graph (g None when the window holds no events; start: its
     first timestamp).  report_dropped(trace): what the decode of the window
-    kept (or of the last one) dropped, said once."""
+    kept (or of the last one) dropped, said once.  max_window_s: windows()."""
     for n, (since, until, origin, last) in enumerate(windows(path, window_s, at_s, at_ns,
-                                                               birth=lambda: process_birth(path, pid))):
+                                                               birth=lambda: process_birth(path, pid),
+                                                               max_window_s=max_window_s)):
         trace, g, start = load(since, until, n > 0)
         if g is None:
             if last:
