@@ -396,7 +396,9 @@ def _say_choice(g, ranked):
     lines = [f"argus: {len(top)} likely hangs; explaining the first (pass --pid PID for another):"]
     for i, c in enumerate(top, 1):
         h = c.hang
-        lines.append(f"  {i}. {g.process_name(h.pid) or g.comm(h.utid)}/{h.pid}: {h.block_type} for "
+        where = g.process_where(h.pid)
+        lines.append(f"  {i}. {g.process_name(h.pid) or g.comm(h.utid)}/{h.pid}{f' [{where}]' if where else ''}: "
+                     f"{h.block_type} for "
                      f"{fmt_dur(h.dur_ns)}{' (ongoing)' if h.ongoing else ''} at {fmt_trace_time(g, h.start_ns)}"
                      f" -- {c.why}")
     print("\n".join(lines), file=sys.stderr)
@@ -405,7 +407,9 @@ def _say_choice(g, ranked):
 def _header(ctx):
     h, g = ctx.hang, ctx.g
     ev = h.classification.evidence
-    ctx.out(f"Hang in {g.comm(h.utid)}/{h.tid} (process {g.process_name(h.pid)}/{h.pid}): {h.block_type} "
+    where = g.process_where(h.pid)
+    ctx.out(f"Hang in {g.comm(h.utid)}/{h.tid} (process {g.process_name(h.pid)}/{h.pid}"
+            f"{f' [{where}]' if where else ''}): {h.block_type} "
             f"for {fmt_dur(h.dur_ns)} from {fmt_trace_time(g, h.start_ns)}"
             f"{' (ongoing at trace end)' if h.ongoing else ''}; spinning vertex {h.vertex}")
     ctx.out(f"  evidence: {evidence_text(ev)}")

@@ -18,7 +18,7 @@ import json
 
 import numpy as np
 
-from argus.tracer import schema
+from argus.tracer import containers, schema
 
 from argus.diagnose.blocktype import LONG_RUNNING, LONG_WAIT, REPEATED_YIELD, wait_desc
 from argus.diagnose.compare import render_compare
@@ -346,7 +346,7 @@ def _who(x):
 
 
 def _proc(x):
-    where = x.get("container") or x.get("cgroup")      # tracer/containers.py
+    where = containers.describe(x, netns=False)      # the container, or a cgroup but the root
     return f"{x.get('process') or '?'}/{hosts.label(x)}" + (f" [{where}]" if where else "")
 
 

@@ -29,6 +29,7 @@ import os
 import urllib.parse
 import zlib
 
+from argus.tracer import containers
 from argus.tracer.textsafe import safe_lines
 from argus.diagnose import export_model as M
 from argus.diagnose.compare import render_compare
@@ -59,7 +60,7 @@ def _who(x):
 
 
 def _proc(x):
-    where = x.get("container") or x.get("cgroup")      # tracer/containers.py
+    where = containers.describe(x, netns=False)      # the container, or a cgroup but the root
     return f"{x.get('process') or '?'}/{hosts.label(x)}" + (f" [{where}]" if where else "")
 
 

@@ -58,6 +58,7 @@ class Derived:
     sample_index: tuple = None       # diagnose.profile: CPU_SAMPLE rows by (tid, ts)
     sample_stacks: tuple = None      # diagnose.profile: (user, kernel) stack tables
     build_ids: dict = dataclasses.field(default_factory=dict)   # diagnose.rules.build_id: {pid: id}
+    many_netns: bool = None          # graph.process_where: processes live in more than one netns
 
 
 class EventGraph:
@@ -213,8 +214,13 @@ class EventGraph:
 
     def process_where(self, pid):
         """One phrase for where a process lives ("docker:0123456789ab netns
-        4026531840"), "" when unknown."""
-        return containers.describe(self.process_scope(pid))
+        4026531840"), "" when unknown; the namespace only in a trace whose
+        processes live in more than one (else it says nothing)."""
+        many = self.derived.many_netns
+        if many is None:
+            many = self.derived.many_netns = len({p.get("netns") for p in self.processes.values()
+                                                  if p.get("netns")}) > 1
+        return containers.describe(self.process_scope(pid), netns=many)
 
     def syscall_name(self, nr):
         nr = int(nr)

@@ -66,11 +66,13 @@ def process_scopes(rows, strings):
     return out
 
 
-def describe(entry):
+def describe(entry, netns=True):
     """One short phrase for a process's scope: "docker:0123456789ab netns
-    4026531840", "" when nothing is known."""
+    4026531840" (the container, else a cgroup but the root; the namespace
+    when netns), "" when nothing is known."""
     if not entry:
         return ""
-    where = entry.get("container") or entry.get("cgroup") or ""
-    ns = entry.get("netns")
+    cgroup = entry.get("cgroup") or ""
+    where = entry.get("container") or (cgroup if cgroup != "/" else "")
+    ns = entry.get("netns") if netns else 0
     return " ".join(x for x in (where, f"netns {ns}" if ns else "") if x)

@@ -52,3 +52,5 @@ def test_process_scopes_keeps_the_last_record_and_fills_a_missing_path():
     assert containers.describe(got[11]) == "a.service netns 400"
     assert containers.describe(got[10]) == "/b netns 401"
     assert containers.describe({}) == ""
+    assert containers.describe({"cgroup": "/", "netns": 7}) == "netns 7"
+    assert containers.describe({"cgroup": "/", "netns": 7}, netns=False) == ""
