@@ -28,12 +28,13 @@ signal, a read of standard input (a pipe or a terminal: the
 graph tells which; both are idle), a sleep of a thread without a loop or one that recurs with the same
 length (candidates.SIMILAR).  An open wait is not a hang by itself: a wait
 in poll (a loop's second site: a launcher polling its children's pipes, an
-idle loop the detector saw at another site) and a wait that recurs, over the
-threshold, in the same syscall on the same object (a parent reading its
-child's output, a worker taking its next job) rank in tier 2.  Tier 0 is
-the rest of a thread with an event loop (out of its loop beyond the
-threshold, in a one-off wait or busy), tier 1 a LongWait in a syscall other
-than poll, tier 2 the rest.  Order: tier, latest end, longest, earliest
+idle loop the detector saw at another site) and, in a thread without an
+event loop, a wait that recurs over the threshold in the same syscall on the
+same object (a parent reading its child's output, a worker taking its next
+job) rank in tier 2.  Tier 0 is the rest of a thread with an event loop:
+out of its loop beyond the threshold, each time (an app whose synchronous
+call hangs it again and again hangs each time); tier 1 a LongWait in a
+syscall other than poll, tier 2 the rest.  Order: tier, latest end, longest, earliest
 start.  What the index does not know (a window
 without a loop, a read of a terminal or of a pipe on stdin) the graph decides
 when the hang is diagnosed.
@@ -195,7 +196,7 @@ def judge(h, sleeps, sites=None):
     if h.kind == "wait" and h.reason == schema.WAIT_POLL:
         return 2, "it waits in a poll of its own: an idle loop is no hang by itself"
     routine = (sites or {}).get(_site(h), 0)
-    if routine > 1:
+    if routine > 1 and not h.loop:
         return 2, f"it waits there routinely ({routine} waits over the threshold in {h.what()})"
     if h.loop:
         return 0, "event loop"

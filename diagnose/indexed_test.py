@@ -78,16 +78,14 @@ def test_an_idle_poll_is_no_hang_by_itself():
     assert "poll" in ranked[1].why
 
 
-def test_a_wait_that_recurs_at_one_site_is_routine():
-    # a parent that reads its child's output over the threshold again and again (fd 5),
-    # and later a one-off read of another loop thread: the one-off is the hang
-    e = entries(wait(40, 1 * S, 4 * S, obj=5, flags=RI.FLAG_LOOP), wait(40, 5 * S, 8 * S, obj=5, flags=RI.FLAG_LOOP),
-                wait(40, 9 * S, 12 * S, obj=5, flags=RI.FLAG_LOOP | RI.FLAG_ONGOING),
-                wait(41, 2 * S, 6 * S, obj=3, flags=RI.FLAG_LOOP))
+def test_a_wait_that_recurs_at_one_site_is_routine_without_a_loop():
+    # a parent without an event loop that reads its child's output over the threshold again and
+    # again (fd 5), and a one-off synchronous read of another thread: the one-off is the hang
+    e = entries(wait(40, 1 * S, 4 * S, obj=5), wait(40, 5 * S, 8 * S, obj=5),
+                wait(40, 9 * S, 12 * S, obj=5, flags=RI.FLAG_ONGOING), wait(41, 2 * S, 6 * S, obj=3))
     ranked = indexed.rank(indexed.index_hangs(e, 2 * S, 0, 20 * S))
-    assert [(h.pid, h.tier) for h in ranked][:2] == [(41, 0), (40, 2)]
+    assert [(h.pid, h.tier) for h in ranked][:2] == [(41, 1), (40, 2)]
     assert "routinely (3 waits" in ranked[1].why
-    # once, the same wait is the loop thread's hang
-    one = indexed.rank(indexed.index_hangs(entries(wait(40, 9 * S, 12 * S, obj=5, flags=RI.FLAG_LOOP)), 2 * S, 0,
-                                           20 * S))
-    assert [(h.pid, h.tier) for h in one] == [(40, 0)]
+    # an event loop out of its loop in the same wait again and again hangs each time
+    loop = entries(*(dict(wait(42, a * S, (a + 3) * S, obj=5), flags=RI.FLAG_LOOP) for a in (1, 5, 9)))
+    assert {h.tier for h in indexed.rank(indexed.index_hangs(loop, 2 * S, 0, 20 * S))} == {0}
