@@ -7,7 +7,9 @@
  * an id back.  A PROC_NS record's path is read from /proc/PID/cgroup (the
  * "0::" line) while the process lives, and checked against the id; when the
  * process has gone or moved on, the ids met before (a small cache) or a
- * walk of the tree name it.
+ * walk of the tree name it.  The ids met are cached (direct-mapped): a
+ * fork or exec storm in a few cgroups reads /proc once per cgroup, not per
+ * record.  A renamed cgroup keeps its cached old name (rare; its id stays).
  */
 #include "cgroup_path.h"
 
@@ -27,9 +29,12 @@ static struct {
 	uint64_t id;
 	char path[256];
 } cache[CACHE_SLOTS];
-static unsigned cache_next;
 
-int argus_cgroup2_root(char *out, size_t len)
+/* The v2 mount point, looked up once (a daemon's mounts do not move). */
+static char root_cache[4096];
+static int root_rc = 1;          /* 1: not looked up yet */
+
+static int find_cgroup2_root(char *out, size_t len)
 {
 	char line[4096], mnt[4096], fstype[64];
 	FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -52,6 +57,18 @@ int argus_cgroup2_root(char *out, size_t len)
 	}
 	fclose(f);
 	return rc;
+}
+
+int argus_cgroup2_root(char *out, size_t len)
+{
+	if (root_rc == 1)
+		root_rc = find_cgroup2_root(root_cache, sizeof(root_cache));
+	if (root_rc || strlen(root_cache) >= len) {
+		out[0] = 0;
+		return root_rc ? root_rc : -ENAMETOOLONG;
+	}
+	snprintf(out, len, "%s", root_cache);
+	return 0;
 }
 
 static uint64_t ino_of(const char *path)
@@ -108,14 +125,8 @@ static void remember(uint64_t id, const char *path)
 {
 	if (!id || strlen(path) >= sizeof(cache[0].path))
 		return;
-	for (unsigned i = 0; i < CACHE_SLOTS; i++)
-		if (cache[i].id == id) {
-			snprintf(cache[i].path, sizeof(cache[i].path), "%s", path);
-			return;
-		}
-	cache[cache_next].id = id;
-	snprintf(cache[cache_next].path, sizeof(cache[0].path), "%s", path);
-	cache_next = (cache_next + 1) % CACHE_SLOTS;
+	cache[id % CACHE_SLOTS].id = id;
+	snprintf(cache[id % CACHE_SLOTS].path, sizeof(cache[0].path), "%s", path);
 }
 
 /* nftw has no context argument: the walk's target and result. */
@@ -139,6 +150,10 @@ size_t argus_cgroup_path(uint32_t pid, uint64_t cgroup_id, char *out, size_t len
 	char root[4096], rel[4096], full[8192];
 
 	out[0] = 0;
+	if (cgroup_id && cache[cgroup_id % CACHE_SLOTS].id == cgroup_id) {
+		snprintf(out, len, "%s", cache[cgroup_id % CACHE_SLOTS].path);
+		return strlen(out);
+	}
 	if (argus_cgroup2_root(root, sizeof(root)))
 		return 0;
 	if (proc_cgroup_line(pid, rel, sizeof(rel)) == 0) {
@@ -151,11 +166,6 @@ size_t argus_cgroup_path(uint32_t pid, uint64_t cgroup_id, char *out, size_t len
 	}
 	if (!cgroup_id)
 		return 0;
-	for (unsigned i = 0; i < CACHE_SLOTS; i++)
-		if (cache[i].id == cgroup_id) {
-			snprintf(out, len, "%s", cache[i].path);
-			return strlen(out);
-		}
 	walk.id = cgroup_id;
 	walk.root_len = strlen(root);
 	walk.found[0] = 0;
