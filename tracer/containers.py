@@ -58,6 +58,8 @@ def process_scopes(rows, strings):
     paths = {}
     for r in sel:
         cg = int(r["obj"])
+        if not cg and not int(r["obj2"]):
+            continue            # nothing known (a task that had dropped its namespaces)
         path = schema.proc_ns_path(r, strings) or paths.get(cg, "")
         if path:
             paths[cg] = path

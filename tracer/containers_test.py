@@ -44,7 +44,7 @@ def proc_ns_row(ts, pid, cgroup_id, netns, off, length):
 def test_process_scopes_keeps_the_last_record_and_fills_a_missing_path():
     strings = b"/system.slice/a.service\0/b\0\0"
     rows = np.array([proc_ns_row(1, 10, 5, 400, 0, 23), proc_ns_row(2, 10, 6, 401, 24, 2),
-                     proc_ns_row(3, 11, 5, 400, 27, 0)], schema.ROW_DTYPE)
+                     proc_ns_row(3, 11, 5, 400, 27, 0), proc_ns_row(4, 10, 0, 0, 27, 0)], schema.ROW_DTYPE)
     got = containers.process_scopes(rows, strings)
     assert got == {10: {"cgroup_id": 6, "cgroup": "/b", "netns": 401, "container": ""},
                    11: {"cgroup_id": 5, "cgroup": "/system.slice/a.service", "netns": 400,

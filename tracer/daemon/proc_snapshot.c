@@ -90,6 +90,8 @@ static void write_proc_ns(const struct argusd_ctx *c, uint32_t pid)
 	memset(&u, 0, sizeof(u));
 	u.rec.cgroup_id = argus_proc_cgroup_id(pid);
 	u.rec.netns_ino = argus_proc_netns(pid);
+	if (!u.rec.cgroup_id && !u.rec.netns_ino)
+		return;         /* gone: an empty record would hide what the trace knew */
 	len = argus_cgroup_path(pid, u.rec.cgroup_id, u.rec.path, ARGUS_PROC_NS_MAX_PATH);
 	fill_header(&u.rec.h, ARGUS_EV_PROC_NS, (uint16_t)(ARGUS_PROC_NS_BASE_SIZE + (len ? (len + 1 + 7) / 8 * 8 : 0)),
 		    pid, pid);
