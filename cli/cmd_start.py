@@ -78,10 +78,10 @@ def register(sub):
     p.add_argument("--cgroup", metavar="PATH",
                    help="record only this cgroup (v2: a directory of the tree, or a path as /proc/PID/cgroup "
                         "shows it, e.g. /system.slice/docker-ID.scope) and those below it, plus the wakeups "
-                        "that cross its boundary; a BPF filter (uprobe hooks and Go probes are off)")
+                        "that cross its boundary; a BPF filter")
     p.add_argument("--netns", metavar="NS",
-                   help="record only this network namespace: /var/run/netns/NAME, /proc/PID/ns/net or an "
-                        "inode number; a BPF filter, like --cgroup")
+                   help="record only this network namespace: /var/run/netns/NAME (or NAME), /proc/PID/ns/net or "
+                        "an inode number; a BPF filter, like --cgroup")
     g = p.add_argument_group("flight recorder (docs/flight-recorder.md)")
     g.add_argument("--no-hang-detector", action="store_true",
                    help="do not watch event loops for hangs nor keep snapshots of them")

@@ -99,9 +99,10 @@ def test_two_daemons_each_record_only_their_network_namespace(tmp_path, netns_pa
     runners = [ArgusRunner(tmp_path / n) for n in netns_pair]
     procs = []
     try:
-        for r, n in zip(runners, netns_pair):
+        # a path for one, the bare name `ip netns` knows for the other
+        for r, ns in zip(runners, (f"/var/run/netns/{netns_pair[0]}", netns_pair[1])):
             r.tmp.mkdir(parents=True, exist_ok=True)
-            start(r, "--netns", f"/var/run/netns/{n}")
+            start(r, "--netns", ns)
         fifos = []
         for n in netns_pair:
             pair = (str(tmp_path / f"{n}.in"), str(tmp_path / f"{n}.out"))

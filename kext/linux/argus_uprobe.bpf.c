@@ -21,12 +21,15 @@
  *
  * A uprobe costs a trap per call (bench/trampoline_cost.py: ~1.7 us), which
  * is why `argus start` turns this on only for the spec files it is given.
- * The daemon itself is never recorded.
+ * The daemon itself is never recorded, nor a thread outside the recording
+ * scope (--cgroup / --netns: kext/linux/scope.bpf.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "argus_uprobe.h"
+#include "scope.bpf.h"
 
 const volatile __u32 targ_exclude_tgid = 0;   /* the daemon */
 
@@ -61,6 +64,8 @@ static __always_inline int write_probe(void *ctx, __u16 type, __u32 probe_id, __
 	struct argus_ev_probe e = {};
 
 	if ((__u32)(id >> 32) == targ_exclude_tgid || !type)
+		return 0;
+	if (scope_on && outside(bpf_get_current_task_btf()))   /* the call only when scoped */
 		return 0;
 	if (ARGUS_UPROBE_COOKIE_OBJ32(bpf_get_attach_cookie(ctx)))
 		obj = (__u32)obj;
@@ -208,7 +213,8 @@ int BPF_PROG(go_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 
-	if (pid != targ_exclude_tgid && bpf_ringbuf_output(&execs, &pid, sizeof(pid), 0))
+	if (pid != targ_exclude_tgid && !(scope_on && outside(p)) &&
+	    bpf_ringbuf_output(&execs, &pid, sizeof(pid), 0))
 		count_drops(1);
 	return 0;
 }

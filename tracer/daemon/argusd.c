@@ -722,8 +722,6 @@ int main(int argc, char **argv)
 		report_failure("%s", err[0] ? err : strerror(-ret));
 		goto cleanup;
 	}
-	if ((env.scope.cgroup_id || env.scope.netns) && (env.uprobe_hooks || !env.no_go_probes))
-		log_msg("--cgroup / --netns: no uprobe hooks or Go probes (they are not scoped)");
 	if (env.sample_hz && !env.no_stacks) {   /* samples without stacks explain nothing */
 		struct argus_sampler_config scfg = { .freq_hz = env.sample_hz, .exclude_tgid = (uint32_t)getpid(),
 						     .scope_cgroup_id = env.scope.cgroup_id, .scope_netns = env.scope.netns,
@@ -732,9 +730,10 @@ int main(int argc, char **argv)
 		if (argus_sampler_open(&scfg, &d.sampler, err, sizeof(err)))
 			log_msg("no CPU samples: %s", err);
 	}
-	if ((env.uprobe_hooks || !env.no_go_probes) && !env.scope.cgroup_id && !env.scope.netns) {
+	if (env.uprobe_hooks || !env.no_go_probes) {
 		struct argus_uprobes_config ucfg = { .hooks_path = env.uprobe_hooks, .go = !env.no_go_probes,
 						     .exclude_tgid = (uint32_t)getpid(), .skipped = log_line,
+						     .scope_cgroup_id = env.scope.cgroup_id, .scope_netns = env.scope.netns,
 						     .notice = log_line,
 						     .observe = observe, .observe_ctx = &d };
 

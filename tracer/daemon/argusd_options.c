@@ -91,8 +91,7 @@ static const char usage[] =
 	"                        below its root as in /proc/PID/cgroup) and those below it,\n"
 	"                        plus the wakeups that cross its boundary\n"
 	"  --netns NS            record only this network namespace: /var/run/netns/NAME,\n"
-	"                        /proc/PID/ns/net or an inode number (uprobe hooks and Go\n"
-	"                        probes are off under either)\n";
+	"                        /proc/PID/ns/net, NAME (in /var/run/netns) or an inode number\n";
 
 static int parse_bytes(const char *s, uint64_t *out)
 {

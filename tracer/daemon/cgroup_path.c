@@ -189,7 +189,7 @@ static int parse_u64(const char *s, uint64_t *v)
 
 int argus_scope_init(struct argus_scope *s, const char *cgroup, const char *netns, char *err, size_t errlen)
 {
-	char root[4096], full[8192];
+	char root[4096], full[8192], path[4096];
 	struct statfs sf;
 	struct stat st;
 	uint64_t v;
@@ -202,8 +202,11 @@ int argus_scope_init(struct argus_scope *s, const char *cgroup, const char *netn
 				return -EINVAL;
 			}
 			s->netns = (uint32_t)v;
+		} else if (!strchr(netns, '/') && snprintf(path, sizeof(path), "/var/run/netns/%s", netns) &&
+			   stat(path, &st) == 0) {
+			s->netns = (uint32_t)st.st_ino;      /* a name, as `ip netns` gives it */
 		} else if (stat(netns, &st) < 0) {
-			snprintf(err, errlen, "bad --netns '%s': %s (give /var/run/netns/NAME, /proc/PID/ns/net "
+			snprintf(err, errlen, "bad --netns '%s': %s (give /var/run/netns/NAME, NAME, /proc/PID/ns/net "
 				 "or an inode number)", netns, strerror(errno));
 			return -EINVAL;
 		} else {

@@ -435,6 +435,9 @@ int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_side
 		goto cleanup;
 	}
 	u->obj->rodata->targ_exclude_tgid = cfg->exclude_tgid;
+	u->obj->rodata->scope_on = cfg->scope_cgroup_id || cfg->scope_netns;
+	u->obj->rodata->scope_cgroup_id = cfg->scope_cgroup_id;
+	u->obj->rodata->scope_netns = cfg->scope_netns;
 	ret = argus_uprobe_bpf__load(u->obj);
 	if (ret) {
 		argus_set_err(err, errlen, "failed to load BPF object argus_uprobe: %s", strerror(-ret));

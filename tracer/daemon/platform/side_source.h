@@ -70,6 +70,8 @@ struct argus_uprobes_config {
 	int go;                       /* probe Go executables as they start */
 	void (*notice)(const char *line);   /* one line per Go executable probed (NULL: quiet) */
 	uint32_t exclude_tgid;        /* never recorded: the daemon */
+	uint64_t scope_cgroup_id;     /* record only this cgroup v2 and below; 0 = any (kext/linux/scope.bpf.h) */
+	uint32_t scope_netns;         /* record only this network namespace; 0 = any */
 	void (*skipped)(const char *line);   /* one line per hook skipped (bad line, attach failure) */
 	argus_observe_fn observe;
 	void *observe_ctx;
