@@ -3,9 +3,11 @@
 Algorithm:
   1. hosts: each buffer's header names its host (hostname and boot id;
      the file name when the header has neither); names are made unique.
-  2. net ops: every NET_IO row (tracer/netio.py: one per send / receive on
-     an inet socket, with the 4-tuple and, for TCP, the sequence number of
-     its first byte) of every host.
+  2. net ops: the NET_IO rows (one per send / receive on an inet socket,
+     with the 4-tuple and, for TCP, the sequence number of its first byte;
+     tracer/netio.py reads them one by one, here they are columns) of every
+     host whose far end another host holds (relevant_ops: a system-wide
+     trace's other traffic is dropped before it costs a Python object).
   3. matching (match_ops): a TCP send on host X and a receive on host Y != X
      are the same bytes when their 4-tuples mirror each other and their
      sequence ranges overlap (32-bit sequence numbers unwrapped per flow);
@@ -35,6 +37,7 @@ g.hosts lists the hosts in buffer order, g.host_edges marks the cross-host
 edges; host_of(id) / local_id(id) split a graph id.
 """
 import dataclasses
+import functools
 import ipaddress
 import os
 
@@ -110,18 +113,22 @@ class NetOp:
     nbytes: int
 
 
-def _field(r, name):
-    try:
-        return r[name]
-    except (TypeError, KeyError, IndexError, ValueError):
-        return getattr(r, name)
-
-
 def _ip(a):
     """An address as text: v4-mapped IPv6 as IPv4, zero as ""."""
     if isinstance(a, (bytes, bytearray, np.ndarray)):
         a = bytes(a)
         a = ipaddress.ip_address(a) if len(a) in (4, 16) else a.hex()
+    if isinstance(a, str):
+        return _ip_text(a)
+    return _ip_obj(a)
+
+
+@functools.lru_cache(maxsize=65536)     # a trace holds few distinct addresses and millions of records
+def _ip_text(a):
+    return _ip_obj(a)
+
+
+def _ip_obj(a):
     try:
         ip = ipaddress.ip_address(a) if not isinstance(a, (ipaddress.IPv4Address, ipaddress.IPv6Address)) else a
     except ValueError:
@@ -131,30 +138,85 @@ def _ip(a):
     return "" if ip.is_unspecified else str(ip)
 
 
-def _endpoint(v):
-    ip, port = v
-    return _ip(ip), int(port)
+_ENDPOINT = np.dtype([("hi", "<u8"), ("lo", "<u8"), ("port", "<u2")])
 
 
-def net_ops(trace, host):
-    """[NetOp] of one decoded buffer (tracer/netio.py); [] when the tracer
-    that wrote it recorded none (or this reader cannot decode them)."""
-    try:
-        # local: the NET_IO reader is optional (buffers from before issue 27 have none)
-        from argus.tracer import netio
-    except ImportError:
+def _net_arrays(trace, host):
+    """The NET_IO rows of a trace as columns (addresses from the frames side
+    array: 4 words, local then remote, 16 bytes each in network order), so
+    the many a system-wide trace holds are filtered before any becomes a
+    Python object."""
+    net = getattr(schema, "NET_IO", None)
+    rows = trace.rows[trace.rows["type"] == net] if net is not None else trace.rows[:0]
+    if not len(rows):
+        return None
+    col = lambda name: rows[schema.column(net, name)]     # noqa: E731
+    idx = col("local_addr").astype(np.int64)
+    frames = np.asarray(trace.frames, dtype=np.uint64)
+    ok = (idx >= 0) & (idx + 4 <= len(frames))
+    rows, idx = rows[ok], idx[ok]
+    col = lambda name: rows[schema.column(net, name)]     # noqa: E731
+    words = frames[idx[:, None] + np.arange(4)] if len(idx) else np.zeros((0, 4), np.uint64)
+    local = np.zeros(len(rows), _ENDPOINT)
+    remote = np.zeros(len(rows), _ENDPOINT)
+    local["hi"], local["lo"], local["port"] = words[:, 0], words[:, 1], col("local_port")
+    remote["hi"], remote["lo"], remote["port"] = words[:, 2], words[:, 3], col("remote_port")
+    return {"host": host, "ts": rows["ts_ns"].astype(np.int64), "pid": rows["pid"], "tid": rows["tid"],
+            "fd": col("fd"), "send": col("dir") == schema.NET_SEND, "tcp": col("proto") == 6,
+            "seq": col("seq"), "bytes": col("bytes"), "local": local, "remote": remote}
+
+
+@functools.lru_cache(maxsize=65536)
+def _addr_text(hi, lo):
+    return _ip(int(hi).to_bytes(8, "little") + int(lo).to_bytes(8, "little"))
+
+
+def ops_from_arrays(arr, keep):
+    """NetOps of the rows of arr (_net_arrays) where keep (all when empty)."""
+    if arr is None:
         return []
+    sel = np.flatnonzero(keep) if len(keep) else np.arange(len(arr["ts"]))
     out = []
-    for r in netio.net_io_rows(trace):
-        seq = _field(r, "seq")
-        out.append(NetOp(host=host, ts=int(_field(r, "ts_ns")), pid=int(_field(r, "pid")), tid=int(_field(r, "tid")),
-                         fd=int(_field(r, "fd")), send=str(_field(r, "dir")) == "send",
-                         tcp=str(_field(r, "proto")) == "tcp", local=_endpoint(_field(r, "local")),
-                         remote=_endpoint(_field(r, "remote")), seq=None if seq is None else int(seq),
-                         nbytes=int(_field(r, "bytes"))))
+    for i in sel.tolist():
+        lo, re = arr["local"][i], arr["remote"][i]
+        tcp = bool(arr["tcp"][i])
+        out.append(NetOp(host=arr["host"], ts=int(arr["ts"][i]), pid=int(arr["pid"][i]), tid=int(arr["tid"][i]),
+                         fd=int(arr["fd"][i]), send=bool(arr["send"][i]), tcp=tcp,
+                         local=(_addr_text(lo["hi"], lo["lo"]), int(lo["port"])),
+                         remote=(_addr_text(re["hi"], re["lo"]), int(re["port"])),
+                         seq=int(arr["seq"][i]) if tcp else None, nbytes=int(arr["bytes"][i])))
     return out
 
 
+def relevant_ops(traces):
+    """The NetOps of every host that may match one of another host: the
+    remote end of a TCP op is some other host's local end; a UDP op's
+    remote port is some other host's local port (addresses may be
+    wildcards there)."""
+    arrs = [_net_arrays(t, k) for k, t in enumerate(traces)]
+    ends = {}
+    ports = {}
+    for k, a in enumerate(arrs):
+        if a is None:
+            continue
+        ends[k] = set(a["local"].tolist())
+        ports[k] = set(a["local"]["port"].tolist())
+    ops = []
+    for k, a in enumerate(arrs):
+        if a is None:
+            continue
+        others = set().union(*(v for h, v in ends.items() if h != k)) if len(ends) > 1 else set()
+        oports = set().union(*(v for h, v in ports.items() if h != k)) if len(ports) > 1 else set()
+        if not others:
+            continue
+        remote = a["remote"].tolist()
+        keep = np.fromiter(((r in others) if t else (r[2] in oports)
+                            for r, t in zip(remote, a["tcp"].tolist())), bool, len(remote))
+        ops.extend(ops_from_arrays(a, keep))
+    return ops
+
+
+@functools.lru_cache(maxsize=65536)
 def _loopback(ip):
     try:
         return bool(ip) and ipaddress.ip_address(ip).is_loopback
@@ -168,8 +230,19 @@ def match_ops(ops):
     edges: [(send index, receive index)], one per receive (the send of its
     last byte for TCP)."""
     constraints, edges = [], []
+    # only flows whose far end some other host holds can match: drop the
+    # rest first (a system-wide trace talks to the world far more than to
+    # the other traced hosts)
+    locals_of = {}
+    for o in ops:
+        locals_of.setdefault(o.local, set()).add(o.host)
+        locals_of.setdefault(("", o.local[1]), set()).add(o.host)
+    ops_idx = [i for i, o in enumerate(ops)
+               if (locals_of.get(o.remote, set()) | (set() if o.tcp else locals_of.get(("", o.remote[1]), set())))
+               - {o.host}]
     sends = {}
-    for i, o in enumerate(ops):
+    for i in ops_idx:
+        o = ops[i]
         if o.send and not (_loopback(o.local[0]) or _loopback(o.remote[0])):
             sends.setdefault((o.tcp, o.local, o.remote), []).append(i)
     tcp_index = {}
@@ -180,7 +253,8 @@ def match_ops(ops):
             order = np.argsort(starts, kind="stable")
             tcp_index[key] = (base, starts[order], np.array(idx)[order])
     udp_next = {}
-    for j, o in enumerate(ops):
+    for j in ops_idx:
+        o = ops[j]
         if o.send or _loopback(o.local[0]) or _loopback(o.remote[0]):
             continue
         if o.tcp:
@@ -367,15 +441,13 @@ class Merged:
 
 def merge(traces, paths, ops=None):
     """Merged from decoded reader.Traces (one per host, host 0 the reference);
-    ops: the NetOps when already known (default: net_ops of each trace)."""
+    ops: the NetOps when already known (default: relevant_ops of the traces)."""
     if len(traces) > MAX_HOSTS:
         raise ValueError(f"at most {MAX_HOSTS} buffers can be merged")
     names = host_names([(getattr(t, "hostname", "") or "", getattr(t, "boot_id", "") or "", p)
                         for t, p in zip(traces, paths)])
     if ops is None:
-        ops = []
-        for k, t in enumerate(traces):
-            ops.extend(net_ops(t, k))
+        ops = relevant_ops(traces)
     constraints, edges = match_ops(ops)
     clocks = clocksync.synchronise(len(traces), clock_pairs(ops, constraints))
     hosts, parts, frames, strings = [], [], [], []
