@@ -61,6 +61,12 @@ def run(args):
     state = f"tracing (daemon pid {info.get('pid')})" if info["tracing"] else "not tracing"
     print(f"state:          {state}")
     print(f"buffer:         {safe(info.get('buffer'))}")
+    if info.get("hostname") or info.get("boot_id"):
+        print(f"host:           {safe(info.get('hostname') or '?')} (boot {info.get('boot_id') or '?'})")
+    if info.get("scope_cgroup") or info.get("scope_netns"):
+        print("scope:          only " + " and ".join(
+            x for x in (f"cgroup {safe(info['scope_cgroup'])}" if info.get("scope_cgroup") else "",
+                        f"netns {info['scope_netns']}" if info.get("scope_netns") else "") if x))
     if info["tracing"]:
         print(f"events/s:       {info.get('events_per_s', 0):,.0f}")
         print(f"uptime:         {info.get('uptime_s', 0):,.1f} s")
@@ -107,7 +113,8 @@ def _history(path):
     except reader.TraceError:
         return {}
     first, last, since = st.get("first_ts", 0), st.get("last_ts", 0), st.get("disk_full_since_ns", 0)
-    out = {"history_s": round((last - first) / 1e9, 3) if last > first else 0.0, "disk_full": bool(since)}
+    out = {"history_s": round((last - first) / 1e9, 3) if last > first else 0.0, "disk_full": bool(since),
+           "hostname": st.get("hostname", ""), "boot_id": st.get("boot_id", "")}
     if since:
         out["disk_full_since_ns"] = since
         out["disk_full_since"] = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(since / 1e9))

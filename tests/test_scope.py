@@ -103,6 +103,7 @@ def test_two_daemons_each_record_only_their_network_namespace(tmp_path, netns_pa
         for r, ns in zip(runners, (f"/var/run/netns/{netns_pair[0]}", netns_pair[1])):
             r.tmp.mkdir(parents=True, exist_ok=True)
             start(r, "--netns", ns)
+            assert r.status()["scope_netns"] == os.stat(f"/var/run/netns/{os.path.basename(ns)}").st_ino
         fifos = []
         for n in netns_pair:
             pair = (str(tmp_path / f"{n}.in"), str(tmp_path / f"{n}.out"))

@@ -180,7 +180,7 @@ static size_t json_string(char *out, size_t n, const char *s)
 static void format_status(struct daemon *d, char *out, size_t n)
 {
 	struct argus_rb_stats st;
-	char buffer[PATH_MAX * 2];
+	char buffer[PATH_MAX * 2], scope[sizeof(d->env->scope.cgroup) * 2];
 	struct hang_detector_stats hs = {};
 	struct argus_platform_stats ps = {};
 	uint64_t t = now_ns(), events;
@@ -191,6 +191,7 @@ static void format_status(struct daemon *d, char *out, size_t n)
 	 * SWITCH or SYSCALL record (two); bytes/event is record bytes per row. */
 	events = st.records_written + st.extra_rows;
 	json_string(buffer, sizeof(buffer), d->env->buffer);
+	json_string(scope, sizeof(scope), d->env->scope.cgroup);
 	if (d->hangs)
 		hang_detector_stats(d->hangs, &hs);
 	if (d->ops->stats)
@@ -201,7 +202,8 @@ static void format_status(struct daemon *d, char *out, size_t n)
 		 "\"uptime_s\":%.1f,\"size\":%llu,\"platform\":\"%s\",\"syscall_probes\":\"%s\","
 		 "\"syscall_functions\":%d,\"hang_detector\":%s,"
 		 "\"watched_loops\":%llu,\"hangs_detected\":%llu,\"snapshots_written\":%llu,"
-		 "\"detail\":\"%s\",\"detail_mode\":\"%s\",\"detail_switches\":%llu,\"lean_s\":%.1f,\"full_s\":%.1f}\n",
+		 "\"detail\":\"%s\",\"detail_mode\":\"%s\",\"detail_switches\":%llu,\"lean_s\":%.1f,\"full_s\":%.1f,"
+		 "\"scope_cgroup\":\"%s\",\"scope_netns\":%u}\n",
 		 (int)getpid(), buffer, (unsigned long long)events,
 		 (unsigned long long)st.bytes_written, (unsigned long long)st.records_lost,
 		 (unsigned long long)st.records_overwritten, events_per_s(d, t, events),
@@ -214,7 +216,8 @@ static void format_status(struct daemon *d, char *out, size_t n)
 		 d->tier.mode == ARGUS_DETAIL_MODE_AUTO ? "auto" : d->tier.mode == ARGUS_DETAIL_MODE_LEAN ? "lean" : "full",
 		 (unsigned long long)d->tier.switches,
 		 (double)(d->tier.lean_ns + (d->tier.lean && t > d->tier.tier_since ? t - d->tier.tier_since : 0)) / 1e9,
-		 (double)(d->tier.full_ns + (!d->tier.lean && t > d->tier.tier_since ? t - d->tier.tier_since : 0)) / 1e9);
+		 (double)(d->tier.full_ns + (!d->tier.lean && t > d->tier.tier_since ? t - d->tier.tier_since : 0)) / 1e9,
+		 scope, d->env->scope.netns);
 }
 
 void client_close(struct client *c)
@@ -307,7 +310,7 @@ static void watch_command(struct daemon *d, const char *arg, char *reply, size_t
 
 static void handle_command(struct daemon *d, struct client *c)
 {
-	char reply[PATH_MAX * 2 + 512];
+	char reply[PATH_MAX * 4 + 1024];   /* two escaped paths: the buffer and the scope cgroup */
 	char *cmd = c->buf, *end;
 
 	c->buf[c->len < CMD_MAX ? c->len : CMD_MAX - 1] = 0;
