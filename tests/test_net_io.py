@@ -1,8 +1,9 @@
 """End to end: NET_IO records let a send be matched to its receive (issue 27, connection identity).
 
 A TCP client and server over loopback (send, sendmsg, write; recv, recv_into
-with MSG_PEEK first, recvmsg, read) and a UDP pair (a connected client, an
-unconnected server answering with sendto) run under argusd.  Every send the
+with MSG_PEEK first, recvmsg, read), a UDP pair (a connected client, an
+unconnected server answering with sendto), a TCP pair over ::1 and an IPv4
+client of a dual-stack (AF_INET6) server run under argusd.  Every send the
 trace holds is found on the other end: the receives with the mirrored
 4-tuple cover exactly its sequence range (TCP), or the receive of the same
 size comes in the same order (UDP).  The workload says which ports and fds
@@ -15,7 +16,7 @@ import subprocess
 import sys
 import textwrap
 
-from argus.tracer import netio
+from argus.tracer import netio, reader, schema
 from conftest import require_tracing
 
 WORKLOAD = r"""
@@ -63,6 +64,20 @@ for n in (10, 700, 1400, 20):
     us.sendto(data[: n // 2 + 1], peer)
     assert len(uc.recv(4096)) == n // 2 + 1
 out["udp"] = {"client": [uc.fileno(), uc.getsockname()[1]], "server": [us.fileno(), us.getsockname()[1]]}
+
+def pair(family, bind, connect):
+    s = socket.socket(family, socket.SOCK_STREAM); s.bind((bind, 0)); s.listen(1)
+    c = socket.create_connection((connect, s.getsockname()[1])); a, _ = s.accept()
+    c.sendall(b"v" * 300); got = b""
+    while len(got) < 300:
+        got += a.recv(300)
+    a.sendall(b"w" * 40); assert len(c.recv(64)) == 40
+    return [c.fileno(), c.getsockname()[1], a.fileno(), s.getsockname()[1]]
+try:
+    out["v6"] = pair(socket.AF_INET6, "::1", "::1")
+except OSError:
+    out["v6"] = None                           # no IPv6 loopback here
+out["dual"] = pair(socket.AF_INET6, "::", "127.0.0.1")   # an IPv4 client of a dual-stack server
 print(json.dumps(out))
 """
 
@@ -77,7 +92,12 @@ def traced_workload(runner):
         runner.wait_drained()
     finally:
         runner.stop()
-    return info, [r for r in netio.net_io_rows(runner.buffer) if r.pid == info["pid"]]
+    trace = reader.decode_file(runner.buffer, strict=False)
+    rows = [r for r in netio.net_io_rows(trace) if r.pid == info["pid"]]
+    # each NET_IO follows its call's exit, with the exit's thread and ts
+    exits = trace.rows[(trace.rows["type"] == schema.SYSCALL_EXIT) & (trace.rows["pid"] == info["pid"])]
+    assert {(r.tid, r.ts_ns) for r in rows} <= set(zip(exits["tid"].tolist(), exits["ts_ns"].tolist()))
+    return info, rows
 
 
 def covered(send, recvs):
@@ -100,7 +120,7 @@ def test_tcp_and_udp_sends_match_their_receives(argus_cli):
         by_key[(r.key(), r.dir)].append(r)
 
     (c_fd, c_port), (s_fd, s_port) = info["tcp"]["client"], info["tcp"]["server"]
-    tcp = [r for r in rows if r.proto == "tcp"]
+    tcp = [r for r in rows if r.proto == "tcp" and r.fd in (c_fd, s_fd)]     # the first pair's (all stay open)
     assert {(r.fd, r.local, r.remote) for r in tcp} == {
         (c_fd, ("127.0.0.1", c_port), ("127.0.0.1", s_port)), (s_fd, ("127.0.0.1", s_port), ("127.0.0.1", c_port))}
     sends = [r for r in tcp if r.dir == "send"]
@@ -131,3 +151,15 @@ def test_tcp_and_udp_sends_match_their_receives(argus_cli):
         recvs = by_key[((s_key[0][0], s_key[0][2], s_key[0][1]), "recv")]
         assert [r.bytes for r in sends] == [r.bytes for r in recvs] != []
     assert [r.bytes for r in by_key[(("udp", client, server), "send")]] == [10, 700, 1400, 20]
+
+    # IPv6 in full, and an IPv4 client of an AF_INET6 server: both ends see 127.0.0.1
+    for name, host in (("v6", "::1"), ("dual", "127.0.0.1")):
+        if info[name] is None:
+            continue
+        c_fd, c_port, a_fd, a_port = info[name]
+        c_end, a_end = (host, c_port), (host, a_port)
+        flows = {(r.fd, r.dir): r for r in rows if r.local in (c_end, a_end) and r.remote in (c_end, a_end)}
+        send, recv = flows[(c_fd, "send")], flows[(a_fd, "recv")]
+        assert (send.local, send.remote, recv.local, recv.remote) == (c_end, a_end, a_end, c_end), name
+        assert (send.seq, send.bytes, recv.seq, recv.bytes) == (recv.seq, 300, send.seq, 300), name
+        assert flows[(a_fd, "send")].seq == flows[(c_fd, "recv")].seq, name

@@ -477,7 +477,8 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
  * rows: 24 bytes less per call.  Left alone, and the exit written as its own
  * record, when ret does not fit in 32 bits or the call took 2^32 ns or
  * more.  Returns whether the exit was recorded so. */
-static __always_inline bool merge_syscall_exit(struct stage_hold *h, struct syscall_state *sc, __u32 tid, long ret)
+static __always_inline bool merge_syscall_exit(struct stage_hold *h, struct syscall_state *sc, __u32 tid, long ret,
+					       __u64 now)
 {
 	struct argus_ev_syscall *e;
 	__u64 delta;
@@ -491,7 +492,7 @@ static __always_inline bool merge_syscall_exit(struct stage_hold *h, struct sysc
 	if (!e || e->h.type != ARGUS_EV_SYSCALL_ENTER || e->h.size != ARGUS_SYSCALL_ENTER_SHORT_SIZE ||
 	    e->h.tid != tid)
 		return false;
-	delta = bpf_ktime_get_ns() - e->h.ts_ns;
+	delta = now - e->h.ts_ns;
 	if (delta > 0xffffffffull)
 		return false;
 	/* nr, aux, obj, obj2 and the header stay where the enter had them. */
@@ -512,7 +513,7 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 	struct task_struct *cur;
 	struct stage_hold h;
 	__u32 tid, enter_nr;
-	__u64 pid_tgid;
+	__u64 pid_tgid, now;
 
 	/* Every syscall on the machine passes here: reject untraced ones by
 	 * number before looking at the task. */
@@ -528,8 +529,10 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 	pid_tgid = (__u64)cur->tgid << 32 | tid;
 	enter_nr = sc->nr;
 	sc->active = 0;
+	/* One clock read for the exit and the NET_IO that follows it. */
+	now = bpf_ktime_get_ns();
 	stage_enter(&h);
-	if (merge_syscall_exit(&h, sc, tid, ret)) {
+	if (merge_syscall_exit(&h, sc, tid, ret, now)) {
 		/* the exit is in the SYSCALL record */
 	} else if (ret == (__s32)ret) {
 		/* 32 bytes instead of 40 for every ret that fits (schema v2). */
@@ -537,7 +540,7 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 		if (s) {
 			s->nr = enter_nr;
 			s->ret = (__s32)ret;
-			fill_header(&s->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*s), pid_tgid >> 32, tid, bpf_ktime_get_ns());
+			fill_header(&s->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*s), pid_tgid >> 32, tid, now);
 			submit(&h, s);
 		}
 	} else {
@@ -546,13 +549,13 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 			e->nr = enter_nr;
 			e->reserved = 0;
 			e->ret = ret;
-			fill_header(&e->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*e), pid_tgid >> 32, tid, bpf_ktime_get_ns());
+			fill_header(&e->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*e), pid_tgid >> 32, tid, now);
 			submit(&h, e);
 		}
 	}
 	/* After the exit record: the NET_IO follows the call it describes. */
 	if (ret > 0 && sc->net_family)
-		emit_net_io(&h, regs, cur, sc, syscall_class[nr].net_io, ret, pid_tgid);
+		emit_net_io(&h, regs, cur, sc, syscall_class[nr].net_io, ret, pid_tgid, now);
 	stage_exit(&h, false);
 	return 0;
 }
@@ -833,6 +836,10 @@ int BPF_PROG(cgroup_attach_task, struct cgroup *dst_cgrp, const char *path, stru
 		return 0;
 	stage_enter(&h);
 	emit_proc_ns(&h, task);
+	/* Scoped, a process moved in was outside at its fork and exec: its
+	 * name too (a group's other threads are named by argusd's refresh). */
+	if (scope_on)
+		emit_comm(&h, task, ARGUS_EV_THREAD_NAME, task->comm);
 	stage_exit(&h, on_idle());
 	return 0;
 }

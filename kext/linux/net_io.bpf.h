@@ -76,9 +76,9 @@ static __always_inline void net_io_user_peer(struct argus_ev_net_io *e, struct p
 }
 
 /* At the exit of a call on a socket channel_of found to be TCP or UDP:
- * written after the call's exit record, with the exit's thread. */
+ * written after the call's exit record, with the exit's thread and ts (now). */
 static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *regs, struct task_struct *cur,
-					struct syscall_state *sc, __u8 nio, long ret, __u64 pid_tgid)
+					struct syscall_state *sc, __u8 nio, long ret, __u64 pid_tgid, __u64 now)
 {
 	struct argus_ev_net_io *e;
 	struct tcp_sock *tp;
@@ -134,7 +134,7 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 		if (!e->remote_port && nio != ARGUS_NIO_FD)
 			net_io_user_peer(e, regs, nio);
 	}
-	fill_header(&e->h, ARGUS_EV_NET_IO, sizeof(*e), pid_tgid >> 32, (__u32)pid_tgid, bpf_ktime_get_ns());
+	fill_header(&e->h, ARGUS_EV_NET_IO, sizeof(*e), pid_tgid >> 32, (__u32)pid_tgid, now);
 	submit(h, e);
 }
 
