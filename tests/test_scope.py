@@ -198,6 +198,7 @@ def test_cgroup_scope_records_a_process_moved_into_it(tmp_path):
     assert not timers_armed_outside(trace, truth)
     g = build_graph_from_trace(trace)
     for pid in truth:
+        assert g.process_name(pid) == "python3"       # named although it came in after its exec
         assert g.process_scope(pid)["cgroup"] == f"/{name}"
         assert g.process_scope(pid)["netns"] == os.stat("/proc/self/ns/net").st_ino
 
