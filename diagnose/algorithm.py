@@ -777,20 +777,6 @@ class _Run:
         g = self.g
         return e >= 0 and not g.edges.weak[e] and int(g.seg.utid[int(g.edges.src[e])]) == waiter
 
-    def client_of_chain(self, u, waiter, w):
-        """u's longest wait w (its classification's evidence) began right
-        after u woke, or sent to, a thread further up the chain being walked
-        (on self.stack, not the waiter itself): u handed that thread work
-        and waits for its result (a thread pool's submitter, a client), so
-        u is behind the waiter on this chain, not ahead of it, and holds
-        nothing the waiter needs."""
-        if not w:
-            return False
-        seg = self.g.seg
-        v = int(w["vertex"])
-        x = int(seg.act_wakee[v])
-        return int(seg.act_kind[v]) != G.ACT_NONE and x >= 0 and x != waiter and x in self.stack
-
     def process_peers(self, utid, a, b, end, futex=None):
         """Candidates for what nothing names the holder of: a futex without
         an owner field or an earlier waker (a semaphore, an rwlock or a
@@ -799,8 +785,7 @@ class _Run:
         known only once it sends).  Whoever releases it most likely shares
         the waiter's process: its other threads that were themselves held
         up over [a, b] (abnormal, not in an idle loop wait, no relay, not
-        waiting on the same futex, not a client of a thread up the chain:
-        client_of_chain).  Weak "process_peer" owners at their
+        waiting on the same futex).  Weak "process_peer" owners at their
         segment at `end`: threads not named yet first (one named already
         is followed only to place it deeper: _Run.deepen), a LongWait
         first (a holder keeps the lock while it waits downstream), then
@@ -821,8 +806,6 @@ class _Run:
                 continue          # waits on the same address: another waiter, not the holder
             if self.waits_for(u, utid, a, b):
                 continue          # it waited for this very thread
-            if self.client_of_chain(u, utid, w):
-                continue          # it handed work up this chain and waits for it
             cpu = int(c.evidence.get("cpu_ns", 0))
             out.append((u in self.named, c.block_type != B.LONG_WAIT, -cpu, u,
                         OW.Owner(u, int(g.segment_at(u, end)), -1, "process_peer", True, 1, cpu,

@@ -777,27 +777,3 @@ def test_an_inferred_holder_that_closes_a_loop_gives_way_to_the_one_further_on()
     j = to_json(diagnose(g, 10))
     assert [(c["tid"], c["primary"]) for c in j["root_causes"]] == [(11, False), (20, True)]
 
-
-def test_a_peer_that_handed_work_up_the_chain_is_its_client_not_a_holder():
-    """client (5) reads a pipe whose other end worker (11) of process 10
-    holds.  main (10) woke the worker with a job (futex 0xB) and waits for
-    its result (0xF); the worker waits on a condition (0xC) that sleeper (12)
-    will signal after its own long wait (0xE).  At the sleeper nothing names
-    a holder, and main, its only held-up peer, handed work to the worker
-    further up this chain and waits for it: behind the sleeper, not ahead,
-    so the sleeper is the deepest cause."""
-    t = Trace()
-    t.thread(5, 5, "client").thread(10, 10, "main").thread(10, 11, "worker").thread(10, 12, "sleeper")
-    for tid in (5, 10, 11, 12):
-        t.run(tid, 0)
-    t.fd_info(5, us(10), 3, "pipe", 777)
-    t.fd_info(11, us(20), 4, "pipe", 777)
-    t.futex_wait(11, us(50), 0xB)
-    t.block(5, ms(1), "read", "read", obj=3)
-    t.futex_wake(10, ms(1) + us(100), 0xB).wake(10, 11, ms(1) + us(100)).run(11, ms(1) + us(110))
-    t.futex_wait(10, ms(1) + us(120), 0xF)
-    t.futex_wait(11, ms(1) + us(300), 0xC)
-    t.futex_wait(12, ms(3), 0xE)
-    g = t.build(until=s(3))
-    j = to_json(diagnose(g, 5))
-    assert [(c["tid"], c["primary"]) for c in j["root_causes"]] == [(11, False), (12, True)]
