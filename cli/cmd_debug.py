@@ -66,6 +66,7 @@ def _add_common(p, pid_help, json=True):
     p.add_argument("--buffer", metavar="FILE", action="append",
                    help="ring buffer file (default: the active one); several: one graph of several hosts, "
                         "their clocks synchronised from the messages between them (docs/multi-host.md)")
+    p.set_defaults(buffers=None)          # cli/multibuffer.py: several --buffer files
     p.add_argument("--threshold", type=float, default=2.0, metavar="SECONDS",
                    help="a hang is a thread out of its event loop at least this long (default 2)")
     if json:

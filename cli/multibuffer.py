@@ -35,18 +35,18 @@ pid_arg.__name__ = "pid"       # argparse's "invalid pid value: 'x'"
 def buffers(args):
     """The list of buffers when several were given, else None; args.buffer
     becomes the one buffer (or None) the single-buffer path expects."""
-    b = getattr(args, "buffer", None)
+    b = args.buffer
     if isinstance(b, list):
         if len(b) > 1:
             args.buffer = None
             args.buffers = list(b)
             return args.buffers
         args.buffer = b[0] if b else None
-    if getattr(args, "buffers", None):
+    if args.buffers:
         return args.buffers
-    for k in ("pid", "tid"):
-        if isinstance(getattr(args, k, None), str):
-            raise ArgusError(f"--{k} {getattr(args, k)}: HOST:ID names a process of one of several --buffer files")
+    for k, v in (("pid", args.pid), ("tid", args.tid)):
+        if isinstance(v, str):
+            raise ArgusError(f"--{k} {v}: HOST:ID names a process of one of several --buffer files")
     return None
 
 

@@ -33,8 +33,11 @@ def build_events(tl):
     for pid in dict.fromkeys(t["pid"] for t in tl["threads"]):
         t = next(x for x in tl["threads"] if x["pid"] == pid)
         ev.append({"ph": "M", "name": "process_name", "pid": pid, "tid": pid,
-                   "args": {"name": t["process"] or t["comm"]}})
-        labels = [f"{k}={t[k]}" for k in ("container", "cgroup", "netns") if t.get(k)]
+                   "args": {"name": M.process_label(t)}})
+        if t.get("host"):     # several hosts: a host's processes sort together
+            ev.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": pid,
+                       "args": {"sort_index": int(t["host_index"])}})
+        labels = [f"{k}={t[k]}" for k in ("host", "container", "cgroup", "netns") if t.get(k)]
         if labels:      # where it lives (tracer/containers.py)
             ev.append({"ph": "M", "name": "process_labels", "pid": pid, "tid": pid,
                        "args": {"labels": ",".join(labels)}})

@@ -73,7 +73,7 @@ def untraced_peer(g, v):
 
 
 def _traced(g):
-    s = getattr(g.derived, "traced_endpoints", None)
+    s = g.derived.traced_endpoints
     if s is None:
         s = MH.traced_endpoints(g)
         g.derived.traced_endpoints = s

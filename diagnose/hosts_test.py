@@ -107,3 +107,16 @@ def test_exports_group_processes_by_host_and_draw_the_cross_host_flow():
     assert set(procs) == {"web: client", "api: server"}
     assert procs["api: server"].legacy_sort_index == 1 and "host=api" in procs["api: server"].process_labels
     assert hosts.graph_label(g, MH.global_id(1, 100)) == "api:100"
+
+
+def test_chrome_json_names_and_sorts_processes_by_host():
+    import json
+    from argus.diagnose import export_chrome
+    g = _hosts()
+    tl = M.timeline(g, algorithm.diagnose(g, 100, threshold_ns=ms(2000)))
+    out = export_chrome.render(tl)
+    ev = json.loads(out)
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    names = {e["args"]["name"] for e in ev if e.get("name") == "process_name"}
+    assert names == {"web: client", "api: server"}
+    assert {e["args"]["sort_index"] for e in ev if e.get("name") == "process_sort_index"} == {0, 1}

@@ -58,6 +58,7 @@ class Derived:
     sample_index: tuple = None       # diagnose.profile: CPU_SAMPLE rows by (tid, ts)
     sample_stacks: tuple = None      # diagnose.profile: (user, kernel) stack tables
     build_ids: dict = dataclasses.field(default_factory=dict)   # diagnose.rules.build_id: {pid: id}
+    traced_endpoints: set = None     # diagnose.hosts: the inet endpoints traced processes hold (several hosts)
     many_netns: bool = None          # graph.process_where: processes live in more than one netns
 
 

@@ -146,8 +146,8 @@ def _net_arrays(trace, host):
     array: 4 words, local then remote, 16 bytes each in network order), so
     the many a system-wide trace holds are filtered before any becomes a
     Python object."""
-    net = getattr(schema, "NET_IO", None)
-    rows = trace.rows[trace.rows["type"] == net] if net is not None else trace.rows[:0]
+    net = schema.NET_IO
+    rows = trace.rows[trace.rows["type"] == net]
     if not len(rows):
         return None
     col = lambda name: rows[schema.column(net, name)]     # noqa: E731
@@ -391,11 +391,9 @@ def remap_rows(rows, host, clock, frames_base=0, strings_base=0):
         for t in (schema.USER_STACK, schema.KERNEL_STACK, schema.WAIT_SITE):
             sel = rows["type"] == t
             rows["obj"][sel] += np.uint64(frames_base)
-        net = getattr(schema, "NET_IO", None)
-        if net is not None:                  # its addresses sit in the frames side array
-            col = schema.column(net, "local_addr")
-            sel = rows["type"] == net
-            rows[col][sel] += rows[col].dtype.type(frames_base)
+        col = schema.column(schema.NET_IO, "local_addr")      # its addresses sit in the frames side array
+        sel = rows["type"] == schema.NET_IO
+        rows[col][sel] += rows[col].dtype.type(frames_base)
     if strings_base:
         sel = rows["type"] == schema.MAPPING
         rows["peer_tid"][sel] += np.uint32(strings_base)
@@ -444,8 +442,7 @@ def merge(traces, paths, ops=None):
     ops: the NetOps when already known (default: relevant_ops of the traces)."""
     if len(traces) > MAX_HOSTS:
         raise ValueError(f"at most {MAX_HOSTS} buffers can be merged")
-    names = host_names([(getattr(t, "hostname", "") or "", getattr(t, "boot_id", "") or "", p)
-                        for t, p in zip(traces, paths)])
+    names = host_names([(t.hostname or "", t.boot_id or "", p) for t, p in zip(traces, paths)])
     if ops is None:
         ops = relevant_ops(traces)
     constraints, edges = match_ops(ops)
@@ -454,8 +451,8 @@ def merge(traces, paths, ops=None):
     fbase = sbase = 0
     for k, (t, p) in enumerate(zip(traces, paths)):
         clk = clocks[k]
-        hosts.append(Host(index=k, name=names[k], hostname=getattr(t, "hostname", "") or "",
-                          boot_id=getattr(t, "boot_id", "") or "", path=str(p), clock=clk,
+        hosts.append(Host(index=k, name=names[k], hostname=t.hostname or "", boot_id=t.boot_id or "",
+                          path=str(p), clock=clk,
                           first_ts=int(clk.to_ref(t.first_ts)) if t.nrows else 0,
                           last_ts=int(clk.to_ref(t.last_ts)) if t.nrows else 0))
         parts.append(remap_rows(t.rows, k, clk, fbase, sbase))
