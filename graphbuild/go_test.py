@@ -187,3 +187,50 @@ def test_a_goroutine_readied_by_name_keeps_its_readier():
     g = netpolled(readied=True)
     v, e = _wake_into(g, M0, ms(55))
     assert int(g.seg.tid[int(g.edges.src[e])]) == M1 and int(g.edges.src_ts[e]) == ms(41)
+
+
+def timed(go_rows=True, first_row_ready=False):
+    """G0 (locked to M0) parks in a Sleep at 1 ms (M0 sleeps in a futex);
+    at 50 ms Go's timers on M2 ready it: M2 runs no goroutine (its last
+    goroutine parked), then it does the futex wake of M0, which runs G0.
+    first_row_ready: M2's ready is its first GO_* row, and its next one is
+    the park of goroutine GA that was running there (a goroutine's ready)."""
+    t = Trace()
+    for tid, name in ((M0, "main"), (M2, "m2")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    if go_rows:
+        go(t, ms(0.1), M0, schema.GO_EXECUTE, G0)
+        if not first_row_ready:
+            go(t, ms(0.2), M2, schema.GO_EXECUTE, GA)
+            go(t, ms(0.3), M2, schema.GO_PARK, GA)
+        go(t, ms(1), M0, schema.GO_PARK, G0)
+    t.futex_wait(M0, ms(1.01), FUTEX)
+    if go_rows:
+        go(t, ms(50), M2, schema.GO_READY, G0)
+        if first_row_ready:
+            go(t, ms(50.01), M2, schema.GO_PARK, GA)
+    t.futex_wake(M2, ms(50.1), FUTEX)
+    t.wake(M2, M0, ms(50.1))
+    t.run(M0, ms(50.2))
+    if go_rows:
+        go(t, ms(50.3), M0, schema.GO_EXECUTE, G0)
+    t.preempt(M0, ms(60))
+    t.preempt(M2, ms(60))
+    return t.build()
+
+
+def test_a_goroutine_gos_timers_readied_has_no_waker():
+    g = timed()
+    v, e = _wake_into(g, M0, ms(55))
+    assert g.seg.start[v] == ms(50.1) and e < 0 and g.start_label(v) == "timer"
+    g = timed(go_rows=False)
+    v, e = _wake_into(g, M0, ms(55))
+    assert e >= 0 and int(g.seg.tid[int(g.edges.src[e])]) == M2
+
+
+def test_a_ready_that_is_its_threads_first_row_is_settled_by_its_next():
+    g = timed(first_row_ready=True)
+    v, e = _wake_into(g, M0, ms(55))
+    assert e >= 0 and int(g.seg.tid[int(g.edges.src[e])]) == M2 and int(g.edges.obj[e]) == G0
+    assert int(g.edges.src_ts[e]) == ms(50) and g.stats["go_edges"] == 1

@@ -106,6 +106,12 @@ struct thr {
 	 * its execute and its park; its first receive names the cause */
 	int64_t go_np_seg, go_np_wake, go_np_ts, go_np_park;
 	uint64_t go_np_g;
+	/* a GO_READY by this thread before any other GO_* row of it: whether a
+	 * goroutine ran here is known at its next row (a park of another g:
+	 * yes); the ready's handoff + 1 (0: none) and its g */
+	int64_t go_tent;
+	uint64_t go_tent_g;
+	uint8_t go_seen;          /* any GO_* row of this thread yet */
 };
 
 struct wake {

@@ -304,11 +304,14 @@ static void on_go_execute(struct argus_graph *g, int64_t u, const struct argus_r
 	/* parked and not readied by name; or never seen here before: it parked
 	 * before the probes came on (or is new: then no data waited for it) */
 	int polled = h ? !h->used && h->utid == GO_PARKED : t->go_last != r->obj;
+	int timed = h && !h->used && h->utid == -1;   /* readied by Go's timers */
 	struct wake *w = NULL;
 
 	if (h && !h->used && h->utid == u)
 		h->used = 1;              /* readied and run by this thread: program order */
-	if (t->go_last == r->obj && !readied && !polled) {
+	/* the same goroutine again: no boundary, unless the M slept between and
+	 * the netpoller or a timer readied it (its wake needs a cause) */
+	if (t->go_last == r->obj && !readied && !((polled || timed) && t->go_seg != t->seg + 1)) {
 		t->go_g = r->obj;         /* resumed after a preemption */
 		return own_row(g, u, i);
 	}
@@ -322,6 +325,15 @@ static void on_go_execute(struct argus_graph *g, int64_t u, const struct argus_r
 	t->go_g = t->go_last = r->obj;
 	t->go_seg = t->seg + 1;
 	t->go_np_seg = 0;
+	if (timed && w) {             /* Go's timer readied it: the M's wake is the runtime's, no cause */
+		h->used = 1;
+		w->ctx = ARGUS_WAKE_HARDIRQ;
+		w->irq = ARGUS_IRQ_TIMER;
+		SG(g, w->dst)->start_ctx = ARGUS_WAKE_HARDIRQ;
+		SG(g, w->dst)->start_irq = ARGUS_IRQ_TIMER;
+		SG(g, w->dst)->wake_src = -1;
+		return;
+	}
 	if (polled && t->seg >= 0) {  /* the netpoller's: its first receive says who */
 		if (h)
 			h->used = 1;
@@ -352,11 +364,29 @@ static void on_go_execute(struct argus_graph *g, int64_t u, const struct argus_r
 		  ts - h->ts);
 }
 
+/* The first GO_* row of a thread after a ready it made settles the ready
+ * (on_go): a park of another goroutine means one ran there; an execute,
+ * that the thread was in the scheduler (the runtime's ready, no cause). */
+static void settle_tentative(struct argus_graph *g, struct thr *t, const struct argus_row *r)
+{
+	struct handoff *h;
+
+	if (!t->go_tent || r->type == ARGUS_EV_GO_READY)
+		return;
+	h = &VEC_AT(&g->handoffs, struct handoff, t->go_tent - 1);
+	if (!(r->type == ARGUS_EV_GO_PARK && r->obj != t->go_tent_g) && !h->used)
+		h->utid = -1;
+	t->go_tent = 0;
+}
+
 static void on_go(struct argus_graph *g, int64_t u, const struct argus_row *r, uint64_t i)
 {
 	struct thr *t = TH(g, u);
 	struct handoff *h;
+	int first = !t->go_seen;     /* no GO_* row of this thread yet */
 
+	t->go_seen = 1;
+	settle_tentative(g, t, r);
 	if (r->type == ARGUS_EV_GO_EXECUTE)
 		return on_go_execute(g, u, r, i);
 	own_row(g, u, i);
@@ -380,7 +410,11 @@ static void on_go(struct argus_graph *g, int64_t u, const struct argus_row *r, u
 	h = last_handoff(g, &g->enqueues, GO_KEY | t->pid, r->obj, 1);
 	if (!h)
 		return;
-	h->utid = t->go_g ? u : -1;
+	h->utid = t->go_g || first ? u : -1;
+	if (first) {                  /* settled by the thread's next GO_* row */
+		t->go_tent = (int64_t)(h - &VEC_AT(&g->handoffs, struct handoff, 0)) + 1;
+		t->go_tent_g = r->obj;
+	}
 	h->seg = t->seg;
 	h->ts = (int64_t)r->ts_ns;
 	h->row = (int64_t)i;
