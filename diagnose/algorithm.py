@@ -553,6 +553,8 @@ class _Run:
                     self.extend(res, depth, a, b, _pseudo("program_order"), skip_first=(d == v))
         elif bt == B.LONG_WAIT and "goroutine" in c.evidence:
             res = self.goroutine_slice(v, c, depth, a, b)
+        elif bt == B.LONG_WAIT and GR.timer_ended(g, v):
+            return info       # Go's timers ended it (a Sleep, a Timer): the wait is the cause
         elif bt == B.LONG_WAIT and (res := self.callee_slice(v, depth, a, b)) is not None:
             pass
         elif bt == B.LONG_WAIT:
@@ -615,8 +617,9 @@ class _Run:
                 self.deepen(t, utid, depth + 1)
                 continue
             ct = self.shared_work(t, a, b) or self.stream(t, a, b) or self.cls(t, a, b)
-            if not self.nameable(ct):
-                # an M that only relayed: the goroutine it ran there may have waited
+            if not self.nameable(ct) or ct.block_type == B.REPEATED_YIELD:
+                # an M that only relayed, or switched among goroutines (short waits
+                # between them): the goroutine it ran on this path may have waited
                 ct = self.goroutine_wait(t, first_vertex.get(t), a, b) or ct
             # an event-loop wait is idleness, except in the thread that holds what
             # the victim waits for (it waits for its own upstream there)

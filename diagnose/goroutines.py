@@ -23,6 +23,7 @@ import weakref
 import numpy as np
 
 from argus.tracer import schema
+from argus.graphbuild import graph as G
 
 _CACHE = weakref.WeakKeyDictionary()
 
@@ -81,12 +82,20 @@ def wait_before(g, pid, gid, exec_ts):
     else:
         # readied by a goroutine when its thread's last GO_* row before the
         # ready is an execute (a goroutine ran there), else by the runtime
-        last = None
+        last = nxt = None
         for ts, typ, tid, obj in rows:
-            if ts >= ready[0]:
-                break
-            if tid == ready[1] and typ != schema.GO_READY:
+            if tid != ready[1] or typ == schema.GO_READY:
+                continue
+            if ts < ready[0]:
                 last = typ
+            else:
+                nxt = (typ, obj)
+                break
+        if last is None and nxt is not None:
+            # the thread's first GO_* row comes after the ready (the probes
+            # came on while its goroutine ran): a goroutine other than this
+            # one parking next was running there
+            last = schema.GO_EXECUTE if nxt[0] == schema.GO_PARK and nxt[1] != gid else None
         how = "goroutine" if last == schema.GO_EXECUTE else "runtime"
     return {"park_ts": park[0], "park_tid": park[1], "before_probes": park[1] is None, "ready_ts": ready[0] if ready else None,
             "ready_tid": ready[1] if ready else None, "exec_ts": exec_ts, "ended_by": how}
@@ -113,6 +122,29 @@ def _timer_wait_start(g, tid, ts):
     return min(ts, int(g.seg.wait_start[p]))
 
 
+def _netpolled_unseen(g, v, pid, gid, exec_ts):
+    """A goroutine first seen at this execute (it parked before the probes
+    were on) that the graph core took for the netpoller's: the core's
+    goroutine edge into v from the sender of what it read (obj = gid), or
+    the message edge of data sent before it ran.  It waited from before the
+    process's first GO_* row until that send."""
+    rows = _process_rows(g, pid)
+    if not rows or any(obj == gid and ts < exec_ts for ts, _, _, obj in rows):
+        return None
+    me = int(g.seg.utid[v])
+    for e in g.in_edges(v).tolist():
+        typ, src = int(g.edges.type[e]), int(g.edges.src[e])
+        if int(g.seg.utid[src]) == me or int(g.edges.src_ts[e]) > exec_ts:
+            continue
+        # the core's goroutine edge; or, when a split of the M's run came
+        # between its wake and the execute, the message it read
+        if (typ == G.EDGE_WAKEUP and int(g.edges.obj[e]) == gid) or typ == G.EDGE_MESSAGE:
+            send = int(g.edges.src_ts[e])
+            return {"park_ts": min(rows[0][0], send), "park_tid": None, "before_probes": True, "ready_ts": send,
+                    "ready_tid": int(g.seg.tid[int(g.edges.src[e])]), "exec_ts": exec_ts, "ended_by": "netpoller"}
+    return None
+
+
 def stint_wait(g, v, min_ns, a=None):
     """The LongWait of the goroutine whose stint starts segment v: its wait
     dict plus goroutine and dur_ns, when it parked >= min_ns (and, with a,
@@ -121,7 +153,10 @@ def stint_wait(g, v, min_ns, a=None):
     if s is None:
         return None
     gid, exec_ts = s
-    w = wait_before(g, int(g.threads.pid[int(g.seg.utid[v])]), gid, exec_ts)
+    pid = int(g.threads.pid[int(g.seg.utid[v])])
+    w = wait_before(g, pid, gid, exec_ts)
+    if w is None:
+        w = _netpolled_unseen(g, v, pid, gid, exec_ts)
     if w is None:
         return None
     if w["before_probes"] and w["ended_by"] == "runtime":
@@ -130,3 +165,18 @@ def stint_wait(g, v, min_ns, a=None):
     if end - w["park_ts"] < min_ns or (a is not None and end < a):
         return None
     return dict(w, goroutine=gid, end_ts=end, dur_ns=end - w["park_ts"])
+
+
+def timer_ended(g, v):
+    """Whether segment v's wait ended when Go's timers readied the goroutine
+    its thread runs next (a Sleep or a Timer of a goroutine locked to the
+    thread): the graph core culls that M's wake as a timer's, and nothing
+    behind the wait is its cause."""
+    nxt = g.next_segment(v)
+    if nxt is None or nxt < 0 or g.start_label(nxt) != "timer":
+        return False
+    s = stint(g, nxt)
+    if s is None:
+        return False
+    w = wait_before(g, int(g.threads.pid[int(g.seg.utid[nxt])]), s[0], s[1])
+    return w is not None and w["ended_by"] == "runtime"

@@ -87,3 +87,46 @@ def test_the_m_that_ran_a_goroutine_after_its_long_sleep_is_named_for_it():
 def test_without_go_rows_no_thread_stands_for_the_sleeper():
     j = to_json(diagnose(sleeper(go_rows=False), P))
     assert M2 not in [c["tid"] for c in j["root_causes"]]
+
+
+def test_a_ready_first_on_its_thread_is_a_goroutines_when_another_parks_next():
+    """M1's first GO_* row readies G0, its next parks GX that ran there: the
+    probes came on while GX ran, and GX readied G0 (not Go's timers)."""
+    t = Trace()
+    for tid, name in ((M0, "main"), (M1, "m1")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    go(t, ms(0.1), M0, schema.GO_EXECUTE, G0)
+    go(t, ms(1), M0, schema.GO_PARK, G0)
+    go(t, ms(50), M1, schema.GO_READY, G0)
+    go(t, ms(50.01), M1, schema.GO_PARK, G1)
+    go(t, ms(50.1), M0, schema.GO_EXECUTE, G0)
+    t.preempt(M0, ms(60))
+    g = t.build(trace_end=ms(70))
+    w = GR.wait_before(g, P, G0, ms(50.1))
+    assert (w["park_ts"], w["ready_tid"], w["ended_by"]) == (ms(1), M1, "goroutine")
+
+
+def test_a_locked_goroutines_sleep_ends_with_gos_timers():
+    """G0, locked to M0, sleeps from 1 ms; Go's timers on M2 ready it at 3 s
+    and M2 wakes M0: the wait is the cause (timer_ended), where a wait that
+    a goroutine's send ended (sleeper: G1 readied G0) is not."""
+    t = Trace()
+    for tid, name in ((M0, "main"), (M2, "m2")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    go(t, ms(0.1), M0, schema.GO_EXECUTE, G0)
+    go(t, ms(0.2), M2, schema.GO_EXECUTE, G1)
+    go(t, ms(0.3), M2, schema.GO_PARK, G1)
+    go(t, ms(1), M0, schema.GO_PARK, G0)
+    t.futex_wait(M0, ms(1.01), FUTEX)
+    go(t, WAKE, M2, schema.GO_READY, G0)
+    t.futex_wake(M2, WAKE + ms(0.01), FUTEX)
+    t.wake(M2, M0, WAKE + ms(0.01))
+    t.run(M0, WAKE + ms(0.02))
+    go(t, WAKE + ms(0.03), M0, schema.GO_EXECUTE, G0)
+    t.preempt(M0, WAKE + ms(10))
+    g = t.build(trace_end=WAKE + ms(20))
+    assert GR.timer_ended(g, g.segment_at(g.utid_of_tid(M0), ms(2)))
+    g = sleeper()
+    assert not GR.timer_ended(g, g.segment_at(g.utid_of_tid(M0), ms(5)))
