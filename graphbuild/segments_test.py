@@ -189,3 +189,25 @@ def test_tracer_stops_do_not_end_a_segment():
         [(ms(1 + k), ms(1.6 + k)) for k in range(3)]
     assert not [e for e in range(g.num_edges) if g.edge(e)["type"] == "wakeup"]
     compare_with_oracle(t.rows(), trace_end=ms(6))
+
+
+def test_a_sleeping_thread_s_own_row_ends_its_wait_when_the_switch_in_went_unreported():
+    """main sleeps from 1 ms; the kernel runs it again at 3 s without a
+    switch-in record (no tracepoint fired), so its next own row, the
+    sleep's exit, ends the wait there, not its next recorded switch-in.
+    A rename by another thread, an interrupt's wakeup naming it and rows
+    at the switch-out's own ts say nothing about it running."""
+    t = two_threads()
+    t.run(10, ms(0)).run(11, ms(0))
+    t.row(ms(1), 10, schema.WAIT_SITE)                     # at the switch-out: part of it
+    t.block(10, ms(1), "sleep", "nanosleep")
+    t.row(ms(1), 10, schema.USER_STACK)
+    t.rename(10, ms(500), "renamed")                       # pthread_setname_np by 11
+    t.wake(10, 11, ms(600), "hardirq", "timer")            # an interrupt "on" 10
+    t.row(ms(3000), 10, schema.SYSCALL_EXIT, nr=nr_of("nanosleep"), val=0)
+    t.preempt(10, ms(3001))
+    t.run(10, ms(3100))
+    g = t.build(trace_end=ms(3200))
+    s = seg_of(g, 10)
+    assert [(x["start"], x["start_label"]) for x in s] == [(0, "trace_start"), (ms(3000), "switch_in")]
+    assert s[0]["wait_end"] == ms(3000)

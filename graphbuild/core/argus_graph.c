@@ -282,6 +282,17 @@ int64_t own(struct argus_graph *g, uint32_t tid, uint32_t pid, int64_t ts, int s
 	}
 	if (TH(g, u)->state == UNKNOWN && !switch_out)
 		start_running(g, u);
+	if (TH(g, u)->state == BLOCKED && ts > SG(g, TH(g, u)->seg)->end) {
+		/* Its own row after it blocked (rows at the switch-out's ts are
+		 * part of it): the kernel ran it and did not report the
+		 * switch-in (on some kernels no tracepoint fires while certain
+		 * tasks are current; the tracer counts those switches lost,
+		 * kext/linux/stage.bpf.h): the wait ends here, not at the next
+		 * switch-in, which may come much later. */
+		end_wait(g, u, ts);
+		open_seg(g, u, ts, ARGUS_START_SWITCH_IN, -1, 0, -1);
+		set_running(TH(g, u), ts);
+	}
 	return u;
 }
 
@@ -690,7 +701,10 @@ static void on_wakeup(struct argus_graph *g, const struct argus_row *r, uint64_t
 	struct wake *w;
 
 	if (r->tid) {
-		wk = own(g, r->tid, r->pid, ts, 0);
+		/* an interrupt's wakeup names whoever it interrupted: not proof that one runs */
+		wk = lookup(g, r->tid, r->pid, ts);
+		if (ctx == ARGUS_WAKE_TASK || TH(g, wk)->state != BLOCKED)
+			wk = own(g, r->tid, r->pid, ts, 0);
 		own_row(g, wk, i);
 		wk_seg = TH(g, wk)->seg;
 	}
@@ -865,7 +879,10 @@ static void on_row(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 		return;
 	case ARGUS_EV_EXEC:
 	case ARGUS_EV_THREAD_NAME:
-		u = own(g, r->tid, r->pid, ts, 0);
+		/* a rename by another thread (pthread_setname_np) names one that may sleep */
+		u = lookup(g, r->tid, r->pid, ts);
+		if (TH(g, u)->state != BLOCKED)
+			u = own(g, r->tid, r->pid, ts, 0);
 		own_row(g, u, i);
 		set_comm(TH(g, u), r->comm);
 		return;

@@ -219,7 +219,16 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
             T.on_since = ts
         if T.state == UNKNOWN and not switch_out:
             start_running(T, ts)
+        if T.state == BLOCKED and ts > S_end[T.seg]:
+            # its own row after it blocked: a switch-in the kernel did not report
+            end_wait(T, ts)
+            open_seg(T, ts, G.START_SWITCH_IN)
+            T.state = RUNNING
+            T.on_since = ts
         return T
+
+    def lookup_thread(tid, pid, ts):
+        return thread(tracker.lookup(tid, pid, ts), pid)
 
     def split_at(T, ts):
         """An exact cut of a running (or runnable) thread's segment at ts: the
@@ -308,7 +317,7 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
             if tid == 0:
                 continue
             T = by_tid.get(tid)
-            if T is None or T.state == UNKNOWN or T.state == DEAD:
+            if T is None or T.state in (UNKNOWN, DEAD, BLOCKED):
                 T = own(tid, c_pid[i], ts)
             T.rows.append(i)
             nr = c_nr[i]
@@ -332,7 +341,7 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
             if tid == 0:
                 continue
             T = by_tid.get(tid)
-            if T is None or T.state == UNKNOWN or T.state == DEAD:
+            if T is None or T.state in (UNKNOWN, DEAD, BLOCKED):
                 T = own(tid, c_pid[i], ts)
             T.rows.append(i)
             p = T.pending_exit
@@ -346,7 +355,7 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
             if tid == 0:
                 continue
             T = by_tid.get(tid)
-            if T is None or T.state == UNKNOWN:
+            if T is None or T.state in (UNKNOWN, BLOCKED):
                 T = own(tid, c_pid[i], ts, switch_out=True)
             if T.state == DEAD:
                 continue
@@ -416,7 +425,10 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
         elif typ == WAKEUP or typ == WAKEUP_NEW:
             ctx = c_reason[i] if tid != 0 else schema.WAKE_IDLE
             if tid != 0:
-                Wk = own(tid, c_pid[i], ts)
+                # an interrupt's wakeup names whoever it interrupted: not proof that one runs
+                Wk = lookup_thread(tid, c_pid[i], ts)
+                if ctx == schema.WAKE_TASK or Wk.state != BLOCKED:
+                    Wk = own(tid, c_pid[i], ts)
                 Wk.rows.append(i)
                 waker_utid, waker_seg = Wk.utid, Wk.seg
             else:
@@ -501,7 +513,9 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
         elif typ == schema.EXEC or typ == schema.THREAD_NAME:
             if tid == 0:
                 continue
-            T = own(tid, c_pid[i], ts)
+            T = lookup_thread(tid, c_pid[i], ts)   # a rename by another thread names one that may sleep
+            if T.state != BLOCKED:
+                T = own(tid, c_pid[i], ts)
             T.rows.append(i)
             tracker.set_comm(T.utid, decode_comm(c_comm[i]))
         elif typ == schema.WAIT_SITE or typ == schema.FUTEX_STATE or typ == schema.FILE_LOCK:
