@@ -11,6 +11,7 @@ import re
 import numpy as np
 
 from argus.cli.common import ArgusError
+from argus.cli.memcheck import check_load
 from argus.cli.progress import Progress, fmt_count
 from argus.cli.tracefile import load_trace
 from argus.diagnose import DiagnoseError
@@ -55,6 +56,7 @@ def load(paths):
     with Progress() as progress:
         traces = []
         for p in paths:
+            check_load(p, None, None, widening=False)      # one line instead of the OOM killer
             progress.stage(f"decoding {p}")
             trace, _ = load_trace(p, names=False)
             progress.finished("decoded", trace.nrows)
