@@ -117,7 +117,7 @@ def timed_child(cmd, env, marker, timeout=1800):
     """(seconds to the first output containing marker or None, total seconds,
     peak RSS MiB, exit code, whether the hung app was named anywhere, whether
     the line with the marker names it: the hang picked, 1-minute load average
-    at the start) of cmd.  marker: a string, or a compiled pattern.  Reader threads take stdout and stderr
+    at the start, the end of its stderr) of cmd.  marker: a string, or a compiled pattern.  Reader threads take stdout and stderr
     as they come while this thread waits in wait4: a bench that polled its
     children would be an event loop hung in a nested poll, a candidate of
     the very `argus debug` it times."""
@@ -152,7 +152,7 @@ def timed_child(cmd, env, marker, timeout=1800):
     if rc:
         print(f"    {' '.join(cmd[-6:])}: rc {rc}: {got['err'].decode(errors='replace').strip()[-300:]}", flush=True)
     return (got["first"], total, ru.ru_maxrss / 1024.0, rc, APP.encode() in got["out"] + got["err"],
-            APP.encode() in got["line"], load)
+            APP.encode() in got["line"], load, got["err"].decode(errors="replace")[-3000:])
 
 
 def cat_seconds(buffer):
@@ -251,7 +251,7 @@ def main():
 
 
 def fmt(r):
-    first, total, rss, rc, named, picked, load = r
+    first, total, rss, rc, named, picked, load, _ = r
     return ((f"{first:.2f} s" if first is not None else "not found") +
             f" (total {total:.1f} s, {rss:.0f} MiB, rc {rc}, {'names' if named else 'does not name'} the app, "
             f"{'picks' if picked else 'does not pick'} it, load {load:.1f})")

@@ -119,18 +119,19 @@ def add_diagnosis_args(p, json=True):
 # decoded focused on the processes near the hang's (tracer/focus.py): a busy
 # machine's few seconds are millions of events, and gigabytes to build
 FOCUS_MIN_EVENTS = 1_000_000
-# rows a focused window keeps at most: rows plus their graph cost ~160 bytes
-# each at the peak, so this keeps `argus debug` well under 1 GB however long
-# the hang (its neighbourhood's farthest processes go first; the report says so)
-FOCUS_MAX_ROWS = 3_000_000
+# rows a focused window keeps at most: rows plus their graph cost up to ~300
+# bytes each at the peak (632 MiB for 1.9M on a busy 2 GiB buffer), so this
+# keeps `argus debug` under 1 GB however long the hang (its neighbourhood's
+# farthest processes go first; the report says so)
+FOCUS_MAX_ROWS = 1_500_000
 # hangs of the index tried, focused, before the graph's own ranking decides
 INDEX_TRIES = 3
 # around a hang the index named, windows widen (for a baseline) this far past
 # the hang's own window at most: the whole of a busy buffer is a minute per try
 INDEX_LOOKBACK_S = 10.0
 # the graph's own ranking after the index's candidates were not confirmed
-# decodes at most the last this many events (unfocused: ~160 bytes each built)
-FALLBACK_MAX_EVENTS = 3_000_000
+# decodes at most the last this many events (unfocused; built as above)
+FALLBACK_MAX_EVENTS = 1_500_000
 
 
 def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None, window_s=None, focus_pid=None,
