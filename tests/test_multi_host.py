@@ -180,6 +180,19 @@ def test_one_hang_across_three_hosts(fleet, tmp_path):
         assert lo <= truth <= hi, (h, truth)
         assert abs(h["drift_ppm"] - (-ppm / (1 + ppm * 1e-6))) < 50, h
 
+    # hangs, export and report take the same buffers
+    three = ["--buffer", buf[1], "--buffer", buf[2], "--buffer", buf[3]]
+    listed = cli.json("hangs", *three, "--pid", f"{fleet.hostname[3]}:{primary['pid']}", "--json", timeout=600)
+    assert [h["name"] for h in listed["hosts"]] == [fleet.hostname[i] for i in (1, 2, 3)]
+    assert listed["hangs"] and all(h["host"] == fleet.hostname[3] for h in listed["hangs"])
+    page = tmp_path / "hang.html"
+    cli.run("report", *three, "--pid", str(client_pid), "--html", str(page), timeout=600)
+    assert all(f"{fleet.hostname[i]}:" in page.read_text() for i in (1, 2, 3))
+    pf = tmp_path / "hang.pftrace"
+    cli.run("export", *three, "--pid", str(client_pid), "--perfetto", str(pf), timeout=600)
+    assert all(f"{fleet.hostname[i]}: ".encode() in pf.read_bytes() for i in (1, 2, 3))
+    assert b"message (cross-host)" in pf.read_bytes()
+
     single = cli.json("debug", "--buffer", runners[0].buffer, "--pid", str(client_pid), "--auto", "--json",
                       timeout=600)
     assert _same_chain(merged) == _same_chain(single), (merged["path"], single["path"])
