@@ -516,6 +516,8 @@ def add_host_edges(g, merged):
                      and g.in_wake[dst] < 0 and dst not in wake_of)
         if ends_wait:
             ts = int(seg.start[dst])
+        if sts > ts and ts >= int(seg.start[src]):
+            sts = ts          # the clocks' residual error put the send after the wake it caused
         row = dict(src=src, dst=dst, type=EDGE_MESSAGE, weak=False, ts=ts, src_ts=sts, row=-1, ctx=WAKE_TASK,
                    obj=r.fd, wait_ns=0, owner_kind=0)
         for k in new:
