@@ -350,7 +350,17 @@ def run_start(args):
         print(f"argus: already tracing into {buffer} (daemon pid {st.get('pid', '?')})")
         if args.uprobe_hooks:
             print("argus: --uprobe-hooks takes effect when tracing starts; `argus stop` first to change them")
+        if args.cgroup or args.netns:
+            print("argus: --cgroup / --netns take effect when tracing starts; `argus stop` first to change the "
+                  f"scope (now: {_scope_text(st)})")
     return 0
+
+
+def _scope_text(st):
+    """The running daemon's scope from its status, in words."""
+    parts = [f"cgroup {st['scope_cgroup']}" if st.get("scope_cgroup") else "",
+             f"netns {st['scope_netns']}" if st.get("scope_netns") else ""]
+    return "only " + " and ".join(p for p in parts if p) if any(parts) else "system-wide"
 
 
 def stop_daemon():
