@@ -117,7 +117,7 @@ def test_one_time_origin_with_wall_clock(monkeypatch):
 
 def test_processes_name_their_container_in_reports_hangs_and_exports():
     from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
-    from argus.diagnose import export_chrome, export_model as M, export_perfetto
+    from argus.diagnose import export_chrome, export_dot, export_model as M, export_perfetto, report_html
 
     docker = "/system.slice/docker-" + "0123456789abcdef" * 4 + ".scope"
     t, info = C.client_daemon()
@@ -141,6 +141,8 @@ def test_processes_name_their_container_in_reports_hangs_and_exports():
     labels = {p.track_descriptor.process.pid: list(p.track_descriptor.process.process_labels)
               for p in trace.packet if p.track_descriptor.HasField("process")}
     assert labels[200] == ["container=docker:0123456789ab", f"cgroup={docker}", "netns=4026532000"]
+    page = report_html.render(to_json(d), tl, [], {}, export_dot.render_svg(tl))
+    assert "daemond/200 [docker:0123456789ab]" in page
     chrome = json.loads(export_chrome.render(tl))
     assert {"ph": "M", "name": "process_labels", "pid": 200, "tid": 200,
             "args": {"labels": f"container=docker:0123456789ab,cgroup={docker},netns=4026532000"}} in \
