@@ -152,20 +152,8 @@ def cgroup2_root():
     pytest.skip("no cgroup v2 file system mounted")
 
 
-MOVED = textwrap.dedent(r"""
-    import json, os, sys, time
-    sys.stdin.readline()                   # moved into the cgroup by now
-    r, w = os.pipe()
-    child = os.fork()
-    if child == 0:
-        for _ in range(30):
-            os.write(w, b"x"); time.sleep(0.005)
-        os._exit(0)
-    for _ in range(30):
-        os.read(r, 1)
-    os.waitpid(child, 0)
-    print(json.dumps({"pids": [os.getpid(), child]}), flush=True)
-""")
+# the workload, once the test moved it into the cgroup
+MOVED = "import sys\nsys.stdin.readline()\n" + WORKLOAD
 
 
 def test_cgroup_scope_records_a_process_moved_into_it(tmp_path):
@@ -178,11 +166,18 @@ def test_cgroup_scope_records_a_process_moved_into_it(tmp_path):
     try:
         start(runner, "--cgroup", cg)
         bystander = subprocess.Popen([sys.executable, "-c", "import time\nfor _ in range(40): time.sleep(0.01)"])
-        proc = subprocess.Popen([sys.executable, "-c", MOVED], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        fifos = (str(tmp_path / "in"), str(tmp_path / "out"))
+        for f in fifos:
+            os.mkfifo(f)
+        proc = subprocess.Popen([sys.executable, "-c", MOVED, *fifos], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 text=True)
         with open(os.path.join(cg, "cgroup.procs"), "w") as f:
             f.write(str(proc.pid))
-        truth = set(json.loads(proc.communicate("go\n", timeout=60)[0])["pids"])
+        proc.stdin.write("go\n")
+        proc.stdin.close()
+        hand_off(*fifos)
+        truth = set(json.loads(proc.stdout.read())["pids"])
+        proc.wait(timeout=60)
         bystander.wait(timeout=60)
         runner.wait_drained()
     finally:
@@ -196,6 +191,10 @@ def test_cgroup_scope_records_a_process_moved_into_it(tmp_path):
     assert truth <= own, f"the moved process and its child {truth} missing from {sorted(own)}"
     assert own <= truth, f"processes outside the cgroup recorded: {sorted(own - truth)}"
     assert not timers_armed_outside(trace, truth)
+    w, me = wakeups(trace), os.getpid()
+    assert any(a == me and b in truth for a, b in w), "the outside waking the workload is missing"
+    assert any(a in truth and b == me for a, b in w), "the workload waking the outside is missing"
+    assert all(a in truth or b in truth for a, b in w), "a wakeup with no end inside was recorded"
     g = build_graph_from_trace(trace)
     for pid in truth:
         assert g.process_name(pid) == "python3"       # named although it came in after its exec
