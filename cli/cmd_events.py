@@ -21,7 +21,7 @@ from argus.cli.progress import Progress
 from argus.tracer.textsafe import safe
 from argus.cli.tracefile import NAME_TYPES, load_trace, stream_windows
 from argus.graphbuild.threads import decode_comm
-from argus.tracer import input_event, netio, schema, syscalls
+from argus.tracer import containers, input_event, netio, schema, syscalls
 from argus.graphbuild.stacks import Symbolizer
 from argus.tracer import stream
 
@@ -132,6 +132,11 @@ def describe(row, threads, trace, fns=None):
         return f"stack={d['stack_id']:#x} frames=[{frames}]"
     if t == schema.MAPPING:
         return f"{d['start']:#x}-{d['end']:#x} pgoff={d['pgoff']:#x} {schema.mapping_path(row, trace.strings)}"
+    if t == schema.PROC_NS:
+        path = schema.proc_ns_path(row, trace.strings)
+        name = containers.container_name(path)
+        return (f"cgroup={path or '?'} cgroup_id={d['cgroup_id']} netns={d['netns_ino']}"
+                + (f" container={name}" if name else ""))
     if t == schema.SWITCH_OUT:
         return (f"state={d['state']} wait={d['wait_reason']} syscall={syscalls.name(d['syscall_nr'])} "
                 f"obj={d['wait_obj']:#x}")
@@ -216,6 +221,9 @@ def row_to_json(row, threads, trace, fns=None):
         out["frames"] = [int(f) for f in trace.stack_frames(row)]
     elif t == schema.MAPPING:
         out["path"] = trace.mapping_path(row)
+    elif t == schema.PROC_NS:
+        out["cgroup"] = schema.proc_ns_path(row, trace.strings)
+        out["container"] = containers.container_name(out["cgroup"])
     elif t == schema.WAIT_SITE:
         out["fds"] = [{"fd": fd, "events": ev} for fd, ev in schema.wait_site_fds(row, trace.frames)]
     elif t == schema.NET_IO:
