@@ -102,3 +102,22 @@ def test_a_net_io_record_shows_its_4_tuple(tmp_path):
     j = json.loads(js.getvalue())
     assert (j["local_addr"], j["local_port"], j["remote_addr"], j["remote_port"]) == \
         ("10.0.0.1", 40000, "2001:db8::2", 443) and j["seq"] == 7 and j["dir"] == "send"
+
+
+def test_a_proc_ns_record_shows_where_the_process_lives():
+    """proc_ns: text and JSON give the cgroup path, its id, the netns and the container."""
+    path = ("/system.slice/docker-" + "ab" * 32 + ".scope").encode()
+    t = Trace()
+    t.thread(10, 10, "srv").run(10, 0)
+    t.proc_ns(10, ms(1), 77, path.decode(), 4026532000)
+    trace = reader.Trace(path="x", rows=t.rows(), nrows=0, bytes=0, torn_chunks=0, bad_records=0,
+                         unknown_records=0, records_overwritten=0, records_lost=0, first_ts=0, last_ts=ms(2),
+                         created_realtime_ns=0, created_ns=0, strings=path + b"\0")
+    rows = trace.rows[trace.rows["type"] == schema.PROC_NS]
+    text, js = io.StringIO(), io.StringIO()
+    cmd_events._write_rows(text, rows, ThreadNames(trace.rows), trace, 0, False, None)
+    cmd_events._write_rows(js, rows, ThreadNames(trace.rows), trace, 0, True, None)
+    assert f"cgroup={path.decode()} cgroup_id=77 netns=4026532000 container=docker:abababababab" in text.getvalue()
+    j = json.loads(js.getvalue())
+    assert (j["cgroup"], j["cgroup_id"], j["netns_ino"], j["container"]) == \
+        (path.decode(), 77, 4026532000, "docker:abababababab")
