@@ -7,7 +7,9 @@ This module turns them into hangs and ranks them as candidates.py ranks the
 graph's hangs, so a full 2 GiB buffer answers in the time it takes to read a
 few MiB.
 
-Algorithm, per main thread (tid == pid) of the index:
+Algorithm, per main thread (tid == pid) of the index (a hang is an event
+loop's when its own interval says so: argusd flags a wait that came after
+the thread turned its loop, and the detector's spans):
   wait hangs     each blocking wait (one syscall, not a POLL or child wait:
                  argusd leaves those out) lasting >= threshold: kind "wait",
                  LongWait, its reason, syscall and object.
@@ -132,12 +134,12 @@ def index_hangs(entries, threshold_ns, first_ts, last_ts):
     out = []
     for tid in np.unique(e["tid"]).tolist():
         t = e[e["tid"] == tid]
-        loop = bool(np.any(t["flags"] & RI.FLAG_LOOP))
         comm = next((c for c in map(_comm, t["comm"][::-1].tolist()) if c), "?")
 
-        def hang(kind, bt, a, b, ongoing, reason, nr, obj):
+        def hang(kind, bt, a, b, ongoing, reason, nr, obj, flags):
+            # loop: this interval's own flag (argusd: the thread turned its loop just before it)
             return IndexHang(int(t["pid"][0]), int(tid), comm, kind, bt, int(a), int(b), bool(ongoing),
-                             int(reason), int(nr), int(obj), loop)
+                             int(reason), int(nr), int(obj), bool(flags & RI.FLAG_LOOP))
 
         long_waits = []
         for r in t[(t["kind"] == RI.KIND_WAIT) & (t["start_ns"] >= first_ts)]:
@@ -145,7 +147,7 @@ def index_hangs(entries, threshold_ns, first_ts, last_ts):
             a, b = int(r["start_ns"]), (last_ts if ongoing else min(int(r["end_ns"]), last_ts))
             if b - a >= threshold_ns:
                 long_waits.append((a, b))
-                out.append(hang("wait", B.LONG_WAIT, a, b, ongoing, r["reason"], r["nr"], r["obj"]))
+                out.append(hang("wait", B.LONG_WAIT, a, b, ongoing, r["reason"], r["nr"], r["obj"], r["flags"]))
         for r in t[t["kind"] == RI.KIND_OUT_OF_LOOP]:
             ongoing = bool(r["flags"] & RI.FLAG_ONGOING)
             a, b = max(int(r["start_ns"]), first_ts), (last_ts if ongoing else min(int(r["end_ns"]), last_ts))
@@ -155,7 +157,8 @@ def index_hangs(entries, threshold_ns, first_ts, last_ts):
                 if pb - pa < threshold_ns or (inside and bt == B.LONG_WAIT):
                     continue
                 kind = "wait" if bt == B.LONG_WAIT else "stretch"
-                out.append(hang(kind, bt, pa, pb, ongoing and pb == b, r["reason"], schema.SYSCALL_NONE, 0))
+                out.append(hang(kind, bt, pa, pb, ongoing and pb == b, r["reason"], schema.SYSCALL_NONE, 0,
+                                r["flags"]))
     out.sort(key=lambda h: (h.start_ns, h.tid))
     return out
 

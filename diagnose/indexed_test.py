@@ -89,3 +89,13 @@ def test_a_wait_that_recurs_at_one_site_is_routine_without_a_loop():
     # an event loop out of its loop in the same wait again and again hangs each time
     loop = entries(*(dict(wait(42, a * S, (a + 3) * S, obj=5), flags=RI.FLAG_LOOP) for a in (1, 5, 9)))
     assert {h.tier for h in indexed.rank(indexed.index_hangs(loop, 2 * S, 0, 20 * S))} == {0}
+
+
+def test_a_wait_is_an_event_loops_by_its_own_flag():
+    # a thread that ran a loop once (its first wait) and now only waits in futexes: a synchronous
+    # wait, ranked after another loop thread's hang that ended earlier
+    e = entries(wait(50, 1 * S, 4 * S, flags=RI.FLAG_LOOP, reason=schema.WAIT_FUTEX, nr=202, obj=7),
+                wait(50, 5 * S, 19 * S, flags=RI.FLAG_ONGOING, reason=schema.WAIT_FUTEX, nr=202, obj=8),
+                wait(51, 2 * S, 6 * S, flags=RI.FLAG_LOOP))
+    ranked = indexed.rank(indexed.index_hangs(e, 2 * S, 0, 20 * S))
+    assert [(h.pid, h.tier, h.start_ns) for h in ranked] == [(51, 0, 2 * S), (50, 0, 1 * S), (50, 1, 5 * S)]

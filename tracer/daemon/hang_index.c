@@ -13,8 +13,10 @@
  *
  * A wait, per main thread (observe):
  *   SWITCH_OUT blocked (not preempted) -> a wait begins at its ts, with its
- *     reason, syscall and object; POLL waits are counted (an event loop has
- *     MIN_LOOP_POLLS of them, the rule of diagnose/candidates.py) but not
+ *     reason, syscall and object; POLL waits are counted (a wait after
+ *     MIN_LOOP_POLLS of them since the thread's last indexed wait is an
+ *     event loop's, flag LOOP: a thread that polled a few times once and now
+ *     only waits in futexes or sleeps is no loop) but not
  *     kept (the detector judges them: a nested POLL wait is inside its span),
  *     nor are waits for a child (a shell or launcher: idle).
  *   WAKEUP of it (or, when none was seen, its SWITCH_IN) -> the wait has
@@ -68,7 +70,7 @@ struct hx_thread {
 	uint64_t obj;
 	uint64_t since, woke;         /* the wait's start; its end once woken */
 	uint64_t last_own;            /* ts of its latest switch-in or syscall record */
-	uint32_t npoll;
+	uint32_t npoll;               /* POLL waits since its last indexed wait */
 	char comm[16];
 };
 
@@ -169,6 +171,7 @@ static void fill(const struct hx_thread *t, struct hx_entry *e, uint64_t end)
 	e->kind = HX_KIND_WAIT;
 	e->reason = t->reason;
 	e->guess = HX_GUESS_LONG_WAIT;
+	/* an event loop's wait: the thread was turning its loop just before it */
 	e->flags = (t->npoll >= MIN_LOOP_POLLS ? HX_FLAG_LOOP : 0);
 	e->nr = t->nr;
 	e->obj = t->obj;
@@ -197,6 +200,7 @@ static void settle(struct hang_index *hx, struct hx_thread *t)
 	if (t->woken && t->woke - t->since >= HX_MIN_NS) {
 		fill(t, &e, t->woke);
 		hang_index_add(hx, &e);
+		t->npoll = 0;         /* the next wait is a loop's only if the loop turns again */
 	}
 	t->woken = 0;
 }

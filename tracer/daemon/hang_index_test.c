@@ -294,6 +294,34 @@ static void test_a_wait_whose_end_was_lost_is_still_written(void **state)
 	free(buf);
 }
 
+/* An event loop's wait is one that came after the loop turned: a thread that
+ * polled once upon a time and now only waits in futexes is no loop there. */
+static void test_a_wait_is_a_loops_only_after_the_loop_turned(void **state)
+{
+	struct fixture *f = *state;
+	struct hx_header *h;
+	void *buf;
+	uint64_t ts = 100 * MS;
+
+	snapshot(f->hx, 100, 1, "app");
+	for (int i = 0; i < 5; i++, ts += 20 * MS) {
+		out(f->hx, 100, 100, ts, ARGUS_WAIT_POLL, 7, 4);
+		in(f->hx, 100, 100, ts + 10 * MS);
+	}
+	out(f->hx, 100, 100, 1000 * MS, ARGUS_WAIT_FUTEX, 202, 8);  /* after the loop: a loop's */
+	in(f->hx, 100, 100, 2000 * MS);
+	sys_exit(f->hx, 100, 2001 * MS);
+	out(f->hx, 100, 100, 2100 * MS, ARGUS_WAIT_FUTEX, 202, 9);  /* no poll since: not */
+	in(f->hx, 100, 100, 3000 * MS);
+	sys_exit(f->hx, 100, 3001 * MS);
+
+	buf = read_file(f, &h);
+	assert_int_equal(h->next_seq, 2);
+	assert_true(ring(h, 0)->flags & HX_FLAG_LOOP);
+	assert_false(ring(h, 1)->flags & HX_FLAG_LOOP);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +329,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_an_ongoing_wait_is_in_the_open_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_reused_kernel_thread_pid_is_indexed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_wait_whose_end_was_lost_is_still_written, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_wait_is_a_loops_only_after_the_loop_turned, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
