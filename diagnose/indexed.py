@@ -188,7 +188,8 @@ def judge(h, sleeps, sites=None):
             return None, DROPPED_REASONS[h.reason]
         if syscalls.name(h.nr) in SIGNAL_WAITS:
             return None, "it waits for a signal (a launcher waiting for its child)"
-        if h.reason == schema.WAIT_READ and h.obj == STDIN:
+        if h.reason == schema.WAIT_READ and h.obj == STDIN and h.nr != schema.SYSCALL_NONE:
+            # (a span's wait has no fd: obj 0 there is no standard input)
             # a pipe (a pipeline stage) or a terminal (the user): either way idle (bystanders.py)
             return None, "waiting for its standard input"
     if h.kind == "wait" and h.reason == schema.WAIT_SLEEP:

@@ -99,3 +99,11 @@ def test_a_wait_is_an_event_loops_by_its_own_flag():
                 wait(51, 2 * S, 6 * S, flags=RI.FLAG_LOOP))
     ranked = indexed.rank(indexed.index_hangs(e, 2 * S, 0, 20 * S))
     assert [(h.pid, h.tier, h.start_ns) for h in ranked] == [(51, 0, 2 * S), (50, 0, 1 * S), (50, 1, 5 * S)]
+
+
+def test_a_spans_read_is_not_standard_input():
+    # the detector's span of a loop out of its loop in a read, its wait entry missing: no fd is
+    # known (obj 0), which is not fd 0
+    e = entries(dict(span(60, 2 * S, 5 * S, 1), reason=schema.WAIT_READ))
+    ranked = indexed.rank(indexed.index_hangs(e, 2 * S, 0, 20 * S))
+    assert [(h.pid, h.tier) for h in ranked] == [(60, 0)]

@@ -24,6 +24,9 @@
  *     the thread blocks again in the same syscall on the same object before
  *     any syscall record of its own: a spurious wakeup, one wait (as
  *     diagnose/hangs.py _continues joins them).
+ *   A wakeup older than the thread's latest switch-in, switch-out or
+ *     syscall record came late (records are staged per CPU): it is ignored,
+ *     or the spurious wake it caused would end the wait that goes on.
  *   any syscall record, another wait, EXIT, or 100 ms running -> the ended
  *     wait is written when it lasted HX_MIN_NS or more.  A syscall record or
  *     a switch-out of a thread still blocked means its wakeup and switch-in
@@ -291,9 +294,11 @@ void hang_index_observe(struct hang_index *hx, const struct argus_event_header *
 	case ARGUS_EV_WAKEUP: {
 		const struct argus_ev_wakeup *w = (const void *)h;
 
-		/* a wakeup older than the wait (drained late) was the previous wait's */
+		/* a wakeup older than the thread's latest own record was drained
+		 * late (staged on another CPU): it ended an earlier wait, or the
+		 * spurious wake of this one, never the wait going on */
 		if (w->wakee_tid == w->wakee_pid && (t = lookup(hx, w->wakee_tid)) && t->blocked && !t->dead &&
-		    h->ts_ns >= t->since) {
+		    h->ts_ns >= t->since && h->ts_ns >= t->last_own) {
 			t->blocked = 0;
 			t->woken = 1;
 			t->woke = h->ts_ns;

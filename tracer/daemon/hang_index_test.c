@@ -322,6 +322,32 @@ static void test_a_wait_is_a_loops_only_after_the_loop_turned(void **state)
 	free(buf);
 }
 
+/* Drain order is not time order: the wakeup of a spurious wake, staged on
+ * the waker's CPU, arrives after the thread's switch-in and its switch-out
+ * back into the same wait; it must not end that wait (the demo's 3 s read,
+ * lost under load). */
+static void test_a_late_wakeup_does_not_end_the_wait(void **state)
+{
+	struct fixture *f = *state;
+	struct hx_header *h;
+	void *buf;
+
+	snapshot(f->hx, 100, 1, "app");
+	out(f->hx, 100, 100, 1000 * MS, ARGUS_WAIT_READ, 0, 3);
+	in(f->hx, 100, 100, 1003 * MS);                              /* its CPU's records first */
+	out(f->hx, 100, 100, 1004 * MS, ARGUS_WAIT_READ, 0, 3);
+	wakeup(f->hx, 300, 100, 1002 * MS);                         /* then the waker's, late */
+	wakeup(f->hx, 300, 100, 4000 * MS);
+	in(f->hx, 100, 100, 4001 * MS);
+	sys_exit(f->hx, 100, 4002 * MS);
+
+	buf = read_file(f, &h);
+	assert_int_equal(h->next_seq, 1);
+	assert_int_equal(ring(h, 0)->start_ns, 1000 * MS);
+	assert_int_equal(ring(h, 0)->end_ns, 4000 * MS);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +356,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_reused_kernel_thread_pid_is_indexed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_wait_whose_end_was_lost_is_still_written, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_wait_is_a_loops_only_after_the_loop_turned, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_late_wakeup_does_not_end_the_wait, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
