@@ -27,6 +27,7 @@ which window it searched when that is not the whole buffer, and how to widen
 it.  Times printed are seconds since the buffer's start, with the wall clock
 (report.trace_clock: the one time origin).
 """
+import gc
 import os
 import sys
 
@@ -332,6 +333,8 @@ def open_context(args, interactive=False):
             tried = []
             while picked is not None:
                 # the index named the hang: decode only the window around it
+                if tried:
+                    gc.collect()     # the failed try's graph (cycles, held by its traceback) goes first
                 h, half = picked
                 at_ns = (h.start_ns + h.end_ns) // 2
                 try:
@@ -353,6 +356,8 @@ def open_context(args, interactive=False):
                 ranked = [] if args.pid is None else None
                 # the index answered but its hangs were not confirmed: the graph ranks the buffer's end, bounded
                 last = _last_events_s(args.buffer, FALLBACK_MAX_EVENTS) if tried else None
+                if tried:
+                    gc.collect()
                 if last is not None:
                     print(f"argus: searching the last {last:.1f} s of the buffer (at most {fmt_count(FALLBACK_MAX_EVENTS)} "
                           "events; --window SECONDS searches more)", file=sys.stderr)
