@@ -221,7 +221,7 @@ SIZES = {schema.SWITCH_IN: 32, schema.WAKEUP: 40, schema.WAKEUP_NEW: 40,
          schema.SYSCALL_EXIT: 40, schema.FORK: 48, schema.EXEC: 40, schema.EXIT: 32,
          schema.THREAD_NAME: 40, schema.FD_INFO: 56, schema.TIMER: 64, schema.CPU_SAMPLE: 48,
          schema.PROC_SNAPSHOT: 48, schema.LOST: 32, schema.DATA_FLAG_WRITE: 48, schema.DATA_FLAG_READ: 48,
-         schema.WAIT_SITE: 96, schema.FUTEX_STATE: 48, schema.FILE_LOCK: 64,
+         schema.WAIT_SITE: 96, schema.FUTEX_STATE: 48, schema.FILE_LOCK: 64, schema.NET_IO: 88,
          **{t: 48 for t in schema.PROBE_TYPES}}
 
 
@@ -254,6 +254,10 @@ def row_bytes(rows):
     size[stack] = 32 + 8 * rows["aux"][stack].astype(np.int64)
     mapping = rows["type"] == schema.MAPPING
     size[mapping] = 64 + (rows["peer_pid"][mapping].astype(np.int64) + 1 + 7) // 8 * 8
+    # proc_ns: the kernel's 40 bytes, plus the cgroup path argusd appends (NUL, padded to 8)
+    ns = rows["type"] == schema.PROC_NS
+    n = rows["peer_pid"][ns].astype(np.int64)
+    size[ns] = 40 + np.where(n > 0, (n + 1 + 7) // 8 * 8, 0)
     assert (size > 0).all(), np.unique(rows["type"][size == 0])
     return size
 
