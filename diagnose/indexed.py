@@ -22,7 +22,8 @@ the thread turned its loop, and the detector's spans):
                  buffer's last record.
   clipped        a wait that began before the buffer's first record is left
                  out (the graph calls such a wait idle: its start is
-                 unknown); a span is cut at the buffer's start.
+                 unknown), a LongWait span too; another span is cut at the
+                 buffer's start.
 Ranking, as candidates.judge with what the index knows: dropped are the
 tracer and Argus's own commands, kernel threads (argusd never indexes them),
 a shell's hang other than LongRunning, waits for a child, a connection or a
@@ -156,6 +157,8 @@ def index_hangs(entries, threshold_ns, first_ts, last_ts):
             for pa, pb in (_subtract((a, b), inside) if inside else [(a, b)]):
                 if pb - pa < threshold_ns or (inside and bt == B.LONG_WAIT):
                     continue
+                if bt == B.LONG_WAIT and pa == first_ts and int(r["start_ns"]) < first_ts:
+                    continue        # a wait from before the buffer, as above: its start is unknown
                 kind = "wait" if bt == B.LONG_WAIT else "stretch"
                 out.append(hang(kind, bt, pa, pb, ongoing and pb == b, r["reason"], schema.SYSCALL_NONE, 0,
                                 r["flags"]))

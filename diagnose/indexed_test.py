@@ -107,3 +107,10 @@ def test_a_spans_read_is_not_standard_input():
     e = entries(dict(span(60, 2 * S, 5 * S, 1), reason=schema.WAIT_READ))
     ranked = indexed.rank(indexed.index_hangs(e, 2 * S, 0, 20 * S))
     assert [(h.pid, h.tier) for h in ranked] == [(60, 0)]
+
+
+def test_a_waiting_span_from_before_the_buffer_is_left_out_like_a_wait():
+    # the graph cannot confirm a wait whose start was overwritten; a busy span is cut instead
+    e = entries(dict(span(70, 0, 9 * S, 1), reason=schema.WAIT_FUTEX), span(71, 0, 9 * S, 3))
+    hs = indexed.index_hangs(e, 2 * S, 1 * S, 20 * S)
+    assert [(h.pid, h.start_ns) for h in hs] == [(71, 1 * S)]
