@@ -41,6 +41,14 @@ static void *producer(void *arg)
 		uint32_t size = (seq % 3 == 0) ? 56 : sizeof(struct argus_ev_probe);
 		if (seq % 64 == 0)
 			sched_yield();   /* let the consumer in: wraps, not only drops */
+		/* Three records in four wait (boundedly) for room, so the ring
+		 * wraps however the scheduler treats the consumer on a loaded
+		 * machine; the fourth is dropped when the ring is full, so drops
+		 * still happen.  Room for 2 * size covers a pad to the end. */
+		for (int tries = 0; seq % 4 != 3 && tries < 10000 &&
+		     r->hdr->data_size - (r->hdr->head - __atomic_load_n(&r->hdr->tail, __ATOMIC_ACQUIRE)) < 2ull * size;
+		     tries++)
+			sched_yield();
 		struct argus_ev_probe *e = argus_uring_reserve(r, size);
 		if (!e)
 			continue;
@@ -130,7 +138,7 @@ int main(int argc, char **argv)
 		/* every drop is a gap before a later record or at the end */
 		int ok = !corrupt && !c->bad && c->delivered + lost == (uint64_t)count &&
 			 c->gaps + ((uint64_t)count - c->next_seq) == lost &&
-			 c->delivered * 48 > 2ull * ring_bytes &&   /* it wrapped */
+			 c->delivered * 48 > 3ull * ring_bytes / 2 &&   /* it wrapped */
 			 stat(paths[i], &st) == 0 && (st.st_mode & 0777) == 0600;
 		printf("%s ring %d: delivered %llu lost %llu gaps %llu bad %llu\n", ok ? "ok" : "FAIL", i,
 		       (unsigned long long)c->delivered, (unsigned long long)lost,
