@@ -424,6 +424,9 @@ class _Run:
         backoff sleep is not one (its timer ends its waits), nor is a
         spinner (it yields or computes)."""
         ev = c.evidence
+        if c.block_type == B.REPEATED_YIELD and ev.get("yields", 0) * 10 < ev.get("short_waits", 0) \
+                and GR.runtime_thread(self.g, c.utid):
+            return True       # Go's sysmon: short sleeps, no goroutine ever ran on its thread
         if c.block_type != B.REPEATED_YIELD or ev.get("yields") or not ev.get("short_waits"):
             return False
         busy = ev.get("cpu_share", 0.0) + ev.get("runnable_share", 0.0)

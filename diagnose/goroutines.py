@@ -180,3 +180,16 @@ def timer_ended(g, v):
         return False
     w = wait_before(g, int(g.threads.pid[int(g.seg.utid[nxt])]), s[0], s[1])
     return w is not None and w["ended_by"] == "runtime"
+
+
+def runtime_thread(g, utid):
+    """Whether thread utid of a Go process (GO_* rows present) never ran a
+    goroutine in the trace: no GO_* row of its own.  With the probes on,
+    such a thread that keeps running is the runtime's own (sysmon polling
+    in short sleeps, a template thread), not user code."""
+    pid = int(g.threads.pid[utid])
+    rows = _process_rows(g, pid)
+    if not rows:
+        return False
+    tid = int(g.threads.tid[utid])
+    return not any(t == tid for _, _, t, _ in rows)

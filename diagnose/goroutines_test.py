@@ -10,7 +10,7 @@ from argus.diagnose import diagnose, to_json
 from argus.diagnose import goroutines as GR
 from support.crafted import Trace, ms, s
 
-P, M0, M1, M2 = 500, 500, 501, 502
+P, M0, M1, M2, M3 = 500, 500, 501, 502, 503
 G0, G1 = 0xC000000100, 0xC000000200
 FUTEX = 0x7000
 WAKE = s(3)
@@ -130,3 +130,34 @@ def test_a_locked_goroutines_sleep_ends_with_gos_timers():
     assert GR.timer_ended(g, g.segment_at(g.utid_of_tid(M0), ms(2)))
     g = sleeper()
     assert not GR.timer_ended(g, g.segment_at(g.utid_of_tid(M0), ms(5)))
+
+
+def with_sysmon(go_rows=True):
+    """sleeper() plus M3, Go's sysmon: it never runs a goroutine and polls
+    in short sleeps (nanosleep, every 10 ms) the whole time."""
+    t = Trace()
+    for tid, name in ((M0, "main"), (M3, "m3")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    if go_rows:
+        go(t, ms(0.1), M0, schema.GO_EXECUTE, G0)
+    for k in range(1, 300):
+        t.block(M3, ms(10 * k - 9.98), "sleep", "nanosleep")
+        t.timer_wake(M3, ms(10 * k), ret=0)
+    t.preempt(M0, s(3))
+    return t.build(trace_end=s(3))
+
+
+def test_a_go_thread_that_never_runs_a_goroutine_is_the_runtimes_relay():
+    from types import SimpleNamespace
+    from argus.diagnose import blocktype as B
+    from argus.diagnose.algorithm import _Run
+    for go_rows in (True, False):
+        g = with_sysmon(go_rows)
+        u = g.utid_of_tid(M3)
+        c = B.classify(g, u, ms(1), s(3))
+        assert c.block_type == "RepeatedYield"
+        run = _Run(g, SimpleNamespace(start_ns=0, utid=g.utid_of_tid(M0)), None, s(2))
+        # with the probes on, M3 never ran a goroutine: the runtime's (walked through);
+        # without them it is a poller with a backoff sleep (a cause)
+        assert run.relay(c) is go_rows and GR.runtime_thread(g, u) is go_rows
