@@ -121,10 +121,11 @@ def add_diagnosis_args(p, json=True):
 # machine's few seconds are millions of events, and gigabytes to build
 FOCUS_MIN_EVENTS = 1_000_000
 # rows a focused window keeps at most: rows plus their graph cost up to ~300
-# bytes each at the peak (632 MiB for 1.9M on a busy 2 GiB buffer), so this
-# keeps `argus debug` under 1 GB however long the hang (its neighbourhood's
-# farthest processes go first; the report says so)
-FOCUS_MAX_ROWS = 1_500_000
+# bytes each at the peak (632 MiB for 1.9M on a busy 2 GiB buffer; one run
+# at 1.5M peaked at 952 MiB), so this keeps `argus debug` well under 1 GB
+# however long the hang (its neighbourhood's farthest processes go first;
+# the report says so)
+FOCUS_MAX_ROWS = 1_000_000
 # hangs of the index tried, focused, before the graph's own ranking decides
 INDEX_TRIES = 3
 # around a hang the index named, windows widen (for a baseline) this far past
@@ -132,7 +133,7 @@ INDEX_TRIES = 3
 INDEX_LOOKBACK_S = 10.0
 # the graph's own ranking after the index's candidates were not confirmed
 # decodes at most the last this many events (unfocused; built as above)
-FALLBACK_MAX_EVENTS = 1_500_000
+FALLBACK_MAX_EVENTS = 1_000_000
 
 
 def _graph(args, accept, buffer=None, at_s=None, at_ns=None, pid=None, window_s=None, focus_pid=None,
