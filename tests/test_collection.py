@@ -18,17 +18,14 @@ import numpy as np
 import pytest
 
 from argus.tracer import reader, schema, syscalls
+from support.children import run_python_json
 
 AF_UNIX, AF_INET = 1, 2
 
 
 def run_child(code, timeout=30):
-    """Runs a Python child that prints one JSON line; returns (dict, pid)."""
-    import json
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=timeout)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    """Runs a Python child that prints one JSON line; returns that dict."""
+    return run_python_json(code, timeout)
 
 
 def decode(tracing):

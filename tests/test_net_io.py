@@ -11,13 +11,10 @@ it used, so the records are checked against the truth, not against each
 other only.
 """
 import collections
-import json
-import subprocess
-import sys
-import textwrap
 
 from argus.tracer import netio, reader, schema
 from conftest import require_tracing
+from support.children import run_python_json
 
 WORKLOAD = r"""
 import json, os, socket
@@ -85,10 +82,7 @@ print(json.dumps(out))
 def traced_workload(runner):
     runner.run("start", "--buffer", runner.buffer, "--size", "256M", "--force")
     try:
-        proc = subprocess.run([sys.executable, "-c", textwrap.dedent(WORKLOAD)], capture_output=True, text=True,
-                              timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        info = json.loads(proc.stdout.strip().splitlines()[-1])
+        info = run_python_json(WORKLOAD, timeout=120)
         runner.wait_drained()
     finally:
         runner.stop()

@@ -19,8 +19,6 @@ Python children) and turned into graph columns and ownership edges.
 import json
 import os
 import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -29,6 +27,7 @@ from argus.tracer import reader, schema, syscalls
 from argus.graphbuild import graph as G
 from argus.graphbuild.builder import build_graph_from_trace
 
+from support.children import run_python_json
 from support.programs import program
 
 
@@ -38,10 +37,7 @@ def run_lock_owners(mode):
     return json.loads(proc.stdout.splitlines()[0])
 
 
-def run_child(code):
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+run_child = run_python_json
 
 
 def graph_of(tracing):

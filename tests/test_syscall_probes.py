@@ -7,15 +7,12 @@ once per way and the (syscall, fd, inode, ret) sequences of each side compared.
 `argus status` says which way is live; asking for fentry on a kernel that
 refuses it is one clear line and a non-zero exit, not a silent fallback.
 """
-import json
-import subprocess
-import sys
-import textwrap
 
 import pytest
 
 from argus.tracer import reader, schema, syscalls
 from conftest import ArgusRunner, no_traceback, require_tracing
+from support.children import run_python_json
 
 PING_PONG = """
     import json, os
@@ -44,10 +41,7 @@ def traced_ping_pong(runner, probes):
     runner.run(*args)
     try:
         status = runner.status()
-        proc = subprocess.run([sys.executable, "-c", textwrap.dedent(PING_PONG)], capture_output=True,
-                              text=True, timeout=60)
-        assert proc.returncode == 0, proc.stderr
-        info = json.loads(proc.stdout.strip().splitlines()[-1])
+        info = run_python_json(PING_PONG)
         runner.wait_drained()
     finally:
         runner.stop()
