@@ -10,8 +10,16 @@ interval it keeps.  Otherwise these return None and the caller decodes, as
 before.  A damaged or unsafe index is said in one line on stderr, then the
 caller decodes.
 
-Invariant: nothing here decodes the buffer: the index's few MiB and the
-buffer's header are all that is read.
+Where a listed process lives (its container, cgroup, network namespace: the
+"where" column of the decoded listing) comes from /proc when the buffer was
+recorded in this boot of this host and the process still runs
+(containers.live_scope: same comm, started before its hang); else it is not
+shown.  The buffer's PROC_NS records say it for any process, but reading
+them means reading the whole buffer.
+
+Invariant: nothing here decodes the buffer: the index's few MiB, the
+buffer's header and three /proc files per listed process are all that is
+read.
 """
 import json
 import os
@@ -20,7 +28,7 @@ import sys
 from argus.cli import snapshots
 from argus.diagnose import indexed
 from argus.diagnose.fmt import fmt_dur
-from argus.tracer import reader, ringindex, safe_files
+from argus.tracer import containers, reader, ringindex, safe_files
 from argus.tracer.textsafe import safe, safe_lines
 
 COVER_SLACK_NS = 1_000_000_000   # argusd's first records (its /proc snapshot) come before its index opens
@@ -66,6 +74,28 @@ def load(path, threshold_ns):
     return Answer(path, st, idx, threshold_ns)
 
 
+def this_boot_id(path="/proc/sys/kernel/random/boot_id"):
+    """This host's boot id in the UUID form buffer headers are read in, "" when unreadable."""
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def add_where(st, hangs):
+    """Set each hang's scope and where from /proc (module doc) when the
+    buffer was recorded in this boot; the namespace is said only when the
+    listed processes live in more than one, as graph.process_where."""
+    if not st.get("boot_id") or st["boot_id"] != this_boot_id():
+        return
+    for h in hangs:             # per hang: the same pid may be two processes over the trace
+        h.scope = containers.live_scope(h.pid, h.comm, h.start_ns)
+    many = len({h.scope.get("netns") for h in hangs if h.scope.get("netns")}) > 1
+    for h in hangs:
+        h.where = containers.describe(h.scope, netns=many)
+
+
 def run_hangs(args, path, threshold_ns):
     """`argus hangs` (no --pid, no --window, no --all) from the index: an
     exit code, or None when the index cannot answer."""
@@ -73,6 +103,7 @@ def run_hangs(args, path, threshold_ns):
     if ans is None:
         return None
     hangs = indexed.listed(ans.hangs, args.top)
+    add_where(ans.st, hangs)
     events = reader.event_counts(ans.st)["present"]
     span = (ans.last_ts - ans.first_ts) / 1e9
     print(f"argus: listed from the ring index of {safe(path)} (argusd's record of long waits over all "
@@ -99,6 +130,7 @@ def pick(path, threshold_ns, skip=()):
     if not ranked:
         return None
     h = ranked[0]
+    add_where(ans.st, [h])
     print(safe_lines(indexed.first_line(h, ans.origin, ans.wall_offset)), file=sys.stderr, flush=True)
     if indexed.ambiguous(ranked) and not skip:
         seen, lines = set(), []

@@ -94,3 +94,38 @@ def test_a_damaged_index_is_one_line_and_a_decode(buf, capsys):
     assert index_answer.load(buf, 2 * S) is None
     err = capsys.readouterr().err
     assert "ignoring the ring index" in err and "bad magic" in err and len(err.strip().splitlines()) == 1
+
+
+def test_listed_processes_get_where_they_live_from_proc_when_recorded_here(tmp_path):
+    """add_where: two live children in different network namespaces are told
+    apart; a reused pid (other comm, or started after its hang) and a buffer
+    of another boot get nothing."""
+    import subprocess
+    import time
+    from argus.diagnose import indexed
+    if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode:
+        pytest.skip("unshare -n is not permitted here")
+    kids = [subprocess.Popen(["unshare", "-n", "sleep", "60"]), subprocess.Popen(["sleep", "60"])]
+    try:
+        for k in kids:              # unshare has exec'd sleep once its comm says so
+            while open(f"/proc/{k.pid}/comm").read().strip() != "sleep":
+                time.sleep(0.01)
+        now = time.monotonic_ns()
+
+        def hang(pid, comm="sleep", start=now):
+            return indexed.IndexHang(pid, pid, comm, "wait", "LongWait", start, start + S, False,
+                                     schema.WAIT_SLEEP, 35, 0, True, tier=0, why="event loop")
+        hs = [hang(kids[0].pid), hang(kids[1].pid), hang(kids[1].pid, comm="other"), hang(kids[1].pid, start=0)]
+        index_answer.add_where({"boot_id": index_answer.this_boot_id()}, hs)
+        nets = [os.stat(f"/proc/{k.pid}/ns/net").st_ino for k in kids]
+        assert [h.where for h in hs] == [f"netns {nets[0]}", f"netns {nets[1]}", "", ""]
+        assert hs[0].to_dict()["netns"] == nets[0] and "netns" not in hs[2].to_dict()
+        text = indexed.render_text(hs, now, None).splitlines()
+        assert text[0].split()[:2] == ["process", "where"] and text[3].split()[1] == "-"
+        other = [hang(kids[0].pid)]
+        index_answer.add_where({"boot_id": "00000000-0000-0000-0000-000000000000"}, other)
+        assert other[0].where == "" and "where" not in indexed.render_text(other, now, None)
+    finally:
+        for k in kids:
+            k.kill()
+            k.wait()

@@ -78,6 +78,8 @@ class IndexHang:
     tier: int = None
     why: str = ""
     extra: dict = field(default_factory=dict)
+    scope: dict = field(default_factory=dict)   # containers.process_scopes' entry, when known (index_answer)
+    where: str = ""                             # containers.describe of it
 
     @property
     def dur_ns(self):
@@ -105,7 +107,7 @@ class IndexHang:
         return {"pid": self.pid, "tid": self.tid, "comm": self.comm, "process": self.comm, "main": True,
                 "kind": self.kind, "block_type": self.block_type, "start_ns": self.start_ns,
                 "end_ns": self.end_ns, "dur_ns": self.dur_ns, "ongoing": self.ongoing,
-                "wait": self.what(), "source": "index",
+                **self.scope, "wait": self.what(), "source": "index",
                 **({"candidate": {"tier": self.tier, "why": self.why}} if self.tier is not None else {})}
 
 
@@ -253,9 +255,12 @@ def render_text(hangs, origin, wall_offset):
     """`argus hangs` from the index: the columns of report.render_hangs_text."""
     if not hangs:
         return "no hangs\n"
-    rows = [("process", "thread", "kind", "block type", "start", "duration", "what", "why listed")]
+    where = any(h.where for h in hangs)     # a column only when known, as report.render_hangs_text
+    rows = [("process",) + (("where",) if where else ()) +
+            ("thread", "kind", "block type", "start", "duration", "what", "why listed")]
     for h in hangs:
-        rows.append((f"{h.comm}/{h.pid}", f"{h.comm}/{h.tid} main", h.kind, h.block_type,
+        rows.append((f"{h.comm}/{h.pid}",) + ((h.where or "-",) if where else ()) + (f"{h.comm}/{h.tid} main",
+                     h.kind, h.block_type,
                      fmt_at(h.start_ns, origin, wall_offset), fmt_dur(h.dur_ns) + (" (ongoing)" if h.ongoing else ""),
                      h.what(), h.why or "-"))
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
@@ -264,6 +269,7 @@ def render_text(hangs, origin, wall_offset):
 
 def first_line(h, origin, wall_offset):
     """The line `argus debug` prints as soon as the index named the hang."""
-    return (f"argus: the hang of {h.comm}/{h.pid} (thread {h.tid}): {h.block_type} for {fmt_dur(h.dur_ns)}"
+    return (f"argus: the hang of {h.comm}/{h.pid}{f' [{h.where}]' if h.where else ''} (thread {h.tid}): "
+            f"{h.block_type} for {fmt_dur(h.dur_ns)}"
             f"{' (ongoing)' if h.ongoing else ''} from {fmt_at(h.start_ns, origin, wall_offset)}, "
             f"{h.what()} -- {h.why}; loading the window around it")

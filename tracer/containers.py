@@ -11,7 +11,9 @@ the cgroup path, by the layouts the runtimes and systemd use:
     .../crio-<id>.scope                              cri-o:<id[:12]>
     .../NAME.service, .../session-N.scope, X.scope  the unit (the innermost)
 """
+import os
 import re
+import time
 
 from . import schema
 
@@ -78,3 +80,34 @@ def describe(entry, netns=True):
     where = entry.get("container") or (cgroup if cgroup != "/" else "")
     ns = entry.get("netns") if netns else 0
     return " ".join(x for x in (where, f"netns {ns}" if ns else "") if x)
+
+
+def _boottime_minus_monotonic_ns():
+    return time.clock_gettime_ns(time.CLOCK_BOOTTIME) - time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+def live_scope(pid, comm, alive_at_ns, proc="/proc"):
+    """The scope (as process_scopes) of a process still running on this host
+    from /proc, when it is the one a trace saw: same comm, and started no
+    later than alive_at_ns (CLOCK_MONOTONIC, a time the trace saw it run);
+    {} otherwise (gone, the pid reused, unreadable).  For listings that do
+    not decode the buffer (the ring index); a PROC_NS record, when decoded,
+    is the truth."""
+    try:
+        with open(f"{proc}/{int(pid)}/stat", "rb") as f:
+            stat = f.read().decode("utf-8", errors="replace")
+        with open(f"{proc}/{int(pid)}/cgroup", "rb") as f:
+            lines = f.read().decode("utf-8", errors="replace").splitlines()
+        netns = os.stat(f"{proc}/{int(pid)}/ns/net").st_ino
+    except (OSError, ValueError):
+        return {}
+    name, _, rest = stat[stat.find("(") + 1:].rpartition(")")
+    fields = rest.split()
+    if name != comm or len(fields) < 20:
+        return {}
+    tick = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+    started_ns = int(fields[19]) * tick             # since boot, CLOCK_BOOTTIME
+    if started_ns > alive_at_ns + _boottime_minus_monotonic_ns() + tick:
+        return {}                                   # a later process with the same pid
+    path = next((ln[3:] for ln in lines if ln.startswith("0::")), "")     # cgroup v2
+    return {k: v for k, v in (("cgroup", path), ("netns", netns), ("container", container_name(path))) if v}

@@ -54,3 +54,16 @@ def test_process_scopes_keeps_the_last_record_and_fills_a_missing_path():
     assert containers.describe({}) == ""
     assert containers.describe({"cgroup": "/", "netns": 7}) == "netns 7"
     assert containers.describe({"cgroup": "/", "netns": 7}, netns=False) == ""
+
+
+def test_live_scope_reads_proc_for_the_process_the_trace_saw():
+    import os
+    import time
+    me, comm = os.getpid(), open("/proc/self/comm").read().strip()
+    scope = containers.live_scope(me, comm, time.monotonic_ns())
+    assert scope["netns"] == os.stat("/proc/self/ns/net").st_ino
+    assert scope.get("cgroup", "/") in {ln[3:] for ln in open("/proc/self/cgroup").read().splitlines()
+                                         if ln.startswith("0::")} | {"/"}
+    assert containers.live_scope(me, comm + "x", time.monotonic_ns()) == {}     # another program
+    assert containers.live_scope(me, comm, 0) == {}                             # started after the time
+    assert containers.live_scope(2 ** 31, comm, time.monotonic_ns()) == {}      # gone
