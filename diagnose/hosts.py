@@ -28,6 +28,20 @@ def ident(g, out):
     return out
 
 
+def localized(g, item):
+    """A copy of a JSON item naming a thread by graph ids (tid, maybe pid)
+    with local ids and its host, as ident(); the item itself without hosts."""
+    if g.hosts is None or not item or "tid" not in item:
+        return item
+    out = dict(item)
+    h = MH.host_of(out["tid"])
+    out["host"] = g.hosts[h].name if h < len(g.hosts) else f"host{h}"
+    for k in ("pid", "tid"):
+        if k in out:
+            out[k] = MH.local_id(out[k])
+    return out
+
+
 def label(x, key="pid"):
     """host:pid of a JSON item (just pid without hosts)."""
     return f"{x['host']}:{x[key]}" if x.get("host") else f"{x[key]}"
@@ -40,6 +54,29 @@ def graph_label(g, ident):
     h = MH.host_of(ident)
     name = g.hosts[h].name if h < len(g.hosts) else f"host{h}"
     return f"{name}:{MH.local_id(ident)}"
+
+
+def parse_ident(g, text):
+    """The graph id of a pid or tid the user typed: N, or HOST:N with several
+    hosts (a bare N is the first host's); ValueError with the reason."""
+    name, _, n = str(text).rpartition(":")
+    if not n.isdigit():
+        raise ValueError(f"not a pid: {text}")
+    if not name:
+        return int(n)
+    if g.hosts is None:
+        raise ValueError(f"{text}: this trace has one host, give the pid alone")
+    for h in g.hosts:
+        if h.name == name:
+            return MH.global_id(h.index, int(n))
+    raise ValueError(f"{text}: no host {name} (hosts: {', '.join(h.name for h in g.hosts)})")
+
+
+def on_host(g, ident):
+    """(the id on its own host, " on host NAME" or ""): for a command to run there."""
+    if g.hosts is None:
+        return int(ident), ""
+    return MH.local_id(ident), f" on host {graph_label(g, ident).rpartition(':')[0]}"
 
 
 def hosts_json(g):

@@ -252,7 +252,7 @@ def _origin(g, o):
     v = o.get("vertex")
     if v is not None and v >= 0:
         out["vertex"] = int(v)
-        out.update({k: val for k, val in _ident(g, int(g.seg.utid[v])).items() if k in ("pid", "tid", "comm")})
+        out.update({k: val for k, val in _ident(g, int(g.seg.utid[v])).items() if k in ("pid", "tid", "comm", "host")})
         out["start_ns"] = int(g.seg.start[v])
     return out
 
@@ -283,9 +283,9 @@ def to_json(d):
     })
     spinning.update(c.evidence)
     extra = d.spinning_extra or {}
-    spinning["baseline"] = extra.get("baseline")
+    spinning["baseline"] = hosts.localized(g, extra.get("baseline"))
     spinning["origin"] = _origin(g, extra.get("origin"))
-    spinning["owner"] = extra.get("owner")
+    spinning["owner"] = hosts.localized(g, extra.get("owner"))
     dispatch = dispatch_in(g, h.utid, int(h.start_ns), int(h.end_ns))
     if dispatch is not None:          # the callback the hang sits in (probes, `argus run`)
         spinning["dispatch"] = dispatch
@@ -399,14 +399,14 @@ def render_text(d):
     b = s.get("baseline")
     if b:
         rel = []
-        rel.append("same thread" if b["same_thread"] else f"thread {b['comm']}/{b['tid']}")
+        rel.append("same thread" if b["same_thread"] else f"thread {b['comm']}/{hosts.label(b, 'tid')}")
         if b["same_obj"]:
             rel.append("same object")
         out.append(f"  baseline: a {fmt_dur(b['wait_ns'])} wait at {fmt_rel(b['start_ns'] - t0)} "
                    f"({', '.join(rel)})")
     own = s.get("owner")
     if own:
-        out.append(f"  held by: {own['comm']}/{own['tid']} ({own['kind']}{', weak' if own['weak'] else ''}, "
+        out.append(f"  held by: {own['comm']}/{hosts.label(own, 'tid')} ({own['kind']}{', weak' if own['weak'] else ''}, "
                    f"{own['tries']} {'try' if own['tries'] == 1 else 'tries'} point at it)")
     dp = s.get("dispatch")
     if dp:
@@ -434,7 +434,7 @@ def render_text(d):
         if origin.get("label") and origin["label"] != origin["kind"]:
             o += f" ({origin['label']})"
         if origin.get("tid") is not None:
-            o += f" at {origin['comm']}/{origin['tid']}"
+            o += f" at {origin['comm']}/{hosts.label(origin, 'tid')}"
         out.append(o)
     out.append("")
     out.append("Root causes (by depth; * = primary: the deepest, the culprit of the culprit):")

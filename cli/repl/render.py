@@ -4,16 +4,26 @@ from rich.table import Table
 from rich.text import Text
 
 from argus.diagnose import blocktype as B
+from argus.diagnose import hosts
 from argus.diagnose.report import fmt_dur, fmt_rel, render_text, evidence_text
 from argus.graphbuild import graph as G
 from argus.diagnose.slice import CAUSAL_TYPES, candidates, program_order_step
 
 
+def thread_label(g, u):
+    """comm/tid of a thread (host:tid in a graph of several hosts)."""
+    return f"{g.comm(u)}/{hosts.graph_label(g, int(g.threads.tid[u]))}"
+
+
+def process_label(g, pid):
+    """name/pid of a process (host:pid with several hosts) and where it lives."""
+    where = g.process_where(pid)
+    return f"{g.process_name(pid)}/{hosts.graph_label(g, pid)}" + (f" [{where}]" if where else "")
+
+
 def who(g, v):
     u = int(g.seg.utid[v])
-    pid = int(g.threads.pid[u])
-    where = g.process_where(pid)
-    return f"{g.comm(u)}/{int(g.threads.tid[u])}", f"{g.process_name(pid)}/{pid}" + (f" [{where}]" if where else "")
+    return thread_label(g, u), process_label(g, int(g.threads.pid[u]))
 
 
 def causal_in_edges(g, v):

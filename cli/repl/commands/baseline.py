@@ -1,5 +1,6 @@
 """baseline: the similar vertices whose wait ended quickly (paper §5.4)."""
 from argus.cli.repl.registry import CommandParser, command, ReplUsageError
+from argus.cli.repl.render import thread_label
 from argus.diagnose.baseline import find_wait_baselines, group_by_signature
 from argus.diagnose.report import fmt_dur, fmt_rel
 from argus.graphbuild import graph as G
@@ -35,7 +36,7 @@ def run(ctx, args):
     for i, b in enumerate(shown):
         w = int(g.seg.utid[int(g.edges.src[b.edge])])
         ctx.out(f"{i + 1:>3}  vertex {b.vertex}: {fmt_dur(b.wait_ns)} wait at {fmt_rel(b.wait_start_ns - ctx.t0)}, "
-                f"woken by {g.comm(w)}/{int(g.threads.tid[w])}; similarity {b.similarity}, "
+                f"woken by {thread_label(g, w)}; similarity {b.similarity}, "
                 f"{'same thread' if b.same_thread else 'peer thread'}{', same object' if b.same_obj else ''}")
     if not args.all and len(cands) > len(shown):
         ctx.out(f"({len(cands)} candidates in all; baseline --all lists them)")

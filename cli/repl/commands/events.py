@@ -2,6 +2,7 @@
 from argus.cli.cmd_events import describe
 from argus.cli.repl.registry import CommandParser, command
 from argus.diagnose.report import fmt_rel
+from argus.diagnose.hosts import graph_label
 from argus.tracer import schema
 
 TYPES = sorted(schema.TYPE_NAMES.values())
@@ -30,6 +31,6 @@ def run(ctx, args):
     names = ctx.thread_names()
     for r in rows:
         t = _type_name(r["type"])
-        ctx.out(f"{fmt_rel(int(r['ts_ns']) - ctx.t0):>12}  {int(r['tid']):>7}  {t:<14} {describe(r, names, g)}")
+        ctx.out(f"{fmt_rel(int(r['ts_ns']) - ctx.t0):>12}  {graph_label(g, int(r['tid'])):>7}  {t:<14} {describe(r, names, g)}")
     if n == 0:
         ctx.out(f"vertex {v} has no records" + (f" of type {args.type}" if args.type else ""))

@@ -1,5 +1,6 @@
 """flag: mark the data flag a thread polls (remembered as a rule)."""
 from argus.cli.repl.registry import CommandParser, command, ReplUsageError
+from argus.diagnose import hosts
 from argus.diagnose import rules as R
 
 
@@ -29,6 +30,7 @@ def run(ctx, args):
     rule = R.data_flag_rule(g.process_name(pid), g.comm(u), value, {"build_id": bid} if bid else None)
     rid = ctx.add_rule(rule, "data_flag", v, {"key": rule["key"], "value": value})
     target = f"0x{args.addr:x}" if args.symbol is None else f"{args.image or 'IMAGE'} {args.symbol}"
+    local, there = hosts.on_host(g, pid)
     ctx.out(f"rule: {g.process_name(pid)}:{g.comm(u)} polls data flag {target}; watch it with "
-            f"bp_watch {pid} {target if args.symbol else '--address ' + target}"
+            f"bp_watch {local} {target if args.symbol else '--address ' + target}{there}"
             + ("" if rid is None else f" (undo: argus rules rm {rid})"))

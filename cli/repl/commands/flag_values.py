@@ -2,6 +2,7 @@
 from rich.table import Table
 
 from argus.cli.repl.registry import CommandParser, command
+from argus.cli.repl.render import thread_label
 from argus.diagnose.report import fmt_rel
 
 parser = CommandParser("flag-values", "Show the data-flag reads and writes recorded by bp_watch, in time "
@@ -33,7 +34,7 @@ def run(ctx, args):
         t.add_column(col)
     for i in shown:
         u = int(f.utid[i])
-        t.add_row(fmt_rel(int(f.ts[i]) - ctx.t0), f"{g.comm(u)}/{int(g.threads.tid[u])}",
+        t.add_row(fmt_rel(int(f.ts[i]) - ctx.t0), thread_label(g, u),
                   "write" if f.write[i] else "read", f"{int(f.addr[i]):#x}", str(int(f.value[i])), f"v{int(f.seg[i])}")
     ctx.console.print(t)
     writes = sum(1 for i in keep if f.write[i])

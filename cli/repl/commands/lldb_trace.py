@@ -1,5 +1,7 @@
 """lldb: instruction-level evidence captured by `argus lldb-script` for a thread."""
 from argus.cli.repl.registry import CommandParser, command
+from argus.cli.repl.render import thread_label
+from argus.diagnose import hosts
 from argus.tracer.safe_files import UnsafePath
 from argus.scripts.lldb.generate import render_text, results_for   # render_text: a list of lines
 
@@ -21,8 +23,9 @@ def run(ctx, args):
         ctx.out(str(e))
         return
     if not docs:
-        ctx.out(f"no lldb trace for {ctx.g.comm(u)}/{tid}: run `argus lldb-script --pid {pid} --tid {tid} "
-                f"--function SYMBOL --run` while it is alive")
+        (lpid, there), ltid = hosts.on_host(ctx.g, pid), hosts.on_host(ctx.g, tid)[0]
+        ctx.out(f"no lldb trace for {thread_label(ctx.g, u)}: run `argus lldb-script --pid {lpid} --tid {ltid} "
+                f"--function SYMBOL --run`{there} while it is alive")
         return
     for doc in docs:
         lines = render_text(doc, max_instructions=args.instructions)

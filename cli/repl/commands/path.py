@@ -2,6 +2,7 @@
 from rich.table import Table
 
 from argus.cli.repl.registry import CommandParser, command
+from argus.diagnose.hosts import label
 from argus.diagnose.report import fmt_rel, evidence_text
 
 parser = CommandParser("path", "Show the chain of the last diagnosis (spinning vertex first) and its root causes.")
@@ -22,13 +23,13 @@ def run(ctx, args):
         if args.depth is not None and p["depth"] != args.depth:
             continue
         e = p["edge_in"]
-        t.add_row(str(i), str(p["vertex"]), f"{p['comm']}/{p['tid']}", f"{p['process']}/{p['pid']}",
+        t.add_row(str(i), str(p["vertex"]), f"{p['comm']}/{label(p, 'tid')}", f"{p['process']}/{label(p)}",
                   fmt_rel(p["start_ns"] - t0), fmt_rel(p["end_ns"] - t0), p["block_type"],
                   "-" if e is None else e["type"] + (" (weak)" if e["weak"] else ""),
                   p["role"] + (f" d{p['depth']}" if p["depth"] else ""))
     ctx.console.print(t)
     for r in j["root_causes"]:
-        ctx.out(f"{'*' if r['primary'] else ' '} depth {r['depth']} {r['comm']}/{r['tid']} "
+        ctx.out(f"{'*' if r['primary'] else ' '} depth {r['depth']} {r['comm']}/{label(r, 'tid')} "
                 f"{r['block_type']} (vertex {r['vertex']}): {r['why']}")
         if r.get("evidence"):
             ctx.out(f"    evidence: {evidence_text(r['evidence'])}")

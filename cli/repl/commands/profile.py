@@ -1,5 +1,6 @@
 """profile: where a vertex's thread spent its CPU time (sampled stacks)."""
 from argus.cli.repl.registry import CommandParser, ReplUsageError, command
+from argus.cli.repl.render import thread_label
 from argus.diagnose import profile as P
 
 parser = CommandParser("profile", "Show where a vertex's thread spent its CPU time, from the trace's CPU samples: "
@@ -22,6 +23,6 @@ def run(ctx, args):
         if r.vertex == v:
             a, b = int(r.start_ns), int(r.end_ns)
     p = P.build_profile(g, utid, a, b, top=max(args.top, 1))
-    ctx.out(f"vertex {v}: {g.comm(utid)}/{int(g.threads.tid[utid])}")
+    ctx.out(f"vertex {v}: {thread_label(g, utid)}")
     for line in P.render_profile(p, indent="", tree_depth=max(args.depth, 0), bottom_up=max(args.top, 1)):
         ctx.out(line)

@@ -1,0 +1,45 @@
+"""The REPL on a graph merged from two buffers (diagnose/hosts_test.py's
+client on host web waiting on a server busy on host api): every command
+names threads and processes as HOST:ID, never by the merged graph's ids,
+and takes HOST:PID where it takes a pid."""
+import io
+
+from rich.console import Console
+
+from argus.cli.repl.app import execute
+from argus.cli.repl.context import ReplContext
+from argus.diagnose import algorithm
+from argus.diagnose.hosts_test import _hosts
+from argus.graphbuild import multihost as MH
+from support.crafted import ms
+
+RAW = str(MH.global_id(1, 100))         # the server's pid and tid in the merged graph
+
+
+def _repl():
+    g = _hosts()
+    d = algorithm.diagnose(g, 100, threshold_ns=ms(2000))
+    out = io.StringIO()
+    ctx = ReplContext(g, d.hang, ms(2000), console=Console(file=out, width=250, highlight=False))
+    ctx.diagnosis = d
+    from argus.diagnose.report import to_json
+    ctx.report = to_json(d)
+    return g, d, ctx, out
+
+
+def test_commands_name_the_other_hosts_threads_host_colon_id():
+    g, d, ctx, out = _repl()
+    (rc,) = [r for r in d.root_causes if r.primary]
+    for line in ("path", "threads", "follow", "follow", f"vertex {rc.vertex}", f"events {rc.vertex}",
+                 f"profile {rc.vertex}", "hangs --pid api:100", "threads --pid api:100"):
+        execute(ctx, line)
+    text = out.getvalue()
+    assert RAW not in text, text
+    assert "server/api:100" in text and "client/web:100" in text
+    assert text.count("server/api:100") >= 4, text   # path, threads (both), vertex
+
+
+def test_a_pid_of_an_unknown_host_is_one_line():
+    g, d, ctx, out = _repl()
+    execute(ctx, "threads --pid db:7")
+    assert "no host db (hosts: web, api)" in out.getvalue()
