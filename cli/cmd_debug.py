@@ -77,7 +77,7 @@ def _add_common(p, pid_help, json=True):
                         f"until the hang is inside; 0 loads everything (default {DEFAULT_WINDOW_S:g}; the "
                         f"whole buffer when it holds at most {WHOLE_BUFFER_EVENTS:,} events); without it, hangs and "
                         "debug without --pid answer from the buffer's ring index when argusd wrote one "
-                        "(docs/ring-buffer.md)")
+                        "(docs/ring-buffer.md); ignored with several --buffer files (each is decoded whole)")
 
 
 def register(sub):

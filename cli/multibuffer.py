@@ -1,12 +1,14 @@
 """Several `--buffer` options: one graph of several hosts (debug, hangs, export, report).
 
 Each buffer is decoded whole (a window would cut the message pairs the
-clocks are synchronised from), merged (graphbuild/multihost.py: host ids,
+clocks are synchronised from, and shorten the span the drift is measured
+over: --window is ignored, said in one line on stderr), merged (graphbuild/multihost.py: host ids,
 one clock, cross-host edges) and searched like one buffer's whole-buffer
 window.  --pid / --tid name a process as HOST:PID (HOST a host's name or
 index, as the reports print them) or PID alone when one host has it.
 """
 import re
+import sys
 
 import numpy as np
 
@@ -20,6 +22,10 @@ from argus.graphbuild import build_graph
 from argus.graphbuild import multihost as MH
 
 HOST_PID_RE = re.compile(r"^(?:(?P<host>[^:]+):)?(?P<pid>\d+)$")
+
+
+WINDOW_IGNORED = ("argus: --window is ignored with several --buffer files: each is decoded whole, "
+                  "for the message pairs the clocks are estimated from (docs/multi-host.md)")
 
 
 def pid_arg(text):
@@ -41,6 +47,8 @@ def buffers(args):
         if len(b) > 1:
             args.buffer = None
             args.buffers = list(b)
+            if getattr(args, "window", None):
+                print(WINDOW_IGNORED, file=sys.stderr)
             return args.buffers
         args.buffer = b[0] if b else None
     if args.buffers:
