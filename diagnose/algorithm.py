@@ -65,6 +65,9 @@ hang window [a, b] (diagnose_vertex):
                  if chooser.go_on(it), diagnose it recursively as a spinning
                  vertex (its classification's vertex) over the window clipped
                  to its wait (LongWait) or [a, b]; Normal -> next thread.
+                 After a busy cause (LongRunning / RepeatedYield), named
+                 now or already, the rest of that path is not searched: it
+                 ended one of its short waits, not the hang.
                  Recursion stops on a thread already diagnosed, at depth 8, or
                  when go_on says no.
   If a LongWait / flag-polling hang yields no root cause, the spinning vertex
@@ -618,6 +621,10 @@ class _Run:
         for t in order:
             if t in self.visited:
                 self.deepen(t, utid, depth + 1)
+                rc = self.named.get(t)
+                if rc is not None and rc.block_type != B.LONG_WAIT:
+                    break     # a busy cause named already: as for a new one (below), what
+                              # lies behind it on this path ended its short waits, not the hang
                 continue
             ct = self.shared_work(t, a, b) or self.stream(t, a, b) or self.cls(t, a, b)
             if not self.nameable(ct) or ct.block_type == B.REPEATED_YIELD:

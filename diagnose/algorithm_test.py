@@ -777,3 +777,33 @@ def test_an_inferred_holder_that_closes_a_loop_gives_way_to_the_one_further_on()
     j = to_json(diagnose(g, 10))
     assert [(c["tid"], c["primary"]) for c in j["root_causes"]] == [(11, False), (20, True)]
 
+
+
+def test_the_walk_stops_after_a_busy_cause_named_already():
+    """main (10) waits from 1 ms on futex X until 30 wakes it at 3 s; 30
+    waited on futex Y from 200 ms until 20 woke it at 2.9 s; 20 computed
+    from 100 ms, when 40 woke it, to 2.9 s; 40 has slept since.  30 is
+    named, and behind it the busy 20 (one level down).  main's own path
+    passes 20 again, then 40: what lies behind a busy cause ended one of
+    its short waits, not the hang, whether it is named now or already,
+    so 40 is not named."""
+    X, Y = 0xA0, 0xB0
+    t = Trace()
+    for tid, comm in ((10, "main"), (20, "cruncher"), (30, "relay"), (40, "starter")):
+        t.thread(10, tid, comm)
+        t.run(tid, 0)
+    t.block(20, us(50), "read", "read", obj=3)
+    t.futex_wait(10, ms(1), X)
+    t.syscall(40, ms(100), "write", obj=4, ret=1)
+    t.wake(40, 20, ms(100) + us(5))
+    t.block(40, ms(101), "sleep", "nanosleep")
+    t.busy(20, ms(100) + us(10), s(2.9), slice_ns=ms(10), gap_ns=us(20))
+    t.futex_wait(30, ms(200), Y)
+    t.futex_wake(20, s(2.9), Y).wake(20, 30, s(2.9) + us(1)).run(30, s(2.9) + us(2))
+    t.block(20, s(2.9) + us(10), "poll", "epoll_wait", obj=5)
+    t.futex_wake(30, s(3), X).wake(30, 10, s(3) + us(1)).run(10, s(3) + us(2))
+    t.block(30, s(3) + us(10), "poll", "epoll_wait", obj=6)
+    t.block(10, s(3) + us(20), "poll", "epoll_wait", obj=7)
+    j = to_json(diagnose(t.build(trace_end=s(4)), 10))
+    assert [(c["tid"], c["block_type"], c["depth"], c["primary"]) for c in j["root_causes"]] == \
+        [(30, "LongWait", 1, False), (20, "LongRunning", 2, True)]
