@@ -79,9 +79,12 @@ Output (Diagnosis, rendered by report.py as "argus.diagnosis/1"):
   path         spinning vertex, then every slice in walk order: each level's
                baseline path (or slice), a recursive level starting with its
                culprit vertex (role "culprit") followed by its own path.
-  root_causes  sorted by depth (stable: discovery order within a depth); the
-               last found of the greatest depth is marked primary (the
-               "culprit of the culprit": on one path, a thread found
+  root_causes  sorted by depth (stable: discovery order within a depth); one
+               of the greatest depth is marked primary (the "culprit of
+               the culprit"): at a tie, a direct one (RootCause.direct:
+               reached by the wakeups that ended the waits and the holders
+               the kernel named, no baseline's path, no inferred holder)
+               first, then the last found (on one path, a thread found
                later lies further back along causality).
 Invariants: path[0] is the spinning vertex with edge None; every root cause
 thread appears once; depth(root cause) >= 1 unless it is the spinning thread.
@@ -146,6 +149,7 @@ class RootCause:
     primary: bool = False
     profile: dict = None     # CPU profile of its window (diagnose/profile.py), LongRunning / RepeatedYield
     whatif: dict = None      # what-if slack (diagnose/whatif.py)
+    direct: bool = False     # reached from the hung wait by wakeups and named holders only (_Run.direct)
 
 
 @dataclass
@@ -648,6 +652,7 @@ class _Run:
             ra, rb = self.root_interval(ct, a, b)
             rc = RootCause(t, ct.vertex, ct.block_type, ra, rb, self.why(ct, self.relation(res, t, role)),
                            depth + 1, ct.evidence)
+            rc.direct = self.direct(utid, role, info, depth)
             found = len(self.root_causes)
             self.named[t], self.parent[t] = rc, utid
             if not transparent:
@@ -663,6 +668,21 @@ class _Run:
                 # its own diagnosis (just done) says what drove it
                 break
         return info
+
+    def direct(self, utid, role, info, depth):
+        """Whether a cause named on utid's path (taken as `role`) lies on the
+        hung wait's own causal chain: every link from the hung thread down
+        is the path of wakeups that ended the wait ("slice") or a holder the
+        kernel named (a strong ownership edge), none a quick instance's path
+        (a baseline: another occasion) or an inferred holder (weak)."""
+        if role == "owner":
+            link = info["owner"] is not None and not info["owner"].weak
+        else:
+            link = role == "slice"
+        if depth == 0 or not link:
+            return link
+        up = self.named.get(utid)
+        return up is not None and up.direct
 
     def recurse(self, t, ct, rc, transparent, found, a, b, depth):
         """Diagnoses root cause rc (thread t, classified ct over [a, b]) as a
@@ -929,12 +949,8 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
         why += R.unexplained_text(g, c.block_type, info["owner"], explained, kernel)
         run.root_causes.append(RootCause(hang.utid, hang.vertex, c.block_type, a, b, why, 0,
                                          c.evidence, info["origin"]))
-    # order by depth (stable), primary = the last found of the greatest depth:
-    # within one path, a thread found later lies further back along causality
     run.root_causes.sort(key=lambda r: r.depth)
-    if run.root_causes:
-        deepest = max(r.depth for r in run.root_causes)
-        [r for r in run.root_causes if r.depth == deepest][-1].primary = True
+    _mark_primary(run.root_causes)
     notes = []
     lost = g.stats.get("lost_records", 0)
     if lost:
@@ -945,6 +961,21 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
     d.metrics = _metrics(g, hang, threshold_ns, chooser, d)
     explain(d)
     return d
+
+
+def _mark_primary(roots):
+    """Marks the primary root cause: the deepest.  Among causes of that
+    depth, one on the hung wait's own chain (RootCause.direct: reached by
+    the wakeups that ended the waits and the holders the kernel named)
+    before one reached through a baseline's path or an inferred holder,
+    which stands for another occasion or a guess; then the last found
+    (within one path, a thread found later lies further back along
+    causality)."""
+    if not roots:
+        return
+    deepest = max(r.depth for r in roots)
+    tied = [r for r in roots if r.depth == deepest]
+    ([r for r in tied if r.direct] or tied)[-1].primary = True
 
 
 def _metrics(g, hang, threshold_ns, chooser, d):

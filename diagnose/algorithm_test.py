@@ -807,3 +807,40 @@ def test_the_walk_stops_after_a_busy_cause_named_already():
     j = to_json(diagnose(t.build(trace_end=s(4)), 10))
     assert [(c["tid"], c["block_type"], c["depth"], c["primary"]) for c in j["root_causes"]] == \
         [(30, "LongWait", 1, False), (20, "LongRunning", 2, True)]
+
+
+def test_the_primary_among_equal_depths_is_on_the_hung_waits_own_chain():
+    """A cause is direct when every link from the hung thread down to it is
+    the path of wakeups that ended the waits or a holder the kernel named;
+    a baseline's path or an inferred (weak) holder breaks the chain.  At the
+    greatest depth a direct cause is primary before one found later off the
+    chain; with none direct (or all), the last found."""
+    from argus.diagnose.algorithm import _Run, RootCause, _mark_primary
+    from argus.diagnose.hangs import find_hang
+    from argus.diagnose.ownership import Owner
+    g = C.yield_app(flags=False)
+    run = _Run(g, find_hang(g, 600), AutoChooser(), 0)
+    strong, weak = (Owner(2, 0, -1, "futex_owner", w, 1, 0, 0, 0) for w in (False, True))
+    no_owner = {"owner": None}
+    assert run.direct(600, "slice", no_owner, 0)
+    assert not run.direct(600, "baseline", no_owner, 0)
+    assert run.direct(600, "owner", {"owner": strong}, 0)
+    assert not run.direct(600, "owner", {"owner": weak}, 0)
+    run.named[2] = RootCause(2, 0, "LongWait", 0, 1, "", 1, direct=False)
+    run.named[3] = RootCause(3, 0, "LongWait", 0, 1, "", 1, direct=True)
+    assert not run.direct(2, "slice", no_owner, 1)      # below a baseline's find
+    assert run.direct(3, "slice", no_owner, 1)
+    assert not run.direct(3, "baseline", no_owner, 1)
+
+    def roots(*spec):
+        return [RootCause(u, 0, "LongWait", 0, 1, "", d, direct=x) for u, d, x in spec]
+
+    def primary(rs):
+        _mark_primary(rs)
+        return [r.utid for r in rs if r.primary]
+
+    assert primary(roots((4, 1, True), (5, 2, True), (6, 2, False))) == [5]
+    assert primary(roots((4, 1, True), (5, 2, False), (6, 2, False))) == [6]
+    assert primary(roots((4, 1, True), (5, 2, True), (6, 2, True))) == [6]
+    assert primary(roots((4, 2, False), (5, 1, True))) == [4]     # depth first
+    assert primary([]) == []
