@@ -47,7 +47,7 @@ def buffers(args):
         if len(b) > 1:
             args.buffer = None
             args.buffers = list(b)
-            if getattr(args, "window", None):
+            if args.window:                 # every caller's parser has --window (cmd_debug._add_common)
                 print(WINDOW_IGNORED, file=sys.stderr)
             return args.buffers
         args.buffer = b[0] if b else None
