@@ -4,6 +4,7 @@ wait or work when it went quickly): what only the hung one has, ranked
 import json
 import sys
 
+from argus.cli import multibuffer
 from argus.cli.common import ArgusError
 from argus.tracer.textsafe import safe_lines
 from argus.cli.cmd_debug import _add_common
@@ -22,6 +23,8 @@ def register(sub):
 
 
 def run_compare(args):
+    if multibuffer.buffers(args):      # also makes args.buffer the one file (--buffer appends)
+        raise ArgusError("compare takes one --buffer; debug, hangs, export and report merge several")
     threshold_ns = int(args.threshold * 1e9)
     if args.pid is None and args.tid is not None:
         raise ArgusError("--tid needs --pid")
