@@ -1,4 +1,4 @@
-"""The REPL on a graph merged from two buffers (diagnose/hosts_test.py's
+"""The REPL on a graph merged from two buffers (tests/support/crafted_hosts.py's
 client on host web waiting on a server busy on host api): every command
 names threads and processes as HOST:ID, never by the merged graph's ids,
 and takes HOST:PID where it takes a pid."""
@@ -9,9 +9,9 @@ from rich.console import Console
 from argus.cli.repl.app import execute
 from argus.cli.repl.context import ReplContext
 from argus.diagnose import algorithm
-from argus.diagnose.hosts_test import _hosts
 from argus.graphbuild import multihost as MH
 from support.crafted import ms
+from support.crafted_hosts import two_hosts as _hosts
 
 RAW = str(MH.global_id(1, 100))         # the server's pid and tid in the merged graph
 
