@@ -20,7 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifdef __linux__
 #include <sys/vfs.h>
+#else
+/* macOS has statfs in sys/mount.h and no cgroups: no f_type matches the
+ * v2 magic, so --cgroup is refused in one line and paths stay unknown. */
+#include <sys/param.h>
+#include <sys/mount.h>
+#endif
 
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define CACHE_SLOTS 256
