@@ -111,6 +111,15 @@ class NetOp:
     remote: tuple
     seq: object        # int (TCP) or None
     nbytes: int
+    # when the call began (its SYSCALL_ENTER; ts when unknown): the clocks
+    # bound a send by its start, because its exit (ts) may come after the
+    # peer's receive returned on another CPU; a receive by its exit (ts)
+    start: int = None
+
+    @property
+    def sent_by(self):
+        """The latest time the data of a send can have left (its call's start)."""
+        return self.ts if self.start is None else self.start
 
 
 def _ip(a):
@@ -161,9 +170,32 @@ def _net_arrays(trace, host):
     remote = np.zeros(len(rows), _ENDPOINT)
     local["hi"], local["lo"], local["port"] = words[:, 0], words[:, 1], col("local_port")
     remote["hi"], remote["lo"], remote["port"] = words[:, 2], words[:, 3], col("remote_port")
-    return {"host": host, "ts": rows["ts_ns"].astype(np.int64), "pid": rows["pid"], "tid": rows["tid"],
-            "fd": col("fd"), "send": col("dir") == schema.NET_SEND, "tcp": col("proto") == 6,
+    return {"host": host, "ts": rows["ts_ns"].astype(np.int64), "start": _call_starts(trace, rows),
+            "pid": rows["pid"], "tid": rows["tid"], "fd": col("fd"), "send": col("dir") == schema.NET_SEND, "tcp": col("proto") == 6,
             "seq": col("seq"), "bytes": col("bytes"), "local": local, "remote": remote}
+
+
+def _call_starts(trace, net_rows):
+    """Per NET_IO row, the ts of its thread's latest SYSCALL_ENTER at or
+    before it (the call it closes), or its own ts when none is recorded."""
+    ts = net_rows["ts_ns"].astype(np.int64)
+    out = ts.copy()
+    enters = trace.rows[trace.rows["type"] == schema.SYSCALL_ENTER]
+    if not len(enters):
+        return out
+    etid = enters["tid"]
+    ets = enters["ts_ns"].astype(np.int64)
+    order = np.lexsort((ets, etid))
+    etid, ets = etid[order], ets[order]
+    for tid in np.unique(net_rows["tid"]).tolist():
+        lo, hi = np.searchsorted(etid, tid, "left"), np.searchsorted(etid, tid, "right")
+        if lo == hi:
+            continue
+        sel = np.flatnonzero(net_rows["tid"] == tid)
+        k = np.searchsorted(ets[lo:hi], ts[sel], "right") - 1
+        found = k >= 0
+        out[sel[found]] = ets[lo:hi][k[found]]
+    return out
 
 
 @functools.lru_cache(maxsize=65536)
@@ -184,7 +216,8 @@ def ops_from_arrays(arr, keep):
                          fd=int(arr["fd"][i]), send=bool(arr["send"][i]), tcp=tcp,
                          local=(_addr_text(lo["hi"], lo["lo"]), int(lo["port"])),
                          remote=(_addr_text(re["hi"], re["lo"]), int(re["port"])),
-                         seq=int(arr["seq"][i]) if tcp else None, nbytes=int(arr["bytes"][i])))
+                         seq=int(arr["seq"][i]) if tcp else None, nbytes=int(arr["bytes"][i]),
+                         start=int(arr["start"][i])))
     return out
 
 
@@ -312,7 +345,7 @@ def clock_pairs(ops, constraints):
     out = {}
     for i, j in constraints:
         s, r = ops[i], ops[j]
-        out.setdefault((s.host, r.host), []).append((s.ts, r.ts))
+        out.setdefault((s.host, r.host), []).append((s.sent_by, r.ts))
     return out
 
 

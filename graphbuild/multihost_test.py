@@ -145,3 +145,20 @@ def test_clock_moves_every_timestamp_to_the_reference():
     assert out["ts_ns"].tolist() == [500, 2_000_000_000 - 500 + 2000]
     assert int(out["obj2"][1]) == 1_500_000_000 - 500 + 1500
     assert int(out["val"][1]) == 2_000_000_000 - 500 + 2000
+
+
+def test_a_send_bounds_the_clocks_by_its_calls_start():
+    """A send's exit can come after the peer's receive returned on another
+    CPU: the clocks take the send's SYSCALL_ENTER (tests/test_multi_host.py
+    saw the truth fall 0.5 us outside the bounds with exit times)."""
+    rows = np.zeros(4, schema.ROW_DTYPE)
+    rows["type"] = [schema.SYSCALL_ENTER, schema.SYSCALL_ENTER, schema.SYSCALL_ENTER, schema.NET_IO]
+    rows["tid"] = [100, 200, 100, 100]
+    rows["ts_ns"] = [ms(1), ms(4), ms(5), ms(9)]
+    net = rows[rows["type"] == schema.NET_IO]
+    assert MH._call_starts(types.SimpleNamespace(rows=rows), net).tolist() == [ms(5)]
+    send = MH.NetOp(0, ms(9), 100, 100, 5, True, True, C, S, 1000, 10, start=ms(5))
+    recv = op(1, ms(8), False, S, C, seq=1000, n=10)
+    assert MH.clock_pairs([send, recv], [(0, 1)]) == {(0, 1): [(ms(5), ms(8))]}
+    alone = op(0, ms(9), True, C, S, seq=1000, n=10)          # no enter recorded: its exit
+    assert MH.clock_pairs([alone, recv], [(0, 1)]) == {(0, 1): [(ms(9), ms(8))]}
