@@ -107,6 +107,12 @@ static __always_inline __u64 submit_flags(void)
 #include "stage.bpf.h"
 #include "scope.bpf.h"
 
+/* A task recorded nowhere: argusd's own, or outside --cgroup / --netns. */
+static __always_inline bool untraced(struct task_struct *t)
+{
+	return excluded(t->tgid) || outside(t);
+}
+
 /* What a thread is blocked in, so sched_switch can say why it sleeps. */
 struct syscall_state {
 	__u32 nr;
@@ -372,8 +378,7 @@ static __always_inline int handle_sched_switch(struct stage_hold *h, void *ctx, 
 {
 	__u64 ts = bpf_ktime_get_ns();
 	/* pid 0 is the per-CPU idle task: its "switches" are idle periods. */
-	bool out = prev->pid && !excluded(prev->tgid) && !outside(prev),
-	     in = next->pid && !excluded(next->tgid) && !outside(next);
+	bool out = prev->pid && !untraced(prev), in = next->pid && !untraced(next);
 
 	if (out)
 		emit_switch(h, ctx, prev, in ? next : NULL, preempt, prev_state, ts);
@@ -439,7 +444,7 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	cur = bpf_get_current_task_btf();
 	tid = cur->pid;
 	pid_tgid = (__u64)cur->tgid << 32 | tid;
-	if (excluded(pid_tgid >> 32) || outside(cur))
+	if (untraced(cur))
 		return 0;
 	if (cls.layout == ARGUS_SCL_FCNTL && !fcntl_lock_cmd(PT_REGS_PARM2_SYSCALL(regs)))
 		return 0;
@@ -583,7 +588,7 @@ static __always_inline int emit_comm(struct stage_hold *h, struct task_struct *p
 {
 	struct argus_ev_comm *e;
 
-	if (excluded(p->tgid) || outside(p))
+	if (untraced(p))
 		return 0;
 	e = reserve(h, sizeof(*e));
 	if (!e)
@@ -599,7 +604,7 @@ static __always_inline int handle_exit(struct stage_hold *h, struct task_struct 
 	struct argus_ev_exit *e;
 	__u32 tid = p->pid;
 
-	if (excluded(p->tgid) || outside(p))
+	if (untraced(p))
 		return 0;
 	e = reserve(h, sizeof(*e));
 	if (!e)
@@ -807,7 +812,7 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct li
 
 	stage_enter(&h);
 	emit_comm(&h, p, ARGUS_EV_EXEC, p->comm);
-	if (!excluded(p->tgid) && !outside(p))
+	if (!untraced(p))
 		emit_proc_ns(&h, p);
 	stage_exit(&h, on_idle());
 	return 0;
@@ -832,7 +837,7 @@ int BPF_PROG(cgroup_attach_task, struct cgroup *dst_cgrp, const char *path, stru
 {
 	struct stage_hold h;
 
-	if (excluded(task->tgid) || outside(task))
+	if (untraced(task))
 		return 0;
 	stage_enter(&h);
 	emit_proc_ns(&h, task);
@@ -870,7 +875,7 @@ int BPF_PROG(sched_switch_lean, bool preempt, struct task_struct *prev, struct t
 {
 	struct stage_hold h;
 
-	if (!argus_lean || !prev->pid || excluded(prev->tgid) || outside(prev))
+	if (!argus_lean || !prev->pid || untraced(prev))
 		return 0;
 	stage_enter(&h);
 	lean_switch_out(&h, prev, task_state_of(preempt, prev_state), bpf_ktime_get_ns());

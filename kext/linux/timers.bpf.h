@@ -63,7 +63,7 @@ static __always_inline int handle_hrtimer_start(struct hrtimer *timer, __u8 mode
 	struct irq_state *st;
 	__u64 addr;
 
-	if (!cur->pid || (cur->flags & PF_KTHREAD) || excluded(cur->tgid) || outside(cur))
+	if (!cur->pid || (cur->flags & PF_KTHREAD) || untraced(cur))
 		return 0;
 	st = cpu_irq_state();
 	if (!st || in_hardirq(st) || st->softirq_active)
