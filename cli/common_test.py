@@ -26,6 +26,9 @@ def test_refuses_without_root(monkeypatch):
 
 def test_resolve_buffer_prefers_explicit(tmp_path, monkeypatch):
     monkeypatch.setattr(common, "STATE_FILE", str(tmp_path / "state.json"))
+    # A real `argus start` on this machine (CI runs the demo first) leaves
+    # a last-buffer record in the global state dir; point it away.
+    monkeypatch.setattr(common, "LAST_BUFFER_FILE", str(tmp_path / "last-buffer.json"))
     assert common.resolve_buffer("/x/y.argus") == "/x/y.argus"
     assert common.resolve_buffer(None) == common.DEFAULT_BUFFER
     (tmp_path / "state.json").write_text('{"buffer": "/live.argus"}')
