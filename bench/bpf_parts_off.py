@@ -26,6 +26,9 @@ Variants (name: what is skipped):
     empty-hot      sys_enter, sys_exit, sched_switch and sched_waking return at
                    once: the floor of any tracer on these four hooks, for
                    bench/overhead.py (`--argus-base <its venv>/bin/argus`)
+    empty-lean     as empty-hot, and the lean tier's own sched_switch_lean and
+                   sched_waking_lean return at once too: the floor of the lean
+                   tier (`--argus-base <its venv>/bin/argus --base-detail lean`)
 
 empty-sys and empty-hot apply to any commit since 3ea5afa (HEAD included).
 """
@@ -61,6 +64,16 @@ EDITS["empty-hot"] = EDITS["empty-sys"] + [
      "\t     unsigned int prev_state)\n{\n\treturn 0;\n"),
     ("argus_trace.bpf.c", "int BPF_PROG(sched_waking, struct task_struct *p)\n{\n",
      "int BPF_PROG(sched_waking, struct task_struct *p)\n{\n\treturn 0;\n"),
+]
+# lean runs sched_switch_lean / sched_waking_lean beside the two above (their
+# own programs, see argus_trace.bpf.c): empty those too for the lean floor
+EDITS["empty-lean"] = EDITS["empty-hot"] + [
+    ("argus_trace.bpf.c", "int BPF_PROG(sched_switch_lean, bool preempt, struct task_struct *prev, struct task_struct *next,\n"
+                          "\t     unsigned int prev_state)\n{\n\tstruct stage_hold h;\n",
+     "int BPF_PROG(sched_switch_lean, bool preempt, struct task_struct *prev, struct task_struct *next,\n"
+     "\t     unsigned int prev_state)\n{\n\treturn 0;\n\tstruct stage_hold h;\n"),
+    ("argus_trace.bpf.c", "int BPF_PROG(sched_waking_lean, struct task_struct *p)\n{\n",
+     "int BPF_PROG(sched_waking_lean, struct task_struct *p)\n{\n\treturn 0;\n"),
 ]
 
 

@@ -212,7 +212,9 @@ class ArgusTracer:
             "events": events,
             "bytes": st.get("bytes"),
             "bytes_per_event": st.get("bytes_per_event"),
-            "lost": st.get("lost"),
+            "lost": st.get("lost"),   # records Argus dropped
+            # switches the kernel never reported: its holes, not drops (counted in lost from 3693d81 until split)
+            "switches_unreported": st.get("switches_unreported"),
             "overwritten": st.get("overwritten"),
             "events_per_s": st.get("events_per_s"),   # the daemon's own recent rate
             "window_s": round(window, 3),
@@ -869,7 +871,9 @@ def run_bench(args, procs, tmp, report):
     if args.argus_base:
         # a second build (e.g. main's, in its own venv), interleaved with the rest: before/after side by side
         configs.insert(configs.index("argus") if "argus" in configs else len(configs), "argus-base")
-        tracers["argus-base"] = ArgusTracer(args.argus_base.split(), tmp, procs, args.argus_size, "argus-base")
+        base_args = ["--detail", args.base_detail] if args.base_detail else []
+        tracers["argus-base"] = ArgusTracer(args.argus_base.split(), tmp, procs, args.argus_size, "argus-base",
+                                            start_args=sample + base_args)
     if "perf" in configs:
         tracers["perf"] = PerfTracer(perf, tmp, procs, args.perf_mmap)
     if "bpftrace" in configs:
@@ -950,6 +954,7 @@ def run_bench(args, procs, tmp, report):
                     extra = ""
                     if cname.startswith("argus"):
                         extra = (f"  events {_n(stats.get('events'))}, lost {_n(stats.get('lost'))}, "
+                                 f"unreported {_n(stats.get('switches_unreported'))}, "
                                  f"{_f(stats.get('bytes_per_event'), 1)} B/event")
                     elif cname == "perf":
                         extra = (f"  samples {_n(stats.get('samples'))}, lost {_n(stats.get('lost'))}, "
@@ -1039,7 +1044,7 @@ def _fmt_vals(vals):
 
 def render_table(report):
     cols = ["workload", "metric", "config", "median", "ratio", "ratio range",
-            "events", "events/s", "B/event", "lost", "trace size"]
+            "events", "events/s", "B/event", "lost", "unreported", "trace size"]
     rows = []
     for res in report["results"]:
         s = res["summary"]
@@ -1050,7 +1055,7 @@ def render_table(report):
                 row = [res["workload"] if first else "", m if c == "untraced" else "", c,
                        _n(ms["median"])]
                 if c == "untraced":
-                    row += ["1.00", "", "", "", "", "", ""]
+                    row += ["1.00", "", "", "", "", "", "", ""]
                 else:
                     row += [_f(ms["ratio_median"]),
                             f"{_f(ms['ratio_min'])}-{_f(ms['ratio_max'])}"]
@@ -1059,17 +1064,17 @@ def render_table(report):
                         if c.startswith("argus"):
                             row += [_n(t.get("events")), _n(t.get("events_per_window_s")),
                                     _f(t.get("bytes_per_event"), 1), _n(t.get("lost")),
-                                    _mb(t.get("bytes"))]
+                                    _n(t.get("switches_unreported")), _mb(t.get("bytes"))]
                         else:
                             row += [_n(t.get("samples")), _n(t.get("samples_per_s")),
-                                    _f(t.get("bytes_per_sample"), 1), _n(t.get("lost")),
+                                    _f(t.get("bytes_per_sample"), 1), _n(t.get("lost")), "-",
                                     _mb(t.get("data_bytes"))]
                     else:
-                        row += ["\"", "\"", "\"", "\"", "\""]
+                        row += ["\"", "\"", "\"", "\"", "\"", "\""]
                 rows.append(row)
                 first = False
     widths = [max(len(str(r[i])) for r in rows + [cols]) for i in range(len(cols))]
-    right = {3, 4, 5, 6, 7, 8, 9, 10}
+    right = {3, 4, 5, 6, 7, 8, 9, 10, 11}
 
     def fmt(r):
         return "  ".join(str(v).rjust(widths[i]) if i in right else str(v).ljust(widths[i])
@@ -1081,32 +1086,33 @@ def render_table(report):
 
 def render_markdown(report):
     """The same table as Markdown, for docs/benchmarks.md (--markdown)."""
-    lines = ["| workload | metric | config | median | ratio (range) | events | events/s | bytes/event | lost | trace size "
-             "| daemon CPU |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| workload | metric | config | median | ratio (range) | events | events/s | bytes/event | lost "
+             "| unreported | trace size | daemon CPU |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for res in report["results"]:
         s = res["summary"]
         for m in res["metrics"]:
             for c in report["meta"]["configs"]:
                 ms = s[m][c]
                 if c == "untraced":
-                    lines.append(f"| {res['workload']} | {m} | untraced | {_n(ms['median'])} | 1.00 | | | | | | |")
+                    lines.append(f"| {res['workload']} | {m} | untraced | {_n(ms['median'])} | 1.00 | | | | | | | |")
                     continue
                 t = s["_tracer"].get(c, {})
                 rr = f"{_f(ms['ratio_median'])} ({_f(ms['ratio_min'])}–{_f(ms['ratio_max'])})"
                 if m != res["metrics"][0]:
-                    tail = "″ | ″ | ″ | ″ | ″ | ″"
+                    tail = "″ | ″ | ″ | ″ | ″ | ″ | ″"
                 elif c.startswith("argus"):
                     cpu = t.get("daemon_cpu_s")
                     share = f"{100 * cpu / t['window_s']:.1f}%" if cpu is not None and t.get("window_s") else "-"
                     tail = (f"{_n(t.get('events'))} | {_n(t.get('events_per_window_s'))} | "
-                            f"{_f(t.get('bytes_per_event'), 1)} | {_n(t.get('lost'))} | {_mb(t.get('bytes'))} | "
-                            f"{share}")
+                            f"{_f(t.get('bytes_per_event'), 1)} | {_n(t.get('lost'))} | "
+                            f"{_n(t.get('switches_unreported'))} | {_mb(t.get('bytes'))} | {share}")
                 elif c == "bpftrace":
-                    tail = f"{_n(t.get('samples'))} (counted) | {_n(t.get('samples_per_s'))} | | | |"
+                    tail = f"{_n(t.get('samples'))} (counted) | {_n(t.get('samples_per_s'))} | | | | |"
                 else:
                     tail = (f"{_n(t.get('samples'))} | {_n(t.get('samples_per_s'))} | "
-                            f"{_f(t.get('bytes_per_sample'), 1)} | {_n(t.get('lost'))} | {_mb(t.get('data_bytes'))} | ")
+                            f"{_f(t.get('bytes_per_sample'), 1)} | {_n(t.get('lost'))} | | "
+                            f"{_mb(t.get('data_bytes'))} | ")
                 lines.append(f"| {res['workload']} | {m} | {c} | {_n(ms['median'])} | {rr} | {tail} |")
     return "\n".join(lines)
 
@@ -1134,6 +1140,9 @@ def main(argv=None):
     ap.add_argument("--argus-base", metavar="CMD",
                     help="a second argus command measured as config argus-base in the same interleaved rounds "
                          "(e.g. the build before a change, from another venv)")
+    ap.add_argument("--base-detail", choices=("full", "lean", "auto"), default=None,
+                    help="argus start --detail for the argus-base config (default: the base build's own; "
+                         "e.g. the empty-programs build in lean, for the lean tier's floor)")
     ap.add_argument("--argus-size", default="1G", help="argus ring-buffer size (default 1G)")
     ap.add_argument("--perf", metavar="PATH", help="perf binary (default: perf, /usr/bin/perf_*)")
     ap.add_argument("--perf-mmap", metavar="PAGES", help="perf record -m (default: perf's own)")
