@@ -185,10 +185,12 @@ def describe(row, threads, trace, fns=None):
     if t in schema.GO_TYPES:     # obj: the goroutine; fn: the g register at the probe (g0 on the scheduler)
         return f"goroutine g={d['obj']:#x} (g register {d['fn']:#x})"
     if t == schema.NET_IO:
-        (la, lp), (ra, rp) = netio.endpoints(row, trace.frames)
+        ends = "? -> ? (no full record of the socket in the window)"
+        if netio.tuple_known(row):
+            (la, lp), (ra, rp) = netio.endpoints(row, trace.frames)
+            ends = f"{_hostport(la, lp)} -> {_hostport(ra, rp)}"
         seq = f" seq={d['seq']}" if d["proto"] == "tcp" else ""
-        return (f"{d['dir']} {d['proto']} fd={d['fd']} {_hostport(la, lp)} -> {_hostport(ra, rp)} "
-                f"bytes={d['bytes']}{seq}")
+        return f"{d['dir']} {d['proto']} fd={d['fd']} {ends} bytes={d['bytes']}{seq}"
     if t == schema.FILE_LOCK:
         holder = f" holder={d['holder_pid']} ({d['holder_type']})" if d["holder_pid"] else ""
         return (f"{d['kind']} {d['type']}{' wait' if d['wait'] else ''} fd={d['fd']} inode={d['inode']} "
@@ -227,7 +229,9 @@ def row_to_json(row, threads, trace, fns=None):
     elif t == schema.WAIT_SITE:
         out["fds"] = [{"fd": fd, "events": ev} for fd, ev in schema.wait_site_fds(row, trace.frames)]
     elif t == schema.NET_IO:
-        (out["local_addr"], _), (out["remote_addr"], _) = netio.endpoints(row, trace.frames)
+        out["local_addr"] = out["remote_addr"] = None      # unknown: the socket's full record is not in the window
+        if netio.tuple_known(row):
+            (out["local_addr"], _), (out["remote_addr"], _) = netio.endpoints(row, trace.frames)
     elif t == schema.FUTEX_STATE:
         out["pi"] = bool(d["flags"] & schema.FUTEX_PI)
         out["join"] = bool(d["flags"] & schema.FUTEX_THREAD_EXIT)

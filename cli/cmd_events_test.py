@@ -104,6 +104,27 @@ def test_a_net_io_record_shows_its_4_tuple(tmp_path):
         ("10.0.0.1", 40000, "2001:db8::2", 443) and j["seq"] == 7 and j["dir"] == "send"
 
 
+def test_short_net_io_records_show_their_sockets_tuple_or_an_unknown_one(tmp_path):
+    """A net_io_short record is a net_io row with the tuple of its socket's
+    full record; one whose socket has no full record says the tuple is unknown."""
+    path = str(tmp_path / "n.argus")
+    net_records.write_buffer(path, [
+        net_records.record(ms(1), 100, schema.NET_SEND, 6, ("10.0.0.1", 40000), ("10.0.0.2", 80), 7, 100),
+        net_records.short_record(ms(2), 100, schema.NET_SEND, 6, 107, 50),
+        net_records.short_record(ms(3), 100, schema.NET_RECV, 6, 9, 60, inode=78)])
+    trace = reader.decode_file(path)
+    rows = trace.rows[trace.rows["type"] == schema.NET_IO]
+    text, js = io.StringIO(), io.StringIO()
+    cmd_events._write_rows(text, rows, ThreadNames(trace.rows), trace, 0, False, None)
+    cmd_events._write_rows(js, rows, ThreadNames(trace.rows), trace, 0, True, None)
+    lines = text.getvalue().splitlines()
+    assert "send tcp fd=5 10.0.0.1:40000 -> 10.0.0.2:80 bytes=50 seq=107" in lines[1]
+    assert "recv tcp fd=5 ? -> ? (no full record of the socket in the window) bytes=60 seq=9" in lines[2]
+    j = [json.loads(line) for line in js.getvalue().splitlines()]
+    assert [(x["type"], x["local_addr"], x["remote_addr"], x["bytes"]) for x in j] == [
+        ("net_io", "10.0.0.1", "10.0.0.2", 100), ("net_io", "10.0.0.1", "10.0.0.2", 50), ("net_io", None, None, 60)]
+
+
 def test_a_proc_ns_record_shows_where_the_process_lives():
     """proc_ns: text and JSON give the cgroup path, its id, the netns and the container."""
     path = ("/system.slice/docker-" + "ab" * 32 + ".scope").encode()

@@ -154,9 +154,10 @@ def _net_arrays(trace, host):
     """The NET_IO rows of a trace as columns (addresses from the frames side
     array: 4 words, local then remote, 16 bytes each in network order), so
     the many a system-wide trace holds are filtered before any becomes a
-    Python object."""
+    Python object.  A short record whose socket had no full record in the
+    decode (tracer/netio.py: unknown tuple) names no connection to match."""
     net = schema.NET_IO
-    rows = trace.rows[trace.rows["type"] == net]
+    rows = trace.rows[(trace.rows["type"] == net) & (trace.rows["pad"] != schema.NET_TUPLE_UNKNOWN)]
     if not len(rows):
         return None
     col = lambda name: rows[schema.column(net, name)]     # noqa: E731

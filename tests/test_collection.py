@@ -249,6 +249,9 @@ def row_bytes(rows):
     size[pair], size[pair + 1] = half, half
     stack = np.isin(rows["type"], [schema.USER_STACK, schema.KERNEL_STACK])
     size[stack] = 32 + 8 * rows["aux"][stack].astype(np.int64)
+    # schema v5: a NET_IO row decoded from a 40-byte NET_IO_SHORT record (pad != 0)
+    net = rows["type"] == schema.NET_IO
+    size[net] = np.where(rows["pad"][net] != schema.NET_TUPLE_OWN, 40, 88)
     mapping = rows["type"] == schema.MAPPING
     size[mapping] = 64 + (rows["peer_pid"][mapping].astype(np.int64) + 1 + 7) // 8 * 8
     # proc_ns: the kernel's 40 bytes, plus the cgroup path argusd appends (NUL, padded to 8)

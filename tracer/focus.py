@@ -49,7 +49,7 @@ import dataclasses
 
 import numpy as np
 
-from . import reader, schema, stream
+from . import netio, reader, schema, stream
 
 MAX_HOPS = 4
 KTHREADD_PID = 2
@@ -177,6 +177,9 @@ def decode_focused(path, pid, since_ns=None, until_ns=None, tracer_pid=None, dec
             cut_at = int(rows["ts_ns"][-1]) if len(rows) else hi     # the hung process alone is over the cap
             break
     rows = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    frames = np.concatenate(frames)
+    if len(parts) > 1:   # a short NET_IO row's socket may have its full row in another piece
+        frames = netio.resolve_tuples(rows, frames)
     note = ""
     if reach < MAX_HOPS:
         note = (f"the window's rows were capped at {max_rows:,}: kept the processes within {reach} of "
@@ -185,7 +188,7 @@ def decode_focused(path, pid, since_ns=None, until_ns=None, tracer_pid=None, dec
         note += ("; " if note else "the window's rows were capped at {:,}".format(max_rows) + ": ") + \
             f"the hung process alone fills the cap, so the window ends early, at trace clock {cut_at / 1e9:.3f} s"
     out = dataclasses.replace(
-        last, rows=rows, nrows=len(rows), frames=np.concatenate(frames), strings=b"".join(strings),
+        last, rows=rows, nrows=len(rows), frames=frames, strings=b"".join(strings),
         window=(since, until if cut_at is None else cut_at), first_window_ts=first_window_ts, torn_chunks=torn,
         bad_records=bad, first_ts=int(rows["ts_ns"][0]) if len(rows) else 0,
         last_ts=int(rows["ts_ns"][-1]) if len(rows) else 0, focus=frozenset(keep.tolist()), focus_note=note)

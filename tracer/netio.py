@@ -13,15 +13,32 @@ from its end.  The two ends of a transfer, traced on two hosts, match:
 
 IPv4 addresses are shown dotted whatever the socket's family (the record
 keeps them v4-mapped), so a dual-stack end matches an IPv4 one.
+
+Short records (schema v5): the tracer writes a socket's full record (88
+bytes) when a process first moves bytes on it and then at most once a
+second, and a 40-byte NET_IO_SHORT for the calls in between: no family,
+ports or addresses, since they are the socket's own and do not change.
+The decoder makes each a NET_IO row with pad = NET_TUPLE_COPIED and no
+addresses; resolve_tuples (reader.decode_file runs it on every decode,
+stream.GrowingWindow and tracer/focus.py on the rows they join, and
+TupleCarry hands full rows on across stream.iter_windows) copies the family, ports and
+address index of the nearest full row of the same socket into it, so every
+reader sees NET_IO rows as before.  The socket is (pid, inode): the tracer
+writes a full record in each process that uses a socket, and inode numbers
+are reused across a machine's lifetime, so the nearest full row is the one
+before the short row; after it only in a window that starts between two
+full records (the tuple is the same before and after).  A short row with no
+full row of its socket in the decode keeps zero ports, addresses
+frames[index] = zeros and pad = NET_TUPLE_UNKNOWN: shown with an unknown
+tuple (NetIo.local / remote None), matched to nothing, never dropped.
 """
 import functools
 import ipaddress
-import os
 from typing import NamedTuple
 
 import numpy as np
 
-from . import reader, schema
+from . import schema
 
 
 class NetIo(NamedTuple):
@@ -69,18 +86,103 @@ def endpoints(row, frames):
     return (ip_text(local), int(row[col("local_port")])), (ip_text(remote), int(row[col("remote_port")]))
 
 
-def net_io_rows(trace):
-    """The NET_IO records of a trace, in time order, as NetIo tuples.
+def resolve_tuples(rows, frames):
+    """Gives the NET_IO rows of short records (pad NET_TUPLE_COPIED or
+    NET_TUPLE_UNKNOWN) the family, ports and address index of the nearest
+    full NET_IO row (pad NET_TUPLE_OWN) with the same (pid, inode): the
+    last one before, else the first one after; pad becomes COPIED, or
+    UNKNOWN with zero ports and family and the index of 4 zero words.
+    rows: time-sorted, changed in place.  Returns frames, with 4 zero words
+    appended when some row needed them and frames had none at its end."""
+    net = np.flatnonzero(rows["type"] == schema.NET_IO)
+    if not len(net):
+        return frames
+    pad = rows["pad"][net]
+    short, full = net[pad != schema.NET_TUPLE_OWN], net[pad == schema.NET_TUPLE_OWN]
+    if not len(short):
+        return frames
+    # A full row of an inode above 32 bits is no socket a short record names.
+    full = full[rows["obj2"][full] >> np.uint64(32) == 0]
+    key = lambda idx: rows["pid"][idx].astype(np.uint64) << np.uint64(32) | rows["obj2"][idx]   # noqa: E731
+    found = np.zeros(len(short), bool)
+    if len(full):
+        # (socket id, row index) as one number, ordered like the pair.
+        ids = np.unique(np.concatenate([key(full), key(short)]), return_inverse=True)[1].astype(np.uint64)
+        span = np.uint64(len(rows) + 1)
+        fpos = ids[:len(full)] * span + full.astype(np.uint64)
+        order = np.argsort(fpos)
+        fpos, full = fpos[order], full[order]
+        sid = ids[len(full):]
+        at = np.searchsorted(fpos, sid * span + short.astype(np.uint64))
+        before, after = np.maximum(at - 1, 0), np.minimum(at, len(full) - 1)
+        has_before = (at > 0) & (fpos[before] // span == sid)
+        has_after = (at < len(full)) & (fpos[after] // span == sid)
+        found = has_before | has_after
+        src = np.where(has_before, full[before], full[after])[found]
+        for col in ("irq", "peer_pid", "nr", "obj"):      # family, local_port, remote_port, addresses
+            rows[col][short[found]] = rows[col][src]
+    rows["pad"][short[found]] = schema.NET_TUPLE_COPIED
+    lost = short[~found]
+    if len(lost):
+        zero = len(frames) - 4
+        if zero < 0 or frames[zero:].any():
+            zero, frames = len(frames), np.concatenate([frames, np.zeros(4, np.uint64)])
+        for col in ("irq", "peer_pid", "nr"):
+            rows[col][lost] = 0
+        rows["obj"][lost] = zero
+        rows["pad"][lost] = schema.NET_TUPLE_UNKNOWN
+    return frames
 
-    trace: a reader.Trace (decode_file), or the path of a buffer, decoded
-    here for NET_IO rows only."""
-    if isinstance(trace, (str, bytes, os.PathLike)):
-        trace = reader.decode_file(trace, types=[schema.NET_IO], keep_state=False)
+
+class TupleCarry:
+    """The last full NET_IO row of each socket in the earlier windows of a
+    pass over a buffer (stream.iter_windows), for the short rows of a later
+    window whose socket has no full row in theirs: the nearest full row
+    before them, as one decode of the whole buffer would find."""
+
+    def __init__(self):
+        self.last = {}          # (pid, inode) -> (family, local_port, remote_port, 4 address words)
+
+    def apply(self, rows, frames):
+        """Resolves the window's unknown rows from the earlier windows, then
+        remembers its full rows.  rows: changed in place; returns frames."""
+        net = rows["type"] == schema.NET_IO
+        lost = np.flatnonzero(net & (rows["pad"] == schema.NET_TUPLE_UNKNOWN))
+        known = [(i, self.last.get((int(rows["pid"][i]), int(rows["obj2"][i])))) for i in lost.tolist()]
+        known = [(i, v) for i, v in known if v is not None]
+        if known:
+            base = len(frames)
+            frames = np.concatenate([frames, np.concatenate([v[3] for _, v in known])])
+            for k, (i, (family, lport, rport, _)) in enumerate(known):
+                rows["irq"][i], rows["peer_pid"][i], rows["nr"][i] = family, lport, rport
+                rows["obj"][i] = base + 4 * k
+                rows["pad"][i] = schema.NET_TUPLE_COPIED
+        full = np.flatnonzero(net & (rows["pad"] == schema.NET_TUPLE_OWN))
+        if len(full):
+            keys = rows["pid"][full].astype(np.uint64) << np.uint64(32) | rows["obj2"][full]
+            _, last = np.unique(keys[::-1], return_index=True)     # the last row of each socket
+            for i in full[len(full) - 1 - last].tolist():
+                at = int(rows["obj"][i])
+                words = frames[at:at + 4].copy() if at + 4 <= len(frames) else np.zeros(4, np.uint64)
+                self.last[(int(rows["pid"][i]), int(rows["obj2"][i]))] = (
+                    rows["irq"][i], rows["peer_pid"][i], rows["nr"][i], words)
+        return frames
+
+
+def tuple_known(row):
+    """Whether a NET_IO row has its 4-tuple (all but short rows whose socket
+    had no full record in the decode)."""
+    return int(row["pad"]) != schema.NET_TUPLE_UNKNOWN
+
+
+def net_io_rows(trace):
+    """The NET_IO records of a reader.Trace, in time order, as NetIo tuples
+    (local and remote None when the tuple is unknown)."""
     rows = trace.rows[trace.rows["type"] == schema.NET_IO]
     col = functools.partial(schema.column, schema.NET_IO)
     out = []
     for r in rows:
-        local, remote = endpoints(r, trace.frames)
+        local, remote = endpoints(r, trace.frames) if tuple_known(r) else (None, None)
         proto = schema.NET_PROTO_NAMES.get(int(r[col("proto")]), str(int(r[col("proto")])))
         out.append(NetIo(
             ts_ns=int(r["ts_ns"]), pid=int(r["pid"]), tid=int(r["tid"]), fd=int(r[col("fd")]),

@@ -10,7 +10,7 @@ import weakref
 
 import numpy as np
 
-from . import native, schema
+from . import native, netio, schema
 
 
 class TraceError(Exception):
@@ -145,7 +145,10 @@ def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, row
     frames, strings = _side_arrays(result)
     return Trace(
         path=str(path),
-        rows=_rows_view(result),
+        rows=rows,
+    rows = _rows_view(result)
+    # Short NET_IO rows get their socket's 4-tuple: every reader sees whole rows.
+    frames = netio.resolve_tuples(rows, frames)
         nrows=result.nrows,
         bytes=result.bytes,
         torn_chunks=result.torn_chunks,

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # enum argus_event_type
 SWITCH_OUT = 1
@@ -54,6 +54,9 @@ SYSCALL = 25
 DETAIL = 26             # argusd switched the recording tier (docs/linux-tracer.md, "Detail tiers")
 NET_IO = 27             # bytes moved on a TCP/UDP socket, with its 4-tuple (tracer/netio.py reads them)
 PROC_NS = 28            # a process's cgroup and network namespace (tracer/containers.py reads them)
+# a record, never a row: the decoder makes it a NET_IO row with pad = 1 (its 4-tuple
+# copied from its socket's full NET_IO record by tracer/netio.py, see NET_TUPLE_*)
+NET_IO_SHORT = 29
 CALLBACK_BEGIN = 48
 CALLBACK_END = 49
 ENQUEUE = 50
@@ -114,7 +117,7 @@ TYPE_NAMES = {
 }
 TYPE_BY_NAME = {v: k for k, v in TYPE_NAMES.items()}
 # record types that never appear as rows (not in TYPE_NAMES / ROW_FIELDS)
-RECORD_ONLY_TYPES = (SWITCH, SYSCALL)
+RECORD_ONLY_TYPES = (SWITCH, SYSCALL, NET_IO_SHORT)
 
 # enum argus_detail_tier / argus_detail_mode (DETAIL records)
 DETAIL_FULL = 0
@@ -193,6 +196,10 @@ TIMER_FIRE = 2
 TIMER_KIND_NAMES = {2: "fire"}
 
 # enum argus_map_prot (mapping rows: aux)
+# net_io rows: pad, where their 4-tuple comes from (tracer/netio.py resolve_tuples)
+NET_TUPLE_OWN = 0         # a full NET_IO record
+NET_TUPLE_COPIED = 1      # a NET_IO_SHORT record: from its socket's full record (pid, inode)
+NET_TUPLE_UNKNOWN = 2     # a NET_IO_SHORT record with no full record of its socket in the decode
 MAP_READ = 1
 MAP_WRITE = 2
 MAP_EXEC = 4

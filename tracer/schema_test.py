@@ -137,7 +137,7 @@ def test_defines_match_the_header():
     ("argus_ev_switch_out", 48), ("argus_ev_switch", 56), ("argus_ev_syscall_enter_short", 40), ("argus_ev_syscall", 48), ("argus_ev_fd_info", 56), ("argus_ev_timer", 64),
     ("argus_ev_user_stack", 256), ("argus_ev_mapping", 256),
     ("argus_ev_wait_site", 96), ("argus_ev_futex_state", 48), ("argus_ev_file_lock", 64), ("argus_ev_probe", 48),
-    ("argus_ev_net_io", 88),
+    ("argus_ev_net_io", 88), ("argus_ev_net_io_short", 40),
 ])
 def test_new_record_layouts(struct_name, size):
     """Sizes the BPF side, the decoder and docs/event-schema.md rely on."""
@@ -250,6 +250,17 @@ def test_row_fields_match_the_decoder():
         "ARGUS_COMM_LEN", "16").replace("struct argus_event_header h;", "__u64 h;")
     assert set(widening) == set(schema.TYPE_NAMES) == set(schema.ROW_FIELDS)
     for t, (cols, struct) in widening.items():
+    # A NET_IO_SHORT record is a NET_IO row: each member it has goes to the
+    # column NET_IO's member of the same name goes to, in a type no wider.
+    short_cols, short_struct = widening.pop(schema.NET_IO_SHORT)
+    net_cols = widening[schema.NET_IO][0]
+    short_members = {name: c_type for name, c_type, *_ in parse_struct(event_h, short_struct)}
+    net_members = {name: c_type for name, c_type, *_ in parse_struct(event_h, widening[schema.NET_IO][1])}
+    short_set = {col: name for col, name in short_cols.items() if name}
+    assert short_set and all(net_cols[col] == name for col, name in short_set.items()), short_set
+    assert set(short_set.values()) == set(short_members) - {"h"}
+    for name in set(short_members) - {"h"}:
+        assert int(re.sub(r"\D", "", short_members[name])) <= int(re.sub(r"\D", "", net_members[name])), name
         fields = schema.ROW_FIELDS[t]
         mapped = {f.column: (None if f.ctype == "side" else f.name) for f in fields}
         assert mapped == cols, f"{schema.TYPE_NAMES[t]}: schema {mapped} != decoder {cols}"

@@ -28,7 +28,7 @@ import os
 
 import numpy as np
 
-from . import native, reader, schema
+from . import native, netio, reader, schema
 
 CHUNKS_PER_WINDOW = 16          # ~16 MiB of records (default 1 MiB chunks): ~70 MB of rows at peak
 _U64_MAX = (1 << 64) - 1
@@ -69,9 +69,13 @@ def iter_windows(path, chunks_per_window=CHUNKS_PER_WINDOW):
     """Yields one reader.Trace per window, its rows cut to the window (views
     of the window's decode; a window with no record yields nothing).  Bad
     records and torn chunks are not reported here: a whole-buffer pass
-    (reader.decode_file with types=...) counts them once."""
+    (reader.decode_file with types=...) counts them once.  A short NET_IO
+    row whose socket's full row is in an earlier window gets its 4-tuple
+    from there (netio.TupleCarry), as in one decode of the buffer."""
+    carry = netio.TupleCarry()
     for lo, hi, hint in windows(chunk_table(path), chunks_per_window):
         trace = reader.decode_file(path, strict=False, since_ns=lo, until_ns=hi, rows_hint=hint, keep_state=False)
+        trace.frames = carry.apply(trace.rows, trace.frames)
         ts = trace.rows["ts_ns"]
         a, b = np.searchsorted(ts, np.uint64(lo), side="left"), np.searchsorted(ts, np.uint64(hi), side="right")
         if b > a:
@@ -168,9 +172,12 @@ class GrowingWindow:
             strings.append(t.strings)
             nf, ns = nf + len(t.frames), ns + len(t.strings)
         rows = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+        frames = np.concatenate(frames)
+        if len(chunks) > 1:   # a short NET_IO row's socket may have its full row in another part
+            frames = netio.resolve_tuples(rows, frames)
         last = parts[-1][0]
         return dataclasses.replace(
-            last, rows=rows, nrows=len(rows), frames=np.concatenate(frames), strings=b"".join(strings),
+            last, rows=rows, nrows=len(rows), frames=frames, strings=b"".join(strings),
             window=(lo, hi), first_window_ts=first_window_ts,
             first_ts=int(rows["ts_ns"][0]) if len(rows) else 0, last_ts=int(rows["ts_ns"][-1]) if len(rows) else 0,
             torn_chunks=sum(int(t.torn_chunks) for t, _ in parts), bad_records=sum(int(t.bad_records) for t, _ in parts))

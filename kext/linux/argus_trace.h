@@ -42,15 +42,18 @@ struct argus_stage_ctl {
 #define ARGUS_TIMEOUT_INFINITE (-1)
 #define ARGUS_TIMEOUT_UNKNOWN (-2)
 
-/* An FD_INFO or USER_STACK record is written again once the last one for the
+/* An FD_INFO or USER_STACK record (and a socket's full NET_IO record: the
+ * default of net_io_refresh_ns) is written again once the last one for the
  * same key is older than this, so a buffer that wrapped still holds it. */
 #define ARGUS_REFRESH_NS 1000000000ull
 
-/* LRU map sizes: (pid, fd, inode) seen, (pid, stack) seen, armed timers. */
+/* LRU map sizes: (pid, fd, inode) seen, (pid, stack) seen, armed timers,
+ * (pid, socket inode) with a recent full NET_IO record. */
 #define ARGUS_FD_SEEN_ENTRIES 65536
 #define ARGUS_STACK_SEEN_ENTRIES 65536
 #define ARGUS_ARMED_TIMER_ENTRIES 16384
 
+#define ARGUS_NET_IO_SEEN_ENTRIES 16384
 /* How to decode a syscall's arguments into syscall_enter {aux, obj, obj2}.
  * aN is the N-th syscall argument. */
 enum argus_syscall_layout {

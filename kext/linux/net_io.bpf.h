@@ -18,12 +18,61 @@
  * that difference; a single writer or reader per direction, the common case,
  * gets exact numbers.
  *
+ * Short records: a socket's 4-tuple is the same on every call, so writing
+ * it each time made NET_IO most of a socket-heavy trace (redis: 4 records a
+ * request, 88 bytes each, bytes/event 26 -> 43).  The full record is written
+ * for a socket the first time a process moves bytes on it, again once its
+ * last one is net_io_refresh_ns old (the ring overwrites old records: every
+ * window longer than that still holds one per active socket), when its
+ * 4-tuple changed (a reconnected UDP socket, an inode number reused after
+ * the 32-bit counter wrapped), and always when the peer comes from the call
+ * (an unconnected UDP socket).  Every other call gets a 40-byte
+ * NET_IO_SHORT (struct argus_ev_net_io_short: inode, fd, dir, proto,
+ * bytes, seq), which readers join to its socket's full record by (pid,
+ * inode) (tracer/netio.py).  The last full record's time sits in an LRU
+ * hash keyed by that same (process, inode), not by the struct sock
+ * address: a short record is written only where a reader's join finds its
+ * full record, and no kernel address goes into a map key.  A socket shared
+ * by two processes gets a full record in each; an eviction costs one more
+ * full record, never a wrong tuple.
+ * Only the bytes were the cost (the BPF work is the same reads either way).
+ * A record of its own, not a field of the call's exit record: that is the
+ * 48-byte SYSCALL rewritten in place from the enter (merge_syscall_exit) or
+ * a 32-byte exit, sized for every traced call, and the seq alone would
+ * grow each by 8 bytes while bytes, dir and inode would still need reading
+ * back from the enter and exit rows.
+ *
  * Included by argus_trace.bpf.c after channel.bpf.h (fd_file, file_sock).
  */
 #ifndef ARGUS_NET_IO_BPF_H
 #define ARGUS_NET_IO_BPF_H
 
 #define MSG_PEEK 2                      /* include/linux/socket.h */
+
+/* A full record at most this old spares the next calls of the socket theirs;
+ * 0: every call gets a full record (the records before NET_IO_SHORT). */
+const volatile __u64 net_io_refresh_ns = ARGUS_REFRESH_NS;
+
+struct net_io_key {
+	__u64 inode;                 /* the socket's */
+	__u32 tgid;
+	__u32 pad;
+};
+
+/* What the last full record of a socket in a process said. */
+struct net_io_seen {
+	__u64 full_ns;               /* when it was written */
+	__u64 addrs;                 /* both addresses, folded: a reconnected socket differs */
+	__u32 ports;                 /* local << 16 | remote */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ARGUS_NET_IO_SEEN_ENTRIES);
+	__type(key, struct net_io_key);
+	__type(value, struct net_io_seen);
+} net_io_seen SEC(".maps");
 
 /* ::ffff:a.b.c.d, so IPv4 ends compare equal whatever their socket's family. */
 static __always_inline void put_v4_mapped(__u8 *dst, __u32 addr_be)
@@ -75,17 +124,42 @@ static __always_inline void net_io_user_peer(struct argus_ev_net_io *e, struct p
 	e->remote_port = bpf_ntohs(s.port);
 }
 
+/* Both ends' addresses as 16-byte words (network order, IPv4 v4-mapped). */
+static __always_inline void net_io_addrs(struct sock *sk, __u16 family, __u8 *local, __u8 *remote)
+{
+	if (family == AF_INET) {
+		put_v4_mapped(local, sk->__sk_common.skc_rcv_saddr);
+		put_v4_mapped(remote, sk->__sk_common.skc_daddr);
+	} else {
+		put_v6(local, &sk->__sk_common.skc_v6_rcv_saddr);
+		put_v6(remote, &sk->__sk_common.skc_v6_daddr);
+	}
+}
+
+static __always_inline __u64 fold_addrs(const __u32 *l, const __u32 *r)
+{
+	/* Exact for IPv4 (words 0-2 are the v4-mapped prefix). */
+	return (__u64)(l[0] ^ l[1] ^ l[2] ^ l[3]) << 32 | (r[0] ^ r[1] ^ r[2] ^ r[3]);
+}
+
 /* At the exit of a call on a socket channel_of found to be TCP or UDP:
  * written after the call's exit record, with the exit's thread and ts (now). */
 static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *regs, struct task_struct *cur,
 					struct syscall_state *sc, __u8 nio, long ret, __u64 pid_tgid, __u64 now)
 {
+	struct argus_ev_net_io_short *s;
 	struct argus_ev_net_io *e;
+	struct net_io_seen *seen, cur_seen = {};
+	struct net_io_key key = {};
+	/* words: the verifier wants aligned stack accesses */
+	__u32 local[4], remote[4];
+	__u64 inode;
 	struct tcp_sock *tp;
 	struct sock *sk;
 	struct file *f;
-	__u16 family;
-	__u8 dir;
+	__u16 family, local_port, remote_port;
+	__u32 seq = 0;
+	__u8 dir, proto;
 	int fd = (int)sc->obj;
 
 	if (nio == ARGUS_NIO_NONE)
@@ -105,37 +179,64 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 	family = sk->__sk_common.skc_family;
 	if (family != AF_INET && family != AF_INET6)
 		return;
+	proto = sk->sk_protocol;
+	local_port = sk->__sk_common.skc_num;
+	remote_port = bpf_ntohs(sk->__sk_common.skc_dport);
+	if (proto == IPPROTO_TCP) {
+		/* struct tcp_sock starts with its struct sock */
+		tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
+		seq = (dir == ARGUS_NET_SEND ? tp->write_seq : tp->copied_seq) - (__u32)ret;
+	}
+	net_io_addrs(sk, family, (__u8 *)local, (__u8 *)remote);
+	inode = f->f_inode ? f->f_inode->i_ino : 0;
+	cur_seen.full_ns = now;
+	cur_seen.addrs = fold_addrs(local, remote);
+	cur_seen.ports = (__u32)local_port << 16 | remote_port;
+	key.inode = inode;
+	key.tgid = pid_tgid >> 32;
+	/* The peer of an unconnected UDP socket is the call's: never short.
+	 * A short record has room for a 32-bit inode (sockets' come from
+	 * get_next_ino) and a 16-bit fd. */
+	if ((proto == IPPROTO_TCP || remote_port || nio == ARGUS_NIO_FD) &&
+	    inode >> 32 == 0 && fd >= 0 && fd <= 0xffff) {
+		seen = bpf_map_lookup_elem(&net_io_seen, &key);
+		if (seen && now - seen->full_ns < net_io_refresh_ns &&
+		    seen->addrs == cur_seen.addrs && seen->ports == cur_seen.ports) {
+			s = reserve(h, sizeof(*s));
+			if (!s)
+				return;
+			s->inode = (__u32)inode;
+			s->bytes = ret;
+			s->seq = seq;
+			s->fd = fd;
+			s->dir = dir;
+			s->proto = proto;
+			fill_header(&s->h, ARGUS_EV_NET_IO_SHORT, sizeof(*s), pid_tgid >> 32, (__u32)pid_tgid, now);
+			submit(h, s);
+			return;
+		}
+	}
 	e = reserve(h, sizeof(*e));
 	if (!e)
 		return;
 	e->fd = fd;
 	e->dir = dir;
-	e->proto = sk->sk_protocol;
+	e->proto = proto;
 	e->family = family;
 	e->reserved = 0;
 	e->bytes = ret;
-	e->local_port = sk->__sk_common.skc_num;
-	e->remote_port = bpf_ntohs(sk->__sk_common.skc_dport);
+	e->seq = seq;
+	e->local_port = local_port;
+	e->remote_port = remote_port;
 	e->reserved2 = 0;
-	e->inode = f->f_inode ? f->f_inode->i_ino : 0;
-	if (family == AF_INET) {
-		put_v4_mapped(e->local_addr, sk->__sk_common.skc_rcv_saddr);
-		put_v4_mapped(e->remote_addr, sk->__sk_common.skc_daddr);
-	} else {
-		put_v6(e->local_addr, &sk->__sk_common.skc_v6_rcv_saddr);
-		put_v6(e->remote_addr, &sk->__sk_common.skc_v6_daddr);
-	}
-	if (e->proto == IPPROTO_TCP) {
-		/* struct tcp_sock starts with its struct sock */
-		tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
-		e->seq = (dir == ARGUS_NET_SEND ? tp->write_seq : tp->copied_seq) - (__u32)ret;
-	} else {
-		e->seq = 0;
-		if (!e->remote_port && nio != ARGUS_NIO_FD)
-			net_io_user_peer(e, regs, nio);
-	}
+	e->inode = inode;
+	__builtin_memcpy(e->local_addr, local, sizeof(local));
+	__builtin_memcpy(e->remote_addr, remote, sizeof(remote));
+	if (proto != IPPROTO_TCP && !remote_port && nio != ARGUS_NIO_FD)
+		net_io_user_peer(e, regs, nio);
 	fill_header(&e->h, ARGUS_EV_NET_IO, sizeof(*e), pid_tgid >> 32, (__u32)pid_tgid, now);
 	submit(h, e);
+	bpf_map_update_elem(&net_io_seen, &key, &cur_seen, BPF_ANY);
 }
 
 #endif /* ARGUS_NET_IO_BPF_H */

@@ -1,5 +1,6 @@
-"""NET_IO records as the BPF side writes them (struct argus_ev_net_io), for
-tests that need a real ring buffer with crafted connection traffic."""
+"""NET_IO records as the BPF side writes them (struct argus_ev_net_io and
+argus_ev_net_io_short), for tests that need a real ring buffer with crafted
+connection traffic."""
 import ipaddress
 import struct
 
@@ -22,6 +23,18 @@ def record(ts, tid, dir_, proto, local, remote, seq, nbytes, family=2, fd=5, ino
     return NET_IO.pack(ts, pid, tid, schema.NET_IO, NET_IO.size, 0, 0,
                        fd, dir_, proto, family, 0, nbytes, seq, local[1], remote[1], 0, inode,
                        addr(local[0]), addr(remote[0]))
+
+
+# header, then inode, bytes, seq, fd, dir, proto (struct argus_ev_net_io_short)
+NET_IO_SHORT = struct.Struct("<QIIHHHH" "IIIHBB")
+assert NET_IO_SHORT.size == 40
+
+
+def short_record(ts, tid, dir_, proto, seq, nbytes, fd=5, inode=77, pid=100):
+    """The 40-byte record of a call on a socket whose full record (record())
+    carries the 4-tuple."""
+    return NET_IO_SHORT.pack(ts, pid, tid, schema.NET_IO_SHORT, NET_IO_SHORT.size, 0, 0,
+                             inode, nbytes, seq, fd, dir_, proto)
 
 
 def write_buffer(path, records, size=1 << 20):

@@ -62,6 +62,7 @@ _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_e
 	       sizeof(struct argus_ev_proc_snapshot) == 48 && sizeof(struct argus_ev_data_flag) == 48 &&
 	       sizeof(struct argus_ev_lost) == 32 && sizeof(struct argus_ev_fd_info) == 56 &&
 	       sizeof(struct argus_ev_detail) == 40 && sizeof(struct argus_ev_net_io) == 88 &&
+	       sizeof(struct argus_ev_net_io_short) == 40 &&
 	       sizeof(struct argus_ev_timer) == 64 &&
 	       sizeof(struct argus_ev_user_stack) == ARGUS_EVENT_MAX_SIZE &&
 	       sizeof(struct argus_ev_mapping) == ARGUS_EVENT_MAX_SIZE &&
@@ -104,6 +105,7 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_SYSCALL] = ARGUS_SYSCALL_SIZE,
 	[ARGUS_EV_DETAIL] = sizeof(struct argus_ev_detail),
 	[ARGUS_EV_NET_IO] = sizeof(struct argus_ev_net_io),
+	[ARGUS_EV_NET_IO_SHORT] = sizeof(struct argus_ev_net_io_short),
 	[ARGUS_EV_PROC_NS] = ARGUS_PROC_NS_BASE_SIZE,
 	[ARGUS_EV_CALLBACK_BEGIN ... ARGUS_EV_PROBE_RETURN] = sizeof(struct argus_ev_probe),
 	[ARGUS_EV_GO_READY ... ARGUS_EV_GO_PARK] = sizeof(struct argus_ev_probe),
@@ -255,8 +257,9 @@ static int widen_side(struct decode_ctx *d, struct argus_row *r, const void *rec
 		r->obj = res->nframes;
 		r->peer_tid = (uint32_t)n;
 		res->nframes += n;
-	} else if (r->type == ARGUS_EV_NET_IO) {
-		/* local_addr then remote_addr, 16 bytes each, as 4 frames entries */
+	} else if (r->type == ARGUS_EV_NET_IO && !r->pad) {
+		/* local_addr then remote_addr, 16 bytes each, as 4 frames entries
+		 * (a NET_IO_SHORT's row, pad 1, has none: its record is 40 bytes) */
 		const struct argus_ev_net_io *e = rec;
 
 		if (reserve_side((void **)&res->frames, &d->frames_cap, res->nframes, 4, sizeof(uint64_t)))
@@ -407,6 +410,19 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		const struct argus_ev_timer *e = rec;
 		r->state = e->kind;
 		r->reason = e->mode;
+	case ARGUS_EV_NET_IO_SHORT: {   /* a NET_IO row with no 4-tuple yet (tracer/netio.py) */
+		const struct argus_ev_net_io_short *e = rec;
+		r->type = ARGUS_EV_NET_IO;
+		r->pad = 1;
+		r->aux = e->fd;
+		r->state = e->dir;
+		r->reason = e->proto;
+		r->val = e->bytes;
+		r->peer_tid = e->seq;
+		r->obj2 = e->inode;
+		r->obj = UINT64_MAX;     /* no addresses in the frames side array */
+		break;
+	}
 		r->nr = e->clockid;
 		r->obj = e->timer_id;
 		r->val = e->expires_ns;
@@ -536,9 +552,11 @@ static int add_row(struct decode_ctx *d, const void *rec, const struct argus_eve
 {
 	struct argus_decode_result *res = d->res;
 
-	if (d->type_mask && !(d->type_mask & (1ull << h->type)))
+	if (d->type_mask && !(d->type_mask & (1ull << row_type)))
 		return 0;
 	if (res->nrows == d->cap && grow_rows(d) < 0)
+	/* Masked by the row's type: a NET_IO_SHORT is a NET_IO row. */
+	uint16_t row_type = h->type == ARGUS_EV_NET_IO_SHORT ? ARGUS_EV_NET_IO : h->type;
 		return -ENOMEM;
 	widen(&res->rows[res->nrows], rec, h);
 	if (widen_side(d, &res->rows[res->nrows], rec, h->size) < 0)

@@ -53,7 +53,10 @@
  *   NET_IO       aux=fd, state=dir, reason=proto, irq=family, val=bytes, peer_tid=seq,
  *                peer_pid=local_port, nr=remote_port, obj2=inode, obj=index of 4
  *                entries in result->frames: local_addr, then remote_addr (16 bytes each,
- *                network order, as in the record)
+ *                network order, as in the record); pad=0
+ *   NET_IO_SHORT a NET_IO row with pad=1 and no 4-tuple: irq, peer_pid, nr 0 and
+ *                obj=UINT64_MAX (tracer/netio.py copies them from the socket's
+ *                full NET_IO row)
  *
  * Variable-length payloads (stack frames, paths) go to side arrays that rows
  * index, so rows stay fixed-width and Python views them without copying.

@@ -46,9 +46,13 @@ typedef int64_t __s64;
  * v4: SYSCALL, one record for the SYSCALL_ENTER and SYSCALL_EXIT of a call
  * that did not block (struct argus_ev_syscall), decoded into the same two
  * rows as the two records.
+ * v5: NET_IO_SHORT, the NET_IO of a socket whose full NET_IO record was
+ * written recently (struct argus_ev_net_io_short), decoded into a NET_IO row
+ * whose 4-tuple readers take from that record (tracer/netio.py); a reader
+ * of v4 would count them as unknown and lose their bytes and seqs.
  * Readers take every version from ARGUS_SCHEMA_VERSION_MIN on; a record's
  * form is told by its type and size, not by the file's version. */
-#define ARGUS_SCHEMA_VERSION 4
+#define ARGUS_SCHEMA_VERSION 5
 #define ARGUS_SCHEMA_VERSION_MIN 1
 #define ARGUS_EVENT_MAX_SIZE 256
 #define ARGUS_COMM_LEN 16
@@ -82,6 +86,7 @@ enum argus_event_type {
 	ARGUS_EV_DETAIL = 26,         /* argusd switched the recording tier (full / lean), from here on */
 	ARGUS_EV_NET_IO = 27,         /* bytes a read/write/send/recv moved on a TCP or UDP socket, with its 4-tuple */
 	ARGUS_EV_PROC_NS = 28,        /* a process's cgroup and network namespace (exec, fork, cgroup move, start-up) */
+	ARGUS_EV_NET_IO_SHORT = 29,   /* NET_IO without the 4-tuple: the socket's full NET_IO has it (v5) */
 	/* User-space tracepoints (dylib-instrument/ trampolines), struct
 	 * argus_ev_probe; numbered from 48 so the kernel-side types can grow. */
 	ARGUS_EV_CALLBACK_BEGIN = 48, /* an event loop starts running a callback (dispatch) */
@@ -576,6 +581,26 @@ struct argus_ev_net_io {            /* 88 bytes */
 struct argus_ev_file_lock {         /* 64 bytes */
 	struct argus_event_header h;
 	__s32 fd;
+/* Since schema v5: the NET_IO of a call on a socket that had a full NET_IO
+ * record written by the same process less than net_io_refresh_ns (1 s)
+ * before, with the same inode and 4-tuple (kext/linux/net_io.bpf.h): the
+ * fields that change per call, the socket named by its inode.  Written
+ * where a NET_IO would be.  The decoder makes it a NET_IO row (pad = 1:
+ * no 4-tuple yet); readers copy the 4-tuple from the nearest full NET_IO
+ * of the same (pid, inode), before it or, in a window that starts after
+ * that one, after it (tracer/netio.py).  Never for an unconnected UDP
+ * socket's sendto / recvfrom (the peer is the call's), an fd above 65535
+ * or an inode above 32 bits (sockets number theirs with get_next_ino). */
+struct argus_ev_net_io_short {      /* 40 bytes */
+	struct argus_event_header h;
+	__u32 inode;                 /* net_io.inode */
+	__u32 bytes;
+	__u32 seq;
+	__u16 fd;
+	__u8 dir;                    /* enum argus_net_dir */
+	__u8 proto;                  /* IPPROTO_TCP 6, IPPROTO_UDP 17 */
+};
+
 	__u8 kind;                   /* enum argus_lock_kind */
 	__u8 type;                   /* enum argus_lock_type */
 	__u8 wait;                   /* 1: a blocking request (F_SETLKW, flock without LOCK_NB) */
