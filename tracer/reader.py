@@ -143,12 +143,12 @@ def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, row
             _free_rows(result)
             raise TraceError(warning)
     frames, strings = _side_arrays(result)
-    return Trace(
-        path=str(path),
-        rows=rows,
     rows = _rows_view(result)
     # Short NET_IO rows get their socket's 4-tuple: every reader sees whole rows.
     frames = netio.resolve_tuples(rows, frames)
+    return Trace(
+        path=str(path),
+        rows=rows,
         nrows=result.nrows,
         bytes=result.bytes,
         torn_chunks=result.torn_chunks,

@@ -190,16 +190,16 @@ NET_SEND = 1
 NET_RECV = 2
 NET_DIR_NAMES = {1: "send", 2: "recv"}
 NET_PROTO_NAMES = {6: "tcp", 17: "udp"}     # net_io rows: reason (IPPROTO_*)
+# net_io rows: pad, where their 4-tuple comes from (tracer/netio.py resolve_tuples)
+NET_TUPLE_OWN = 0         # a full NET_IO record
+NET_TUPLE_COPIED = 1      # a NET_IO_SHORT record: from its socket's full record (pid, inode)
+NET_TUPLE_UNKNOWN = 2     # a NET_IO_SHORT record with no full record of its socket in the decode
 
 # enum argus_timer_kind (timer rows: state)
 TIMER_FIRE = 2
 TIMER_KIND_NAMES = {2: "fire"}
 
 # enum argus_map_prot (mapping rows: aux)
-# net_io rows: pad, where their 4-tuple comes from (tracer/netio.py resolve_tuples)
-NET_TUPLE_OWN = 0         # a full NET_IO record
-NET_TUPLE_COPIED = 1      # a NET_IO_SHORT record: from its socket's full record (pid, inode)
-NET_TUPLE_UNKNOWN = 2     # a NET_IO_SHORT record with no full record of its socket in the decode
 MAP_READ = 1
 MAP_WRITE = 2
 MAP_EXEC = 4

@@ -52,8 +52,8 @@ struct argus_stage_ctl {
 #define ARGUS_FD_SEEN_ENTRIES 65536
 #define ARGUS_STACK_SEEN_ENTRIES 65536
 #define ARGUS_ARMED_TIMER_ENTRIES 16384
-
 #define ARGUS_NET_IO_SEEN_ENTRIES 16384
+
 /* How to decode a syscall's arguments into syscall_enter {aux, obj, obj2}.
  * aN is the N-th syscall argument. */
 enum argus_syscall_layout {

@@ -406,10 +406,6 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		r->obj2 = e->inode;
 		break;
 	}
-	case ARGUS_EV_TIMER: {
-		const struct argus_ev_timer *e = rec;
-		r->state = e->kind;
-		r->reason = e->mode;
 	case ARGUS_EV_NET_IO_SHORT: {   /* a NET_IO row with no 4-tuple yet (tracer/netio.py) */
 		const struct argus_ev_net_io_short *e = rec;
 		r->type = ARGUS_EV_NET_IO;
@@ -423,6 +419,10 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		r->obj = UINT64_MAX;     /* no addresses in the frames side array */
 		break;
 	}
+	case ARGUS_EV_TIMER: {
+		const struct argus_ev_timer *e = rec;
+		r->state = e->kind;
+		r->reason = e->mode;
 		r->nr = e->clockid;
 		r->obj = e->timer_id;
 		r->val = e->expires_ns;
@@ -551,12 +551,12 @@ void argus_split_syscall(const struct argus_ev_syscall *e, struct argus_ev_sysca
 static int add_row(struct decode_ctx *d, const void *rec, const struct argus_event_header *h)
 {
 	struct argus_decode_result *res = d->res;
+	/* Masked by the row's type: a NET_IO_SHORT is a NET_IO row. */
+	uint16_t row_type = h->type == ARGUS_EV_NET_IO_SHORT ? ARGUS_EV_NET_IO : h->type;
 
 	if (d->type_mask && !(d->type_mask & (1ull << row_type)))
 		return 0;
 	if (res->nrows == d->cap && grow_rows(d) < 0)
-	/* Masked by the row's type: a NET_IO_SHORT is a NET_IO row. */
-	uint16_t row_type = h->type == ARGUS_EV_NET_IO_SHORT ? ARGUS_EV_NET_IO : h->type;
 		return -ENOMEM;
 	widen(&res->rows[res->nrows], rec, h);
 	if (widen_side(d, &res->rows[res->nrows], rec, h->size) < 0)

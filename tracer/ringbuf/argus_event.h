@@ -570,17 +570,6 @@ struct argus_ev_net_io {            /* 88 bytes */
 	__u8 remote_addr[16];
 };
 
-/* A lock or unlock request on a file: fcntl F_SETLK / F_SETLKW /
- * F_OFD_SETLK / F_OFD_SETLKW (struct flock read at entry, start resolved
- * against SEEK_CUR / SEEK_END) and flock(2) (whole file), written at the
- * syscall entry right after its SYSCALL_ENTER; the result is that
- * syscall's SYSCALL_EXIT (0, or -EAGAIN / -EACCES / -EWOULDBLOCK for a try
- * that failed).  holder_pid: when the request conflicts with a lock already
- * held by another process, the first such holder as the kernel's lock list
- * of the inode says (0 when none or not readable). */
-struct argus_ev_file_lock {         /* 64 bytes */
-	struct argus_event_header h;
-	__s32 fd;
 /* Since schema v5: the NET_IO of a call on a socket that had a full NET_IO
  * record written by the same process less than net_io_refresh_ns (1 s)
  * before, with the same inode and 4-tuple (kext/linux/net_io.bpf.h): the
@@ -601,6 +590,17 @@ struct argus_ev_net_io_short {      /* 40 bytes */
 	__u8 proto;                  /* IPPROTO_TCP 6, IPPROTO_UDP 17 */
 };
 
+/* A lock or unlock request on a file: fcntl F_SETLK / F_SETLKW /
+ * F_OFD_SETLK / F_OFD_SETLKW (struct flock read at entry, start resolved
+ * against SEEK_CUR / SEEK_END) and flock(2) (whole file), written at the
+ * syscall entry right after its SYSCALL_ENTER; the result is that
+ * syscall's SYSCALL_EXIT (0, or -EAGAIN / -EACCES / -EWOULDBLOCK for a try
+ * that failed).  holder_pid: when the request conflicts with a lock already
+ * held by another process, the first such holder as the kernel's lock list
+ * of the inode says (0 when none or not readable). */
+struct argus_ev_file_lock {         /* 64 bytes */
+	struct argus_event_header h;
+	__s32 fd;
 	__u8 kind;                   /* enum argus_lock_kind */
 	__u8 type;                   /* enum argus_lock_type */
 	__u8 wait;                   /* 1: a blocking request (F_SETLKW, flock without LOCK_NB) */
