@@ -2,7 +2,7 @@
 """Runs the generated hang corpus (gen.py) under Argus and scores the diagnosis.
 
   python3 tests/hangzoo/run.py [--fast] [--runs N] [--seed S] [--only MECH[,MECH]]
-                               [--lang LANG[,LANG]] [--detail full|lean|auto] [--jobs J] [--keep DIR] [--json FILE] [--markdown FILE] [--list]
+                               [--lang LANG[,LANG]] [--cases ID[,ID]] [--detail full|lean|auto] [--jobs J] [--keep DIR] [--json FILE] [--markdown FILE] [--list]
 
 Cases run in batches of --jobs programs at once under one private daemon
 (tests/scenarios/harness.py's Argus and Context): each program prints its
@@ -176,8 +176,33 @@ def _keep(tmp, argus, batch, results, keep, run_no):
                     f"{(r.get('truth') or {}).get('roles', [[None]])[0][0]} --auto\n")
 
 
+def pick_cases(cases, spec):
+    """The cases `spec` names (comma-separated): each an index ("051" or
+    "51") or a prefix of a case id ("051-go-tcp"), matching exactly one
+    case; in the order given.  ValueError names what matches no case, or
+    more than one."""
+    out = []
+    for want in (w.strip() for w in spec.split(",")):
+        if not want:
+            continue
+        hits = [c for c in cases if c.index == int(want)] if want.isdigit() \
+            else [c for c in cases if c.id.startswith(want)]
+        if len(hits) != 1:
+            why = "no case" if not hits else f"{len(hits)} cases"
+            raise ValueError(f"--cases {want}: {why} with that index or id prefix")
+        if hits[0] not in out:
+            out.append(hits[0])
+    if not out:
+        raise ValueError("--cases names no case")
+    return out
+
+
 def select_cases(args):
-    cases = gen.cases(args.seed, gen.FAST_N if args.fast else gen.FULL_N)
+    # a case named by --cases is taken from the full set (the fast set is its first part)
+    named = args.cases
+    cases = gen.cases(args.seed, gen.FAST_N if args.fast and not named else gen.FULL_N)
+    if named:
+        cases = pick_cases(cases, named)
     if args.only:
         wanted = set(args.only.split(","))
         unknown = wanted - set(gen.MECHANISMS)
@@ -221,6 +246,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", metavar="MECH", help="cases with one of these mechanisms (comma-separated)")
     ap.add_argument("--lang", metavar="LANG", help="cases in one of these languages (comma-separated: c, python, go)")
+    ap.add_argument("--cases", metavar="ID",
+                    help="only these cases (comma-separated: 3-digit index such as 051, or an id prefix)")
     ap.add_argument("--no-go-probes", action="store_true",
                     help="trace without the Go scheduler probes (to measure what they bring)")
     ap.add_argument("--detail", choices=("full", "lean", "auto"), default="full",
