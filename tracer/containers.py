@@ -7,6 +7,7 @@ the cgroup path, by the layouts the runtimes and systemd use:
 
     .../docker-<id>.scope, /docker/<id>             docker:<id[:12]>
     .../libpod-<id>.scope, libpod-conmon-<id>.scope  podman:<id[:12]>
+    /libpod_parent/libpod-<id> (cgroupfs manager)    podman:<id[:12]>
     .../cri-containerd-<id>.scope, /kubepods/.../<id>  containerd:<id[:12]>
     .../crio-<id>.scope                              cri-o:<id[:12]>
     .../NAME.service, .../session-N.scope, X.scope  the unit (the innermost)
@@ -21,7 +22,9 @@ _ID = r"([0-9a-f]{12,64})"
 # (pattern on one path component, runtime); the innermost match wins
 _RUNTIMES = (
     (re.compile(rf"^docker-{_ID}\.scope$"), "docker"),
-    (re.compile(rf"^libpod-(?:conmon-)?{_ID}\.scope$"), "podman"),
+    # podman's systemd manager makes scopes; its cgroupfs manager (hosts
+    # without systemd as PID 1) plain directories of the same name
+    (re.compile(rf"^libpod-(?:conmon-)?{_ID}(?:\.scope)?$"), "podman"),
     (re.compile(rf"^cri-containerd-{_ID}\.scope$"), "containerd"),
     (re.compile(rf"^crio-(?:conmon-)?{_ID}\.scope$"), "cri-o"),
 )

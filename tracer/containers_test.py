@@ -12,6 +12,10 @@ D = "0123456789abcdef" * 4      # a 64-hex container id
     (f"/machine.slice/libpod-{D}.scope", "podman:0123456789ab"),
     (f"/machine.slice/libpod-{D}.scope/container", "podman:0123456789ab"),
     (f"/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-conmon-{D}.scope", "podman:0123456789ab"),
+    (f"/libpod_parent/libpod-{D}", "podman:0123456789ab"),             # the cgroupfs manager
+    (f"/libpod_parent/libpod-{D}/container", "podman:0123456789ab"),
+    ("/libpod_parent/conmon", ""),                                      # conmon of every container at once
+    ("/libpod_parent/libpod-not-an-id", ""),
     (f"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234.slice/cri-containerd-{D}.scope",
      "containerd:0123456789ab"),
     (f"/kubepods/burstable/pod6b1c2d3e-aaaa-bbbb-cccc-0123456789ab/{D}", "containerd:0123456789ab"),
