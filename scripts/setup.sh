@@ -37,6 +37,7 @@ APT_PACKAGES=(
   libglib2.0-tests gnome-desktop-testing nodejs         # real programs under argus run: GLib's installed tests, node
   libdw1 xz-utils                                       # CPU profiles: symbols via libdw; .gnu_debugdata tests
   lld-16 llvm-16                                        # argus instrument tests: chained-fixup dylibs (ld64.lld), read back (llvm-objdump --dyld-info)
+  podman runc busybox-static                            # tests/test_container_scope.py: a real container (runc: hybrid cgroup hosts), its image from busybox
 )
 
 missing=()

@@ -8,6 +8,7 @@ so a broken environment cannot pass silently.
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -67,6 +68,41 @@ class ArgusRunner:
     def stop(self):
         self.run("stop", check=False)
 
+    def daemon_pids(self):
+        """The argusd processes of this runner (found by their --socket in its
+        run directory, so a daemon whose control socket no longer answers, or
+        that was started in another namespace, is found too)."""
+        run = str(self.tmp / "run") + os.sep
+        found = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    argv = [a.decode(errors="replace") for a in f.read().split(b"\0")]
+            except (OSError, ValueError):
+                continue
+            if os.path.basename(argv[0]) == "argusd" and \
+                    any(a == "--socket" and b.startswith(run) for a, b in zip(argv, argv[1:])):
+                found.append(int(name))
+        return found
+
+    def ensure_stopped(self, grace=15.0):
+        """`argus stop`, then SIGKILL for a daemon of this runner still there
+        after `grace` seconds (a hung or unreachable one)."""
+        try:
+            self.stop()
+        except (subprocess.SubprocessError, OSError):
+            pass
+        deadline = time.monotonic() + grace
+        while self.daemon_pids() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for pid in self.daemon_pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
     def wait_drained(self, seconds=1.5):
         # The daemon drains the BPF ring buffer continuously; give it a beat so
         # the last records of the workload are in the file.
@@ -78,6 +114,22 @@ def argus_cli(tmp_path):
     runner = ArgusRunner(tmp_path)
     yield runner
     runner.stop()
+
+
+@pytest.fixture
+def argus_daemons():
+    """A factory of ArgusRunner (its argument: the runner's private
+    directory) whose daemons are all stopped at teardown, killed when `argus
+    stop` does not end them: a failed or interrupted test leaves none
+    running (pytest tears fixtures down on Ctrl-C too)."""
+    made = []
+
+    def make(tmp):
+        made.append(ArgusRunner(tmp))
+        return made[-1]
+    yield make
+    for r in made:
+        r.ensure_stopped()
 
 
 @pytest.fixture
