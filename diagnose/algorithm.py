@@ -475,11 +475,11 @@ class _Run:
         w = c.evidence["goroutine"]
         if w["ended_by"] == "runtime":
             return None
-        me = int(g.seg.utid[v])
         best = None
         for e in g.in_edges(v).tolist():
             typ = int(g.edges.type[e])
-            if typ not in (G.EDGE_WAKEUP, G.EDGE_MESSAGE) or int(g.seg.utid[int(g.edges.src[e])]) == me:
+            if typ not in (G.EDGE_WAKEUP, G.EDGE_MESSAGE) or GR.same_goroutine(g, int(g.edges.src[e]), v,
+                                                                                 w["goroutine"]):
                 continue
             rank = (int(g.edges.obj[e]) == w["goroutine"], typ == G.EDGE_WAKEUP)
             if best is None or rank > best[0]:

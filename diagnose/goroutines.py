@@ -131,10 +131,9 @@ def _netpolled_unseen(g, v, pid, gid, exec_ts):
     rows = _process_rows(g, pid)
     if not rows or any(obj == gid and ts < exec_ts for ts, _, _, obj in rows):
         return None
-    me = int(g.seg.utid[v])
     for e in g.in_edges(v).tolist():
         typ, src = int(g.edges.type[e]), int(g.edges.src[e])
-        if int(g.seg.utid[src]) == me or int(g.edges.src_ts[e]) > exec_ts:
+        if same_goroutine(g, src, v, gid) or int(g.edges.src_ts[e]) > exec_ts:
             continue
         # the core's goroutine edge; or, when a split of the M's run came
         # between its wake and the execute, the message it read
@@ -143,6 +142,19 @@ def _netpolled_unseen(g, v, pid, gid, exec_ts):
             return {"park_ts": min(rows[0][0], send), "park_tid": None, "before_probes": True, "ready_ts": send,
                     "ready_tid": int(g.seg.tid[int(g.edges.src[e])]), "exec_ts": exec_ts, "ended_by": "netpoller"}
     return None
+
+
+def same_goroutine(g, src, v, gid):
+    """Whether segment src, on an edge into segment v (whose stint runs
+    goroutine gid), is gid's own program order rather than its cause: src
+    runs gid, or runs no goroutine known and is on v's thread.  Another
+    goroutine that ran on the same M just before (Go's timers readied a
+    sender there, then the netpoller the receiver) is a cause like any
+    other thread."""
+    other = goroutine_at(g, src)
+    if other is not None:
+        return other == gid
+    return int(g.seg.utid[src]) == int(g.seg.utid[v])
 
 
 def stint_wait(g, v, min_ns, a=None):
@@ -193,3 +205,23 @@ def runtime_thread(g, utid):
         return False
     tid = int(g.threads.tid[utid])
     return not any(t == tid for _, _, t, _ in rows)
+
+
+def goroutine_at(g, v):
+    """The goroutine the thread of segment v runs at v's start: its stint's
+    (the first GO_EXECUTE in v), else the last one it executed before v
+    that it did not park since; None without GO_* rows."""
+    s = stint(g, v)
+    if s is not None:
+        return s[0]
+    utid = int(g.seg.utid[v])
+    tid, pid = int(g.threads.tid[utid]), int(g.threads.pid[utid])
+    at, cur = int(g.seg.start[v]), None
+    for ts, typ, t, obj in _process_rows(g, pid):
+        if ts > at:
+            break
+        if t != tid or typ == schema.GO_READY:
+            continue
+        cur = obj if typ == schema.GO_EXECUTE else None
+    return cur
+

@@ -161,3 +161,54 @@ def test_a_go_thread_that_never_runs_a_goroutine_is_the_runtimes_relay():
         # with the probes on, M3 never ran a goroutine: the runtime's (walked through);
         # without them it is a poller with a backoff sleep (a cause)
         assert run.relay(c) is go_rows and GR.runtime_thread(g, u) is go_rows
+
+
+def sender_then_receiver_on_one_m():
+    """G1 reads a socket from before the probes came on (no GO_* row of it
+    until it runs again) and G0 waits on a channel for it.  At 3 s Go's
+    timers ready G2 on M2, which writes the socket and parks; the
+    netpoller hands G1 to the same M2: G1 reads, readies G0 and parks."""
+    from graphbuild.heuristics_test import fd_info
+    t = Trace()
+    for tid, name in ((M0, "main"), (M2, "m2")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    fd_info(t, M2, ms(0.5), 4, schema.FD_SOCKET, 101, 101, 102)
+    fd_info(t, M2, ms(0.5), 5, schema.FD_SOCKET, 102, 102, 101)
+    go(t, ms(0.1), M0, schema.GO_EXECUTE, G0)
+    go(t, ms(1), M0, schema.GO_PARK, G0)
+    t.futex_wait(M0, ms(1.01), FUTEX)
+    t.block(M2, ms(2), "poll", "epoll_pwait", obj=3)
+    t.timer_wake(M2, WAKE)
+    go(t, WAKE + ms(0.01), M2, schema.GO_READY, G2)
+    go(t, WAKE + ms(0.02), M2, schema.GO_EXECUTE, G2)
+    t.syscall(M2, WAKE + ms(0.03), "write", obj=5, obj2=102, ret=1)
+    go(t, WAKE + ms(0.04), M2, schema.GO_PARK, G2)
+    go(t, WAKE + ms(0.05), M2, schema.GO_EXECUTE, G1)
+    t.syscall(M2, WAKE + ms(0.06), "read", obj=4, obj2=101, ret=1)
+    go(t, WAKE + ms(0.07), M2, schema.GO_READY, G0)
+    t.futex_wake(M2, WAKE + ms(0.08), FUTEX)
+    t.wake(M2, M0, WAKE + ms(0.08))
+    go(t, WAKE + ms(0.09), M2, schema.GO_PARK, G1)
+    t.block(M2, WAKE + ms(0.1), "poll", "epoll_pwait", obj=3)
+    t.run(M0, WAKE + ms(0.1))
+    go(t, WAKE + ms(0.11), M0, schema.GO_EXECUTE, G0)
+    t.preempt(M0, WAKE + ms(100))
+    return t.build(trace_end=WAKE + ms(200))
+
+
+G2 = 0xC000000300
+
+
+def test_a_sender_that_ran_on_the_same_m_just_before_is_the_cause():
+    g = sender_then_receiver_on_one_m()
+    m2 = g.utid_of_tid(M2)
+    v = g.segment_at(m2, WAKE + ms(0.065))
+    assert GR.stint(g, v)[0] == G1
+    w = GR.stint_wait(g, v, s(1))
+    # G1 waited from the process's first GO_* row until G2, on the same M, sent
+    assert (w["goroutine"], w["ended_by"], w["ready_ts"]) == (G1, "netpoller", WAKE + ms(0.03))
+    j = to_json(diagnose(g, P))
+    primary = [c for c in j["root_causes"] if c["primary"]]
+    assert [(c["tid"], c["block_type"]) for c in primary] == [(M2, "LongWait")]
+    assert primary[0]["why"].startswith(f"LongWait on goroutine {G1:#x} parked (readied by Go's netpoller)")
