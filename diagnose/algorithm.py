@@ -34,6 +34,13 @@ hang window [a, b] (diagnose_vertex):
                  wakeup edge points to): the baseline path.  Without a
                  baseline, if v's own wait ended with a wakeup edge (the hang
                  resolved inside the trace), slice from v's successor instead.
+                 The hung wait's own waker comes before any baseline: a
+                 task's strong wakeup that ended it, or, for a wait the
+                 kernel ended (no task's edge), the message the thread read
+                 right after from another thread that sent it during the
+                 wait (_read_after): the sender ended the wait in effect
+                 and lies one level behind it.  A baseline's path is then
+                 evidence only.
                  A wait that no wakeup edge ended (ongoing, or ended by the
                  kernel) follows an ownership edge into v: a strong one
                  before the baseline (the kernel named the holder), a weak
@@ -576,6 +583,14 @@ class _Run:
                 res = interactive_slice(g, nxt, self.chooser)
                 self.extend(res, depth, a, b, _pseudo("program_order"))
                 self.baseline_evidence(v, depth, a, b, info)
+            if res is None and not ended and (m := _read_after(g, v)) >= 0:
+                # the kernel ended the wait (a timeout, a wakeup it culled), and the
+                # thread then read what another task had sent meanwhile: that sender
+                # ended the wait in effect, so its path comes before any baseline's
+                res = interactive_slice(g, g.next_segment(v), self.chooser, cursor=int(g.edges.ts[m]),
+                                        first_edge=m)
+                self.extend(res, depth, a, b, _pseudo("program_order"))
+                self.baseline_evidence(v, depth, a, b, info)
             if res is None and not ended:
                 # still waiting (or the kernel ended it): whoever holds the other end
                 res = self.follow_owner(v, self.held_up(OBJ.other_end_holders(g, v, a, b), a, b, utid), depth, a, b, info)
@@ -893,6 +908,31 @@ def _woken_successor(g, v):
     """v's successor when a task's wakeup edge ended v's wait, else -1."""
     e = W.ending_edge(g, v)
     return g.next_segment(v) if W.task_woke(g, e) else -1
+
+
+def _read_after(g, v):
+    """The message edge by which v's thread, right after a wait the kernel
+    ended (no task's wakeup edge), read what another thread had sent during
+    that wait: a strong MESSAGE edge into v's successor from another
+    thread, sent while v waited, the earliest read; -1
+    when none.  The sender stands for the waker the trace does not show (a
+    wait woken through a timeout or a kernel path the tracer culls, then
+    finding the data ready)."""
+    n = g.next_segment(v)
+    if n < 0 or W.ending_edge(g, v) >= 0:
+        return -1
+    ed, seg = g.edges, g.seg
+    me = int(seg.utid[v])
+    lo, hi = int(seg.end[v]), int(seg.start[n])     # the wait: from v's end to its successor
+    best = -1
+    for e in g.in_edges(n).tolist():
+        if int(ed.type[e]) != G.EDGE_MESSAGE or ed.weak[e] or int(seg.utid[int(ed.src[e])]) == me:
+            continue
+        if not lo <= int(ed.src_ts[e]) <= hi:
+            continue
+        if best < 0 or int(ed.ts[e]) < int(ed.ts[best]):
+            best = e
+    return best
 
 
 def _kernel_wakers(g, v):

@@ -844,3 +844,49 @@ def test_the_primary_among_equal_depths_is_on_the_hung_waits_own_chain():
     assert primary(roots((4, 1, True), (5, 2, True), (6, 2, True))) == [6]
     assert primary(roots((4, 2, False), (5, 1, True))) == [4]     # depth first
     assert primary([]) == []
+
+
+def _read_after_a_kernel_ended_wait(send=True):
+    """main (10) waits on futex X from 1 ms until 30 wakes it at 3 s.  30
+    waited on futex Y (its own park word) from 200 ms; the kernel ended
+    that wait at 2.95 s (a timer: no task's wakeup), and 30 then read the
+    pipe 20 (process 20) had written at 2.9 s after sleeping since 100
+    ms.  Earlier, at 150 ms, 30 waited on Y briefly and 40 woke it (a
+    baseline); 40 has slept on futex Z since 160 ms.  With send=False 30
+    reads nothing (corpus case 051's shape)."""
+    X, Y, Z = 0xA0, 0xB0, 0xC0
+    t = Trace()
+    for tid, comm in ((10, "main"), (20, "writer"), (30, "relay"), (40, "spare")):
+        t.thread(20 if tid == 20 else 10, tid, comm)
+        t.run(tid, 0)
+    t.fd_info(20, us(10), 4, "pipe", 77)
+    t.fd_info(30, us(10), 3, "pipe", 77)
+    t.futex_wait(10, ms(1), X)
+    t.block(20, ms(100), "sleep", "nanosleep")
+    t.futex_wait(30, ms(150), Y)
+    t.futex_wake(40, ms(151), Y).wake(40, 30, ms(151) + us(1)).run(30, ms(151) + us(2))
+    t.futex_wait(40, ms(160), Z)
+    t.futex_wait(30, ms(200), Y)
+    t.timer_wake(20, s(2.9))
+    if send:
+        t.syscall(20, s(2.9) + us(5), "write", obj=4, obj2=77, ret=1)
+    t.block(20, s(2.9) + us(10), "sleep", "nanosleep")
+    t.timer_wake(30, s(2.95))
+    if send:
+        t.syscall(30, s(2.95) + us(5), "read", obj=3, obj2=77, ret=1)
+    t.futex_wake(30, s(3), X).wake(30, 10, s(3) + us(1)).run(10, s(3) + us(2))
+    t.block(30, s(3) + us(10), "poll", "epoll_wait", obj=6)
+    t.block(10, s(3) + us(20), "poll", "epoll_wait", obj=7)
+    return to_json(diagnose(t.build(trace_end=s(4)), 10))
+
+
+def test_a_message_read_after_a_wait_the_kernel_ended_comes_before_a_baseline():
+    """30's wait has no waker in the trace, but what it read right after
+    was sent by 20 during it: 20 is behind 30 (one level down) and primary,
+    and 40, the thread that woke 30 on an earlier occasion (the baseline)
+    and has slept since, is not named.  Without the read, the baseline's
+    path is all there is."""
+    j = _read_after_a_kernel_ended_wait()
+    assert [(c["tid"], c["depth"], c["primary"]) for c in j["root_causes"]] == [(30, 1, False), (20, 2, True)]
+    j = _read_after_a_kernel_ended_wait(send=False)
+    assert [(c["tid"], c["depth"], c["primary"]) for c in j["root_causes"]] == [(30, 1, False), (40, 2, True)]
