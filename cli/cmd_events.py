@@ -163,7 +163,7 @@ def describe(row, threads, trace, fns=None):
     if t in (schema.DATA_FLAG_WRITE, schema.DATA_FLAG_READ):
         return f"addr={d['addr']:#x} value={d['value']} pc={d['pc']:#x}"
     if t == schema.LOST:
-        return f"count={d['count']}"
+        return f"count={d['count']} kind={d['kind']}"
     if t == schema.DETAIL:     # the recording tier from here on (docs/linux-tracer.md, "Detail tiers")
         why = f" cause={threads.label(d['cause_tid'])} out_ms={d['out_ns'] / 1e6:.0f}" if d["cause_tid"] else ""
         return f"tier={d['tier']} mode={d['mode']}{why}"

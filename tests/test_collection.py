@@ -217,7 +217,7 @@ def test_blocked_thread_has_a_user_stack_in_libc(tracing):
 SIZES = {schema.SWITCH_IN: 32, schema.WAKEUP: 40, schema.WAKEUP_NEW: 40,
          schema.SYSCALL_EXIT: 40, schema.FORK: 48, schema.EXEC: 40, schema.EXIT: 32,
          schema.THREAD_NAME: 40, schema.FD_INFO: 56, schema.TIMER: 64, schema.CPU_SAMPLE: 48,
-         schema.PROC_SNAPSHOT: 48, schema.LOST: 32, schema.DATA_FLAG_WRITE: 48, schema.DATA_FLAG_READ: 48,
+         schema.PROC_SNAPSHOT: 48, schema.LOST: 40, schema.DATA_FLAG_WRITE: 48, schema.DATA_FLAG_READ: 48,
          schema.WAIT_SITE: 96, schema.FUTEX_STATE: 48, schema.FILE_LOCK: 64, schema.NET_IO: 88,
          **{t: 48 for t in schema.PROBE_TYPES}}
 

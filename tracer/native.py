@@ -42,7 +42,8 @@ class RbFileHeader(ctypes.Structure):
         ("flags", c_u32),
         ("extra_rows", c_u64),
         ("disk_full_since_ns", c_u64),
-        ("reserved", c_u64 * 6),
+        ("switches_unreported", c_u64),
+        ("reserved", c_u64 * 5),
         ("boot_id", c_u8 * 16),
         ("hostname", ctypes.c_char * 64),
     ]
@@ -81,7 +82,7 @@ class RbStats(ctypes.Structure):
         "chunks_in_use", "records_present", "bytes_present",
         "first_ts", "last_ts", "created_ns", "created_realtime_ns",
     )] + [("daemon_pid", c_u32), ("extra_rows", c_u64), ("disk_full_since_ns", c_u64),
-          ("boot_id", c_u8 * 16), ("hostname", ctypes.c_char * 65)]
+          ("boot_id", c_u8 * 16), ("hostname", ctypes.c_char * 65), ("switches_unreported", c_u64)]
 
 
 class DecodeResult(ctypes.Structure):
@@ -111,6 +112,7 @@ class DecodeResult(ctypes.Structure):
         ("torn_last_ts", c_u64),
         ("boot_id", c_u8 * 16),
         ("hostname", ctypes.c_char * 65),
+        ("switches_unreported", c_u64),
     ]
 
 
@@ -138,6 +140,7 @@ _SIGNATURES = {
     "argus_rb_header": (ctypes.POINTER(RbFileHeader), [_handle]),
     "argus_rb_set_daemon_pid": (None, [_handle, c_u32]),
     "argus_rb_add_lost": (None, [_handle, c_u64]),
+    "argus_rb_add_switches_unreported": (None, [_handle, c_u64]),
     "argus_rb_identity": (ctypes.c_int, [_handle, ctypes.POINTER(c_u8 * 16), ctypes.POINTER(ctypes.c_char * 65)]),
     "argus_rb_set_identity": (ctypes.c_int, [_handle, ctypes.POINTER(c_u8 * 16), ctypes.c_char_p]),
     "argus_rb_add_extra_rows": (None, [_handle, c_u64]),

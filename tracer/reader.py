@@ -27,12 +27,15 @@ class Trace:
     bad_records: int              # corrupt records (each drops the rest of its chunk)
     unknown_records: int          # well-formed records of types newer than this reader
     records_overwritten: int      # lost to ring wrap-around
-    records_lost: int             # dropped before reaching the file
+    records_lost: int             # dropped before reaching the file (by the tracer)
     first_ts: int
     last_ts: int
     created_realtime_ns: int
     created_ns: int
     warning: str = ""             # first bad record when decoded with strict=False
+    # sched_switches the kernel never reported (its holes, not drops; header
+    # field, 0 in files older than it, whose records_lost may hold them).
+    switches_unreported: int = 0
     # Side arrays that USER_STACK and MAPPING rows index (tracer/ringbuf/argus_decode.h):
     frames: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.uint64))
     strings: bytes = b""
@@ -156,6 +159,7 @@ def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, row
         unknown_records=result.unknown_records,
         records_overwritten=result.records_overwritten,
         records_lost=result.records_lost,
+        switches_unreported=result.switches_unreported,
         first_ts=result.first_ts,
         last_ts=result.last_ts,
         created_realtime_ns=result.created_realtime_ns,

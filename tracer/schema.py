@@ -125,6 +125,12 @@ DETAIL_LEAN = 1
 DETAIL_TIER_NAMES = {0: "full", 1: "lean"}
 DETAIL_MODE_NAMES = {0: "full", 1: "lean", 2: "auto"}
 
+# enum argus_lost_kind (lost rows: state): records the tracer dropped, or
+# sched_switches the kernel never reported (a hole either way)
+LOST_DROPPED = 0
+LOST_SWITCHES_UNREPORTED = 1
+LOST_KIND_NAMES = {0: "dropped", 1: "switches_unreported"}
+
 # enum argus_task_state
 STATE_RUNNABLE = 0
 STATE_BLOCKED = 1
@@ -363,7 +369,7 @@ ROW_FIELDS = {
                     F("comm", "comm", "comm", key="snapshot_comm")),
     DATA_FLAG_WRITE: _DATA_FLAG_FIELDS,
     DATA_FLAG_READ: _DATA_FLAG_FIELDS,
-    LOST: (F("count", "val", "u64"),),
+    LOST: (F("count", "val", "u64"), F("kind", "state", "u32", names=LOST_KIND_NAMES)),
     DETAIL: (F("tier", "state", "u8", names=DETAIL_TIER_NAMES), F("mode", "reason", "u8", names=DETAIL_MODE_NAMES),
              F("cause_tid", "peer_tid", "u32"), F("out_ns", "val", "u64")),
     FD_INFO: (F("fd", "aux", "s32"), F("kind", "state", "u8", names=FD_KIND_NAMES), F("family", "reason", "u8"),

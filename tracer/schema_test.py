@@ -94,6 +94,7 @@ EVENT_H = header_text("argus_event.h")
     ("argus_lock_type", "ARGUS_LOCK_", "LOCK_"),
     ("argus_futex_state_flags", "ARGUS_FUTEX_", "FUTEX_"),
     ("argus_net_dir", "ARGUS_NET_", "NET_"),
+    ("argus_lost_kind", "ARGUS_LOST_", "LOST_"),
 ])
 def test_enum_values_match_the_header(enum_name, prefix, py_prefix):
     values = parse_enum(EVENT_H, enum_name)
@@ -116,6 +117,7 @@ def test_name_tables_cover_every_enum_value():
     assert set(schema.LOCK_KIND_NAMES) == set(parse_enum(EVENT_H, "argus_lock_kind").values())
     assert set(schema.LOCK_TYPE_NAMES) == set(parse_enum(EVENT_H, "argus_lock_type").values())
     assert set(schema.NET_DIR_NAMES) == set(parse_enum(EVENT_H, "argus_net_dir").values())
+    assert set(schema.LOST_KIND_NAMES) == set(parse_enum(EVENT_H, "argus_lost_kind").values())
     assert schema.TYPE_BY_NAME == {v: k for k, v in schema.TYPE_NAMES.items()}
 
 
@@ -137,7 +139,7 @@ def test_defines_match_the_header():
     ("argus_ev_switch_out", 48), ("argus_ev_switch", 56), ("argus_ev_syscall_enter_short", 40), ("argus_ev_syscall", 48), ("argus_ev_fd_info", 56), ("argus_ev_timer", 64),
     ("argus_ev_user_stack", 256), ("argus_ev_mapping", 256),
     ("argus_ev_wait_site", 96), ("argus_ev_futex_state", 48), ("argus_ev_file_lock", 64), ("argus_ev_probe", 48),
-    ("argus_ev_net_io", 88), ("argus_ev_net_io_short", 40),
+    ("argus_ev_net_io", 88), ("argus_ev_net_io_short", 40), ("argus_ev_lost", 40),
 ])
 def test_new_record_layouts(struct_name, size):
     """Sizes the BPF side, the decoder and docs/event-schema.md rely on."""

@@ -60,7 +60,7 @@ _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_e
 	       sizeof(struct argus_ev_fork) == 48 &&
 	       sizeof(struct argus_ev_comm) == 40 && sizeof(struct argus_ev_exit) == 32 &&
 	       sizeof(struct argus_ev_proc_snapshot) == 48 && sizeof(struct argus_ev_data_flag) == 48 &&
-	       sizeof(struct argus_ev_lost) == 32 && sizeof(struct argus_ev_fd_info) == 56 &&
+	       sizeof(struct argus_ev_lost) == 40 && sizeof(struct argus_ev_fd_info) == 56 &&
 	       sizeof(struct argus_ev_detail) == 40 && sizeof(struct argus_ev_net_io) == 88 &&
 	       sizeof(struct argus_ev_net_io_short) == 40 &&
 	       sizeof(struct argus_ev_timer) == 64 &&
@@ -91,7 +91,7 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_PROC_SNAPSHOT] = sizeof(struct argus_ev_proc_snapshot),
 	[ARGUS_EV_DATA_FLAG_WRITE] = sizeof(struct argus_ev_data_flag),
 	[ARGUS_EV_DATA_FLAG_READ] = sizeof(struct argus_ev_data_flag),
-	[ARGUS_EV_LOST] = sizeof(struct argus_ev_lost),
+	[ARGUS_EV_LOST] = ARGUS_LOST_BASE_SIZE,
 	[ARGUS_EV_FD_INFO] = sizeof(struct argus_ev_fd_info),
 	[ARGUS_EV_TIMER] = sizeof(struct argus_ev_timer),
 	[ARGUS_EV_USER_STACK] = USER_STACK_BASE_SIZE,
@@ -371,9 +371,14 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		r->obj2 = e->pc;
 		break;
 	}
-	case ARGUS_EV_LOST:
-		r->val = (int64_t)((const struct argus_ev_lost *)rec)->count;
+	case ARGUS_EV_LOST: {
+		const struct argus_ev_lost *e = rec;
+		r->val = (int64_t)e->count;
+		/* Records written before `kind` (32 bytes) are all drops (0). */
+		if (h->size >= sizeof(*e))
+			r->state = (uint8_t)e->kind;
 		break;
+	}
 	case ARGUS_EV_DETAIL: {
 		const struct argus_ev_detail *e = rec;
 		r->state = e->tier;
@@ -877,6 +882,7 @@ int argus_decode_file_opts(const char *path, const struct argus_decode_opts *o,
 	/* Relaxed: counters of a header other processes may still update. */
 	res->records_overwritten = __atomic_load_n(&h->records_overwritten, __ATOMIC_RELAXED);
 	res->records_lost = __atomic_load_n(&h->records_lost, __ATOMIC_RELAXED);
+	res->switches_unreported = __atomic_load_n(&h->switches_unreported, __ATOMIC_RELAXED);
 	res->created_ns = h->created_ns;
 	res->created_realtime_ns = h->created_realtime_ns;
 	argus_rb_identity(rb, res->boot_id, res->hostname);

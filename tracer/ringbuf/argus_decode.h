@@ -32,7 +32,7 @@
  *   EXIT         val=exit_code, state=is_group_leader
  *   PROC_SNAPSHOT peer_pid=ppid, state=is_main_thread, comm
  *   DATA_FLAG_*  obj=addr, val=value, obj2=pc
- *   LOST         val=count
+ *   LOST         val=count, state=kind (enum argus_lost_kind; 0 in 32-byte records)
  *   FD_INFO      aux=fd, state=kind, reason=family, nr=sock_type, obj=inode,
  *                obj2=local, val=peer
  *   TIMER        state=kind (fire), reason=mode, nr=clockid, obj=timer_id,
@@ -114,6 +114,7 @@ struct argus_decode_result {
 	uint64_t torn_last_ts;     /* last_ts at the snapshot); 0 when none */
 	uint8_t boot_id[16];       /* the header's host identity (argus_rb_identity), */
 	char hostname[65];         /* empty for a file older than it */
+	uint64_t switches_unreported; /* header.switches_unreported: the kernel's holes, apart from records_lost */
 };
 
 /* A selective decode (argus_decode_file_opts). */

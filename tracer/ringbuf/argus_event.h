@@ -71,7 +71,7 @@ enum argus_event_type {
 	ARGUS_EV_PROC_SNAPSHOT = 11,  /* a thread alive when tracing started */
 	ARGUS_EV_DATA_FLAG_WRITE = 12,
 	ARGUS_EV_DATA_FLAG_READ = 13,
-	ARGUS_EV_LOST = 14,           /* producer dropped `count` records */
+	ARGUS_EV_LOST = 14,           /* `count` records missing: dropped, or never reported (kind) */
 	ARGUS_EV_FD_INFO = 15,        /* identity of the channel behind an fd (first use, then at most 1/s) */
 	ARGUS_EV_TIMER = 16,          /* a user-visible hrtimer fired; names who armed it */
 	ARGUS_EV_USER_STACK = 17,     /* user stack frames, once per (pid, stack id) and second */
@@ -213,6 +213,7 @@ enum argus_futex_state_flags {
 #define ARGUS_SWITCH_BASE_SIZE 48       /* switch without user_stack_id (schema v3) */
 #define ARGUS_SYSCALL_ENTER_SHORT_SIZE 40 /* syscall_enter with 32-bit obj, obj2 (schema v3) */
 #define ARGUS_SYSCALL_SIZE 48             /* syscall: enter + exit of one call (schema v4) */
+#define ARGUS_LOST_BASE_SIZE 32           /* lost without kind (then ARGUS_LOST_DROPPED) */
 #define ARGUS_USER_STACK_MAX_FRAMES 28  /* 32 + 28 * 8 = ARGUS_EVENT_MAX_SIZE */
 #define ARGUS_MAPPING_MAX_PATH 192      /* 64 + 192 = ARGUS_EVENT_MAX_SIZE, NUL included */
 
@@ -387,9 +388,19 @@ struct argus_ev_data_flag {         /* 48 bytes: DATA_FLAG_WRITE / _READ */
 	__u64 pc;
 };
 
-struct argus_ev_lost {              /* 32 bytes */
+/* lost.kind: what the records missing around this record are.  Kept apart
+ * because only DROPPED is the tracer's loss; the kernel's holes happen with
+ * or without it (docs/linux-tracer.md, "Lost records"). */
+enum argus_lost_kind {
+	ARGUS_LOST_DROPPED = 0,               /* records the producer dropped (buffer full, ...) */
+	ARGUS_LOST_SWITCHES_UNREPORTED = 1,   /* sched_switches the kernel never reported */
+};
+
+struct argus_ev_lost {              /* 40 bytes; 32 (no kind: DROPPED) before kind */
 	struct argus_event_header h;
 	__u64 count;
+	__u32 kind;                  /* enum argus_lost_kind */
+	__u32 pad;
 };
 
 /* The recording tier from ts on (docs/linux-tracer.md, "Detail tiers"),

@@ -737,6 +737,12 @@ void argus_rb_add_lost(struct argus_rb *rb, uint64_t count)
 		__atomic_fetch_add(&rb->hdr->records_lost, count, __ATOMIC_RELAXED);
 }
 
+void argus_rb_add_switches_unreported(struct argus_rb *rb, uint64_t count)
+{
+	if (rb->writable)  /* statistics counter, like records_lost */
+		__atomic_fetch_add(&rb->hdr->switches_unreported, count, __ATOMIC_RELAXED);
+}
+
 void argus_rb_add_extra_rows(struct argus_rb *rb, uint64_t count)
 {
 	if (rb->writable)  /* statistics counter, like records_lost */
@@ -1252,6 +1258,7 @@ int argus_rb_stats(struct argus_rb *rb, struct argus_rb_stats *st)
 	st->daemon_pid = __atomic_load_n(&h->daemon_pid, __ATOMIC_RELAXED);
 	st->extra_rows = __atomic_load_n(&h->extra_rows, __ATOMIC_RELAXED);
 	st->disk_full_since_ns = __atomic_load_n(&h->disk_full_since_ns, __ATOMIC_RELAXED);
+	st->switches_unreported = __atomic_load_n(&h->switches_unreported, __ATOMIC_RELAXED);
 	argus_rb_identity(rb, st->boot_id, st->hostname);
 
 	for (uint32_t i = 0; i < rb->nchunks; i++) {

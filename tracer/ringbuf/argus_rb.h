@@ -87,7 +87,12 @@ struct argus_rb_file_header {
 	 * (argus_rb_keep_on_full_disk) first found no disk blocks for a new
 	 * chunk (ENOSPC); 0 while there is room.  Was reserved (0). */
 	uint64_t disk_full_since_ns;
-	uint64_t reserved[6];
+	/* sched_switches the kernel never reported (no tracepoint ran: holes
+	 * in its own reporting, not records the tracer dropped), counted apart
+	 * from records_lost.  Was reserved (0): files older than the field read
+	 * 0 (docs/ring-buffer.md says what their records_lost holds). */
+	uint64_t switches_unreported;
+	uint64_t reserved[5];
 	/* Host identity, to name hosts when buffers of several are merged:
 	 * the creator's boot id (/proc/sys/kernel/random/boot_id, 16 bytes)
 	 * and hostname (uname() in its UTS namespace, NUL-padded, not always
@@ -134,6 +139,7 @@ struct argus_rb_stats {
 	uint64_t disk_full_since_ns; /* header.disk_full_since_ns: CLOCK_REALTIME, 0 = not full */
 	uint8_t boot_id[16];         /* header.boot_id, zeros in files without one */
 	char hostname[65];           /* header.hostname NUL-terminated, "" in files without one */
+	uint64_t switches_unreported;/* header.switches_unreported, 0 in files older than it */
 };
 
 /* Create a sparse file of `size` bytes, mode 0600: a new file renamed over
@@ -176,6 +182,8 @@ void argus_rb_set_daemon_pid(struct argus_rb *rb, uint32_t pid);
 int argus_rb_identity(const struct argus_rb *rb, uint8_t boot_id[16], char hostname[65]);
 int argus_rb_set_identity(struct argus_rb *rb, const uint8_t boot_id[16], const char *hostname);
 void argus_rb_add_lost(struct argus_rb *rb, uint64_t count);
+/* Count sched_switches the kernel never reported (header.switches_unreported). */
+void argus_rb_add_switches_unreported(struct argus_rb *rb, uint64_t count);
 /* The ts of the last row a framed record decodes into: its header's, but
  * for a SYSCALL record (schema v4), whose exit row is exit_delta_ns later.
  * Chunk time ranges and windows cover every row of their records. */
