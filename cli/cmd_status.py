@@ -5,6 +5,11 @@ no daemon runs, the buffer's own header still says what it holds.  Either
 way the header says the history the buffer holds (history_s) and whether the
 disk is full (disk_full, disk_full_since: the ring then goes on in the chunks
 it has, docs/linux-tracer.md).
+
+`lost` is what the tracer dropped (a full kernel buffer, a staging
+overflow); `switches_unreported` the sched_switches the kernel itself never
+reported (no tracepoint ran: a hole, but not Argus's loss; both in
+docs/linux-tracer.md, "Lost records").
 """
 import json
 import os
@@ -16,7 +21,8 @@ from argus.tracer import reader
 
 
 def register(sub):
-    p = sub.add_parser("status", help="tracing state: events/s, bytes/event, fill, lost, overwritten")
+    p = sub.add_parser("status", help="tracing state: events/s, bytes/event, fill, lost, unreported switches, "
+                                      "overwritten")
     p.add_argument("--buffer", metavar="FILE", help="describe this buffer when no daemon runs")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
@@ -49,7 +55,8 @@ def run(args):
             "bytes": st.get("bytes_written", 0),
             "bytes_per_event": (st.get("bytes_written", 0) / events) if events else 0.0,
             "fill": (st.get("chunks_in_use", 0) / st["nchunks"]) if st.get("nchunks") else 0.0,
-            "lost": st.get("records_lost", 0), "overwritten": st.get("records_overwritten", 0),
+            "lost": st.get("records_lost", 0), "switches_unreported": st.get("switches_unreported", 0),
+            "overwritten": st.get("records_overwritten", 0),
             "present": st.get("records_present", 0), "events_present": counts["present"],
         }
     if not info["tracing"]:
@@ -58,46 +65,56 @@ def run(args):
     if args.json:
         print(json.dumps(info))
         return 0
+    print("\n".join(format_text(info)))
+    return 0
+
+
+def format_text(info):
+    """The lines `argus status` prints for info (the --json dict)."""
+    lines = []
     state = f"tracing (daemon pid {info.get('pid')})" if info["tracing"] else "not tracing"
-    print(f"state:          {state}")
-    print(f"buffer:         {safe(info.get('buffer'))}")
+    lines.append(f"state:          {state}")
+    lines.append(f"buffer:         {safe(info.get('buffer'))}")
     if info.get("hostname") or info.get("boot_id"):
-        print(f"host:           {safe(info.get('hostname') or '?')} (boot {info.get('boot_id') or '?'})")
+        lines.append(f"host:           {safe(info.get('hostname') or '?')} (boot {info.get('boot_id') or '?'})")
     if info.get("scope_cgroup") or info.get("scope_netns"):
-        print("scope:          only " + " and ".join(
+        lines.append("scope:          only " + " and ".join(
             x for x in (f"cgroup {safe(info['scope_cgroup'])}" if info.get("scope_cgroup") else "",
                         f"netns {info['scope_netns']}" if info.get("scope_netns") else "") if x))
     if info["tracing"]:
-        print(f"events/s:       {info.get('events_per_s', 0):,.0f}")
-        print(f"uptime:         {info.get('uptime_s', 0):,.1f} s")
+        lines.append(f"events/s:       {info.get('events_per_s', 0):,.0f}")
+        lines.append(f"uptime:         {info.get('uptime_s', 0):,.1f} s")
         probes = info.get("syscall_probes")
         if probes == "fentry":
-            print(f"syscalls:       fentry/fexit on {info.get('syscall_functions', 0)} kernel functions")
+            lines.append(f"syscalls:       fentry/fexit on {info.get('syscall_functions', 0)} kernel functions")
         elif probes == "tracepoint":
-            print("syscalls:       raw_syscalls tracepoints (every syscall on the machine pays)")
+            lines.append("syscalls:       raw_syscalls tracepoints (every syscall on the machine pays)")
         elif probes:
-            print(f"syscalls:       {safe(probes)}")
+            lines.append(f"syscalls:       {safe(probes)}")
         if info.get("hang_detector"):
-            print(f"hang detector:  {info.get('watched_loops', 0):,} event loops watched, "
-                  f"{info.get('hangs_detected', 0):,} hangs, {info.get('snapshots_written', 0):,} snapshots "
-                  "(argus hangs --recorded)")
-    print(f"events:         {info.get('events', 0):,}")
+            lines.append(f"hang detector:  {info.get('watched_loops', 0):,} event loops watched, "
+                         f"{info.get('hangs_detected', 0):,} hangs, {info.get('snapshots_written', 0):,} snapshots "
+                         "(argus hangs --recorded)")
+    lines.append(f"events:         {info.get('events', 0):,}")
     if "events_present" in info:
-        print(f"events present: {info['events_present']:,} (the count `argus hangs` and `debug` give)")
-    print(f"bytes/event:    {info.get('bytes_per_event', 0):.1f}")
-    print(f"recorded:       {fmt_bytes(info.get('bytes', 0))}")
-    print(f"fill:           {100.0 * info.get('fill', 0):.1f} %")
+        lines.append(f"events present: {info['events_present']:,} (the count `argus hangs` and `debug` give)")
+    lines.append(f"bytes/event:    {info.get('bytes_per_event', 0):.1f}")
+    lines.append(f"recorded:       {fmt_bytes(info.get('bytes', 0))}")
+    lines.append(f"fill:           {100.0 * info.get('fill', 0):.1f} %")
     if "history_s" in info:
-        print(f"history:        {info['history_s']:,.1f} s in the buffer")
+        lines.append(f"history:        {info['history_s']:,.1f} s in the buffer")
     if info.get("disk_full"):
-        print(f"disk full:      since {safe(info.get('disk_full_since', '?'))} (ENOSPC): the ring goes on in the "
-              f"chunks it has, {info.get('history_s', 0):,.1f} s of history; free disk space to grow it")
-    print(f"lost:           {info.get('lost', 0):,}")
-    print(f"overwritten:    {info.get('overwritten', 0):,}")
+        lines.append(f"disk full:      since {safe(info.get('disk_full_since', '?'))} (ENOSPC): the ring goes on "
+                     f"in the chunks it has, {info.get('history_s', 0):,.1f} s of history; free disk space to grow it")
+    lines.append(f"lost:           {info.get('lost', 0):,} (records the tracer dropped)")
+    if "switches_unreported" in info:   # not from a daemon older than the count
+        lines.append(f"unreported:     {info['switches_unreported']:,} switches the kernel never reported "
+                     "(holes in its tracing, not drops)")
+    lines.append(f"overwritten:    {info.get('overwritten', 0):,}")
     if "torn_chunks" in info:
-        print(f"torn chunks:    {info['torn_chunks']:,}")
-        print(f"bad records:    {info['bad_records']:,}")
-    return 0
+        lines.append(f"torn chunks:    {info['torn_chunks']:,}")
+        lines.append(f"bad records:    {info['bad_records']:,}")
+    return lines
 
 
 def _history(path):

@@ -27,7 +27,8 @@
 #define ARGUS_BPF_RINGBUF_DEFAULT (64u << 20)
 
 /* Per-CPU control of the record staging (kext/linux/stage.bpf.h), the value
- * of the stage_ctls map; argusd reads `unseen` into the lost count. */
+ * of the stage_ctls map; argusd reads `unseen` into the trace's unreported
+ * switches (header.switches_unreported), never into its lost records. */
 struct argus_stage_ctl {
 	__u32 busy;              /* bit per level held by a running program */
 	__u32 overflow;          /* programs running with no level (all taken) */

@@ -172,10 +172,12 @@ static __always_inline void stage_exit(struct stage_hold *h, bool flush)
  * tracepoint at all while certain tasks are current: their switch-outs,
  * syscalls, and the interrupts and wakeups that land on them never reach any
  * tracer).  Every record of that stretch is missing from the trace; each
- * such stretch is counted once, and argusd adds the count to the trace's lost
- * records (tracer/daemon/platform/platform_linux.c), so the hole is never
- * silent.  Runs for every switch, traced tasks or not (the daemon's own
- * included), so the timeline stays whole. */
+ * such stretch is counted once, and argusd writes the count into the trace
+ * as unreported switches (header.switches_unreported and LOST records of that
+ * kind; tracer/daemon/platform/platform_linux.c), apart from the records the
+ * tracer lost, so the hole is never silent nor taken for a drop.  Runs for
+ * every switch, traced tasks or not (the daemon's own included), so the
+ * timeline stays whole. */
 static __always_inline void stage_note_switch(struct stage_hold *h, __u32 prev_tid, __u32 next_tid)
 {
 	struct argus_stage_ctl *c = h->c;

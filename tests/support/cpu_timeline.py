@@ -8,8 +8,9 @@ untraced task: the idle task, the daemon itself), and a task's syscall rows
 on the CPU come while it is the one switched in.  A break means records of
 that CPU are missing: a switch the tracer lost (dropped, or staged and never
 written) or one the kernel never reported.  Either way the trace must say
-so in its lost count (kext/linux/stage.bpf.h, stage_note_switch), which is
-what tests/test_record_consistency.py checks against this count.
+so: the first in its lost records, the second in its unreported switches
+(kext/linux/stage.bpf.h, stage_note_switch); tests/test_record_consistency.py
+checks this count against the sum of the two.
 
 Rows must be one decode's, sorted by time (the decoder's order); interrupt
 rows (wakeups, timers) name whoever they interrupted and are not checked.

@@ -377,26 +377,42 @@ static void refresh_after_wrap(struct daemon *d)
 }
 
 /* Drops are reported twice: in the header (a total for `status`) and as a
- * LOST record, so a reader knows *where* in time the trace has a hole. */
-static void account_lost(struct daemon *d)
+ * LOST record, so a reader knows *where* in time the trace has a hole.
+ * Switches the kernel never reported are holes too, but not drops: their
+ * own header counter and LOST records of their own kind, so "lost" stays
+ * what the tracer lost. */
+static void write_lost(struct daemon *d, uint64_t count, uint32_t kind)
 {
 	struct argus_ev_lost rec;
-	uint64_t lost = d->ops->lost(d->src), delta;
 
+	memset(&rec, 0, sizeof(rec));
+	rec.count = count;
+	rec.kind = kind;
+	fill_header(&rec.h, ARGUS_EV_LOST, sizeof(rec), (uint32_t)getpid(), (uint32_t)syscall(SYS_gettid));
+	if (daemon_write(d, &rec, sizeof(rec)))
+		argus_rb_add_lost(d->rb, 1);
+}
+
+static void account_lost(struct daemon *d)
+{
+	uint64_t lost = d->ops->lost(d->src), delta;
+	uint64_t unreported = d->ops->switches_unreported ? d->ops->switches_unreported(d->src) : 0;
+
+	if (unreported > d->unreported_reported) {
+		delta = unreported - d->unreported_reported;
+		d->unreported_reported = unreported;
+		argus_rb_add_switches_unreported(d->rb, delta);
+		write_lost(d, delta, ARGUS_LOST_SWITCHES_UNREPORTED);
+	}
 	if (lost <= d->lost_reported)
 		return;
 	delta = lost - d->lost_reported;
 	d->lost_reported = lost;
 	argus_rb_add_lost(d->rb, delta);
-	memset(&rec, 0, sizeof(rec));
-	rec.count = delta;
-	fill_header(&rec.h, ARGUS_EV_LOST, sizeof(rec), (uint32_t)getpid(), (uint32_t)syscall(SYS_gettid));
-	if (daemon_write(d, &rec, sizeof(rec)))
-		argus_rb_add_lost(d->rb, 1);
+	write_lost(d, delta, ARGUS_LOST_DROPPED);
 	log_msg("lost %llu records before they reached the buffer (%s)", (unsigned long long)delta,
 		argus_rb_header(d->rb)->disk_full_since_ns ? "disk full: ENOSPC, and no chunk free to reuse; or the "
-		"kernel buffer full" : "kernel buffer full, probes skipped while already running on that CPU, or switches the kernel did not "
-		"report");
+		"kernel buffer full" : "kernel buffer full, or probes skipped while already running on that CPU");
 }
 
 /* A full disk (argus_rb_keep_on_full_disk): one line when it starts, one

@@ -81,6 +81,7 @@ struct daemon {
 	struct client clients[MAX_CLIENTS];
 	uint64_t start_ns;
 	uint64_t lost_reported;
+	uint64_t unreported_reported;   /* switches the kernel never reported, in the header so far */
 	struct rate_sample samples[RATE_SAMPLES];
 	unsigned nsamples, sample_head;
 	bool stopping;

@@ -198,7 +198,8 @@ static void format_status(struct daemon *d, char *out, size_t n)
 		d->ops->stats(d->src, &ps);
 	snprintf(out, n,
 		 "{\"pid\":%d,\"buffer\":\"%s\",\"events\":%llu,\"bytes\":%llu,\"lost\":%llu,"
-		 "\"overwritten\":%llu,\"events_per_s\":%.1f,\"bytes_per_event\":%.2f,\"fill\":%.4f,"
+		 "\"switches_unreported\":%llu,\"overwritten\":%llu,"
+		 "\"events_per_s\":%.1f,\"bytes_per_event\":%.2f,\"fill\":%.4f,"
 		 "\"uptime_s\":%.1f,\"size\":%llu,\"platform\":\"%s\",\"syscall_probes\":\"%s\","
 		 "\"syscall_functions\":%d,\"hang_detector\":%s,"
 		 "\"watched_loops\":%llu,\"hangs_detected\":%llu,\"snapshots_written\":%llu,"
@@ -206,7 +207,8 @@ static void format_status(struct daemon *d, char *out, size_t n)
 		 "\"scope_cgroup\":\"%s\",\"scope_netns\":%u}\n",
 		 (int)getpid(), buffer, (unsigned long long)events,
 		 (unsigned long long)st.bytes_written, (unsigned long long)st.records_lost,
-		 (unsigned long long)st.records_overwritten, events_per_s(d, t, events),
+		 (unsigned long long)st.switches_unreported, (unsigned long long)st.records_overwritten,
+		 events_per_s(d, t, events),
 		 events ? (double)st.bytes_written / (double)events : 0.0,
 		 st.nchunks ? (double)st.chunks_in_use / (double)st.nchunks : 0.0,
 		 (double)(t - d->start_ns) / 1e9, (unsigned long long)st.file_size, d->ops->name,

@@ -71,6 +71,9 @@ struct argus_platform_ops {
 	int (*poll)(void *state, struct argus_rb_producer *out, int timeout_ms);
 	/* Records that never reached the file, cumulative (kernel drops + rejected). */
 	uint64_t (*lost)(void *state);
+	/* Switches the kernel never reported (it ran no tracepoint), cumulative:
+	 * holes in its reporting, not records lost.  NULL: none are seen. */
+	uint64_t (*switches_unreported)(void *state);
 	void (*stats)(void *state, struct argus_platform_stats *st);
 	/* Moves up to max pids whose user stacks reached the file since the last
 	 * call into out (each once); the daemon records their mappings. */

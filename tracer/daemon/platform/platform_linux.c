@@ -747,9 +747,11 @@ static uint64_t kernel_drops(struct linux_tracer *t)
 
 /* sched_switches the kernel never reported (stage_note_switch in
  * kext/linux/stage.bpf.h): each is a stretch of a CPU whose records are all
- * missing, counted as one lost record so the hole is not silent. */
-static uint64_t unseen_switches(struct linux_tracer *t)
+ * missing.  Counted apart from the lost records (header.switches_unreported):
+ * the tracer dropped nothing there, the kernel ran no tracepoint. */
+static uint64_t linux_switches_unreported(void *state)
 {
+	struct linux_tracer *t = state;
 	__u32 zero = 0;
 	uint64_t sum = 0;
 	int i;
@@ -800,7 +802,7 @@ static uint64_t linux_lost(void *state)
 {
 	struct linux_tracer *t = state;
 
-	return kernel_drops(t) + recursion_misses(t) + unseen_switches(t) + t->rejected;
+	return kernel_drops(t) + recursion_misses(t) + t->rejected;
 }
 
 static void linux_stats(void *state, struct argus_platform_stats *st)
@@ -808,7 +810,7 @@ static void linux_stats(void *state, struct argus_platform_stats *st)
 	struct linux_tracer *t = state;
 
 	st->records = t->records;
-	st->kernel_drops = kernel_drops(t) + recursion_misses(t) + unseen_switches(t);
+	st->kernel_drops = kernel_drops(t) + recursion_misses(t);
 	st->rejected = t->rejected;
 	st->syscall_probes = syscall_probe_names[t->syscalls];
 	st->syscall_functions = t->syscalls == SYSCALLS_FENTRY ? t->fentry_targets : 0;
@@ -901,6 +903,7 @@ static const struct argus_platform_ops linux_ops = {
 	.fd = linux_fd,
 	.poll = linux_poll,
 	.lost = linux_lost,
+	.switches_unreported = linux_switches_unreported,
 	.stats = linux_stats,
 	.stack_pids = linux_stack_pids,
 	.set_detail = linux_set_detail,
