@@ -222,6 +222,9 @@ def _notes(trace):
         notes.append(f"the oldest {trace.records_overwritten:,} records were overwritten (buffer wrapped)")
     if trace.records_lost:
         notes.append(f"{trace.records_lost:,} records were lost before reaching the buffer")
+    if trace.switches_unreported:
+        notes.append(f"{trace.switches_unreported:,} context switches were never reported by the kernel "
+                     "(holes in its reporting, not records the tracer lost)")
     return notes
 
 

@@ -27,3 +27,12 @@ def test_the_fallback_window_holds_about_the_events_asked():
     end = int(table["last_ts"].max())
     held = stream.records_in(table, end - int(s * 1e9), end)
     assert 0 < s < (end - int(table["first_ts"].min())) / 1e9 and held <= total // 3 + int(table["nrecords"].max())
+
+
+def test_lost_records_and_switches_the_kernel_never_reported_are_named_apart():
+    t = reader.decode_file(str(GOLDEN), strict=False)
+    assert not any("lost" in n or "never reported" in n for n in cmd_debug._notes(t))
+    notes = cmd_debug._notes(dataclasses.replace(t, records_lost=3, switches_unreported=1234))
+    assert [n for n in notes if "records were lost" in n] == ["3 records were lost before reaching the buffer"]
+    unreported = [n for n in notes if "never reported" in n]
+    assert len(unreported) == 1 and unreported[0].startswith("1,234 context switches")

@@ -995,6 +995,9 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
     lost = g.stats.get("lost_records", 0)
     if lost:
         notes.append(R.lost_records_note(lost))
+    unreported = g.stats.get("unreported_switches", 0)
+    if unreported:
+        notes.append(R.unreported_switches_note(unreported))
     d = Diagnosis(g, hang, int(threshold_ns), run.path, run.root_causes, int(chooser.queries),
                   extra, notes)
     d.rules_fired = list(chooser.rules.fired) if chooser.rules is not None else []

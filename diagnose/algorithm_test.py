@@ -8,6 +8,7 @@ import pytest
 from support import crafted as C
 from support.crafted import Trace, ms, us, s
 from argus.diagnose import diagnose, NoHangError, to_json, render_json
+from argus.tracer import schema
 from argus.diagnose.slice import AutoChooser
 
 APP, DAEMON, HELPER = C.APP, C.DAEMON, C.HELPER
@@ -844,6 +845,19 @@ def test_the_primary_among_equal_depths_is_on_the_hung_waits_own_chain():
     assert primary(roots((4, 1, True), (5, 2, True), (6, 2, True))) == [6]
     assert primary(roots((4, 2, False), (5, 1, True))) == [4]     # depth first
     assert primary([]) == []
+
+
+def test_notes_name_records_lost_and_switches_unreported_apart():
+    t, info = C.client_daemon()
+    t.lost(s(1), 4, kind=schema.LOST_SWITCHES_UNREPORTED)
+    j = to_json(diagnose(t.build(trace_end=info["trace_end"]), APP))
+    assert [n for n in j["notes"] if "lost" in n] == []
+    assert [n for n in j["notes"] if "never reported" in n] == [
+        "4 context switches were never reported by the kernel (no tracepoint ran), so the records of those "
+        "stretches are missing; edges may be missing"]
+    t.lost(s(2), 6)
+    j = to_json(diagnose(t.build(trace_end=info["trace_end"]), APP))
+    assert [n for n in j["notes"] if "lost" in n] == ["6 records were lost while tracing; edges may be missing"]
 
 
 def _read_after_a_kernel_ended_wait(send=True):

@@ -226,6 +226,12 @@ def lost_records_note(lost):
     return f"{lost} records were lost while tracing; edges may be missing"
 
 
+def unreported_switches_note(n):
+    # Not a loss of the tracer: the kernel ran no tracepoint (docs/linux-tracer.md, "Lost records").
+    return (f"{n} context switches were never reported by the kernel (no tracepoint ran), so the "
+            "records of those stretches are missing; edges may be missing")
+
+
 # --- JSON ---
 def _ident(g, utid):
     pid = int(g.threads.pid[utid])

@@ -31,8 +31,9 @@ from argus.graphbuild.sysroles import SyscallRoles
 from argus.graphbuild.threads import decode_comm
 from argus.graphbuild import native_core
 
-# A LOST row is written at the drain that noticed the drop; the records it
-# counts happened since the previous drain (~100 ms apart), hence two drains.
+# A LOST row (records dropped, or switches the kernel never reported) is
+# written at the drain that noticed them; what it counts happened since the
+# previous drain (~100 ms apart), hence two drains.
 LOST_WINDOW_NS = 200_000_000
 
 
@@ -140,6 +141,7 @@ def build_graph_from_trace(trace, **kw):
     g = build_graph(trace.rows, head_gap_end=head, side=trace, **kw)
     g.stats["records_overwritten"] = int(trace.records_overwritten)
     g.stats["records_lost"] = int(trace.records_lost)
+    g.stats["switches_unreported"] = int(trace.switches_unreported)
     return g
 
 

@@ -4,6 +4,7 @@ import numpy as np
 
 from argus.tracer import schema
 from argus.graphbuild import graph as G
+from argus.graphbuild import summary
 from support.crafted import Trace, ms, nr_of
 
 
@@ -214,6 +215,28 @@ def test_lost_regions_mark_segment_gaps():
     g = t.build(trace_end=ms(1000), head_gap_end=ms(50))   # records overwritten before the first row
     assert [bool(g.seg.gap[v]) for v in g.thread_segments(u)] == [True, True, False]
     assert bool(g.seg.gap[g.thread_segments(g.utid_of_tid(20))[0]])
+
+
+def test_switches_the_kernel_never_reported_are_a_gap_but_not_lost_records():
+    t = Trace()
+    t.thread(10, 10, "app")
+    t.thread(20, 20, "waker")
+    t.run(10, 0)
+    t.run(20, 0)
+    t.block(10, ms(100), "read", "read", obj=3)
+    t.wake(20, 10, ms(350))
+    t.run(10, ms(351), ret=1)
+    t.lost(ms(500), 5, kind=schema.LOST_SWITCHES_UNREPORTED)
+    t.block(10, ms(600), "read", "read", obj=3)
+    t.wake(20, 10, ms(700))
+    t.run(10, ms(701), ret=1)
+    g = t.build(trace_end=ms(1000))
+    u = g.utid_of_tid(10)
+    assert [bool(g.seg.gap[v]) for v in g.thread_segments(u)] == [False, True, False]
+    assert (g.stats["lost_records"], g.stats["unreported_switches"], g.stats["lost_regions"]) == (0, 5, 1)
+    # `argus graph stats` names both counts
+    assert "0 lost before the buffer, 5 switches the kernel never reported (1 lost region(s))" in \
+        summary.format_summary(summary.graph_summary(g))
 
 
 def fd_info(t, tid, at, fd, kind, inode, local, peer=0):

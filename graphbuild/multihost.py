@@ -450,6 +450,7 @@ class Merged:
     created_realtime_ns: int
     records_overwritten: int = 0
     records_lost: int = 0
+    switches_unreported: int = 0
     torn_chunks: int = 0
     bad_records: int = 0
     warning: str = ""
@@ -506,6 +507,7 @@ def merge(traces, paths, ops=None):
                   created_ns=int(ref.created_ns), created_realtime_ns=int(ref.created_realtime_ns),
                   records_overwritten=sum(int(t.records_overwritten) for t in traces),
                   records_lost=sum(int(t.records_lost) for t in traces),
+                  switches_unreported=sum(int(t.switches_unreported) for t in traces),
                   torn_chunks=sum(int(t.torn_chunks) for t in traces),
                   bad_records=sum(int(t.bad_records) for t in traces),
                   warning="; ".join(t.warning for t in traces if t.warning))

@@ -83,7 +83,7 @@ def _client_server(client_wake_ctx="softirq"):
         return types.SimpleNamespace(rows=rows, nrows=len(rows), frames=np.zeros(0, np.uint64), strings=b"",
                                      first_ts=int(rows["ts_ns"][0]), last_ts=int(rows["ts_ns"][-1]),
                                      created_ns=0, created_realtime_ns=0, records_overwritten=0, records_lost=0,
-                                     torn_chunks=0, bad_records=0, warning="", hostname=host, boot_id="")
+                                     switches_unreported=0, torn_chunks=0, bad_records=0, warning="", hostname=host, boot_id="")
     ops = [op(0, ms(0.5), True, C, S, seq=1000, n=10), op(1, ms(0.6), False, S, C, seq=1000, n=10),
            op(1, ms(9.9), True, S, C, seq=5000, n=100), op(0, ms(10), False, C, S, seq=5000, n=100)]
     return [tr(a, "client-host"), tr(b, "server-host")], ops

@@ -46,7 +46,7 @@ STAT_TAIL = ("splits_blocking_wait", "splits_event_loop", "splits_peer_change", 
              "weak_program_order", "message_edges", "timer_edges", "learned_channels",
              "gap_segments", "lost_regions", "ownership_edges", "wait_sites",
              "probe_rows", "splits_callback", "enqueue_edges", "mutex_edges", "splits_input",
-             "cond_edges", "ipc_edges", "go_edges", "splits_goroutine")
+             "cond_edges", "ipc_edges", "go_edges", "splits_goroutine", "unreported_switches")
 
 
 class Stats(ctypes.Structure):

@@ -42,11 +42,13 @@ def test_core_matches_python_on_tid_reuse_fork_exit_and_lost():
     t.exit(11, ms(3))
     t.row(ms(4), 11, schema.SYSCALL_ENTER, nr=0, obj=3)     # tid 11 reused, no FORK seen
     t.lost(ms(5), 7)
+    t.lost(ms(5), 3, kind=schema.LOST_SWITCHES_UNREPORTED)
     t.block(10, ms(6), "child", "wait4", obj=0xFFFFFFFF)
     t.wake(11, 10, ms(7))
     t.run(10, ms(8))
     t.rename(10, ms(9), "renamed")
-    assert_same(t.rows(), trace_end=ms(20))
+    py, nat = assert_same(t.rows(), trace_end=ms(20))
+    assert (nat.stats["lost_records"], nat.stats["unreported_switches"], nat.stats["lost_rows"]) == (7, 3, 2)
 
 
 @pytest.mark.skipif(not os.path.exists(GOLDEN), reason="golden trace not recorded")

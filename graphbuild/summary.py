@@ -48,6 +48,7 @@ def graph_summary(g):
             "edges_added_by_flags_and_wait_heuristics": added / ne if ne else 0.0,
         },
         "lost_records": int(st.get("lost_records", 0)),
+        "unreported_switches": int(st.get("unreported_switches", 0)),
         "records_overwritten": int(st.get("records_overwritten", 0)),
         "lost_regions": int(st.get("lost_regions", 0)),
         "gap_vertices": gap,
@@ -74,8 +75,9 @@ def format_summary(s):
     lines.append("Table 2 ratios")
     lines.append(f"  vertices split by message heuristics      {t2['vertices_split_by_message_heuristics']:.4f}")
     lines.append(f"  edges added by data flags / wait heuristics {t2['edges_added_by_flags_and_wait_heuristics']:.4f}")
-    if s["lost_records"] or s["records_overwritten"] or s["gap_vertices"]:
+    if s["lost_records"] or s["unreported_switches"] or s["records_overwritten"] or s["gap_vertices"]:
         lines.append(f"note: the trace has gaps: {s['records_overwritten']:,} records overwritten, "
-                     f"{s['lost_records']:,} lost before the buffer ({s['lost_regions']} lost region(s)); "
+                     f"{s['lost_records']:,} lost before the buffer, {s['unreported_switches']:,} switches the "
+                     f"kernel never reported ({s['lost_regions']} lost region(s)); "
                      f"{s['gap_vertices']:,} vertices start or end in a gap (seg.gap)")
     return "\n".join(lines)

@@ -58,7 +58,8 @@
  *            last WAIT_SITE row: fd set hash), timeout and user stack; every
  *            blocking wait names the thread's last action since its previous
  *            wait ended (a send on an fd, or a wakeup of another thread).
- *  gaps      a LOST row at ts marks [ts - lost_window, ts] as lost; with
+ *  gaps      a LOST row at ts (records dropped, or switches the kernel never
+ *            reported: either kind) marks [ts - lost_window, ts] as lost; with
  *            overwritten records [trace_start, head_gap_end] is lost too;
  *            segments whose start or end falls in a lost region get gap = 1.
  *
@@ -286,7 +287,7 @@ int64_t own(struct argus_graph *g, uint32_t tid, uint32_t pid, int64_t ts, int s
 		/* Its own row after it blocked (rows at the switch-out's ts are
 		 * part of it): the kernel ran it and did not report the
 		 * switch-in (on some kernels no tracepoint fires while certain
-		 * tasks are current; the tracer counts those switches lost,
+		 * tasks are current; the tracer counts those switches unreported,
 		 * kext/linux/stage.bpf.h): the wait ends here, not at the next
 		 * switch-in, which may come much later. */
 		end_wait(g, u, ts);
@@ -806,8 +807,13 @@ static void on_row(struct argus_graph *g, const struct argus_row *r, uint64_t i)
 	if (r->type == ARGUS_EV_LOST) {
 		struct interval *iv;
 
+		/* Records dropped and switches the kernel never reported are both
+		 * holes (a region below); they are counted apart. */
 		g->st.lost_rows++;
-		g->st.lost_records += r->val > 0 ? (uint64_t)r->val : 0;
+		if (r->state == ARGUS_LOST_SWITCHES_UNREPORTED)
+			g->st.unreported_switches += r->val > 0 ? (uint64_t)r->val : 0;
+		else
+			g->st.lost_records += r->val > 0 ? (uint64_t)r->val : 0;
 		iv = vec_push(&g->lost);
 		if (!iv)
 			return (void)(g->oom = 1);

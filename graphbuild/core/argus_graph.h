@@ -85,6 +85,7 @@ struct argus_graph_stats {
 	uint64_t probe_rows, splits_callback, enqueue_edges, mutex_edges, splits_input;
 	uint64_t cond_edges, ipc_edges;
 	uint64_t go_edges, splits_goroutine;
+	uint64_t unreported_switches;   /* LOST rows of kind SWITCHES_UNREPORTED: not in lost_records */
 };
 
 struct argus_graph_counts {

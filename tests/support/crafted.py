@@ -222,8 +222,8 @@ class Trace:
         self._strings += raw + b"\0"
         return self.row(at, pid, schema.PROC_NS, obj=cgroup_id, obj2=netns, peer_tid=at_off, peer_pid=len(raw))
 
-    def lost(self, at, count):
-        return self.row(at, 0, schema.LOST, val=count)
+    def lost(self, at, count, kind=schema.LOST_DROPPED):
+        return self.row(at, 0, schema.LOST, val=count, state=kind)
 
     # --- output ---
     def rows(self, until=None):

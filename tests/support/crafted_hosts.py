@@ -22,8 +22,8 @@ def _trace(t, host):
     rows = t.rows()
     return types.SimpleNamespace(rows=rows, nrows=len(rows), frames=np.zeros(0, np.uint64), strings=b"",
                                  first_ts=int(rows["ts_ns"][0]), last_ts=int(rows["ts_ns"][-1]), created_ns=0,
-                                 created_realtime_ns=0, records_overwritten=0, records_lost=0, torn_chunks=0,
-                                 bad_records=0, warning="", hostname=host, boot_id="")
+                                 created_realtime_ns=0, records_overwritten=0, records_lost=0, switches_unreported=0,
+                                 torn_chunks=0, bad_records=0, warning="", hostname=host, boot_id="")
 
 
 def two_hosts(with_server=True):

@@ -136,7 +136,8 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
     P_src, P_dst, P_ts, P_row = [], [], [], []
     F = {k: [] for k in ("row", "utid", "pid", "seg", "ts", "addr", "value", "write")}
     futex_use = {}
-    stats = {"ignored_wakeups": 0, "lost_records": 0, "lost_rows": 0, "tid_reuse": 0, "go_edges": 0}
+    stats = {"ignored_wakeups": 0, "lost_records": 0, "lost_rows": 0, "tid_reuse": 0, "go_edges": 0,
+             "unreported_switches": 0}
 
     threads = []  # utid -> _Thread
     by_tid = {}   # tid -> _Thread of its current utid (fast path)
@@ -549,7 +550,9 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
                                         "used": False}
         elif typ == schema.LOST:
             stats["lost_rows"] += 1
-            stats["lost_records"] += max(c_val[i], 0)
+            # switches the kernel never reported: a hole, but not a drop
+            kind = "unreported_switches" if c_state[i] == schema.LOST_SWITCHES_UNREPORTED else "lost_records"
+            stats[kind] += max(c_val[i], 0)
 
     # Threads known only by name (snapshot / peer of a fork never scheduled, ...).
     for utid in range(len(tracker)):
