@@ -25,7 +25,7 @@ import time
 
 import pytest
 
-from conftest import ArgusRunner, require_tracing
+from conftest import require_tracing
 from argus.tracer import reader
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -124,10 +124,10 @@ def fleet():
         f.close()
 
 
-def test_one_hang_across_three_hosts(fleet, tmp_path):
+def test_one_hang_across_three_hosts(fleet, tmp_path, argus_daemons):
     runners = {}
     for i in (1, 2, 3, 0):
-        r = ArgusRunner(tmp_path / f"argus{i}")
+        r = argus_daemons(tmp_path / f"argus{i}")      # each stopped (killed if need be) at teardown
         r.buffer = str(tmp_path / f"host{i}.argus")
         runners[i] = r
     redis = fleet.spawn(3, shutil.which("redis-server"), "--port", "6379", "--bind", f"{NET23}.3",
@@ -139,20 +139,18 @@ def test_one_hang_across_three_hosts(fleet, tmp_path):
     flag = str(tmp_path / "client")
     client = fleet.spawn(1, sys.executable, CLIENT, f"{NET12}.2", "8080", str(HANG_S), flag)
     client_pid = first_json(client)["pid"]
-    try:
-        for i in (1, 2, 3):
-            r = runners[i]
-            proc = sh(*fleet.cmd(i, sys.executable, "-m", "argus.cli", "start", "--buffer", r.buffer, "--size", "128M",
-                                 "--netns", f"/var/run/netns/{fleet.ns[i]}"), env=r.env, check=False, timeout=120)
-            assert proc.returncode == 0, proc.stderr
-        runners[0].run("start", "--buffer", runners[0].buffer, "--size", "512M")      # the one unlimited daemon
-        open(flag + ".go", "w").close()
-        assert '"done"' in client.stdout.readline(), client.stderr.read()
-        assert redis.poll() is None and web.poll() is None
-        time.sleep(1.5)                             # the daemons drain the last records
-    finally:
-        for r in runners.values():
-            r.stop()
+    for i in (1, 2, 3):
+        r = runners[i]
+        proc = sh(*fleet.cmd(i, sys.executable, "-m", "argus.cli", "start", "--buffer", r.buffer, "--size", "128M",
+                             "--netns", f"/var/run/netns/{fleet.ns[i]}"), env=r.env, check=False, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+    runners[0].run("start", "--buffer", runners[0].buffer, "--size", "512M")      # the one unlimited daemon
+    open(flag + ".go", "w").close()
+    assert '"done"' in client.stdout.readline(), client.stderr.read()
+    assert redis.poll() is None and web.poll() is None
+    time.sleep(1.5)                                 # the daemons drain the last records
+    for r in runners.values():
+        r.ensure_stopped()                          # the buffers are read below
     open(flag + ".end", "w").close()
     out, err = client.communicate(timeout=30)
     assert client.returncode == 0, err
