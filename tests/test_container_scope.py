@@ -113,6 +113,26 @@ def v2_cgroup(pid):
         return next((ln[3:].strip() for ln in f if ln.startswith("0::")), "")
 
 
+def v1_cgroup_dir(pid):
+    """The directory of pid's cgroup in a mounted v1 hierarchy, "" on a host
+    without one."""
+    mounts = {}
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            fstype, _, opts = right.split()[:3]
+            if fstype == "cgroup":
+                for opt in opts.split(","):
+                    mounts[opt] = left.split()[4]
+    with open(f"/proc/{pid}/cgroup") as f:
+        for line in f:
+            _, names, path = line.rstrip("\n").split(":", 2)
+            for name in names.split(","):
+                if name in mounts and path != "/":
+                    return os.path.join(mounts[name], path.lstrip("/"))
+    return ""
+
+
 def cgroup_pids(path, root):
     with open(os.path.join(root, path.lstrip("/"), "cgroup.procs")) as f:
         return {int(x) for x in f.read().split()}
@@ -167,6 +187,11 @@ def test_cgroup_scope_records_one_podman_container(tmp_path, podman, argus_daemo
         f"hierarchy?): {open(f'/proc/{sh_pid}/cgroup').read()}"
 
     runner = argus_daemons(tmp_path / "argus")
+    v1 = v1_cgroup_dir(sh_pid)
+    if v1:      # a hybrid host: the container's v1 directory is refused in one line, naming the v2 path
+        proc = runner.run("start", "--buffer", runner.buffer, "--size", "128M", "--cgroup", v1, check=False)
+        assert proc.returncode != 0 and "a cgroup v1 directory; give the cgroup v2 path" in proc.stderr \
+            and "Traceback" not in proc.stderr, proc.stderr
     runner.run("start", "--buffer", runner.buffer, "--size", "128M", "--no-hang-detector", "--cgroup", cgroup)
     noise = subprocess.Popen([sys.executable, "-c", NOISE])
     writer = os.open(x / "in", os.O_RDWR)      # a writer already: cat's open does not wait, its read does
@@ -191,7 +216,7 @@ def test_cgroup_scope_records_one_podman_container(tmp_path, podman, argus_daemo
     inside = {p for p in own if scopes.get(p, {}).get("cgroup", "").startswith(cgroup)}
     me = os.getpid()
     print(f"container {cid[:12]} in {cgroup}: {len(own)} processes recorded, {len(inside)} in its cgroup "
-          f"({sorted(inside)}), {len(own - inside)} outside ({sorted(own - inside)})")
+          f"({sorted(inside)}), {len(own - inside)} outside ({sorted(own - inside)}); v1 directory refused: {v1 or '-'}")
     assert {sh_pid, cat_pid} <= own, f"the container's sh {sh_pid} and cat {cat_pid} missing from {sorted(own)}"
     assert noise.pid not in own and me not in own, f"host processes recorded: {sorted(own & {noise.pid, me})}"
     assert own == inside, f"processes outside the container's cgroup recorded: {sorted(own - inside)}"

@@ -30,6 +30,7 @@
 #endif
 
 #define CGROUP2_SUPER_MAGIC 0x63677270
+#define CGROUP_SUPER_MAGIC 0x27e0eb      /* a cgroup v1 hierarchy */
 #define CACHE_SLOTS 256
 
 static struct {
@@ -225,6 +226,18 @@ int argus_scope_init(struct argus_scope *s, const char *cgroup, const char *netn
 	if (argus_cgroup2_root(root, sizeof(root))) {
 		snprintf(err, errlen, "bad --cgroup '%s': no cgroup v2 file system is mounted", cgroup);
 		return -ENOENT;
+	}
+	/* Only the v2 tree: a v1 cgroup's id means something within its own
+	 * hierarchy only, and a named one (name=systemd) is reached only through
+	 * the task's css_set links (the bpf_task_get_cgroup1 kfunc, a reference
+	 * taken and dropped per call), a cost on every switch and syscall
+	 * record; the runtimes mirror a container into v2 wherever it is
+	 * mounted (runc on hybrid hosts, systemd), and --netns is the other
+	 * handle on a container where they do not (docs/multi-host.md). */
+	if (statfs(cgroup, &sf) == 0 && sf.f_type == CGROUP_SUPER_MAGIC) {
+		snprintf(err, errlen, "bad --cgroup '%s': a cgroup v1 directory; give the cgroup v2 path (the 0:: line "
+			 "of /proc/PID/cgroup), or --netns /proc/PID/ns/net when that line is /", cgroup);
+		return -EINVAL;
 	}
 	/* A directory of the v2 tree as it is, else a path below its root. */
 	if (statfs(cgroup, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC && stat(cgroup, &st) == 0 &&

@@ -6,7 +6,8 @@
  *   netns     an inode number is taken as it is; a path is stat'ed (its
  *             inode: /proc/self/ns/net); 0 or a missing path is one line
  *   cgroup    a directory of the v2 tree or a path below its root name the
- *             same cgroup (its inode is the id); a missing one is one line
+ *             same cgroup (its inode is the id); a missing one is one line;
+ *             a v1 hierarchy's directory is refused, naming the v2 path
  *   path      this process's cgroup path, read from /proc and checked
  *             against its id; a wrong id that names another cgroup (the
  *             root, inode 1) is found by walking the tree
@@ -69,6 +70,36 @@ static void test_cgroup(void **state)
 	assert_non_null(strstr(err, "bad --cgroup '/no-such-cgroup-here': not a cgroup"));
 }
 
+/* A cgroup v1 hierarchy's mount point (hybrid and v1 hosts), "" when none. */
+static void cgroup1_mount(char *out, size_t len)
+{
+	char line[4096], where[4096], fstype[64];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+
+	out[0] = 0;
+	while (f && !out[0] && fgets(line, sizeof(line), f)) {
+		char *dash = strstr(line, " - ");
+
+		if (dash && sscanf(line, "%*s %*s %*s %*s %4095s", where) == 1 &&
+		    sscanf(dash, " - %63s", fstype) == 1 && !strcmp(fstype, "cgroup"))
+			snprintf(out, len, "%s", where);
+	}
+	if (f)
+		fclose(f);
+}
+
+static void test_cgroup_v1(void **state)
+{
+	char root[4096], v1[4096];
+
+	(void)state;
+	cgroup1_mount(v1, sizeof(v1));
+	if (argus_cgroup2_root(root, sizeof(root)) || !v1[0])
+		skip();
+	assert_true(argus_scope_init(&s, v1, NULL, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "a cgroup v1 directory; give the cgroup v2 path"));
+}
+
 static void test_path(void **state)
 {
 	char root[4096], line[4096] = "", path[256], full[8192];
@@ -112,6 +143,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_netns),
 		cmocka_unit_test(test_cgroup),
+		cmocka_unit_test(test_cgroup_v1),
 		cmocka_unit_test(test_path),
 		cmocka_unit_test(test_has_pid),
 	};
