@@ -113,7 +113,7 @@ class ArgusRunner:
 def argus_cli(tmp_path):
     runner = ArgusRunner(tmp_path)
     yield runner
-    runner.stop()
+    runner.ensure_stopped()     # a daemon that ignores `argus stop` is killed, never left behind
 
 
 @pytest.fixture
