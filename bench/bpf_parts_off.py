@@ -26,6 +26,9 @@ Variants (name: what is skipped):
     empty-hot      sys_enter, sys_exit, sched_switch and sched_waking return at
                    once: the floor of any tracer on these four hooks, for
                    bench/overhead.py (`--argus-base <its venv>/bin/argus`)
+    no-net-io      no connection identity: sys_enter notes no socket family, so
+                   no NET_IO or NET_IO_SHORT is written and no fd pays the
+                   socket check (the "before" of issue 27's records)
     empty-lean     as empty-hot, and the lean tier's own sched_switch_lean and
                    sched_waking_lean return at once too: the floor of the lean
                    tier (`--argus-base <its venv>/bin/argus --base-detail lean`)
@@ -50,6 +53,7 @@ EDITS = {
                               "\tif (!sc || !sc->active)\n\t\treturn 0;\n\tenter_nr = sc->nr;\n\tsc->active = 0;",
          "\tenter_nr = nr;"),
     ],
+    "no-net-io": [("channel.bpf.h", "\t\tsc->net_family = inet_family_of(f);", "\t\tsc->net_family = 0;")],
     "empty-sys": [
         ("argus_trace.bpf.c", "int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)\n{\n",
          "int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)\n{\n\treturn 0;\n"),
