@@ -85,6 +85,21 @@ def run(cmd, **kw):
     subprocess.run(cmd, check=True, **kw)
 
 
+def make_venv(venv):
+    """A venv that sees this interpreter's packages (networkx, the build
+    backend, ...) but not its .pth hooks.  --system-site-packages would run
+    them, and an editable install of argus there (a meta-path finder) would
+    then win over the variant's own copy: every variant would run the
+    checkout's code and argusd.  A plain directory line in a .pth adds the
+    path without processing the .pth files inside it."""
+    run([sys.executable, "-m", "venv", venv])
+    site = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+                           "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    with open(os.path.join(site, "_parent_site.pth"), "w") as f:
+        f.write("\n".join(p for p in sys.path if p.endswith("site-packages")) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="directory for the variant trees and venvs")
@@ -110,7 +125,7 @@ def main():
                              "(the source moved; update EDITS)")
                 open(path, "w").write(text.replace(old, new))
             if not os.path.exists(os.path.join(venv, "bin", "python")):
-                run([sys.executable, "-m", "venv", "--system-site-packages", venv])
+                make_venv(venv)
             run([os.path.join(venv, "bin", "pip"), "install", "-q", "--no-deps", "--no-build-isolation", src])
             flags.append(f"--build {name}={os.path.join(venv, 'bin', 'argus')}")
             print(f"built {name}", file=sys.stderr)
