@@ -30,6 +30,8 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from conftest import require_tracing
+from support.cgroups import cgroup2_root
+from support.polling import wait_until
 
 IMAGE = "localhost/argus-busybox:test"
 APPLETS = ("sh", "cat", "echo")
@@ -138,15 +140,6 @@ def cgroup_pids(path, root):
         return {int(x) for x in f.read().split()}
 
 
-def cgroup2_root():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            left, _, right = line.partition(" - ")
-            if right.split()[0] == "cgroup2":
-                return left.split()[4]
-    pytest.fail("no cgroup v2 file system mounted: --cgroup needs one")
-
-
 def comm(pid):
     try:
         with open(f"/proc/{pid}/comm") as f:
@@ -163,16 +156,6 @@ def state(pid):
         return ""
 
 
-def wait_for(what, pred, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = pred()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_cgroup_scope_records_one_podman_container(tmp_path, podman, argus_daemons):
     x = tmp_path / "x"
     x.mkdir()
@@ -182,6 +165,7 @@ def test_cgroup_scope_records_one_podman_container(tmp_path, podman, argus_daemo
     sh_pid = int(podman("inspect", "--format", "{{.State.Pid}}", cid))
     cgroup = v2_cgroup(sh_pid)
     root = cgroup2_root()
+    assert root, "no cgroup v2 file system mounted: --cgroup needs one"
     assert cgroup not in ("", "/"), \
         f"the runtime left the container in the cgroup v2 root (hybrid host, runtime not joining the unified " \
         f"hierarchy?): {open(f'/proc/{sh_pid}/cgroup').read()}"
@@ -198,8 +182,9 @@ def test_cgroup_scope_records_one_podman_container(tmp_path, podman, argus_daemo
     try:
         with open(x / "go", "w") as f:
             f.write("go\n")
-        cat_pid = wait_for("cat in the container", lambda: next(
-            (p for p in cgroup_pids(cgroup, root) if comm(p) == "cat" and state(p) == "S"), None))
+        cat_pid = wait_until(lambda: next(
+            (p for p in cgroup_pids(cgroup, root) if comm(p) == "cat" and state(p) == "S"), None), 30)
+        assert cat_pid, "timed out waiting for cat in the container"
         time.sleep(1.0)                        # cat is blocked in read: the host writes late
         os.write(writer, b"x")
     finally:

@@ -24,6 +24,7 @@ import pytest
 from argus.graphbuild.builder import build_graph_from_trace
 from argus.tracer import reader, schema
 from conftest import ArgusRunner, require_tracing
+from support.cgroups import cgroup2_root
 
 WORKLOAD = textwrap.dedent(r"""
     import json, os, sys, time
@@ -143,15 +144,6 @@ def test_two_daemons_each_record_only_their_network_namespace(tmp_path, netns_pa
         assert {int(x) for x in ns["obj2"][np.isin(ns["pid"], list(mine))]} == {inode}
 
 
-def cgroup2_root():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            left, _, right = line.partition(" - ")
-            if right.split()[0] == "cgroup2":
-                return left.split()[4]
-    pytest.skip("no cgroup v2 file system mounted")
-
-
 # the workload, once the test moved it into the cgroup
 MOVED = "import sys\nsys.stdin.readline()\n" + WORKLOAD
 
@@ -159,7 +151,10 @@ MOVED = "import sys\nsys.stdin.readline()\n" + WORKLOAD
 def test_cgroup_scope_records_a_process_moved_into_it(tmp_path):
     require_tracing()
     name = f"argus-t{os.getpid()}"
-    cg = os.path.join(cgroup2_root(), name)
+    root = cgroup2_root()
+    if root is None:
+        pytest.skip("no cgroup v2 file system mounted")
+    cg = os.path.join(root, name)
     os.mkdir(cg)
     runner = ArgusRunner(tmp_path)
     proc = bystander = None

@@ -26,6 +26,7 @@ import pytest
 
 from attacker import as_attacker, attacker_ids, fingerprint, require_root, shared_dir, victim  # noqa: F401
 from conftest import no_traceback
+from support.polling import wait_until
 from support.programs import program
 from test_instrument import built  # noqa: F401  (a small ELF library built here)
 
@@ -394,17 +395,6 @@ def _ring_log_lines(argus_cli, name):
         return [line for line in f if name in line]
 
 
-def _wait_for(cond, seconds=10.0):
-    import time
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = cond()
-        if found:
-            return found
-        time.sleep(0.05)
-    return None
-
-
 def test_truncated_ring_is_dropped_and_argusd_goes_on(argus_cli):
     """The ring directory is argusd's (0700), so its files are written by the
     traced programs themselves: one that truncates its ring (a bug, or a
@@ -421,11 +411,11 @@ def test_truncated_ring_is_dropped_and_argusd_goes_on(argus_cli):
     try:
         ids = json.loads(prog.stdout.readline())
         name = f"{ids['pid']}-{ids['tid']}.ring"      # the main thread locks every 20 ms
-        assert _wait_for(lambda: os.path.exists(os.path.join(rings, name))), os.listdir(rings)
+        assert wait_until(lambda: os.path.exists(os.path.join(rings, name))), os.listdir(rings)
         import time
         time.sleep(0.5)                               # argusd has mapped it and drains it
         os.truncate(os.path.join(rings, name), 4096)
-        assert _wait_for(lambda: _ring_log_lines(argus_cli, name)), "no log line about the ring"
+        assert wait_until(lambda: _ring_log_lines(argus_cli, name)), "no log line about the ring"
         time.sleep(0.5)
         os.kill(daemon, 0)                            # still alive
         status = argus_cli.status()
@@ -455,7 +445,7 @@ def test_ring_claiming_another_process_is_refused(argus_cli):
     daemon = argus_cli.status()["pid"]
     path = os.path.join(argus_cli.env["ARGUS_RUN_DIR"], "urings", "1-1.ring")
     _ring_file(path, 1, 1)
-    assert _wait_for(lambda: _ring_log_lines(argus_cli, "1-1.ring")), "no log line about 1-1.ring"
+    assert wait_until(lambda: _ring_log_lines(argus_cli, "1-1.ring")), "no log line about 1-1.ring"
     lines = _ring_log_lines(argus_cli, "1-1.ring")
     assert len(lines) == 1 and "refused tracepoint ring 1-1.ring" in lines[0], lines
     assert not os.path.exists(path)
