@@ -302,13 +302,39 @@ class Tracer:
                         "value": value if err.Success() else None})
         return out
 
+    def settled_thread(self):
+        """self.thread with a readable frame 0.  Under the lldb binary its
+        driver takes the events of an asynchronous step-out or continue, and
+        the SBThread held from before can come back stale (no frames, pc
+        all ones) although the process has stopped: fetch it again by its
+        id while the stop settles, for at most a second.  False when it never
+        comes back (the thread or process is gone)."""
+        tid = self.thread.GetThreadID()
+        for _ in range(100):
+            pc = self.thread.GetFrameAtIndex(0).GetPC()
+            if pc != lldb.LLDB_INVALID_ADDRESS:
+                return True
+            if self.process.GetState() != lldb.eStateStopped:
+                return False
+            thread = self.process.GetThreadByID(tid)
+            if thread.IsValid():
+                self.thread = thread
+            time.sleep(0.01)
+        return False
+
     def step(self):
         res = self.result
+        if not self.settled_thread():
+            res["stop_reason"] = "exited"
+            return
         start_depth = self.thread.GetNumFrames()
         res["stacks"].append({"i": 0, "function": _function_name(self.thread.GetFrameAtIndex(0).GetPCAddress()),
                               "frames": _stack(self.thread, self.target)})
         for i in range(self.p.get("max_steps", 2000)):
             self.remaining()
+            if not self.settled_thread():
+                res["stop_reason"] = "exited"
+                return
             frame = self.thread.GetFrameAtIndex(0)
             rec, insn = self.insn_record(i, frame)
             res["instructions"].append(rec)
