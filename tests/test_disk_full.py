@@ -24,6 +24,7 @@ import time
 import pytest
 
 from conftest import require_tracing, run_demo
+from support.polling import wait_until
 
 
 @pytest.fixture
@@ -81,9 +82,10 @@ def test_full_disk_keeps_the_ring_and_says_so(argus_cli, small_fs):
     m = re.search(r"disk full:\s+since (\S+ \S+) \(ENOSPC\).* ([\d.,]+) s of history", text)
     assert m, text
     assert float(m.group(2).replace(",", "")) > 0
-    log = _log(argus_cli)
-    full = [l for l in log.splitlines() if "disk full (ENOSPC)" in l]
-    assert len(full) == 1, log[-3000:]
+    # status reads the ring's state at once; argusd logs the change from its
+    # main loop, a moment later
+    full = wait_until(lambda: [l for l in _log(argus_cli).splitlines() if "disk full (ENOSPC)" in l], 10)
+    assert full and len(full) == 1, _log(argus_cli)[-3000:]
 
     # a snapshot writer meets the full disk: one log line, no temporary file
     info, rc = run_demo("--requests", "20", "--hang-at", "10", "--hang-ms", "2500", "--interval-ms", "20",
