@@ -63,7 +63,7 @@ def _graph(argus_cli):
 
 def test_mutex_unlock_to_the_waiting_lock_is_an_ownership_edge(argus_cli):
     require_tracing()
-    argus_cli.start(size="64M")
+    argus_cli.start(size="256M")   # a busy machine wraps a small trace file in seconds
     out = _run(argus_cli, program("argus-mutex-holder"), "sleep", "0.3", "0.3")
     ids = json.loads(out.splitlines()[0])
     g = _graph(argus_cli)
@@ -86,7 +86,7 @@ def test_mutex_unlock_to_the_waiting_lock_is_an_ownership_edge(argus_cli):
 
 def test_glib_enqueue_to_dispatch_edge_and_callback_segments(argus_cli):
     require_tracing()
-    argus_cli.start(size="64M")
+    argus_cli.start(size="256M")   # a busy machine wraps a small trace file in seconds
     out = _run(argus_cli, "/usr/bin/python3", "-c", GLIB_LOOP).split()
     worker_tid, pid, ctx = int(out[0]), int(out[1]), int(out[2], 16)
     g = _graph(argus_cli)
@@ -140,7 +140,7 @@ print(os.getpid(), hex(ctx), flush=True)
 
 def test_debug_names_the_dispatch_a_glib_hang_sits_in(argus_cli):
     require_tracing()
-    argus_cli.start(size="64M")
+    argus_cli.start(size="256M")   # a busy machine wraps a small trace file in seconds
     out = _run(argus_cli, "/usr/bin/python3", "-c", GLIB_HANG).split()
     pid, ctx = int(out[0]), int(out[1], 16)
     argus_cli.wait_drained()
@@ -187,7 +187,7 @@ def test_glib_idle_added_from_a_worker_is_a_message_edge_to_its_dispatch(argus_c
     default context (obj_arg 1, null_obj), the dispatch records it too: the
     two pair into a message edge from the worker to the main thread."""
     require_tracing()
-    argus_cli.start(size="64M")
+    argus_cli.start(size="256M")   # a busy machine wraps a small trace file in seconds
     out = _run(argus_cli, "/usr/bin/python3", "-c", GLIB_IDLE_FROM_WORKER).split()
     worker_tid, pid, ctx = int(out[0]), int(out[1]), int(out[2], 16)
     g = _graph(argus_cli)
