@@ -14,6 +14,7 @@ the trace built into the event graph.
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -386,7 +387,11 @@ def test_gdbus_call_serial_pairs_with_its_reply(argus_cli, tmp_path):
         driver = os.path.join(os.path.dirname(__file__), "scenarios", "drivers", "dbus_service.py")
         hooks = [a for n in ("gdbus.json", "glib.json") for a in ("--hooks", os.path.join(hookspec.default_spec_dir(), n))]
         run = [sys.executable, "-m", "argus.cli", "run", *hooks, "--", "/usr/bin/python3"]
-        svc = subprocess.Popen(run + [driver, address], env=argus_cli.env, stdout=subprocess.PIPE, text=True)
+        # a session of its own: `argus run` starts the service as its child,
+        # and the whole group is ended below (a terminate of argus run alone
+        # left the service running after the test)
+        svc = subprocess.Popen(run + [driver, address], env=argus_cli.env, stdout=subprocess.PIPE, text=True,
+                               start_new_session=True)
         service = json.loads(svc.stdout.readline())
         proc = subprocess.run(run + ["-c", DBUS_CLIENT, address, "4"], env=argus_cli.env, capture_output=True,
                               text=True, timeout=120)
@@ -395,7 +400,10 @@ def test_gdbus_call_serial_pairs_with_its_reply(argus_cli, tmp_path):
         argus_cli.wait_drained()
     finally:
         if svc is not None:
-            svc.terminate()
+            try:
+                os.killpg(svc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
             svc.wait(timeout=30)
         bus.terminate()
         bus.wait(timeout=30)
