@@ -31,6 +31,27 @@ full records (the tuple is the same before and after).  A short row with no
 full row of its socket in the decode keeps zero ports, addresses
 frames[index] = zeros and pad = NET_TUPLE_UNKNOWN: shown with an unknown
 tuple (NetIo.local / remote None), matched to nothing, never dropped.
+
+Implied rows (schema v6): a call whose bytes continue its thread's chain on
+its socket (same thread, same direction, its seq the previous call's seq
+plus bytes) gets no record at all; the tracer sets its exit record's
+header.flags to the direction instead (kext/linux/net_io.bpf.h), and the
+decoder puts that in the SYSCALL_EXIT row's pad.  rebuild_implied
+(reader.decode_file runs it before resolve_tuples) makes each such exit the
+NET_IO row its NET_IO_SHORT would have been, right after the exit: fd and
+inode from the call's SYSCALL_ENTER (obj, obj2: the thread's previous
+syscall row, with the same nr, pid and cpu), bytes from the exit's ret,
+proto from the chain, seq = the previous row of the same (pid, tid, inode,
+dir) + its bytes, i.e. the chain's last recorded row (its anchor) + the
+bytes of the implied calls since.  The tracer flags a call only when all of
+that is certainly in the trace (the enter and exit staged on the CPU of the
+thread's lineage, no record lost on it since the anchor, the anchor less
+than REFRESH_NS old); the reader still drops, never guesses, a row whose
+anchor is missing, REFRESH_NS or more before it, or on the other side of
+the decode's torn chunks, and one whose enter is not its thread's previous
+syscall row.  Then it clears every exit row's pad: the rows are the ones
+the v5 records gave.  A window decode (since_ns) looks REFRESH_NS back for
+anchors (a second decode of NET_IO and syscall rows only).
 """
 import functools
 import ipaddress
@@ -39,6 +60,11 @@ from typing import NamedTuple
 import numpy as np
 
 from . import schema
+
+# ARGUS_REFRESH_NS (kext/linux/argus_trace.h): a chain of calls on a socket
+# (one thread, one direction) gets a record at least this often, so the
+# anchor of every implied call is less than this before it.
+REFRESH_NS = 1_000_000_000
 
 
 class NetIo(NamedTuple):
@@ -191,3 +217,117 @@ def net_io_rows(trace):
             seq=int(r[col("seq")]) if proto == "tcp" else None,
             bytes=int(r[col("bytes")])))
     return out
+
+
+def _implied_calls(rows, lo=0, hi=(1 << 64) - 1):
+    """The flagged SYSCALL_EXIT rows of rows (ts in [lo, hi]) whose enter is
+    the thread's previous syscall row (same pid, nr and cpu): (exit row
+    indexes, enter row indexes)."""
+    typ = rows["type"]
+    ex = np.flatnonzero((typ == schema.SYSCALL_EXIT) & (rows["pad"] != 0))
+    if len(ex) and (lo > 0 or hi < (1 << 64) - 1):
+        ts = rows["ts_ns"][ex]
+        ex = ex[(ts >= np.uint64(lo)) & (ts <= np.uint64(hi))]
+    if not len(ex):
+        return ex, ex
+    sysr = np.flatnonzero((typ == schema.SYSCALL_ENTER) | (typ == schema.SYSCALL_EXIT))
+    keys = np.sort(rows["tid"][sysr].astype(np.uint64) << np.uint64(32) | sysr.astype(np.uint64))
+    at = np.searchsorted(keys, rows["tid"][ex].astype(np.uint64) << np.uint64(32) | ex.astype(np.uint64))
+    prev = keys[np.maximum(at - 1, 0)]
+    en = (prev & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    ok = ((at > 0) & (prev >> np.uint64(32) == rows["tid"][ex]) & (typ[en] == schema.SYSCALL_ENTER)
+          & (rows["pid"][en] == rows["pid"][ex]) & (rows["nr"][en] == rows["nr"][ex])
+          & (rows["cpu"][en] == rows["cpu"][ex]))
+    return ex[ok], en[ok]
+
+
+def _solve(rows, ex, en, torn=(0, 0)):
+    """seq, proto and validity of the implied calls (ex, en: _implied_calls)
+    from the NET_IO rows of rows and each other (module doc)."""
+    net = np.flatnonzero(rows["type"] == schema.NET_IO)
+    n_a = len(net)
+    col = functools.partial(schema.column, schema.NET_IO)
+    pid = np.concatenate([rows["pid"][net], rows["pid"][ex]]).astype(np.uint64)
+    tid = np.concatenate([rows["tid"][net], rows["tid"][ex]]).astype(np.uint64)
+    inode = np.concatenate([rows[col("inode")][net], rows["obj2"][en]]).astype(np.uint64)
+    dirs = np.concatenate([rows[col("dir")][net], rows["pad"][ex]]).astype(np.uint64)
+    ts = np.concatenate([rows["ts_ns"][net], rows["ts_ns"][ex]]).astype(np.uint64)
+    nbytes = np.concatenate([rows[col("bytes")][net], rows["val"][ex]]).astype(np.int64) & 0xFFFFFFFF
+    pos = np.concatenate([net, ex]).astype(np.int64)          # ties: the file's order
+    order = np.lexsort((pos, ts, dirs, inode, tid, pid))
+    pid, tid, inode, dirs, ts, nbytes = (a[order] for a in (pid, tid, inode, dirs, ts, nbytes))
+    n = len(order)
+    idx = np.arange(n)
+    anchor = order < n_a
+    new = np.ones(n, bool)
+    new[1:] = (pid[1:] != pid[:-1]) | (tid[1:] != tid[:-1]) | (inode[1:] != inode[:-1]) | (dirs[1:] != dirs[:-1])
+    start = np.maximum.accumulate(np.where(new, idx, 0))
+    a = np.maximum.accumulate(np.where(anchor, idx, -1))
+    ok = a >= start
+    a = np.maximum(a, 0)
+    ok &= ts - ts[a] < np.uint64(REFRESH_NS)
+    if torn[0] or torn[1]:
+        ok &= ~((ts >= np.uint64(torn[0])) & (ts[a] <= np.uint64(torn[1])))
+    src = net[np.minimum(order[a], max(n_a - 1, 0))] if n_a else np.zeros(n, np.int64)
+    proto = rows[col("proto")][src] if n_a else np.zeros(n, np.uint8)
+    before = np.cumsum(nbytes) - nbytes                      # bytes of the group's earlier items, + a constant
+    seq = (rows[col("seq")][src].astype(np.int64) + before - before[a]) & 0xFFFFFFFF if n_a else np.zeros(n, np.int64)
+    seq = np.where(proto == 6, seq, 0)
+    back = np.empty(n, np.int64)
+    back[order] = idx                                        # item -> sorted place
+    mine = back[n_a:]
+    return ok[mine], seq[mine], proto[mine]
+
+
+def rebuild_implied(rows, torn=(0, 0), lookback=None, window=None):
+    """rows with the NET_IO rows of their implied calls inserted (module
+    doc), and how many; every SYSCALL_EXIT row's pad cleared.  rows:
+    time-sorted (a decode's); returned as is when no exit is flagged, else
+    a new array.  torn: the decode's torn chunks' (first, last) ts, (0, 0)
+    when none.  window: (since, until) of a window decode, whose exits
+    outside it get no row; lookback: then the rows of [since - REFRESH_NS,
+    since) (syscall and NET_IO rows at least), where their anchors are."""
+    typ = rows["type"]
+    flagged = (typ == schema.SYSCALL_EXIT) & (rows["pad"] != 0)
+    if not flagged.any():
+        return rows, 0
+    src, off, since, until = rows, 0, 0, (1 << 64) - 1
+    if window is not None:
+        since, until = window
+        if lookback is not None:
+            lb = lookback[lookback["ts_ns"] < np.uint64(since)]
+            keep = np.isin(rows["type"], (schema.SYSCALL_ENTER, schema.SYSCALL_EXIT, schema.NET_IO))
+            keep &= rows["ts_ns"] >= np.uint64(since)
+            back = np.flatnonzero(keep)
+            src = np.concatenate([lb, rows[back]])
+            off = len(lb)
+    # every implied call is a link of its chain; rows only for the window's
+    ex, en = _implied_calls(src)
+    out_idx = ex
+    if len(ex):
+        ok, seq, proto = _solve(src, ex, en, torn)
+        ts = src["ts_ns"][ex]
+        ok &= (ts >= np.uint64(since)) & (ts <= np.uint64(until))
+        ex, en, seq, proto = ex[ok], en[ok], seq[ok], proto[ok]
+        out_idx = ex if src is rows else back[ex - off]
+    new = np.zeros(len(ex), schema.ROW_DTYPE)
+    if len(ex):
+        col = functools.partial(schema.column, schema.NET_IO)
+        new["ts_ns"] = src["ts_ns"][ex]
+        new["pid"] = src["pid"][ex]
+        new["tid"] = src["tid"][ex]
+        new["cpu"] = src["cpu"][ex]
+        new["type"] = schema.NET_IO
+        new["pad"] = schema.NET_TUPLE_COPIED
+        new[col("fd")] = (src["obj"][en] & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32)
+        new[col("dir")] = src["pad"][ex]
+        new[col("proto")] = proto
+        new[col("bytes")] = src["val"][ex] & 0xFFFFFFFF
+        new[col("seq")] = seq
+        new[col("inode")] = src["obj2"][en]
+        new["obj"] = np.uint64((1 << 64) - 1)             # no addresses yet: resolve_tuples
+        rows = np.insert(rows, np.asarray(out_idx, np.int64) + 1, new)
+    else:
+        rows = rows.copy() if not rows.flags.writeable else rows
+    rows["pad"][rows["type"] == schema.SYSCALL_EXIT] = 0
+    return rows, len(new)

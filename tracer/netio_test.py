@@ -115,3 +115,171 @@ def test_windows_take_the_tuple_from_an_earlier_window(tmp_path):
     part = netio.net_io_rows(grow.load(8000, 8500))
     assert {r.local for r in part} == {None}                 # alone, the window has no full record
     assert netio.net_io_rows(grow.load(None, None)) == want
+
+
+# Implied rows (schema v6): a call that continues its thread's chain on its
+# socket has no NET_IO record, only its exit record's header.flags.  Each
+# test writes the same calls twice, as the v5 tracer wrote them (a
+# NET_IO_SHORT for every call after the full record) and as the v6 tracer
+# does, and wants the same rows from both.
+
+def two_buffers(tmp_path, calls, extra_v6=(), stream_seq=None):
+    """calls: (ts, tid, dir, fd, inode, nbytes, kind), kind 'full' |
+    'short' | 'implied' | 'lost' (a call whose NET_IO is in neither buffer,
+    as when the tracer could not write its record: it breaks its chain);
+    seq is the socket's own count per direction (the kernel's accounting).
+    Returns the decodes of the v5 and the v6 buffer."""
+    from support.net_records import call, NR_READ, NR_WRITE
+    seqs = dict(stream_seq or {})
+    v5, v6 = [], []
+    for ts, tid, dir_, fd, inode, n, kind in calls:
+        nr = NR_WRITE if dir_ == SEND else NR_READ
+        seq = seqs.get((inode, dir_), 1000 * inode)
+        seqs[(inode, dir_)] = (seq + n) & 0xFFFFFFFF
+        exit_ts = ts + 50
+        v5.append(call(ts, tid, nr, fd, inode, n))
+        v6.append(call(ts, tid, nr, fd, inode, n, implied=dir_ if kind == "implied" else 0))
+        if kind == "full":
+            full = record(exit_ts, tid, dir_, TCP, A, B, seq, n, fd=fd, inode=inode)
+            v5.append(full)
+            v6.append(full)
+        elif kind in ("short", "implied"):
+            v5.append(short_record(exit_ts, tid, dir_, TCP, seq, n, fd=fd, inode=inode))
+            if kind == "short":
+                v6.append(v5[-1])
+    v6 += list(extra_v6)
+    out = []
+    for name, recs in (("v5", v5), ("v6", v6)):
+        path = str(tmp_path / f"{name}.argus")
+        write_buffer(path, recs)
+        out.append(reader.decode_file(path))
+    return out
+
+
+def assert_same_rows(old, new):
+    assert new.rows.dtype == old.rows.dtype
+    assert new.rows.tolist() == old.rows.tolist()
+    assert new.frames.tolist() == old.frames.tolist()
+    assert netio.net_io_rows(new) == netio.net_io_rows(old)
+
+
+def test_calls_that_continue_their_chain_are_rebuilt_as_their_short_records(tmp_path):
+    calls = [(1000, 7, SEND, 5, 41, 10, "full"),
+             (2000, 7, SEND, 5, 41, 20, "implied"),
+             (3000, 7, RECV, 5, 41, 7, "short"),         # a direction's first call after the full record
+             (4000, 7, SEND, 5, 41, 30, "implied"),
+             (5000, 7, RECV, 5, 41, 9, "implied"),
+             (6000, 7, SEND, 5, 41, 0xFFFFFFF, "implied"),
+             (7000, 7, SEND, 5, 41, 40, "implied")]
+    old, new = two_buffers(tmp_path, calls, stream_seq={(41, SEND): 0xFFFFFF00})    # seq wraps
+    assert_same_rows(old, new)
+    assert new.net_io_implied == 5 and old.net_io_implied == 0
+    seqs = [r.seq for r in netio.net_io_rows(new) if r.dir == "send"]
+    assert seqs == [0xFFFFFF00, 0xFFFFFF0A, 0xFFFFFF1E, (0xFFFFFF3C) & 0xFFFFFFFF, (0xFFFFFF3C + 0xFFFFFFF) & 0xFFFFFFFF]
+    # every exit row's pad is cleared, as v5's were
+    assert not new.rows["pad"][new.rows["type"] == schema.SYSCALL_EXIT].any()
+    # a type-filtered decode rebuilds them too (from syscall rows it then drops)
+    only = reader.decode_file(new.path, types=[schema.NET_IO])
+    assert set(only.rows["type"].tolist()) == {schema.NET_IO}
+    assert netio.net_io_rows(only) == netio.net_io_rows(old)
+
+
+def test_a_second_writer_breaks_the_chain_and_each_thread_has_its_own(tmp_path):
+    """Thread 8 writes on thread 7's socket: its call is a short record (the
+    tracer's chain word names another lineage), so is thread 7's next one;
+    the implied calls after each continue their own thread's rows."""
+    calls = [(1000, 7, SEND, 5, 41, 10, "full"),
+             (2000, 8, SEND, 5, 41, 5, "short"),
+             (2500, 8, SEND, 5, 41, 6, "implied"),
+             (3000, 7, SEND, 5, 41, 5, "short"),
+             (4000, 7, SEND, 5, 41, 3, "implied"),
+             (4500, 8, SEND, 5, 41, 2, "short"),
+             (5000, 8, SEND, 5, 41, 4, "implied")]
+    old, new = two_buffers(tmp_path, calls)
+    assert_same_rows(old, new)
+    assert new.net_io_implied == 3
+
+
+def test_an_implied_call_never_takes_another_threads_chain(tmp_path):
+    """A flagged exit whose thread has no row of the socket before it: no
+    row (the tracer never flags one; a reader that guessed would take thread
+    7's seq)."""
+    from support.net_records import call, NR_WRITE
+    path = str(tmp_path / "t.argus")
+    write_buffer(path, [call(1000, 7, NR_WRITE, 5, 41, 10), record(1050, 7, SEND, TCP, A, B, 0, 10, inode=41),
+                        call(2000, 8, NR_WRITE, 5, 41, 10, implied=SEND)])
+    trace = reader.decode_file(path)
+    assert [r.tid for r in netio.net_io_rows(trace)] == [7] and trace.net_io_implied == 0
+    assert not trace.rows["pad"][trace.rows["type"] == schema.SYSCALL_EXIT].any()
+
+
+def test_an_fd_closed_and_reused_by_another_socket(tmp_path):
+    """fd 5 is socket 41, then (close, socket) socket 42: the enter's inode
+    names the chain, so the calls on the new socket continue its own full
+    record, and one flagged before any record of 42 gets no row."""
+    calls = [(1000, 7, SEND, 5, 41, 10, "full"),
+             (2000, 7, SEND, 5, 41, 20, "implied"),
+             (3000, 7, SEND, 5, 42, 7, "full"),
+             (4000, 7, SEND, 5, 42, 8, "implied"),
+             (5000, 7, SEND, 6, 41, 9, "implied")]          # socket 41 again, through a dup'd fd
+    old, new = two_buffers(tmp_path, calls)
+    assert_same_rows(old, new)
+    rows = netio.net_io_rows(new)
+    assert [(r.fd, r.seq) for r in rows] == [(5, 41000), (5, 41010), (5, 42000), (5, 42007), (6, 41030)]
+    # the new socket's implied call with its full record lost: no row
+    from support.net_records import call, NR_WRITE
+    path = str(tmp_path / "reuse.argus")
+    write_buffer(path, [call(1000, 7, NR_WRITE, 5, 41, 10), record(1050, 7, SEND, TCP, A, B, 0, 10, inode=41),
+                        call(2000, 7, NR_WRITE, 5, 42, 10, implied=SEND)])
+    assert [r.seq for r in netio.net_io_rows(reader.decode_file(path))] == [0]
+
+
+def test_records_lost_in_between_stop_the_rebuild(tmp_path):
+    """Rows are rebuilt only when their chain is certainly whole; else the
+    rows stop, none is guessed:
+      - the chain's last record more than REFRESH_NS before (the tracer
+        writes one at least that often: one this old was lost);
+      - an exit whose enter is not its thread's previous syscall row (an
+        enter lost), or was on another CPU."""
+    from support.net_records import call, enter, exit_, NR_WRITE
+    path = str(tmp_path / "t.argus")
+    second = netio.REFRESH_NS
+    write_buffer(path, [
+        call(1000, 7, NR_WRITE, 5, 41, 10), record(1050, 7, SEND, TCP, A, B, 0, 10, inode=41),
+        call(2000, 7, NR_WRITE, 5, 41, 10, implied=SEND),                    # seq 10
+        call(1000 + second, 7, NR_WRITE, 5, 41, 10, implied=SEND),           # the anchor is 1 s old
+        call(2000 + second, 7, NR_WRITE, 5, 41, 10, implied=SEND),           # and so on to the next record
+        call(3000 + second, 7, NR_WRITE, 5, 41, 10), short_record(3050 + second, 7, SEND, TCP, 40, 10, inode=41),
+        call(4000 + second, 7, NR_WRITE, 5, 41, 10, implied=SEND),           # seq 50
+        exit_(5000 + second, 7, NR_WRITE, 10, implied=SEND),                 # its enter lost
+        enter(6000 + second, 7, NR_WRITE, 5, 41, cpu=1), exit_(6050 + second, 7, NR_WRITE, 10, implied=SEND),
+    ])
+    trace = reader.decode_file(path)
+    assert [(r.ts_ns, r.seq) for r in netio.net_io_rows(trace)] == [
+        (1050, 0), (2050, 10), (3050 + second, 40), (4050 + second, 50)]
+    assert trace.net_io_implied == 2
+
+
+def test_windows_rebuild_the_rows_whose_anchor_is_before_them(tmp_path):
+    """A window decode (since_ns) looks REFRESH_NS back for the anchors:
+    stream.iter_windows and a GrowingWindow give the rows of one decode."""
+    calls = [(1000, 7, SEND, 5, 3, 10, "full")]
+    calls += [(2000 + 100 * i, 7, SEND if i % 3 else RECV, 5, 3, 1 + i % 7,
+               "short" if i % 500 < 2 else "implied") for i in range(6000)]
+    old, new = two_buffers(tmp_path, calls)
+    assert_same_rows(old, new)
+    want = netio.net_io_rows(new)
+    assert len(want) == 6001
+    got = [r for t in stream.iter_windows(new.path, chunks_per_window=1) for r in netio.net_io_rows(t)]
+    assert got == want
+    # a window alone (no full record in it: no tuple) has the rows of its
+    # span that the v5 buffer's window has; rows past its end that a
+    # decoded chunk holds are records there, implied ones only up to it
+    mid, end = 2000 + 100 * 3000, 2000 + 100 * 4000
+    parts = []
+    for t in (old, new):
+        grow = stream.GrowingWindow(t.path)
+        parts.append([(r.ts_ns, r.tid, r.dir, r.seq, r.bytes, r.local)
+                      for r in netio.net_io_rows(grow.load(mid, end)) if mid <= r.ts_ns <= end])
+        assert netio.net_io_rows(grow.load(None, None)) == want
+    assert parts[1] == parts[0] and len(parts[0]) == 1000 and {p[-1] for p in parts[0]} == {None}

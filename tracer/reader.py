@@ -51,6 +51,9 @@ class Trace:
     seen_last_ts: int = 0
     torn_first_ts: int = 0
     torn_last_ts: int = 0
+    # NET_IO rows rebuilt from their calls' syscall rows (schema v6: the
+    # tracer wrote no record for them; tracer/netio.py rebuild_implied).
+    net_io_implied: int = 0
     # tracer/focus.py: the pids a focused decode kept (None: every process).
     focus: frozenset = None
     focus_note: str = ""         # what a focused decode's row cap left out ("": nothing)
@@ -116,6 +119,43 @@ def type_mask(types):
     return mask or 1 << 63          # no type: bit 63 is none (0 would mean every type)
 
 
+_IMPLIED_FROM = (schema.SYSCALL_ENTER, schema.SYSCALL_EXIT)
+
+
+def _rebuild_implied(path, rows, result, window, types):
+    """netio.rebuild_implied on a decode's rows (a window decode looks
+    netio.REFRESH_NS back for the anchors), then the syscall rows a
+    type-filtered decode added for it dropped.  (rows, rows rebuilt)."""
+    implied = 0
+    if types is None or schema.NET_IO in types:
+        lookback = None
+        if window is not None and window[0] > 0 and (
+                (rows["type"] == schema.SYSCALL_EXIT) & (rows["pad"] != 0)).any():
+            lookback = _lookback(path, window[0])
+        torn = (int(result.torn_first_ts), int(result.torn_last_ts)) if result.torn_chunks else (0, 0)
+        rows, implied = netio.rebuild_implied(rows, torn=torn, lookback=lookback, window=window)
+    elif (rows["pad"] != 0).any():
+        rows["pad"][rows["type"] == schema.SYSCALL_EXIT] = 0
+    if types is not None and schema.NET_IO in types:
+        extra = [t for t in _IMPLIED_FROM if t not in types]
+        if extra:
+            rows = rows[~np.isin(rows["type"], extra)]
+    return rows, implied
+
+
+def _lookback(path, since):
+    """The syscall and NET_IO rows of [since - netio.REFRESH_NS, since)."""
+    lo = max(0, int(since) - netio.REFRESH_NS)
+    result = native.DecodeResult()
+    opts = native.DecodeOpts(since_ns=lo, until_ns=int(since) - 1,
+                             type_mask=type_mask(_IMPLIED_FROM + (schema.NET_IO,)), rows_hint=0, keep_state=0)
+    rc = native.lib().argus_decode_file_opts(native.fs_path(path), ctypes.byref(opts), ctypes.byref(result))
+    if rc < 0:
+        return None
+    rows = _rows_view(result)      # its side arrays go with it: addresses are not needed here
+    return rows[rows["ts_ns"] >= np.uint64(lo)]
+
+
 def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, rows_hint=0, keep_state=True):
     """Decode a ring buffer file into a Trace.
 
@@ -135,6 +175,9 @@ def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, row
     if since_ns is not None or until_ns is not None:
         window = (max(0, int(since_ns or 0)), (1 << 64) - 1 if until_ns is None else max(0, int(until_ns)))
         opts.since_ns, opts.until_ns = window
+    if types is not None and schema.NET_IO in types:
+        # implied NET_IO rows are rebuilt from the syscall rows (then dropped)
+        opts.type_mask = type_mask(tuple(types) + _IMPLIED_FROM)
     rc = native.lib().argus_decode_file_opts(native.fs_path(path), ctypes.byref(opts), ctypes.byref(result))
     if rc < 0:
         raise TraceError(result.error.decode(errors="replace") or f"{path}: decode failed ({rc})")
@@ -147,12 +190,15 @@ def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, row
             raise TraceError(warning)
     frames, strings = _side_arrays(result)
     rows = _rows_view(result)
+    # Implied NET_IO rows (schema v6) rebuilt from their calls' syscall rows.
+    rows, implied = _rebuild_implied(path, rows, result, window, types)
     # Short NET_IO rows get their socket's 4-tuple: every reader sees whole rows.
     frames = netio.resolve_tuples(rows, frames)
     return Trace(
         path=str(path),
         rows=rows,
-        nrows=result.nrows,
+        nrows=len(rows),
+        net_io_implied=implied,
         bytes=result.bytes,
         torn_chunks=result.torn_chunks,
         bad_records=result.bad_records,

@@ -338,7 +338,7 @@ def test_truncated_file_names_both_sizes(buf):
 @pytest.mark.parametrize("field, value, message", [
     ("magic", b"NOTARGUS", r"bad magic at offset 0x0"),
     ("version", struct.pack("<I", 7), r"unsupported version 7 at offset 0x8"),
-    ("schema_version", struct.pack("<I", 6), r"unsupported schema_version 6 at offset 0x14"),
+    ("schema_version", struct.pack("<I", 7), r"unsupported schema_version 7 at offset 0x14"),
     ("chunk_size", struct.pack("<I", 4100), r"bad chunk_size 4100 at offset 0x30"),
     ("nchunks", struct.pack("<I", 1000), r"bad chunk_table_offset .* at offset 0x20"),
     ("data_offset", struct.pack("<Q", 1 << 19), r"bad data_offset 0x80000 at offset 0x28"),
@@ -565,11 +565,12 @@ def test_a_window_gets_the_exit_row_of_a_syscall_record_that_entered_before_it(b
     assert rows["ts_ns"].tolist() == [100, 1000]
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6])
 def test_files_of_every_schema_version_are_read(buf, version):
     """Readers take v1 (40-byte syscall_exit), v2 (+ the 32-byte one), v3
-    (+ SWITCH), v4 (+ SYSCALL) and v5 (+ NET_IO_SHORT): a record's form is
-    told by its type and size."""
+    (+ SWITCH), v4 (+ SYSCALL), v5 (+ NET_IO_SHORT) and v6 (+ a SYSCALL
+    whose header.flags stand for a NET_IO row): a record's form is told by
+    its type and size."""
     producer.create_buffer(buf, 1 << 20, SMALL_CHUNK)
     with producer.Producer(buf, 1) as p:
         p.write_raw(event(schema.SYSCALL_EXIT, 40, 1) + struct.pack("<IIq", 0, 0, -11))
@@ -582,13 +583,18 @@ def test_files_of_every_schema_version_are_read(buf, version):
             p.write_raw(syscall_call(5, 11, 0, 0, 3, 0, 1, 1))
         if version >= 5:     # inode, bytes, seq, fd, dir, proto
             p.write_raw(event(schema.NET_IO_SHORT, 40, 6) + struct.pack("<IIIHBB", 9, 3, 0, 4, schema.NET_SEND, 6))
+        if version >= 6:     # a write of 5 bytes on fd 4 (inode 9), continuing the chain of the short record
+            p.write_raw(struct.pack("<QIIHHHH", 7, 100, 101, schema.SYSCALL, 48, 3, schema.NET_SEND)
+                        + struct.pack("<IiIIiI", 1, 5, 4, 9, 5, 1))
     patch(buf, native.RbFileHeader.schema_version.offset, struct.pack("<I", version))   # as that version wrote it
     t = reader.decode_file(buf)
     assert header_of(buf).schema_version == version
     want = [schema.SYSCALL_EXIT, schema.SWITCH_OUT] + [schema.SYSCALL_EXIT] * (version >= 2) + \
         [schema.SWITCH_OUT, schema.SWITCH_IN] * (version >= 3) + [schema.SYSCALL_ENTER, schema.SYSCALL_EXIT] * (version >= 4) + \
-        [schema.NET_IO] * (version >= 5)
+        [schema.NET_IO] * (version >= 5) + [schema.SYSCALL_ENTER, schema.SYSCALL_EXIT, schema.NET_IO] * (version >= 6)
     assert t.rows["type"].tolist() == want and t.bad_records == 0
+    if version >= 6:
+        assert t.rows["peer_tid"][-1] == 3 and t.rows["val"][-1] == 5 and t.net_io_implied == 1   # seq 0 + 3
 
 
 def test_producer_rejects_malformed_records(buf):

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # enum argus_event_type
 SWITCH_OUT = 1
@@ -200,6 +200,10 @@ NET_PROTO_NAMES = {6: "tcp", 17: "udp"}     # net_io rows: reason (IPPROTO_*)
 NET_TUPLE_OWN = 0         # a full NET_IO record
 NET_TUPLE_COPIED = 1      # a NET_IO_SHORT record: from its socket's full record (pid, inode)
 NET_TUPLE_UNKNOWN = 2     # a NET_IO_SHORT record with no full record of its socket in the decode
+# header.flags of a SYSCALL_EXIT / SYSCALL record (schema v6): the dir of the
+# NET_IO row the call stands for (tracer/netio.py rebuild_implied); the
+# decoder puts it in the exit row's pad, which the reader clears
+HF_NET_IO_MASK = 3
 
 # enum argus_timer_kind (timer rows: state)
 TIMER_FIRE = 2

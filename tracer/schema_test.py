@@ -133,6 +133,7 @@ def test_defines_match_the_header():
     assert schema.MAPPING_MAX_PATH == int(defines["ARGUS_MAPPING_MAX_PATH"])
     assert schema.WAIT_SITE_MAX_FDS == int(defines["ARGUS_WAIT_SITE_MAX_FDS"])
     assert schema.FUTEX_TID_MASK == int(defines["ARGUS_FUTEX_TID_MASK"].rstrip("uU"), 0)
+    assert schema.HF_NET_IO_MASK == int(defines["ARGUS_HF_NET_IO_MASK"])
 
 
 @pytest.mark.parametrize("struct_name, size", [

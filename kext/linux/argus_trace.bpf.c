@@ -150,6 +150,17 @@ struct syscall_state {
 	__u32 synth_nr;          /* lean tier: the last syscall written for a waker ... */
 	__u64 synth_obj;
 	__u64 synth_switches;    /* ... and the task's switch count then (one record per call) */
+	/* NET_IO continuity (net_io.bpf.h): the call's fd at its enter, when
+	 * it is a TCP/UDP socket whose SYSCALL_ENTER was staged, on which CPU
+	 * (NIO_CPU_NONE: not staged), and the socket's inode then; the
+	 * thread's lineage: the CPU it last moved bytes on, that CPU's drop
+	 * count then, and the lineage id those two were given. */
+	__u64 nio_enter_inode;
+	__u32 nio_enter_cpu;
+	__u32 nio_cpu;
+	__u64 nio_drops;
+	__u32 nio_lineage;
+	__u32 nio_pad;
 };
 
 /* Task-local rather than a tid-keyed hash: the kernel frees it with the
@@ -431,6 +442,7 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	struct task_struct *cur;
 	struct stage_hold h;
 	__u64 obj, obj2, ts, pid_tgid;
+	bool recorded;
 	__u32 tid;
 	__s32 aux;
 
@@ -467,9 +479,11 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
 	}
 	if (sc)
 		sc->enter_pos.cpu = STAGE_POS_NONE;
-	if (emit_syscall_enter(&h, id, aux, obj, obj2, pid_tgid, ts, sc ? &sc->enter_pos : NULL) &&
-	    lock_layout(cls.layout))
+	recorded = emit_syscall_enter(&h, id, aux, obj, obj2, pid_tgid, ts, sc ? &sc->enter_pos : NULL);
+	if (recorded && lock_layout(cls.layout))
 		emit_file_lock(&h, regs, cls.layout, obj2, pid_tgid >> 32, tid, ts);
+	if (sc && sc->net_family)
+		net_io_note_enter(sc, recorded, obj2);
 	stage_exit(&h, false);
 	return 0;
 }
@@ -482,37 +496,38 @@ static __always_inline int handle_sys_enter(struct pt_regs *regs, long id)
  * rows: 24 bytes less per call.  Left alone, and the exit written as its own
  * record, when ret does not fit in 32 bits or the call took 2^32 ns or
  * more.  Returns whether the exit was recorded so. */
-static __always_inline bool merge_syscall_exit(struct stage_hold *h, struct syscall_state *sc, __u32 tid, long ret,
-					       __u64 now)
+static __always_inline struct argus_event_header *merge_syscall_exit(struct stage_hold *h, struct syscall_state *sc,
+								     __u32 tid, long ret, __u64 now)
 {
 	struct argus_ev_syscall *e;
 	__u64 delta;
 
 	if (sc->enter_pos.cpu == STAGE_POS_NONE || ret != (__s32)ret)
-		return false;
+		return NULL;
 	e = stage_last_record(h, &sc->enter_pos, sizeof(*e));
 	sc->enter_pos.cpu = STAGE_POS_NONE;
 	/* The checks on the record itself cannot fail while gen matched; they
 	 * keep a wrong rewrite impossible rather than unlikely. */
 	if (!e || e->h.type != ARGUS_EV_SYSCALL_ENTER || e->h.size != ARGUS_SYSCALL_ENTER_SHORT_SIZE ||
 	    e->h.tid != tid)
-		return false;
+		return NULL;
 	delta = now - e->h.ts_ns;
 	if (delta > 0xffffffffull)
-		return false;
+		return NULL;
 	/* nr, aux, obj, obj2 and the header stay where the enter had them. */
 	e->ret = ret;
 	e->exit_delta_ns = delta;
 	e->h.type = ARGUS_EV_SYSCALL;
 	e->h.size = sizeof(*e);
 	stage_grow_last(h, ARGUS_SYSCALL_ENTER_SHORT_SIZE, sizeof(*e));
-	return true;
+	return &e->h;
 }
 
 static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 {
 	struct argus_ev_syscall_exit_short *s;
 	struct argus_ev_syscall_exit *e;
+	struct argus_event_header *exit_h;
 	long nr = syscall_nr_of(regs);
 	struct syscall_state *sc;
 	struct task_struct *cur;
@@ -537,7 +552,10 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 	/* One clock read for the exit and the NET_IO that follows it. */
 	now = bpf_ktime_get_ns();
 	stage_enter(&h);
-	if (merge_syscall_exit(&h, sc, tid, ret, now)) {
+	/* exit_h: the staged record holding the exit (SYSCALL or SYSCALL_EXIT),
+	 * NULL when none was staged; emit_net_io may flag it. */
+	exit_h = merge_syscall_exit(&h, sc, tid, ret, now);
+	if (exit_h) {
 		/* the exit is in the SYSCALL record */
 	} else if (ret == (__s32)ret) {
 		/* 32 bytes instead of 40 for every ret that fits (schema v2). */
@@ -547,6 +565,7 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 			s->ret = (__s32)ret;
 			fill_header(&s->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*s), pid_tgid >> 32, tid, now);
 			submit(&h, s);
+			exit_h = &s->h;
 		}
 	} else {
 		e = reserve(&h, sizeof(*e));
@@ -556,11 +575,12 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret)
 			e->ret = ret;
 			fill_header(&e->h, ARGUS_EV_SYSCALL_EXIT, sizeof(*e), pid_tgid >> 32, tid, now);
 			submit(&h, e);
+			exit_h = &e->h;
 		}
 	}
 	/* After the exit record: the NET_IO follows the call it describes. */
 	if (ret > 0 && sc->net_family)
-		emit_net_io(&h, regs, cur, sc, syscall_class[nr].net_io, ret, pid_tgid, now);
+		emit_net_io(&h, regs, cur, sc, syscall_class[nr].net_io, ret, pid_tgid, now, exit_h);
 	stage_exit(&h, false);
 	return 0;
 }

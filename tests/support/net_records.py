@@ -42,3 +42,26 @@ def write_buffer(path, records, size=1 << 20):
     with producer.Producer(path, 1) as p:
         for rec in records:
             p.write_raw(rec)
+
+
+# The syscall records of one call (schema v4 / v6), for implied NET_IO rows:
+# header flags = the dir of the NET_IO the call stands for (0: none).
+SYSCALL = struct.Struct("<QIIHHHH" "IiIIiI")            # nr, aux, obj, obj2, ret, exit_delta_ns
+SYSCALL_ENTER = struct.Struct("<QIIHHHH" "IiII")         # the 40-byte form
+SYSCALL_EXIT = struct.Struct("<QIIHHHH" "Ii")            # the 32-byte form
+NR_WRITE, NR_READ = 1, 0
+
+
+def call(ts, tid, nr, fd, inode, ret, implied=0, pid=100, cpu=0, delta=50):
+    """One SYSCALL record (enter at ts, exit at ts + delta); implied: the
+    dir its NET_IO row stands for (the exit record's header.flags)."""
+    return SYSCALL.pack(ts, pid, tid, schema.SYSCALL, SYSCALL.size, cpu, implied,
+                        nr, ret, fd, inode, ret, delta)
+
+
+def enter(ts, tid, nr, fd, inode, pid=100, cpu=0):
+    return SYSCALL_ENTER.pack(ts, pid, tid, schema.SYSCALL_ENTER, SYSCALL_ENTER.size, cpu, 0, nr, 0, fd, inode)
+
+
+def exit_(ts, tid, nr, ret, implied=0, pid=100, cpu=0):
+    return SYSCALL_EXIT.pack(ts, pid, tid, schema.SYSCALL_EXIT, SYSCALL_EXIT.size, cpu, implied, nr, ret)

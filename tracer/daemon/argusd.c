@@ -317,8 +317,11 @@ static void observe(void *ctx, const void *rec, uint32_t size)
 
 	if (d->hangs)
 		hang_detector_observe(d->hangs, h);
-	/* two rows: `status` counts events as the decoder does */
+	/* two rows: `status` counts events as the decoder does; an exit that
+	 * stands for a NET_IO row (schema v6) one more, as readers rebuild it */
 	if (h->type == ARGUS_EV_SWITCH || h->type == ARGUS_EV_SYSCALL)
+		argus_rb_add_extra_rows(d->rb, 1 + !!(h->flags & ARGUS_HF_NET_IO_MASK));
+	else if (h->type == ARGUS_EV_SYSCALL_EXIT && (h->flags & ARGUS_HF_NET_IO_MASK))
 		argus_rb_add_extra_rows(d->rb, 1);
 
 	if (h->type == ARGUS_EV_USER_STACK && d->maps_seen[h->pid % MAPS_SEEN_SLOTS].pid == h->pid)

@@ -566,6 +566,10 @@ static int add_row(struct decode_ctx *d, const void *rec, const struct argus_eve
 	widen(&res->rows[res->nrows], rec, h);
 	if (widen_side(d, &res->rows[res->nrows], rec, h->size) < 0)
 		return -ENOMEM;
+	/* The NET_IO the call's record stands for (schema v6): tracer/netio.py
+	 * rebuilds it and clears pad. */
+	if (h->type == ARGUS_EV_SYSCALL_EXIT)
+		res->rows[res->nrows].pad = h->flags & ARGUS_HF_NET_IO_MASK;
 	if (h->ts_ns < res->first_window_ts)
 		res->first_window_ts = h->ts_ns;
 	res->nrows++;

@@ -54,6 +54,9 @@
  *                peer_pid=local_port, nr=remote_port, obj2=inode, obj=index of 4
  *                entries in result->frames: local_addr, then remote_addr (16 bytes each,
  *                network order, as in the record); pad=0
+ *   SYSCALL_EXIT also pad=header.flags & ARGUS_HF_NET_IO_MASK: the dir of the NET_IO
+ *                row the call stands for (schema v6), which tracer/netio.py rebuilds
+ *                and then clears pad
  *   NET_IO_SHORT a NET_IO row with pad=1 and no 4-tuple: irq, peer_pid, nr 0 and
  *                obj=UINT64_MAX (tracer/netio.py copies them from the socket's
  *                full NET_IO row)

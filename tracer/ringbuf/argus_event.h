@@ -50,9 +50,12 @@ typedef int64_t __s64;
  * written recently (struct argus_ev_net_io_short), decoded into a NET_IO row
  * whose 4-tuple readers take from that record (tracer/netio.py); a reader
  * of v4 would count them as unknown and lose their bytes and seqs.
+ * v6: no NET_IO_SHORT for a call that continues its thread's chain on its
+ * socket: its exit record's header.flags says so (ARGUS_HF_NET_IO_MASK) and
+ * readers rebuild its NET_IO row; a reader of v5 would miss those rows.
  * Readers take every version from ARGUS_SCHEMA_VERSION_MIN on; a record's
  * form is told by its type and size, not by the file's version. */
-#define ARGUS_SCHEMA_VERSION 5
+#define ARGUS_SCHEMA_VERSION 6
 #define ARGUS_SCHEMA_VERSION_MIN 1
 #define ARGUS_EVENT_MAX_SIZE 256
 #define ARGUS_COMM_LEN 16
@@ -224,8 +227,18 @@ struct argus_event_header {
 	__u16 type;
 	__u16 size;
 	__u16 cpu;
-	__u16 flags;     /* reserved, 0 */
+	__u16 flags;     /* 0 but in a SYSCALL_EXIT or SYSCALL record: ARGUS_HF_NET_IO_* */
 };
+
+/* header.flags of a SYSCALL_EXIT or SYSCALL record (since schema v6): the
+ * call moved bytes on a TCP or UDP socket and continued its thread's chain
+ * on that socket, so the tracer wrote no NET_IO / NET_IO_SHORT for it; the
+ * value is the enum argus_net_dir of the NET_IO row it stands for, which
+ * readers rebuild from the call's SYSCALL_ENTER (fd, inode: obj, obj2), its
+ * exit (bytes: ret) and the previous NET_IO row of the same thread, socket
+ * inode and direction (seq: that row's seq + bytes) (kext/linux/net_io.bpf.h,
+ * tracer/netio.py).  The decoder puts it in the SYSCALL_EXIT row's pad. */
+#define ARGUS_HF_NET_IO_MASK 3
 
 struct argus_ev_switch_out {        /* 40 bytes, 48 with user_stack_id */
 	struct argus_event_header h;
