@@ -283,3 +283,21 @@ def test_windows_rebuild_the_rows_whose_anchor_is_before_them(tmp_path):
                       for r in netio.net_io_rows(grow.load(mid, end)) if mid <= r.ts_ns <= end])
         assert netio.net_io_rows(grow.load(None, None)) == want
     assert parts[1] == parts[0] and len(parts[0]) == 1000 and {p[-1] for p in parts[0]} == {None}
+
+
+def test_the_verify_hook_checks_each_rebuilt_row_against_its_record(tmp_path):
+    """ARGUS_NET_IO_VERIFY=1 (a test hook of argusd): an implied call keeps
+    its short record; the reader rebuilds its row without it, compares, and
+    keeps the record's row."""
+    from support.net_records import call, NR_WRITE
+    path = str(tmp_path / "t.argus")
+    write_buffer(path, [
+        call(1000, 7, NR_WRITE, 5, 41, 10), record(1050, 7, SEND, TCP, A, B, 0, 10, inode=41),
+        call(2000, 7, NR_WRITE, 5, 41, 20, implied=SEND), short_record(2050, 7, SEND, TCP, 10, 20, inode=41),
+        call(3000, 7, NR_WRITE, 5, 41, 30, implied=SEND), short_record(3050, 7, SEND, TCP, 30, 30, inode=41),
+        call(4000, 7, NR_WRITE, 5, 41, 40, implied=SEND), short_record(4050, 7, SEND, TCP, 61, 40, inode=41),
+        call(5000, 8, NR_WRITE, 5, 41, 40, implied=SEND), short_record(5050, 8, SEND, TCP, 100, 40, inode=41),
+    ])
+    trace = reader.decode_file(path)
+    assert [r.seq for r in netio.net_io_rows(trace)] == [0, 10, 30, 61, 100]     # the records' own rows
+    assert trace.net_io_check == netio.Rebuilt(implied=0, verified=3, mismatched=1, unresolved=1)

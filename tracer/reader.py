@@ -54,6 +54,9 @@ class Trace:
     # NET_IO rows rebuilt from their calls' syscall rows (schema v6: the
     # tracer wrote no record for them; tracer/netio.py rebuild_implied).
     net_io_implied: int = 0
+    # netio.Rebuilt: the same, and the checks of a trace recorded with the
+    # test hook ARGUS_NET_IO_VERIFY=1 (kext/linux/net_io.bpf.h)
+    net_io_check: object = None
     # tracer/focus.py: the pids a focused decode kept (None: every process).
     focus: frozenset = None
     focus_note: str = ""         # what a focused decode's row cap left out ("": nothing)
@@ -125,8 +128,8 @@ _IMPLIED_FROM = (schema.SYSCALL_ENTER, schema.SYSCALL_EXIT)
 def _rebuild_implied(path, rows, result, window, types):
     """netio.rebuild_implied on a decode's rows (a window decode looks
     netio.REFRESH_NS back for the anchors), then the syscall rows a
-    type-filtered decode added for it dropped.  (rows, rows rebuilt)."""
-    implied = 0
+    type-filtered decode added for it dropped.  (rows, netio.Rebuilt)."""
+    implied = netio.Rebuilt()
     if types is None or schema.NET_IO in types:
         lookback = None
         if window is not None and window[0] > 0 and (
@@ -191,14 +194,15 @@ def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, row
     frames, strings = _side_arrays(result)
     rows = _rows_view(result)
     # Implied NET_IO rows (schema v6) rebuilt from their calls' syscall rows.
-    rows, implied = _rebuild_implied(path, rows, result, window, types)
+    rows, rebuilt = _rebuild_implied(path, rows, result, window, types)
     # Short NET_IO rows get their socket's 4-tuple: every reader sees whole rows.
     frames = netio.resolve_tuples(rows, frames)
     return Trace(
         path=str(path),
         rows=rows,
         nrows=len(rows),
-        net_io_implied=implied,
+        net_io_implied=rebuilt.implied,
+        net_io_check=rebuilt,
         bytes=result.bytes,
         torn_chunks=result.torn_chunks,
         bad_records=result.bad_records,

@@ -522,6 +522,8 @@ static int open_object(struct linux_tracer *t, const struct argus_tracer_config 
 	    sizeof(obj->rodata->id_key))
 		obj->rodata->id_key = 0;
 	fill_syscall_classes(obj->rodata->syscall_class);
+	/* Test hook: implied NET_IO calls keep their short records too (net_io.bpf.h). */
+	obj->rodata->net_io_verify = getenv("ARGUS_NET_IO_VERIFY") && !strcmp(getenv("ARGUS_NET_IO_VERIFY"), "1");
 
 	ret = select_programs(t, cfg, err, errlen);
 	if (ret)
