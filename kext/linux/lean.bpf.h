@@ -37,6 +37,7 @@ static __always_inline void lean_enter(struct stage_hold *h, struct task_struct 
 	sc->aux = aux;
 	sc->layout = cls.layout;
 	sc->enter_pos.cpu = STAGE_POS_NONE;
+	sc->nio_enter_cpu = NIO_CPU_NONE;       /* no NET_IO is implied by a lean enter */
 	wait_site_args(sc, cls.layout, regs);
 	if (emit_syscall_enter(h, nr, aux, obj, obj2, pid_tgid, ts, NULL) && lock_layout(cls.layout))
 		emit_file_lock(h, regs, cls.layout, obj2, t->tgid, t->pid, ts);
