@@ -57,6 +57,7 @@ class Trace:
     # netio.Rebuilt: the same, and the checks of a trace recorded with the
     # test hook ARGUS_NET_IO_VERIFY=1 (kext/linux/net_io.bpf.h)
     net_io_check: object = None
+    chain: np.ndarray = None      # decode_file(keep_chain=True): chain_rows of the window
     # tracer/focus.py: the pids a focused decode kept (None: every process).
     focus: frozenset = None
     focus_note: str = ""         # what a focused decode's row cap left out ("": nothing)
@@ -125,15 +126,26 @@ def type_mask(types):
 _IMPLIED_FROM = (schema.SYSCALL_ENTER, schema.SYSCALL_EXIT)
 
 
-def _rebuild_implied(path, rows, result, window, types):
+def chain_rows(rows, lo=0, hi=(1 << 64) - 1):
+    """The rows of a decode (before rebuild_implied) that implied NET_IO rows
+    are rebuilt from, with ts in [lo, hi]: a copy, as decode_file's
+    lookback of a later window (stream.iter_windows)."""
+    ts = rows["ts_ns"]
+    return rows[np.isin(rows["type"], _IMPLIED_FROM + (schema.NET_IO,))
+                & (ts >= np.uint64(lo)) & (ts <= np.uint64(hi))]
+
+
+def _rebuild_implied(path, rows, result, window, types, lookback=None):
     """netio.rebuild_implied on a decode's rows (a window decode looks
-    netio.REFRESH_NS back for the anchors), then the syscall rows a
-    type-filtered decode added for it dropped.  (rows, netio.Rebuilt)."""
+    netio.REFRESH_NS back for the anchors: lookback, else a second decode),
+    then the syscall rows a type-filtered decode added for it dropped.
+    (rows, netio.Rebuilt)."""
     implied = netio.Rebuilt()
     if types is None or schema.NET_IO in types:
-        lookback = None
-        if window is not None and window[0] > 0 and (
+        if window is None or window[0] == 0 or not (
                 (rows["type"] == schema.SYSCALL_EXIT) & (rows["pad"] != 0)).any():
+            lookback = None
+        elif lookback is None:
             lookback = _lookback(path, window[0])
         torn = (int(result.torn_first_ts), int(result.torn_last_ts)) if result.torn_chunks else (0, 0)
         rows, implied = netio.rebuild_implied(rows, torn=torn, lookback=lookback, window=window)
@@ -159,7 +171,8 @@ def _lookback(path, since):
     return rows[rows["ts_ns"] >= np.uint64(lo)]
 
 
-def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, rows_hint=0, keep_state=True):
+def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, rows_hint=0, keep_state=True,
+                lookback=None, keep_chain=False):
     """Decode a ring buffer file into a Trace.
 
     Raises TraceError for an unreadable file, a bad header or a truncated file.
@@ -169,7 +182,10 @@ def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, row
     plus the state records from before it unless keep_state=False
     (argus_decode_file_opts).  types: rows of these record types only (every
     record is still validated).  rows_hint: initial row capacity (0: sized
-    from the chunk headers of the whole buffer).
+    from the chunk headers of the whole buffer).  lookback: chain_rows of
+    [since_ns - netio.REFRESH_NS, since_ns), when the caller has them (else
+    decoded here when needed); keep_chain: Trace.chain holds this decode's
+    chain_rows of its window, for the next one's lookback.
     """
     result = native.DecodeResult()
     window = None
@@ -193,8 +209,9 @@ def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, row
             raise TraceError(warning)
     frames, strings = _side_arrays(result)
     rows = _rows_view(result)
+    chain = chain_rows(rows, *(window or (0, (1 << 64) - 1))) if keep_chain else None
     # Implied NET_IO rows (schema v6) rebuilt from their calls' syscall rows.
-    rows, rebuilt = _rebuild_implied(path, rows, result, window, types)
+    rows, rebuilt = _rebuild_implied(path, rows, result, window, types, lookback)
     # Short NET_IO rows get their socket's 4-tuple: every reader sees whole rows.
     frames = netio.resolve_tuples(rows, frames)
     return Trace(
@@ -203,6 +220,7 @@ def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, row
         nrows=len(rows),
         net_io_implied=rebuilt.implied,
         net_io_check=rebuilt,
+        chain=chain,
         bytes=result.bytes,
         torn_chunks=result.torn_chunks,
         bad_records=result.bad_records,

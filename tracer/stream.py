@@ -71,10 +71,18 @@ def iter_windows(path, chunks_per_window=CHUNKS_PER_WINDOW):
     records and torn chunks are not reported here: a whole-buffer pass
     (reader.decode_file with types=...) counts them once.  A short NET_IO
     row whose socket's full row is in an earlier window gets its 4-tuple
-    from there (netio.TupleCarry), as in one decode of the buffer."""
+    from there (netio.TupleCarry), and an implied one (schema v6) its
+    chain's rows (reader.chain_rows of the last netio.REFRESH_NS), as in
+    one decode of the buffer."""
     carry = netio.TupleCarry()
+    # the windows before, as the lookback of implied NET_IO rows (schema v6)
+    chain = reader.chain_rows(schema.empty_rows(0))
     for lo, hi, hint in windows(chunk_table(path), chunks_per_window):
-        trace = reader.decode_file(path, strict=False, since_ns=lo, until_ns=hi, rows_hint=hint, keep_state=False)
+        chain = chain[chain["ts_ns"] >= np.uint64(max(0, lo - netio.REFRESH_NS))]
+        trace = reader.decode_file(path, strict=False, since_ns=lo, until_ns=hi, rows_hint=hint, keep_state=False,
+                                   lookback=chain, keep_chain=True)
+        chain = np.concatenate([chain, trace.chain])
+        trace.chain = None
         trace.frames = carry.apply(trace.rows, trace.frames)
         ts = trace.rows["ts_ns"]
         a, b = np.searchsorted(ts, np.uint64(lo), side="left"), np.searchsorted(ts, np.uint64(hi), side="right")
