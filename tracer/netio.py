@@ -47,10 +47,10 @@ bytes of the implied calls since.  The tracer flags a call only when all of
 that is certainly in the trace (the enter and exit staged on the CPU of the
 thread's lineage, no record lost on it since the anchor, the anchor less
 than REFRESH_NS old); the reader still drops, never guesses, a row whose
-anchor is missing, REFRESH_NS or more before it, or on the other side of
+anchor is missing, ANCHOR_MAX_NS or more before it, or on the other side of
 the decode's torn chunks, and one whose enter is not its thread's previous
 syscall row.  Then it clears every exit row's pad: the rows are the ones
-the v5 records gave.  A window decode (since_ns) looks REFRESH_NS back for
+the v5 records gave.  A window decode (since_ns) looks ANCHOR_MAX_NS back for
 anchors (a second decode of NET_IO and syscall rows only).
 """
 import functools
@@ -65,6 +65,9 @@ from . import schema
 # (one thread, one direction) gets a record at least this often, so the
 # anchor of every implied call is less than this before it.
 REFRESH_NS = 1_000_000_000
+# What a reader allows: REFRESH_NS by the tracer's clock, plus 1 ms for a
+# trace whose times were rescaled since (tests/support/clockshift.py: drift).
+ANCHOR_MAX_NS = REFRESH_NS + 1_000_000
 
 
 class NetIo(NamedTuple):
@@ -280,7 +283,7 @@ def _solve(rows, ex, en, torn=(0, 0), net=None):
     a = np.maximum.accumulate(np.where(anchor, idx, -1))
     ok = a >= start
     a = np.maximum(a, 0)
-    ok &= ts - ts[a] < np.uint64(REFRESH_NS)
+    ok &= ts - ts[a] < np.uint64(ANCHOR_MAX_NS)
     if torn[0] or torn[1]:
         ok &= ~((ts >= np.uint64(torn[0])) & (ts[a] <= np.uint64(torn[1])))
     src = net[np.minimum(order[a], max(n_a - 1, 0))] if n_a else np.zeros(n, np.int64)
@@ -310,7 +313,7 @@ def rebuild_implied(rows, torn=(0, 0), lookback=None, window=None):
     time-sorted (a decode's); returned as is when no exit is flagged, else
     a new array.  torn: the decode's torn chunks' (first, last) ts, (0, 0)
     when none.  window: (since, until) of a window decode, whose exits
-    outside it get no row; lookback: then the rows of [since - REFRESH_NS,
+    outside it get no row; lookback: then the rows of [since - ANCHOR_MAX_NS,
     since) (syscall and NET_IO rows at least), where their anchors are."""
     typ = rows["type"]
     flagged = (typ == schema.SYSCALL_EXIT) & (rows["pad"] != 0)

@@ -237,13 +237,13 @@ def test_an_fd_closed_and_reused_by_another_socket(tmp_path):
 def test_records_lost_in_between_stop_the_rebuild(tmp_path):
     """Rows are rebuilt only when their chain is certainly whole; else the
     rows stop, none is guessed:
-      - the chain's last record more than REFRESH_NS before (the tracer
+      - the chain's last record ANCHOR_MAX_NS or more before (the tracer
         writes one at least that often: one this old was lost);
       - an exit whose enter is not its thread's previous syscall row (an
         enter lost), or was on another CPU."""
     from support.net_records import call, enter, exit_, NR_WRITE
     path = str(tmp_path / "t.argus")
-    second = netio.REFRESH_NS
+    second = netio.ANCHOR_MAX_NS
     write_buffer(path, [
         call(1000, 7, NR_WRITE, 5, 41, 10), record(1050, 7, SEND, TCP, A, B, 0, 10, inode=41),
         call(2000, 7, NR_WRITE, 5, 41, 10, implied=SEND),                    # seq 10
@@ -261,7 +261,7 @@ def test_records_lost_in_between_stop_the_rebuild(tmp_path):
 
 
 def test_windows_rebuild_the_rows_whose_anchor_is_before_them(tmp_path):
-    """A window decode (since_ns) looks REFRESH_NS back for the anchors:
+    """A window decode (since_ns) looks ANCHOR_MAX_NS back for the anchors:
     stream.iter_windows and a GrowingWindow give the rows of one decode."""
     calls = [(1000, 7, SEND, 5, 3, 10, "full")]
     calls += [(2000 + 100 * i, 7, SEND if i % 3 else RECV, 5, 3, 1 + i % 7,

@@ -137,7 +137,7 @@ def chain_rows(rows, lo=0, hi=(1 << 64) - 1):
 
 def _rebuild_implied(path, rows, result, window, types, lookback=None):
     """netio.rebuild_implied on a decode's rows (a window decode looks
-    netio.REFRESH_NS back for the anchors: lookback, else a second decode),
+    netio.ANCHOR_MAX_NS back for the anchors: lookback, else a second decode),
     then the syscall rows a type-filtered decode added for it dropped.
     (rows, netio.Rebuilt)."""
     implied = netio.Rebuilt()
@@ -159,8 +159,8 @@ def _rebuild_implied(path, rows, result, window, types, lookback=None):
 
 
 def _lookback(path, since):
-    """The syscall and NET_IO rows of [since - netio.REFRESH_NS, since)."""
-    lo = max(0, int(since) - netio.REFRESH_NS)
+    """The syscall and NET_IO rows of [since - netio.ANCHOR_MAX_NS, since)."""
+    lo = max(0, int(since) - netio.ANCHOR_MAX_NS)
     result = native.DecodeResult()
     opts = native.DecodeOpts(since_ns=lo, until_ns=int(since) - 1,
                              type_mask=type_mask(_IMPLIED_FROM + (schema.NET_IO,)), rows_hint=0, keep_state=0)
@@ -183,7 +183,7 @@ def decode_file(path, strict=True, since_ns=None, until_ns=None, types=None, row
     (argus_decode_file_opts).  types: rows of these record types only (every
     record is still validated).  rows_hint: initial row capacity (0: sized
     from the chunk headers of the whole buffer).  lookback: chain_rows of
-    [since_ns - netio.REFRESH_NS, since_ns), when the caller has them (else
+    [since_ns - netio.ANCHOR_MAX_NS, since_ns), when the caller has them (else
     decoded here when needed); keep_chain: Trace.chain holds this decode's
     chain_rows of its window, for the next one's lookback.
     """

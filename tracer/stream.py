@@ -72,13 +72,13 @@ def iter_windows(path, chunks_per_window=CHUNKS_PER_WINDOW):
     (reader.decode_file with types=...) counts them once.  A short NET_IO
     row whose socket's full row is in an earlier window gets its 4-tuple
     from there (netio.TupleCarry), and an implied one (schema v6) its
-    chain's rows (reader.chain_rows of the last netio.REFRESH_NS), as in
+    chain's rows (reader.chain_rows of the last netio.ANCHOR_MAX_NS), as in
     one decode of the buffer."""
     carry = netio.TupleCarry()
     # the windows before, as the lookback of implied NET_IO rows (schema v6)
     chain = reader.chain_rows(schema.empty_rows(0))
     for lo, hi, hint in windows(chunk_table(path), chunks_per_window):
-        chain = chain[chain["ts_ns"] >= np.uint64(max(0, lo - netio.REFRESH_NS))]
+        chain = chain[chain["ts_ns"] >= np.uint64(max(0, lo - netio.ANCHOR_MAX_NS))]
         trace = reader.decode_file(path, strict=False, since_ns=lo, until_ns=hi, rows_hint=hint, keep_state=False,
                                    lookback=chain, keep_chain=True)
         chain = np.concatenate([chain, trace.chain])
