@@ -150,11 +150,11 @@ struct syscall_state {
 	__u32 synth_nr;          /* lean tier: the last syscall written for a waker ... */
 	__u64 synth_obj;
 	__u64 synth_switches;    /* ... and the task's switch count then (one record per call) */
-	/* NET_IO continuity (net_io.bpf.h): the call's fd at its enter, when
-	 * it is a TCP/UDP socket whose SYSCALL_ENTER was staged, on which CPU
-	 * (NIO_CPU_NONE: not staged), and the socket's inode then; the
-	 * thread's lineage: the CPU it last moved bytes on, that CPU's drop
-	 * count then, and the lineage id those two were given. */
+	/* NET_IO continuity (net_io.bpf.h): for a call on a TCP/UDP socket,
+	 * the CPU its SYSCALL_ENTER was staged on (NIO_CPU_NONE: not staged)
+	 * and the socket's inode at the enter; the thread's lineage: the CPU
+	 * it last moved socket bytes on, that CPU's drop count then, and the
+	 * lineage id those two were given. */
 	__u64 nio_enter_inode;
 	__u32 nio_enter_cpu;
 	__u32 nio_cpu;
