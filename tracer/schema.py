@@ -74,6 +74,15 @@ GO_READY = 57
 GO_EXECUTE = 58
 GO_PARK = 59
 GO_TYPES = (GO_READY, GO_EXECUTE, GO_PARK)
+# a goroutine found parked when the Go probes attached (tracer/gosnap.py):
+# struct argus_ev_go_snapshot, header tid = its locked M (else the pid)
+GO_SNAPSHOT = 60
+# enum argus_go_snapshot_flags
+GO_SNAP_LOCKED = 1
+GO_SNAP_CHAN = 2
+GO_SNAP_FD = 4
+GO_SNAP_TIMER = 8
+GO_SNAP_WAIT_LEN = 32
 
 TYPE_NAMES = {
     SWITCH_OUT: "switch_out",
@@ -111,6 +120,7 @@ TYPE_NAMES = {
     GO_READY: "go_ready",
     GO_EXECUTE: "go_execute",
     GO_PARK: "go_park",
+    GO_SNAPSHOT: "go_snapshot",
     DETAIL: "detail",
     NET_IO: "net_io",
     PROC_NS: "proc_ns",
@@ -409,6 +419,10 @@ ROW_FIELDS = {
                 F("holder_type", "irq", "u8", names={0: "unknown", **LOCK_TYPE_NAMES})),
     **{t: _PROBE_FIELDS for t in PROBE_TYPES},
     **{t: _PROBE_FIELDS for t in GO_TYPES},   # obj = the g, fn = the g register (R14) at the probe
+    GO_SNAPSHOT: (F("g", "obj", "u64"), F("wait_obj", "obj2", "u64"), F("wait_since_ns", "val", "s64"),
+                  F("goid", "nr", "u32"), F("fd", "aux", "s32"), F("status", "state", "u8"),
+                  F("wait_reason", "reason", "u8"), F("flags", "irq", "u8"),
+                  F("wait", "peer_tid", "side"), F("wait_len", "peer_pid", "side")),   # strings[peer_tid:][:peer_pid]
 }
 del F
 
@@ -466,6 +480,12 @@ def mapping_path(row, strings):
     """The path of one MAPPING row, from the decoder's strings side array."""
     lo = int(row[column(MAPPING, "path")])
     return strings[lo:lo + int(row[column(MAPPING, "path_len")])].decode(errors="replace")
+
+
+def go_snapshot_wait(row, strings):
+    """The wait reason's text of one GO_SNAPSHOT row ("chan receive")."""
+    lo = int(row[column(GO_SNAPSHOT, "wait")])
+    return strings[lo:lo + int(row[column(GO_SNAPSHOT, "wait_len")])].decode(errors="replace")
 
 
 def proc_ns_path(row, strings):

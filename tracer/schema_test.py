@@ -95,6 +95,7 @@ EVENT_H = header_text("argus_event.h")
     ("argus_futex_state_flags", "ARGUS_FUTEX_", "FUTEX_"),
     ("argus_net_dir", "ARGUS_NET_", "NET_"),
     ("argus_lost_kind", "ARGUS_LOST_", "LOST_"),
+    ("argus_go_snapshot_flags", "ARGUS_GO_SNAP_", "GO_SNAP_"),
 ])
 def test_enum_values_match_the_header(enum_name, prefix, py_prefix):
     values = parse_enum(EVENT_H, enum_name)
@@ -132,6 +133,7 @@ def test_defines_match_the_header():
     assert schema.USER_STACK_MAX_FRAMES == int(defines["ARGUS_USER_STACK_MAX_FRAMES"])
     assert schema.MAPPING_MAX_PATH == int(defines["ARGUS_MAPPING_MAX_PATH"])
     assert schema.WAIT_SITE_MAX_FDS == int(defines["ARGUS_WAIT_SITE_MAX_FDS"])
+    assert schema.GO_SNAP_WAIT_LEN == int(defines["ARGUS_GO_SNAP_WAIT_LEN"])
     assert schema.FUTEX_TID_MASK == int(defines["ARGUS_FUTEX_TID_MASK"].rstrip("uU"), 0)
     assert schema.HF_NET_IO_MASK == int(defines["ARGUS_HF_NET_IO_MASK"])
 
@@ -140,13 +142,14 @@ def test_defines_match_the_header():
     ("argus_ev_switch_out", 48), ("argus_ev_switch", 56), ("argus_ev_syscall_enter_short", 40), ("argus_ev_syscall", 48), ("argus_ev_fd_info", 56), ("argus_ev_timer", 64),
     ("argus_ev_user_stack", 256), ("argus_ev_mapping", 256),
     ("argus_ev_wait_site", 96), ("argus_ev_futex_state", 48), ("argus_ev_file_lock", 64), ("argus_ev_probe", 48),
-    ("argus_ev_net_io", 88), ("argus_ev_net_io_short", 40), ("argus_ev_lost", 40),
+    ("argus_ev_net_io", 88), ("argus_ev_net_io_short", 40), ("argus_ev_lost", 40), ("argus_ev_go_snapshot", 96),
 ])
 def test_new_record_layouts(struct_name, size):
     """Sizes the BPF side, the decoder and docs/event-schema.md rely on."""
     text = EVENT_H.replace("ARGUS_USER_STACK_MAX_FRAMES", str(schema.USER_STACK_MAX_FRAMES)).replace(
         "ARGUS_MAPPING_MAX_PATH", str(schema.MAPPING_MAX_PATH)).replace(
-        "ARGUS_WAIT_SITE_MAX_FDS", str(schema.WAIT_SITE_MAX_FDS))
+        "ARGUS_WAIT_SITE_MAX_FDS", str(schema.WAIT_SITE_MAX_FDS)).replace(
+        "ARGUS_GO_SNAP_WAIT_LEN", str(schema.GO_SNAP_WAIT_LEN))
     # The 24-byte header, as three words (its own layout is checked by the ring buffer tests).
     text = text.replace("struct argus_event_header h;", "__u64 h_ts, h_ids, h_rest;")
     fields = parse_struct(text, struct_name)

@@ -81,7 +81,7 @@ struct collect {
 static bool is_state(uint16_t type)
 {
 	return type == ARGUS_EV_PROC_SNAPSHOT || type == ARGUS_EV_THREAD_NAME || type == ARGUS_EV_FD_INFO ||
-	       type == ARGUS_EV_PROC_NS ||
+	       type == ARGUS_EV_PROC_NS || type == ARGUS_EV_GO_SNAPSHOT ||
 	       type == ARGUS_EV_MAPPING;
 }
 

@@ -67,7 +67,8 @@ _Static_assert(sizeof(struct argus_ev_switch_out) == 48 && sizeof(struct argus_e
 	       sizeof(struct argus_ev_user_stack) == ARGUS_EVENT_MAX_SIZE &&
 	       sizeof(struct argus_ev_mapping) == ARGUS_EVENT_MAX_SIZE &&
 	       sizeof(struct argus_ev_wait_site) == 96 && sizeof(struct argus_ev_futex_state) == 48 &&
-	       sizeof(struct argus_ev_file_lock) == 64 && sizeof(struct argus_ev_cpu_sample) == 48,
+	       sizeof(struct argus_ev_file_lock) == 64 && sizeof(struct argus_ev_cpu_sample) == 48 &&
+	       sizeof(struct argus_ev_go_snapshot) == 96,
 	       "schema v4 record sizes");
 
 /* Fixed part of the variable-length records. */
@@ -109,6 +110,7 @@ static const uint16_t type_min_size[ARGUS_EV_TYPE_MAX] = {
 	[ARGUS_EV_PROC_NS] = ARGUS_PROC_NS_BASE_SIZE,
 	[ARGUS_EV_CALLBACK_BEGIN ... ARGUS_EV_PROBE_RETURN] = sizeof(struct argus_ev_probe),
 	[ARGUS_EV_GO_READY ... ARGUS_EV_GO_PARK] = sizeof(struct argus_ev_probe),
+	[ARGUS_EV_GO_SNAPSHOT] = sizeof(struct argus_ev_go_snapshot),
 };
 
 /* Row and sort arrays reach gigabytes: back them with transparent huge pages
@@ -241,6 +243,21 @@ static int widen_side(struct decode_ctx *d, struct argus_row *r, const void *rec
 		if (reserve_side((void **)&res->strings, &d->strings_cap, res->strings_len, len + 1, 1))
 			return -ENOMEM;
 		memcpy(res->strings + res->strings_len, e->path, len);
+		res->strings[res->strings_len + len] = 0;
+		r->peer_tid = (uint32_t)res->strings_len;
+		r->peer_pid = (uint32_t)len;
+		res->strings_len += len + 1;
+	} else if (r->type == ARGUS_EV_GO_SNAPSHOT) {
+		/* the wait reason's text in the strings, like a MAPPING's path */
+		const struct argus_ev_go_snapshot *e = rec;
+		size_t len = strnlen(e->wait, ARGUS_GO_SNAP_WAIT_LEN);
+
+		if (res->strings_len + len + 1 > UINT32_MAX)
+			return 0;
+		if (reserve_side((void **)&res->strings, &d->strings_cap, res->strings_len, len + 1, 1))
+			return -ENOMEM;
+		if (len)
+			memcpy(res->strings + res->strings_len, e->wait, len);
 		res->strings[res->strings_len + len] = 0;
 		r->peer_tid = (uint32_t)res->strings_len;
 		r->peer_pid = (uint32_t)len;
@@ -493,6 +510,18 @@ static inline void widen(struct argus_row *r, const void *rec, const struct argu
 		r->nr = e->probe_id;
 		break;
 	}
+	case ARGUS_EV_GO_SNAPSHOT: {   /* the wait's text: widen_side */
+		const struct argus_ev_go_snapshot *e = rec;
+		r->obj = e->g;
+		r->obj2 = e->wait_obj;
+		r->val = e->wait_since_ns;
+		r->nr = e->goid;
+		r->aux = e->fd;
+		r->state = e->status;
+		r->reason = e->wait_reason;
+		r->irq = e->flags;
+		break;
+	}
 	}
 }
 
@@ -679,7 +708,8 @@ static bool kept_from_before_window(uint16_t type, uint64_t ts_ns, uint64_t sinc
 	if (type == ARGUS_EV_USER_STACK || type == ARGUS_EV_KERNEL_STACK)
 		return ts_ns + STACK_LOOKBACK_NS >= since_ns;
 	return type == ARGUS_EV_PROC_SNAPSHOT || type == ARGUS_EV_THREAD_NAME ||
-	       type == ARGUS_EV_FD_INFO || type == ARGUS_EV_MAPPING || type == ARGUS_EV_PROC_NS;
+	       type == ARGUS_EV_FD_INFO || type == ARGUS_EV_MAPPING || type == ARGUS_EV_PROC_NS ||
+	       type == ARGUS_EV_GO_SNAPSHOT;
 }
 
 /* argus_rb_read_window visitor for the chunks outside the window: only the

@@ -57,6 +57,10 @@
  *   SYSCALL_EXIT also pad=header.flags & ARGUS_HF_NET_IO_MASK: the dir of the NET_IO
  *                row the call stands for (schema v6), which tracer/netio.py rebuilds
  *                and then clears pad
+ *   GO_SNAPSHOT  obj=g, obj2=wait_obj (hchan), val=wait_since_ns, nr=goid (low 32
+ *                bits), state=status, reason=wait_reason, irq=flags, aux=fd,
+ *                peer_tid=offset of the wait reason's text in result->strings,
+ *                peer_pid=its length
  *   NET_IO_SHORT a NET_IO row with pad=1 and no 4-tuple: irq, peer_pid, nr 0 and
  *                obj=UINT64_MAX (tracer/netio.py copies them from the socket's
  *                full NET_IO row)

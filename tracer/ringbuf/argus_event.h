@@ -108,7 +108,10 @@ enum argus_event_type {
 	ARGUS_EV_GO_READY = 57,       /* runtime.ready: a thread makes goroutine obj runnable */
 	ARGUS_EV_GO_EXECUTE = 58,     /* runtime.execute: this thread starts running goroutine obj */
 	ARGUS_EV_GO_PARK = 59,        /* runtime.park_m: goroutine obj parks (chan, sync, sleep, netpoll) */
-	ARGUS_EV_TYPE_MAX = 60,
+	/* A goroutine found parked in the process's memory when the Go probes
+	 * attached (tracer/gosnap.py), struct argus_ev_go_snapshot. */
+	ARGUS_EV_GO_SNAPSHOT = 60,
+	ARGUS_EV_TYPE_MAX = 61,
 };
 
 /* switch_out.state */
@@ -666,6 +669,33 @@ struct argus_ev_probe {             /* 48 bytes: CALLBACK_BEGIN .. PROBE_RETURN,
 	__u64 fn;                    /* address of the hooked function */
 	__u32 probe_id;              /* index of the hook in the hook spec `argus run` used */
 	__u32 reserved;
+};
+
+/* A goroutine that was parked when argusd attached the Go probes to its
+ * process (ARGUS_EV_GO_SNAPSHOT): what a GO_PARK row would have said had the
+ * probes been on when it parked, read once from the process's memory by
+ * tracer/gosnap.py (offsets from the binary's DWARF).  ts_ns = the attach
+ * (the wait began at or before it), pid = the process, tid = the thread
+ * (M) the goroutine is locked to (runtime.LockOSThread), else the pid. */
+enum argus_go_snapshot_flags {
+	ARGUS_GO_SNAP_LOCKED = 1,       /* tid is the M the goroutine is locked to */
+	ARGUS_GO_SNAP_CHAN = 2,         /* wait_obj is a channel (its hchan) from g.waiting */
+	ARGUS_GO_SNAP_FD = 4,           /* fd is the descriptor of its netpoll wait */
+	ARGUS_GO_SNAP_TIMER = 8,        /* wait_obj is a timer's channel (hchan.timer set): a timed wait */
+};
+#define ARGUS_GO_SNAP_WAIT_LEN 32
+struct argus_ev_go_snapshot {       /* 96 bytes */
+	struct argus_event_header h;
+	__u64 g;                     /* the goroutine's g (the obj of its GO_* rows) */
+	__u64 wait_obj;              /* the channel it waits on (hchan), 0: not known */
+	__s64 wait_since_ns;         /* g.waitsince (CLOCK_MONOTONIC, Go's nanotime), 0: not known */
+	__u32 goid;                  /* g.goid (its low 32 bits) */
+	__s32 fd;                    /* the fd of an IO wait, -1: not known */
+	__u8 status;                 /* g.atomicstatus without _Gscan (4: _Gwaiting) */
+	__u8 wait_reason;            /* g.waitreason, an index of runtime.waitReasonStrings */
+	__u8 flags;                  /* enum argus_go_snapshot_flags */
+	__u8 pad[5];
+	char wait[ARGUS_GO_SNAP_WAIT_LEN];   /* waitReasonStrings[wait_reason], NUL-terminated */
 };
 
 /* obj of a hook whose spec says "obj": "process" (a process-wide object no
