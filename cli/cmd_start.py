@@ -333,7 +333,9 @@ def run_start(args):
     flags += hang_detector_flags(args)
     flags += _detail_flags(args)
     flags += _uprobe_flags(args.uprobe_hooks)
-    flags += ["--go-probes"] if args.go_probes else []
+    # the goroutines parked before the probes came on: argusd runs this
+    # interpreter's argus.tracer.gosnap once per process it probes late
+    flags += ["--go-probes", "--go-snapshot", os.path.abspath(sys.executable)] if args.go_probes else []
     flags += ["--cgroup", args.cgroup] if args.cgroup else []
     flags += ["--netns", args.netns] if args.netns else []
     path = os.path.abspath(args.buffer or DEFAULT_BUFFER)

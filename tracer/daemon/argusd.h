@@ -50,6 +50,7 @@ struct env {
 	uint32_t sample_hz;         /* CPU samples per second per CPU (argus_sample.c); 0 = off */
 	char *uprobe_hooks;         /* hook list for uprobes (argus_uprobe.c, side_source.h); NULL = off */
 	bool no_go_probes;          /* leave Go executables unprobed (side_source.h, Go) */
+	char *go_snapshot;          /* python that runs argus.tracer.gosnap at each attach; NULL = none */
 	uint8_t detail;             /* enum argus_detail_mode (detail_tier.h) */
 	uint64_t escalate_ns;       /* auto: out of the loop this long turns full detail on */
 	bool escalate_named;        /* auto: only threads of --watch-pid / --watch-comm escalate */

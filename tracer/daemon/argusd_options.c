@@ -72,6 +72,9 @@ static const char usage[] =
 	"  --go-probes, --no-go-probes  Go programs' scheduler (goroutine ready, execute,\n"
 	"                        park) through uprobes on each Go executable that starts\n"
 	"                        (default: off: a few us per goroutine switch; docs/linux-tracer.md)\n"
+	"  --go-snapshot PYTHON  with --go-probes: when the probes attach to a running Go\n"
+	"                        program, PYTHON -m argus.tracer.gosnap records its parked\n"
+	"                        goroutines into the buffer (tracer/gosnap.py)\n"
 	"  --verbose             loader diagnostics\n"
 	"  --detail T            recording tier: full (syscall programs, the default), lean\n"
 	"                        (none: waits from saved registers), or auto (lean, full while\n"
@@ -155,7 +158,7 @@ static char *default_log_path(const char *socket_path)
 
 enum { OPT_LOG = 256, OPT_FRESH, OPT_KBUF, OPT_NO_SYSCALLS, OPT_STACKS, OPT_NO_STACKS, OPT_SAMPLE_HZ, OPT_SNAP_DIR,
        OPT_HANG_MS, OPT_SNAP_BEFORE, OPT_SNAP_BYTES, OPT_SNAP_TOTAL, OPT_SNAP_COUNT, OPT_WATCH_PID,
-       OPT_WATCH_COMM, OPT_CGROUP, OPT_NETNS, OPT_UPROBE_HOOKS, OPT_SYSCALL_PROBES, OPT_GO_PROBES, OPT_NO_GO_PROBES,
+       OPT_WATCH_COMM, OPT_CGROUP, OPT_NETNS, OPT_UPROBE_HOOKS, OPT_SYSCALL_PROBES, OPT_GO_PROBES, OPT_NO_GO_PROBES, OPT_GO_SNAPSHOT,
        OPT_DETAIL, OPT_ESCALATE_MS, OPT_ESCALATE_NAMED };
 
 /* A positive integer option at most max: 0, or one line and -EINVAL. */
@@ -243,6 +246,7 @@ int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *
 		{ "uprobe-hooks", required_argument, NULL, OPT_UPROBE_HOOKS },
 		{ "go-probes", no_argument, NULL, OPT_GO_PROBES },
 		{ "no-go-probes", no_argument, NULL, OPT_NO_GO_PROBES },
+		{ "go-snapshot", required_argument, NULL, OPT_GO_SNAPSHOT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "detail", required_argument, NULL, OPT_DETAIL },
 		{ "escalate-ms", required_argument, NULL, OPT_ESCALATE_MS },
@@ -343,6 +347,13 @@ int parse_args(int argc, char **argv, struct env *env, const struct argusd_ctx *
 		case OPT_GO_PROBES:
 		case OPT_NO_GO_PROBES:
 			env->no_go_probes = c == OPT_NO_GO_PROBES;
+			break;
+		case OPT_GO_SNAPSHOT:
+			if (optarg[0] != '/') {
+				argusd_fail(ctx, "bad --go-snapshot '%s': give an absolute path", optarg);
+				return -EINVAL;
+			}
+			env->go_snapshot = optarg;
 			break;
 		case 'v':
 			env->verbose = true;

@@ -22,7 +22,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -43,7 +46,12 @@
 #define MAX_GO_FILES 256
 #define SEEN_SLOTS 4096
 
-struct go_file { uint64_t dev, ino; struct bpf_link *links[ARGUS_GO_NFNS]; };
+/* Snapshot helpers (tracer/gosnap.py) running at once; reaped each turn. */
+#define MAX_GO_SNAPSHOTS 16
+
+/* gen: the attach batch (go_attach_running, one before_poll) that probed
+ * the file; attach_ns: when (CLOCK_MONOTONIC, the records' clock). */
+struct go_file { uint64_t dev, ino; struct bpf_link *links[ARGUS_GO_NFNS]; unsigned gen; uint64_t attach_ns; };
 
 /* The ring buffer, drops and the pids of every probe record (handed to the
  * daemon for their mappings, so fn can be symbolized) are the side
@@ -61,6 +69,10 @@ struct argus_uprobes {
 	int ngo;
 	struct { uint64_t dev, ino; } seen[SEEN_SLOTS];
 	size_t nseen;
+	unsigned gen;                    /* the current attach batch */
+	const char *snap_python, *buffer;   /* the goroutine snapshot (NULL: none) */
+	pid_t snap_kids[MAX_GO_SNAPSHOTS];
+	int nsnap_kids;
 	void (*notice)(const char *line);
 	const struct argus_uprobes_config *cfg;   /* during open only */
 };
@@ -293,6 +305,78 @@ static const uint16_t go_types[ARGUS_GO_NFNS] = {
 	[ARGUS_GO_EXIT_FN] = ARGUS_EV_GO_PARK,     /* an ending goroutine leaves its thread too */
 };
 
+extern char **environ;
+
+static void reap_snapshots(struct argus_uprobes *u)
+{
+	int k = 0;
+
+	while (k < u->nsnap_kids) {
+		pid_t r = waitpid(u->snap_kids[k], NULL, WNOHANG);
+
+		if (r == u->snap_kids[k] || (r < 0 && errno == ECHILD))
+			u->snap_kids[k] = u->snap_kids[--u->nsnap_kids];
+		else
+			k++;
+	}
+}
+
+/* The goroutines of pid that parked before the probes were on would have
+ * no record at all while they stay parked: a helper reads them from the
+ * process's memory once (tracer/gosnap.py: g structs through the binary's
+ * DWARF) and writes one GO_SNAPSHOT record each into the buffer, with
+ * ts = attach_ns.  Spawned, not waited for: the DWARF of a binary not seen
+ * before takes a moment to read, and the loop must not stall. */
+static void go_snapshot(struct argus_uprobes *u, uint32_t pid, uint64_t attach_ns)
+{
+	char spid[16], sts[24];
+	char *argv[] = { (char *)u->snap_python, "-m", "argus.tracer.gosnap", "--pid", spid, "--ts", sts,
+			 "--buffer", (char *)u->buffer, NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t sa;
+	sigset_t none;
+	pid_t kid;
+	int rc;
+
+	if (!u->snap_python || !u->buffer)
+		return;
+	reap_snapshots(u);
+	if (u->nsnap_kids == MAX_GO_SNAPSHOTS) {
+		notice(u, "Go program pid %u: no goroutine snapshot, %d snapshots run already", pid, MAX_GO_SNAPSHOTS);
+		return;
+	}
+	snprintf(spid, sizeof(spid), "%u", pid);
+	snprintf(sts, sizeof(sts), "%llu", (unsigned long long)attach_ns);
+	if (posix_spawn_file_actions_init(&fa))
+		return;
+	if (posix_spawnattr_init(&sa)) {
+		posix_spawn_file_actions_destroy(&fa);
+		return;
+	}
+	sigemptyset(&none);
+	posix_spawnattr_setsigmask(&sa, &none);
+	posix_spawnattr_setflags(&sa, POSIX_SPAWN_SETSIGMASK);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);   /* the BPF maps, the buffer, the socket */
+	rc = posix_spawn(&kid, u->snap_python, &fa, &sa, argv, environ);
+	posix_spawnattr_destroy(&sa);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc) {
+		notice(u, "Go program pid %u: no goroutine snapshot: cannot run %s: %s", pid, u->snap_python,
+		       strerror(rc));
+		return;
+	}
+	u->snap_kids[u->nsnap_kids++] = kid;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Probes the executable of pid if it is a Go program not probed yet.  The
  * path is /proc/PID/exe: the kernel resolves it to the file (in the
  * process's own mount namespace) while the process lives. */
@@ -308,14 +392,26 @@ static void go_attach(struct argus_uprobes *u, uint32_t pid)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;                       /* gone already, or a kernel thread */
-	if (fstat(fd, &st) || seen_before(u, st.st_dev, st.st_ino) || argus_go_runtime_offsets(fd, &off, why, sizeof(why))) {
+	if (fstat(fd, &st)) {
+		close(fd);
+		return;
+	}
+	/* Probed already: a process of that file that ran before the probes
+	 * came on (another one started in the same batch, or running when
+	 * tracing started) gets its snapshot too; one started later was
+	 * probed from its exec. */
+	for (k = 0; k < u->ngo; k++)
+		if (u->go[k].dev == st.st_dev && u->go[k].ino == st.st_ino) {
+			close(fd);
+			if (u->go[k].gen == u->gen)
+				go_snapshot(u, pid, u->go[k].attach_ns);
+			return;
+		}
+	if (seen_before(u, st.st_dev, st.st_ino) || argus_go_runtime_offsets(fd, &off, why, sizeof(why))) {
 		close(fd);
 		return;
 	}
 	close(fd);
-	for (k = 0; k < u->ngo; k++)
-		if (u->go[k].dev == st.st_dev && u->go[k].ino == st.st_ino)
-			return;
 	if (u->ngo == MAX_GO_FILES) {
 		notice(u, "Go program %s (pid %u) not probed: %d Go programs are probed already", path, pid,
 		       MAX_GO_FILES);
@@ -337,8 +433,11 @@ static void go_attach(struct argus_uprobes *u, uint32_t pid)
 	}
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
+	f->gen = u->gen;
+	f->attach_ns = mono_ns();
 	u->ngo++;
 	notice(u, "Go scheduler probes on the executable of pid %u", pid);
+	go_snapshot(u, pid, f->attach_ns);
 }
 
 /* The Go programs already running when tracing starts. */
@@ -349,6 +448,7 @@ static void go_attach_running(struct argus_uprobes *u)
 
 	if (!d)
 		return;
+	u->gen++;
 	while ((de = readdir(d))) {
 		unsigned long long pid;
 		char *end;
@@ -387,7 +487,10 @@ static void before_poll(struct argus_side_source *side)
 	if (!u->exec_ring)
 		return;
 	ring_buffer__consume(u->exec_ring);
+	reap_snapshots(u);
 	n = argus_pid_queue_take(&u->execs, pids, ARGUS_STACK_PID_QUEUE);
+	if (n)
+		u->gen++;
 	for (k = 0; k < n; k++)
 		go_attach(u, pids[k]);
 }
@@ -428,6 +531,8 @@ int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_side
 		return -ENOMEM;
 	u->notice = cfg->notice;
 	u->cfg = cfg;
+	u->snap_python = cfg->go_snapshot;
+	u->buffer = cfg->buffer;
 	u->obj = argus_uprobe_bpf__open();
 	if (!u->obj) {
 		ret = -errno;

@@ -68,6 +68,11 @@ struct argus_sampler_config {
 struct argus_uprobes_config {
 	const char *hooks_path;       /* the hook list; NULL: none (Go probes only) */
 	int go;                       /* probe Go executables as they start */
+	/* with go: the python that records the goroutines parked in a process
+	 * when the probes attach to it (PYTHON -m argus.tracer.gosnap --pid P
+	 * --ts NS --buffer BUFFER); NULL: none */
+	const char *go_snapshot;
+	const char *buffer;
 	void (*notice)(const char *line);   /* one line per Go executable probed (NULL: quiet) */
 	uint32_t exclude_tgid;        /* never recorded: the daemon */
 	uint64_t scope_cgroup_id;     /* record only this cgroup v2 and below; 0 = any (kext/linux/scope.bpf.h) */
