@@ -212,7 +212,7 @@ class _Run:
         key = (utid, a, b)
         c = self._cls.get(key)
         if c is None:
-            c = self._cls[key] = B.classify(self.g, utid, a, b)
+            c = self._cls[key] = GR.with_parked(self.g, B.classify(self.g, utid, a, b), b)
         return c
 
     def add(self, vertex, role, depth, edge, a, b, start=None, end=None, via_baseline=False):
@@ -572,6 +572,10 @@ class _Run:
             res = self.goroutine_slice(v, c, depth, a, b)
         elif bt == B.LONG_WAIT and GR.timer_ended(g, v):
             return info       # Go's timers ended it (a Sleep, a Timer): the wait is the cause
+        elif bt == B.LONG_WAIT and W.ending_edge(g, v) < 0 and \
+                (GR.parked_locked(g, utid, int(b)) or {}).get("kind") == "timer":
+            info["goroutine_parked"] = GR.parked_locked(g, utid, int(b))
+            return info       # its locked goroutine sleeps since before the probes: the wait is the cause
         elif bt == B.LONG_WAIT and (res := self.callee_slice(v, depth, a, b)) is not None:
             pass
         elif bt == B.LONG_WAIT:
@@ -591,6 +595,21 @@ class _Run:
                                         first_edge=m)
                 self.extend(res, depth, a, b, _pseudo("program_order"))
                 self.baseline_evidence(v, depth, a, b, info)
+            if res is None and not ended and (park := GR.parked_locked(g, utid, int(b))) is not None:
+                # the M's wait is its locked goroutine's, parked before the probes
+                # and never seen since (goroutines.py, parked_locked): Go's timers
+                # end a sleep (the wait is the cause); anything else another
+                # goroutine ends, most likely one of the process's held-up threads.
+                # Never the M's own earlier park-futex waits (start-up hand-offs)
+                info["goroutine_parked"] = park
+                if park["kind"] == "timer":
+                    return info
+                peers = [dataclasses.replace(o, kind="goroutine_peer", obj=park["wait_obj"])
+                         for o in self.process_peers(utid, a, b, int(b))
+                         if not GR.idle_m(g, self.cls(o.utid, a, b), b)]
+                res = self.follow_owner(v, peers, depth, a, b, info)
+                if res is None:
+                    return info
             if res is None and not ended:
                 # still waiting (or the kernel ended it): whoever holds the other end
                 res = self.follow_owner(v, self.held_up(OBJ.other_end_holders(g, v, a, b), a, b, utid), depth, a, b, info)

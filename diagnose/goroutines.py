@@ -17,13 +17,45 @@ How the wait ended says where its cause lies:
   netpoller   no GO_READY between the park and the execute (runtime.netpoll
               hands it over through injectglist): the data it then reads
               ended it (the core's rule in argus_graph_probes.c).
+
+Goroutines parked before the probes (GO_SNAPSHOT rows, parked_locked): the
+probes come on 0.2-0.5 s after a Go program's exec, or long after a service
+started, and a goroutine that parked before and stays parked has no GO_*
+row at all.  argusd has tracer/gosnap.py read the process's goroutines once
+when it attaches (ts = the attach): goid, wait reason ("chan receive",
+"select", "sync.Mutex.Lock", "sleep", "IO wait"), the channel it waits on,
+the thread (M) it is locked to.  The rule, for a thread T of the process at
+time `at`:
+  1. the last GO_SNAPSHOT row (ts <= at) whose locked M is T names goroutine
+     G (its g address) and its wait;
+  2. G was never seen afterwards: no GO_* row of G's g from the snapshot to
+     `at` (a GO_EXECUTE or GO_READY would mean it ran or was readied; a
+     GO_PARK of it on T means it parked again there, and is still parked:
+     the wait is that park's, of a reason unknown);
+  3. then T's wait at `at` is G's wait, not the M's own: it began at the
+     snapshot at the latest (at g.waitsince, when Go's GC had set it), on
+     G's wait object (the channel), of kind
+       timer   "sleep", or a receive from a timer's channel (hchan.timer):
+               Go's timers end it, the wait is the end of the chain;
+       process anything else (a channel, select, a sync primitive, a
+               semaphore, IO wait through the netpoller): whoever ends it is
+               another goroutine, so most likely a thread of the same
+               process; the walk takes the process's held-up threads
+               (algorithm._Run.process_peers), never the M's own earlier
+               park-futex waits, which the runtime reuses for every park of
+               that M (start-up hand-offs, not baselines of this wait).
+A goroutine not locked to an M has no thread whose waits it could stand
+for: its snapshot row only bounds its park for wait_before (a GO_READY as
+its first row after the snapshot: parked since the snapshot at least).
 """
+import dataclasses
 import weakref
 
 import numpy as np
 
 from argus.tracer import schema
 from argus.graphbuild import graph as G
+from argus.diagnose import blocktype as B
 
 _CACHE = weakref.WeakKeyDictionary()
 
@@ -225,3 +257,95 @@ def goroutine_at(g, v):
         cur = obj if typ == schema.GO_EXECUTE else None
     return cur
 
+
+
+# --- goroutines parked before the probes (GO_SNAPSHOT; see the top) ---
+
+TIMER_WAITS = ("sleep",)
+
+
+def _snapshots(g):
+    """GO_SNAPSHOT rows as dicts, by (pid, locked tid), each list in time order."""
+    per = _CACHE.setdefault(g, {})
+    got = per.get("snap")
+    if got is None:
+        got = per["snap"] = {}
+        rows = g.rows[g.rows["type"] == schema.GO_SNAPSHOT]
+        for r in rows[np.argsort(rows["ts_ns"], kind="stable")]:
+            flags = int(r["irq"])
+            if not flags & schema.GO_SNAP_LOCKED:
+                continue
+            got.setdefault((int(r["pid"]), int(r["tid"])), []).append({
+                "ts": int(r["ts_ns"]), "g": int(r["obj"]), "goid": int(r["nr"]), "status": int(r["state"]),
+                "reason": int(r["reason"]), "wait": schema.go_snapshot_wait(r, g.strings),
+                "wait_obj": int(r["obj2"]), "since": int(r["val"]), "timer": bool(flags & schema.GO_SNAP_TIMER),
+                "tid": int(r["tid"])})
+    return got
+
+
+def parked_locked(g, utid, at):
+    """The goroutine locked to thread utid that the snapshot found parked
+    and that nothing showed again up to `at` (rules 1-3 at the top): a dict
+    (goid, g, wait, wait_obj, park_ts, kind "timer" | "process",
+    parked_again) or None."""
+    pid, tid = int(g.threads.pid[utid]), int(g.threads.tid[utid])
+    snaps = [s for s in _snapshots(g).get((pid, tid), ()) if s["ts"] <= at]
+    if not snaps:
+        return None
+    s = snaps[-1]
+    park_ts, again = s["ts"], False
+    for ts, typ, t, obj in _process_rows(g, pid):
+        if ts > at:
+            break
+        if ts < s["ts"] or obj != s["g"]:
+            continue
+        if typ == schema.GO_PARK and t == tid:
+            park_ts, again = ts, True
+        else:
+            park_ts, again = None, False      # it ran, or was readied
+    if park_ts is None:
+        return None
+    if not again and 0 < s["since"] < park_ts:
+        park_ts = s["since"]
+    timer = not again and (s["wait"] in TIMER_WAITS or s["timer"])
+    return {"goid": s["goid"], "g": s["g"], "wait": "parked" if again else s["wait"],
+            "wait_obj": 0 if again else s["wait_obj"], "park_ts": park_ts, "snapshot_ts": s["ts"],
+            "kind": "timer" if timer else "process", "parked_again": again}
+
+
+def describe_parked(p):
+    """'goroutine 7 locked here, parked before the probes: chan receive on 0xc000012345'."""
+    obj = f" on {'timer channel' if p['kind'] == 'timer' and p['wait_obj'] else 'channel'} {p['wait_obj']:#x}" \
+        if p["wait_obj"] else ""
+    when = "parked again" if p["parked_again"] else "parked before the probes"
+    return f"goroutine {p['goid']} locked here, {when}: {p['wait'] or 'wait'}{obj}"
+
+
+def with_parked(g, c, b):
+    """Classification c of a thread, with the goroutine locked to it that
+    parked before the probes and stayed parked (parked_locked at b) named
+    in its LongWait's evidence ("go_parked", and the longest wait's
+    "what"): the M's wait is that goroutine's.  c unchanged otherwise."""
+    if c.block_type != B.LONG_WAIT:
+        return c
+    p = parked_locked(g, c.utid, int(b))
+    if p is None:
+        return c
+    lw = dict(c.evidence.get("longest_wait") or {})
+    lw["what"] = describe_parked(p) + (f" ({lw['what']})" if lw.get("what") else "")
+    return dataclasses.replace(c, evidence=dict(c.evidence, longest_wait=lw, go_parked=p))
+
+
+def idle_m(g, c, b):
+    """Whether thread c.utid, classified c over a window ending at b, is an
+    idle M of a Go program whose goroutines the snapshot saw: a LongWait in
+    a futex with no goroutine locked to it parked (parked_locked).  Go
+    parks goroutines, not threads: an M asleep in a futex has no goroutine
+    to run (a spare M, the template thread) unless one is locked to it, and
+    holds nothing another goroutine waits for."""
+    if c.block_type != B.LONG_WAIT or ((c.evidence.get("longest_wait") or {}).get("reason")) != "futex":
+        return False
+    pid = int(g.threads.pid[c.utid])
+    if not any(p == pid for p, _ in _snapshots(g)):
+        return False
+    return parked_locked(g, c.utid, int(b)) is None

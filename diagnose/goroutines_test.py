@@ -212,3 +212,87 @@ def test_a_sender_that_ran_on_the_same_m_just_before_is_the_cause():
     primary = [c for c in j["root_causes"] if c["primary"]]
     assert [(c["tid"], c["block_type"]) for c in primary] == [(M2, "LongWait")]
     assert primary[0]["why"].startswith(f"LongWait on goroutine {G1:#x} parked (readied by Go's netpoller)")
+
+
+# --- goroutines parked before the probes (GO_SNAPSHOT rows) ---
+
+M4, M5 = 504, 505
+GR1, GR2 = 0xC000000400, 0xC000000500
+CH1, CH2 = 0xC000010000, 0xC000020000
+PARK_FUTEX = {M0: 0x7100, M1: 0x7200, M2: 0x7300, M4: 0x7400}
+
+
+def locked_chain(root="cpu", go_rows_after=False, snapshot=True):
+    """The corpus's shape: main goroutine G0 (locked to M0) waits on
+    channel CH1 for role 1 (G1, locked to M1), which waits on CH2 for role 2
+    (G2, locked to M2), whose root is `root` ("cpu": M2 computes; "sleep":
+    G2 sleeps).  Every goroutine parked within the first millisecond, long
+    before the probes attached at 300 ms, and stays parked; each M sleeps on
+    its own park futex.  M4 is a spare M (idle, futex); start-up hand-offs
+    (M1 and M4 waking M0 on its park futex at 0.5 ms) are the only earlier
+    waits of M0 on the same futex.  The snapshot at 300 ms names each
+    locked goroutine's wait."""
+    t = Trace()
+    for tid, name in ((M0, "main"), (M1, "m1"), (M2, "m2"), (M4, "m4")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    # start-up: M0 parks (readyCh) and M4 hands it over, twice
+    for k, waker in enumerate((M4, M1)):
+        t.futex_wait(M0, ms(0.1 + 0.2 * k), PARK_FUTEX[M0])
+        t.futex_wake(waker, ms(0.2 + 0.2 * k), PARK_FUTEX[M0])
+        t.wake(waker, M0, ms(0.2 + 0.2 * k))
+        t.run(M0, ms(0.21 + 0.2 * k))
+    t.futex_wait(M0, ms(0.9), PARK_FUTEX[M0])
+    t.futex_wait(M1, ms(0.8), PARK_FUTEX[M1])
+    t.futex_wait(M4, ms(0.7), PARK_FUTEX[M4])
+    if root == "cpu":
+        t.busy(M2, ms(1), s(5))
+    else:
+        t.futex_wait(M2, ms(0.95), PARK_FUTEX[M2])
+    if snapshot:
+        t.go_snapshot(ms(300), M0, G0, 1, "chan receive", CH1)
+        t.go_snapshot(ms(300), M1, G1, 7, "chan receive", CH2)
+        if root == "sleep":
+            t.go_snapshot(ms(300), M2, G2, 8, "sleep")
+        t.go_snapshot(ms(300), P, GR1, 2, "force gc (idle)", locked=False)
+    if go_rows_after:           # G1 runs again after the snapshot: seen afterwards
+        go(t, s(1), M1, schema.GO_EXECUTE, G1)
+        go(t, s(1.001), M1, schema.GO_PARK, G1)
+    return t.build(trace_end=s(5))
+
+
+def test_a_locked_goroutine_parked_before_the_probes_is_its_ms_wait():
+    g = locked_chain()
+    p = GR.parked_locked(g, g.utid_of_tid(M1), s(5))
+    assert (p["goid"], p["g"], p["wait"], p["wait_obj"], p["kind"], p["park_ts"]) == \
+        (7, G1, "chan receive", CH2, "process", ms(300))
+    assert GR.parked_locked(g, g.utid_of_tid(M1), ms(299)) is None      # before the snapshot
+    assert GR.parked_locked(g, g.utid_of_tid(M4), s(5)) is None         # no goroutine locked there
+    assert GR.describe_parked(p) == f"goroutine 7 locked here, parked before the probes: chan receive on channel {CH2:#x}"
+    g = locked_chain(root="sleep")
+    assert GR.parked_locked(g, g.utid_of_tid(M2), s(5))["kind"] == "timer"
+    # seen afterwards: it ran at 1 s and parked again on M1 (a reason unknown)
+    g = locked_chain(go_rows_after=True)
+    p = GR.parked_locked(g, g.utid_of_tid(M1), s(5))
+    assert p["parked_again"] and p["park_ts"] == s(1.001) and p["wait"] == "parked"
+    assert GR.parked_locked(g, g.utid_of_tid(M1), s(1.0005)) is None   # running then
+
+
+def test_the_walk_follows_a_parked_chain_to_its_root_not_start_up_hand_offs():
+    for root, block in (("cpu", "LongRunning"), ("sleep", "LongWait")):
+        j = to_json(diagnose(locked_chain(root=root), P))
+        assert j["spinning"]["tid"] == M0
+        primary = [c for c in j["root_causes"] if c["primary"]]
+        assert [(c["tid"], c["block_type"]) for c in primary] == [(M2, block)], (root, j["root_causes"])
+        tids = [c["tid"] for c in j["root_causes"]]
+        assert M4 not in tids                 # the spare M (idle) and the start-up waker are not causes
+        if root == "sleep":
+            assert "goroutine 8 locked here, parked before the probes: sleep" in primary[0]["why"]
+
+
+def test_without_the_snapshot_the_rule_is_off():
+    g = locked_chain(snapshot=False)
+    assert GR.parked_locked(g, g.utid_of_tid(M1), s(5)) is None
+    from argus.diagnose import blocktype as B
+    c = B.classify(g, g.utid_of_tid(M4), s(1), s(5))
+    assert not GR.idle_m(g, c, s(5))

@@ -184,6 +184,11 @@ def owner_relation_text(g, o, victim, edge_rel_ns, t0):
         what = f"futex 0x{o.obj:x}" if o.obj else "the signal"
         return (f"may hold {what}, which {thread_label(g, victim)} waits for (inferred: a thread of its "
                 f"process held up over the hang; nothing names the holder), at {fmt_rel(o.ts - t0)}")
+    if o.kind == "goroutine_peer":
+        what = f"channel 0x{o.obj:x}" if o.obj else "what its goroutine waits for"
+        return (f"may end the wait of the goroutine locked to {thread_label(g, victim)} ({what}; inferred: a "
+                f"thread of its process held up over the hang, the goroutine parked before the Go probes "
+                f"and nothing names who ends it), at {fmt_rel(o.ts - t0)}")
     if o.kind == "child":
         return f"is a child process {thread_label(g, victim)} waits for (inferred), at {fmt_rel(o.ts - t0)}"
     if o.edge < 0:

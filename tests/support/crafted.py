@@ -222,6 +222,18 @@ class Trace:
         self._strings += raw + b"\0"
         return self.row(at, pid, schema.PROC_NS, obj=cgroup_id, obj2=netns, peer_tid=at_off, peer_pid=len(raw))
 
+    def go_snapshot(self, at, tid, g, goid, wait, wait_obj=0, locked=True, timer=False, since=0, reason=0):
+        """A GO_SNAPSHOT record (tracer/gosnap.py): goroutine g (goid) was
+        parked in `wait` when the Go probes attached at `at`; tid is the M
+        it is locked to (locked) or the pid."""
+        raw = wait.encode()
+        at_off = len(self._strings)
+        self._strings += raw + b"\0"
+        flags = (schema.GO_SNAP_LOCKED if locked else 0) | (schema.GO_SNAP_CHAN if wait_obj else 0) \
+            | (schema.GO_SNAP_TIMER if timer else 0)
+        return self.row(at, tid, schema.GO_SNAPSHOT, obj=g, obj2=wait_obj, val=since, nr=goid, aux=-1, state=4,
+                        reason=reason, irq=flags, peer_tid=at_off, peer_pid=len(raw))
+
     def lost(self, at, count, kind=schema.LOST_DROPPED):
         return self.row(at, 0, schema.LOST, val=count, state=kind)
 
