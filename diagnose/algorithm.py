@@ -607,9 +607,8 @@ class _Run:
                 peers = [dataclasses.replace(o, kind="goroutine_peer", obj=park["wait_obj"])
                          for o in self.process_peers(utid, a, b, int(b))
                          if not GR.idle_m(g, self.cls(o.utid, a, b), b)]
+                # none held up: what the M's own waits say, as without the snapshot
                 res = self.follow_owner(v, peers, depth, a, b, info)
-                if res is None:
-                    return info
             if res is None and not ended:
                 # still waiting (or the kernel ended it): whoever holds the other end
                 res = self.follow_owner(v, self.held_up(OBJ.other_end_holders(g, v, a, b), a, b, utid), depth, a, b, info)

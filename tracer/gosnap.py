@@ -15,7 +15,9 @@ How:
            compressed sections too): runtime.g (goid, atomicstatus,
            waitreason, lockedm, waiting, waitsince), runtime.m (procid: the
            thread's tid), runtime.sudog (c, waitlink, g), runtime.hchan
-           (timer: a timer's channel, Go 1.23+); the status values
+           (timer: a timer's channel, Go 1.23+; elemtype, compared with
+           time.Time's type descriptor, type:* + its DW_AT_go_runtime_type,
+           for the older asynchronous timer channels); the status values
            from the runtime's DW_TAG_constant _G*; the symbols runtime.allgs
            (a []*g) and runtime.waitReasonStrings (a [N]string, read from
            the file).  Only the "runtime" compile unit is read.  Cached per
@@ -53,13 +55,13 @@ from elftools.elf.elffile import ELFFile
 from . import safe_files, schema
 from .producer import Producer, ProducerError
 
-CACHE_VERSION = 1
+CACHE_VERSION = 3
 # struct -> members read (member -> (offset, byte size) in the layout)
 MEMBERS = {
     "runtime.g": ("goid", "atomicstatus", "waitreason", "lockedm", "waiting", "waitsince"),
     "runtime.m": ("procid",),
     "runtime.sudog": ("g", "c", "waitlink"),
-    "runtime.hchan": ("timer",),
+    "runtime.hchan": ("timer", "elemtype"),
 }
 # (struct, member, byte size) that must be there with that size
 REQUIRED = (("runtime.g", "goid", 8), ("runtime.g", "atomicstatus", 4), ("runtime.g", "waitreason", 1),
@@ -68,8 +70,13 @@ REQUIRED = (("runtime.g", "goid", 8), ("runtime.g", "atomicstatus", 4), ("runtim
 # vu uintptr}, one of the two set (a pointer hidden from the GC, or not)
 OPTIONAL_SIZES = {("runtime.g", "waiting"): (8,), ("runtime.g", "waitsince"): (8,), ("runtime.sudog", "g"): (8,),
                   ("runtime.sudog", "c"): (8, 16), ("runtime.sudog", "waitlink"): (8,),
-                  ("runtime.hchan", "timer"): (8,)}
-SYMBOLS = ("runtime.allgs", "runtime.waitReasonStrings")
+                  ("runtime.hchan", "timer"): (8,), ("runtime.hchan", "elemtype"): (8,)}
+# type:* starts the type descriptors: time.Time's is there at the offset
+# its DWARF type's DW_AT_go_runtime_type gives; it is the element type of
+# every timer's channel (time.After, Timer.C, Ticker.C), also where
+# hchan.timer is not set (asynctimerchan=1: Go before 1.23, GOPATH mode)
+SYMBOLS = ("runtime.allgs", "runtime.waitReasonStrings", "type:*")
+DW_AT_GO_RUNTIME_TYPE = 0x2904
 G_SCAN = 0x1000
 MAX_GS = 1 << 20
 MAX_SUDOGS = 64                    # a select's cases on g.waiting
@@ -157,7 +164,7 @@ def read_layout(path):
         if not elf.has_dwarf_info():
             raise LayoutError("no DWARF (built with -ldflags=-w?)")
         dwarf = elf.get_dwarf_info()      # pyelftools decompresses .zdebug / SHF_COMPRESSED sections
-        structs, statuses = {}, {}
+        structs, statuses, time_type = {}, {}, None
         for cu in dwarf.iter_CUs():
             top = cu.get_top_DIE()
             name = top.attributes.get("DW_AT_name")
@@ -168,6 +175,9 @@ def read_layout(path):
                 if nm is None:
                     continue
                 nm = nm.value.decode(errors="replace")
+                if die.tag == "DW_TAG_structure_type" and nm == "time.Time" and \
+                        DW_AT_GO_RUNTIME_TYPE in die.attributes:
+                    time_type = int(die.attributes[DW_AT_GO_RUNTIME_TYPE].value)
                 if die.tag == "DW_TAG_structure_type" and nm in MEMBERS and nm not in structs:
                     want = MEMBERS[nm]
                     fields = {}
@@ -211,7 +221,11 @@ def read_layout(path):
                 reasons.append((text or b"").decode(errors="replace"))
         first_load = min((seg["p_vaddr"] - seg["p_offset"] for seg in elf.iter_segments()
                           if seg["p_type"] == "PT_LOAD"), default=0)
+        types = syms.get("type:*", (0, 0))[0]
+        if time_type is not None and types and time_type < types:
+            time_type += types            # an offset from type:* (Go 1.20+), else an address
         return {"version": CACHE_VERSION, "pie": elf["e_type"] == "ET_DYN", "first_load": first_load,
+                "time_type": time_type or 0,
                 "structs": structs, "statuses": statuses, "symbols": syms, "wait_reasons": reasons}
 
 
@@ -341,6 +355,9 @@ def _walk(mem, pid, lay):
     f_sg_c = _field(lay, "runtime.sudog", "c")
     f_sg_link = _field(lay, "runtime.sudog", "waitlink")
     f_timer = _field(lay, "runtime.hchan", "timer")
+    f_elemtype = _field(lay, "runtime.hchan", "elemtype")
+    time_type = lay.get("time_type", 0)
+    time_type = time_type + bias if time_type else 0
     sgsize = lay["structs"].get("runtime.sudog", {}).get("size") or 0
     need = max(off + (size or 1) for off, size in
                (f for f in (f_goid, f_status, f_reason, f_locked, f_waiting, f_since) if f))
@@ -390,6 +407,9 @@ def _walk(mem, pid, lay):
                     if f_timer:          # a timer's channel (Go 1.23+: hchan.timer)
                         t = mem.read(c + f_timer[0], 8)
                         timer = bool(t and struct.unpack("<Q", t)[0])
+                    if not timer and f_elemtype and time_type:   # a chan time.Time
+                        t = mem.read(c + f_elemtype[0], 8)
+                        timer = bool(t and struct.unpack("<Q", t)[0] == time_type)
                     break
                 sg = struct.unpack_from("<Q", s, f_sg_link[0])[0] if f_sg_link else 0
                 hops += 1

@@ -43,11 +43,12 @@ func main() {
 '''
 
 
-def build(tmp, name, *ldflags):
+def build(tmp, name, *ldflags, go="1.23"):
     d = tmp / name
     d.mkdir()
     (d / "main.go").write_text(PROGRAM)
-    (d / "go.mod").write_text("module gosnaptest\n\ngo 1.23\n")   # 1.23+: synchronous timer channels (hchan.timer)
+    # go 1.23+: synchronous timer channels (hchan.timer set); before: asynchronous ones
+    (d / "go.mod").write_text(f"module gosnaptest\n\ngo {go}\n")
     env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-mod=mod")
     cmd = ["go", "build", "-o", str(d / "prog")] + (["-ldflags=" + " ".join(ldflags)] if ldflags else []) + ["."]
     subprocess.run(cmd, cwd=d, env=env, check=True, capture_output=True, timeout=300)
@@ -57,18 +58,23 @@ def build(tmp, name, *ldflags):
 @pytest.fixture(scope="module")
 def binaries(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gosnap")
-    return {"default": build(tmp, "default"), "plain": build(tmp, "plain", "-compressdwarf=false")}
+    return {"default": build(tmp, "default"), "plain": build(tmp, "plain", "-compressdwarf=false"),
+            "async": build(tmp, "async", go="1.21")}
 
 
-@pytest.fixture()
-def running(binaries):
-    p = subprocess.Popen([binaries["default"]], stdout=subprocess.PIPE, text=True)
+def start(path):
+    p = subprocess.Popen([path], stdout=subprocess.PIPE, text=True)
     try:
         pid, tid, ch = p.stdout.readline().split()
         yield int(pid), int(tid), int(ch, 16)
     finally:
         p.kill()
         p.wait()
+
+
+@pytest.fixture()
+def running(binaries):
+    yield from start(binaries["default"])
 
 
 def compressed(path):
@@ -157,3 +163,15 @@ def test_a_bad_target_gives_nothing_and_never_raises(binaries, running):
     bad["structs"]["runtime.g"]["fields"]["goid"] = [3, 8]
     gors, examined, skipped = gosnap.walk(pid, bad)
     assert examined > 0 and len(gors) <= 1 and skipped >= examined - 1
+
+
+def test_an_asynchronous_timer_channel_is_known_by_its_element_type(binaries, tmp_path, monkeypatch):
+    """go 1.21 in go.mod (or GOPATH mode): asynctimerchan=1, hchan.timer
+    stays nil; the channel's element type is time.Time's descriptor."""
+    monkeypatch.setenv("ARGUS_GO_LAYOUT_CACHE", str(tmp_path / "cache"))
+    lay = gosnap.read_layout(binaries["async"])
+    assert lay["time_type"] > lay["symbols"]["type:*"][0]
+    for pid, tid, ch in start(binaries["async"]):
+        gors, _ = gosnap.snapshot(pid)
+        timers = [g for g in gors if g["timer"]]
+        assert [g["wait"] for g in timers] == ["chan receive"] and timers[0]["wait_obj"] != ch
