@@ -137,6 +137,11 @@ def describe(row, threads, trace, fns=None):
         name = containers.container_name(path)
         return (f"cgroup={path or '?'} cgroup_id={d['cgroup_id']} netns={d['netns_ino']}"
                 + (f" container={name}" if name else ""))
+    if t == schema.GO_SNAPSHOT:
+        return (f"goroutine {d['goid']} g={d['g']:#x} parked: {schema.go_snapshot_wait(row, trace.strings)}"
+                + (f" chan={d['wait_obj']:#x}" if d["wait_obj"] else "")
+                + (" (timer)" if d["flags"] & schema.GO_SNAP_TIMER else "")
+                + (" locked" if d["flags"] & schema.GO_SNAP_LOCKED else ""))
     if t == schema.SWITCH_OUT:
         return (f"state={d['state']} wait={d['wait_reason']} syscall={syscalls.name(d['syscall_nr'])} "
                 f"obj={d['wait_obj']:#x}")
@@ -226,6 +231,10 @@ def row_to_json(row, threads, trace, fns=None):
     elif t == schema.PROC_NS:
         out["cgroup"] = schema.proc_ns_path(row, trace.strings)
         out["container"] = containers.container_name(out["cgroup"])
+    elif t == schema.GO_SNAPSHOT:
+        out["wait"] = schema.go_snapshot_wait(row, trace.strings)
+        out["locked"] = bool(d["flags"] & schema.GO_SNAP_LOCKED)
+        out["timer"] = bool(d["flags"] & schema.GO_SNAP_TIMER)
     elif t == schema.WAIT_SITE:
         out["fds"] = [{"fd": fd, "events": ev} for fd, ev in schema.wait_site_fds(row, trace.frames)]
     elif t == schema.NET_IO:
