@@ -751,7 +751,7 @@ int main(int argc, char **argv)
 	}
 	if (env.uprobe_hooks || !env.no_go_probes) {
 		struct argus_uprobes_config ucfg = { .hooks_path = env.uprobe_hooks, .go = !env.no_go_probes,
-						     .go_snapshot = env.go_snapshot, .buffer = env.buffer,
+						     .go_snapshot = env.go_snapshot, .buffer = env.buffer, .scope = &env.scope,
 						     .exclude_tgid = (uint32_t)getpid(), .skipped = log_line,
 						     .scope_cgroup_id = env.scope.cgroup_id, .scope_netns = env.scope.netns,
 						     .notice = log_line,

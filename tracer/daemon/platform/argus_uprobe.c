@@ -35,6 +35,7 @@
 #include "argus_uprobe.h"
 #include "argus_uprobe.skel.h"
 #include "bpf_loader_util.h"
+#include "cgroup_path.h"
 #include "go_runtime.h"
 #include "side_source.h"
 
@@ -46,8 +47,10 @@
 #define MAX_GO_FILES 256
 #define SEEN_SLOTS 4096
 
-/* Snapshot helpers (tracer/gosnap.py) running at once; reaped each turn. */
+/* Snapshot helpers (tracer/gosnap.py) running at once, reaped each turn;
+ * and the processes waiting for one when that many run. */
 #define MAX_GO_SNAPSHOTS 16
+#define MAX_GO_SNAP_PENDING 256
 
 /* gen: the attach batch (go_attach_running, one before_poll) that probed
  * the file; attach_ns: when (CLOCK_MONOTONIC, the records' clock). */
@@ -71,8 +74,11 @@ struct argus_uprobes {
 	size_t nseen;
 	unsigned gen;                    /* the current attach batch */
 	const char *snap_python, *buffer;   /* the goroutine snapshot (NULL: none) */
+	const struct argus_scope *scope;
 	pid_t snap_kids[MAX_GO_SNAPSHOTS];
 	int nsnap_kids;
+	struct { uint32_t pid; uint64_t attach_ns; } snap_pending[MAX_GO_SNAP_PENDING];
+	int nsnap_pending;
 	void (*notice)(const char *line);
 	const struct argus_uprobes_config *cfg;   /* during open only */
 };
@@ -340,9 +346,17 @@ static void go_snapshot(struct argus_uprobes *u, uint32_t pid, uint64_t attach_n
 
 	if (!u->snap_python || !u->buffer)
 		return;
+	if (u->scope && (u->scope->cgroup_id || u->scope->netns) && !argus_scope_has_pid(u->scope, pid))
+		return;                       /* outside the recording scope */
 	reap_snapshots(u);
-	if (u->nsnap_kids == MAX_GO_SNAPSHOTS) {
-		notice(u, "Go program pid %u: no goroutine snapshot, %d snapshots run already", pid, MAX_GO_SNAPSHOTS);
+	if (u->nsnap_kids == MAX_GO_SNAPSHOTS) {   /* later, from before_poll */
+		if (u->nsnap_pending == MAX_GO_SNAP_PENDING) {
+			notice(u, "Go program pid %u: no goroutine snapshot, %d wait for one already", pid,
+			       MAX_GO_SNAP_PENDING);
+			return;
+		}
+		u->snap_pending[u->nsnap_pending].pid = pid;
+		u->snap_pending[u->nsnap_pending++].attach_ns = attach_ns;
 		return;
 	}
 	snprintf(spid, sizeof(spid), "%u", pid);
@@ -488,6 +502,13 @@ static void before_poll(struct argus_side_source *side)
 		return;
 	ring_buffer__consume(u->exec_ring);
 	reap_snapshots(u);
+	while (u->nsnap_pending && u->nsnap_kids < MAX_GO_SNAPSHOTS) {   /* oldest first */
+		uint32_t pid = u->snap_pending[0].pid;
+		uint64_t at = u->snap_pending[0].attach_ns;
+
+		memmove(&u->snap_pending[0], &u->snap_pending[1], --u->nsnap_pending * sizeof(u->snap_pending[0]));
+		go_snapshot(u, pid, at);
+	}
 	n = argus_pid_queue_take(&u->execs, pids, ARGUS_STACK_PID_QUEUE);
 	if (n)
 		u->gen++;
@@ -533,6 +554,7 @@ int argus_uprobes_open(const struct argus_uprobes_config *cfg, struct argus_side
 	u->cfg = cfg;
 	u->snap_python = cfg->go_snapshot;
 	u->buffer = cfg->buffer;
+	u->scope = cfg->scope;
 	u->obj = argus_uprobe_bpf__open();
 	if (!u->obj) {
 		ret = -errno;

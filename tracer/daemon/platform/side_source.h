@@ -65,6 +65,8 @@ struct argus_sampler_config {
 	void *observe_ctx;
 };
 
+struct argus_scope;   /* cgroup_path.h */
+
 struct argus_uprobes_config {
 	const char *hooks_path;       /* the hook list; NULL: none (Go probes only) */
 	int go;                       /* probe Go executables as they start */
@@ -73,6 +75,7 @@ struct argus_uprobes_config {
 	 * --ts NS --buffer BUFFER); NULL: none */
 	const char *go_snapshot;
 	const char *buffer;
+	const struct argus_scope *scope;   /* snapshots only of processes in it (NULL or empty: any) */
 	void (*notice)(const char *line);   /* one line per Go executable probed (NULL: quiet) */
 	uint32_t exclude_tgid;        /* never recorded: the daemon */
 	uint64_t scope_cgroup_id;     /* record only this cgroup v2 and below; 0 = any (kext/linux/scope.bpf.h) */
