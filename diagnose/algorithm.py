@@ -604,9 +604,11 @@ class _Run:
                 info["goroutine_parked"] = park
                 if park["kind"] == "timer":
                     return info
-                peers = [dataclasses.replace(o, kind="goroutine_peer", obj=park["wait_obj"])
-                         for o in self.process_peers(utid, a, b, int(b))
-                         if not GR.idle_m(g, self.cls(o.utid, a, b), b)]
+                peers = (self.held_up(OBJ.fd_peer_holders(g, utid, park["fd"], park["park_ts"], a, b), a, b, utid)
+                         if park["fd"] >= 0 else []) or \
+                    [dataclasses.replace(o, kind="goroutine_peer", obj=park["wait_obj"])
+                     for o in self.process_peers(utid, a, b, int(b))
+                     if not GR.idle_m(g, self.cls(o.utid, a, b), b)]
                 # none held up: what the M's own waits say, as without the snapshot
                 res = self.follow_owner(v, peers, depth, a, b, info)
             if res is None and not ended:

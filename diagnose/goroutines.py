@@ -40,7 +40,9 @@ time `at`:
        process anything else (a channel, select, a sync primitive, a
                semaphore, IO wait through the netpoller): whoever ends it is
                another goroutine, so most likely a thread of the same
-               process; the walk takes the process's held-up threads
+               process (for an IO wait whose fd the snapshot found, the
+               holders of its other end in other processes come first:
+               objects.fd_peer_holders); the walk takes the process's held-up threads
                (algorithm._Run.process_peers), never the M's own earlier
                park-futex waits, which the runtime reuses for every park of
                that M (start-up hand-offs, not baselines of this wait).
@@ -279,7 +281,7 @@ def _snapshots(g):
                 "ts": int(r["ts_ns"]), "g": int(r["obj"]), "goid": int(r["nr"]), "status": int(r["state"]),
                 "reason": int(r["reason"]), "wait": schema.go_snapshot_wait(r, g.strings),
                 "wait_obj": int(r["obj2"]), "since": int(r["val"]), "timer": bool(flags & schema.GO_SNAP_TIMER),
-                "tid": int(r["tid"])})
+                "fd": int(r["aux"]) if flags & schema.GO_SNAP_FD else -1, "tid": int(r["tid"])})
     return got
 
 
@@ -309,14 +311,15 @@ def parked_locked(g, utid, at):
         park_ts = s["since"]
     timer = not again and (s["wait"] in TIMER_WAITS or s["timer"])
     return {"goid": s["goid"], "g": s["g"], "wait": "parked" if again else s["wait"],
-            "wait_obj": 0 if again else s["wait_obj"], "park_ts": park_ts, "snapshot_ts": s["ts"],
+            "wait_obj": 0 if again else s["wait_obj"], "fd": -1 if again else s["fd"],
+            "park_ts": park_ts, "snapshot_ts": s["ts"],
             "kind": "timer" if timer else "process", "parked_again": again}
 
 
 def describe_parked(p):
     """'goroutine 7 locked here, parked before the probes: chan receive on 0xc000012345'."""
     obj = f" on {'timer channel' if p['kind'] == 'timer' and p['wait_obj'] else 'channel'} {p['wait_obj']:#x}" \
-        if p["wait_obj"] else ""
+        if p["wait_obj"] else (f" on fd {p['fd']}" if p.get("fd", -1) >= 0 else "")
     when = "parked again" if p["parked_again"] else "parked before the probes"
     return f"goroutine {p['goid']} locked here, {when}: {p['wait'] or 'wait'}{obj}"
 

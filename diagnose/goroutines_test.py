@@ -269,6 +269,8 @@ def test_a_locked_goroutine_parked_before_the_probes_is_its_ms_wait():
     assert GR.parked_locked(g, g.utid_of_tid(M1), ms(299)) is None      # before the snapshot
     assert GR.parked_locked(g, g.utid_of_tid(M4), s(5)) is None         # no goroutine locked there
     assert GR.describe_parked(p) == f"goroutine 7 locked here, parked before the probes: chan receive on channel {CH2:#x}"
+    assert p["fd"] == -1
+    assert GR.describe_parked(dict(p, wait="IO wait", wait_obj=0, fd=9)).endswith("IO wait on fd 9")
     g = locked_chain(root="sleep")
     assert GR.parked_locked(g, g.utid_of_tid(M2), s(5))["kind"] == "timer"
     # seen afterwards: it ran at 1 s and parked again on M1 (a reason unknown)
@@ -296,3 +298,30 @@ def test_without_the_snapshot_the_rule_is_off():
     from argus.diagnose import blocktype as B
     c = B.classify(g, g.utid_of_tid(M4), s(1), s(5))
     assert not GR.idle_m(g, c, s(5))
+
+
+def test_an_io_wait_with_its_fd_goes_to_the_other_process_first():
+    """Main goroutine G0 (locked to M0) parked in the netpoller on fd 4, a
+    unix socket whose other end (fd 5 of process Q) a busy server thread
+    holds: the walk goes there, not to the Go program's own threads."""
+    from graphbuild.heuristics_test import fd_info
+    Q, S = 600, 601
+    t = Trace()
+    for pid, tid, name in ((P, M0, "main"), (P, M1, "m1"), (Q, S, "server")):
+        t.thread(pid, tid, name)
+        t.run(tid, 0)
+    fd_info(t, M0, ms(0.2), 4, schema.FD_SOCKET, 101, 101, 102)
+    fd_info(t, S, ms(0.2), 5, schema.FD_SOCKET, 102, 102, 101)
+    t.futex_wait(M0, ms(0.9), PARK_FUTEX[M0])
+    t.futex_wait(M1, ms(0.8), PARK_FUTEX[M1])
+    t.busy(S, ms(1), s(5))
+    t.row(ms(300), M0, schema.GO_SNAPSHOT, obj=G0, obj2=0, val=0, nr=1, aux=4, state=4, reason=0,
+          irq=schema.GO_SNAP_LOCKED | schema.GO_SNAP_FD, peer_tid=0, peer_pid=0)
+    t.go_snapshot(ms(300), M1, G1, 7, "chan receive", CH2)
+    g = t.build(trace_end=s(5))
+    assert GR.parked_locked(g, g.utid_of_tid(M0), s(5))["fd"] == 4
+    j = to_json(diagnose(g, P))
+    assert j["spinning"]["tid"] == M0
+    primary = [c for c in j["root_causes"] if c["primary"]]
+    assert [(c["tid"], c["block_type"]) for c in primary] == [(S, "LongRunning")], j["root_causes"]
+    assert [c["depth"] for c in primary] == [1] and j["spinning"]["owner"]["kind"] != "goroutine_peer"

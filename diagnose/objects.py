@@ -312,6 +312,22 @@ def other_end_holders(g, v, a, b):
     return _owners(g, ranked, users, utid, a, b, end, int(seg.wait_obj[v]))
 
 
+def fd_peer_holders(g, utid, fd, at, a, b):
+    """The holders in other processes of the other end of (utid's process,
+    fd) at `at`, ranked as for other_end_holders (the peers, children that
+    talked with it...), for a wait on fd that no syscall of the thread shows
+    (a goroutine parked in Go's netpoller: goroutines.parked_locked).  The
+    process's own threads are left out: for a Go program any M may have
+    used the fd, so they say nothing; the caller asks its held-up threads.
+    Owner list."""
+    pid = int(g.threads.pid[utid])
+    ranked, users = _fd_ranks(g, pid, fd, at, int(b), int(g.threads.tid[utid]))
+    if ranked is None:
+        return []
+    ranked = [(kind, [p for p in pids if p != pid]) for kind, pids, *only in ranked if not only]
+    return _owners(g, ranked, users, utid, a, b, int(b), fd)
+
+
 def polled_holders(g, utid, a, b):
     """A thread polls a channel with non-blocking reads between sleeps (no
     wait on it ever blocks): the holders of the other end of the fds it

@@ -35,8 +35,11 @@ How:
            m.procid), else the pid (flag LOCKED says which); wait_obj = the
            channel (hchan) of its first sudog on g.waiting (chan receive /
            send, select), else 0, flag TIMER when that channel is a
-           timer's (<-time.After, a Timer's C); fd -1 (a netpoll wait's fd is not
-           reachable from the g: pollDescs are not enumerable).
+           timer's (<-time.After, a Timer's C); for an IO wait, fd = the
+           descriptor whose pollDesc holds the g in rg / wg, found through
+           the process's epoll sets (/proc/PID/fdinfo: each registered fd
+           and its data, the tagged *pollDesc; runtime.tagBits and
+           tagAlignBits from the DWARF; pollDesc.fd must equal it), else -1.
 
 The graph side: diagnose/goroutines.py (snapshot_waits, "parked before the
 probes") and docs/event-graph.md, "Goroutines parked before the probes".
@@ -55,13 +58,14 @@ from elftools.elf.elffile import ELFFile
 from . import safe_files, schema
 from .producer import Producer, ProducerError
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 # struct -> members read (member -> (offset, byte size) in the layout)
 MEMBERS = {
     "runtime.g": ("goid", "atomicstatus", "waitreason", "lockedm", "waiting", "waitsince"),
     "runtime.m": ("procid",),
     "runtime.sudog": ("g", "c", "waitlink"),
     "runtime.hchan": ("timer", "elemtype"),
+    "runtime.pollDesc": ("fd", "rg", "wg"),
 }
 # (struct, member, byte size) that must be there with that size
 REQUIRED = (("runtime.g", "goid", 8), ("runtime.g", "atomicstatus", 4), ("runtime.g", "waitreason", 1),
@@ -70,7 +74,10 @@ REQUIRED = (("runtime.g", "goid", 8), ("runtime.g", "atomicstatus", 4), ("runtim
 # vu uintptr}, one of the two set (a pointer hidden from the GC, or not)
 OPTIONAL_SIZES = {("runtime.g", "waiting"): (8,), ("runtime.g", "waitsince"): (8,), ("runtime.sudog", "g"): (8,),
                   ("runtime.sudog", "c"): (8, 16), ("runtime.sudog", "waitlink"): (8,),
-                  ("runtime.hchan", "timer"): (8,), ("runtime.hchan", "elemtype"): (8,)}
+                  ("runtime.hchan", "timer"): (8,), ("runtime.hchan", "elemtype"): (8,),
+                  ("runtime.pollDesc", "fd"): (8,), ("runtime.pollDesc", "rg"): (8,), ("runtime.pollDesc", "wg"): (8,)}
+# the netpoller's epoll data is a tagged *pollDesc: (int64(data) >> tagBits) << tagAlignBits
+TAG_CONSTANTS = ("runtime.tagBits", "runtime.tagAlignBits")
 # type:* starts the type descriptors: time.Time's is there at the offset
 # its DWARF type's DW_AT_go_runtime_type gives; it is the element type of
 # every timer's channel (time.After, Timer.C, Ticker.C), also where
@@ -164,7 +171,7 @@ def read_layout(path):
         if not elf.has_dwarf_info():
             raise LayoutError("no DWARF (built with -ldflags=-w?)")
         dwarf = elf.get_dwarf_info()      # pyelftools decompresses .zdebug / SHF_COMPRESSED sections
-        structs, statuses, time_type = {}, {}, None
+        structs, statuses, time_type, consts = {}, {}, None, {}
         for cu in dwarf.iter_CUs():
             top = cu.get_top_DIE()
             name = top.attributes.get("DW_AT_name")
@@ -192,6 +199,8 @@ def read_layout(path):
                 elif die.tag == "DW_TAG_constant" and nm.startswith("runtime._G") and \
                         "DW_AT_const_value" in die.attributes:
                     statuses[nm[len("runtime."):]] = int(die.attributes["DW_AT_const_value"].value)
+                elif die.tag == "DW_TAG_constant" and nm in TAG_CONSTANTS and "DW_AT_const_value" in die.attributes:
+                    consts[nm] = int(die.attributes["DW_AT_const_value"].value)
         for s, m, size in REQUIRED:
             got = structs.get(s, {}).get("fields", {}).get(m)
             if got is None or got[1] not in (size, None):
@@ -226,6 +235,7 @@ def read_layout(path):
             time_type += types            # an offset from type:* (Go 1.20+), else an address
         return {"version": CACHE_VERSION, "pie": elf["e_type"] == "ET_DYN", "first_load": first_load,
                 "time_type": time_type or 0,
+                "tag_bits": [consts.get(c) for c in TAG_CONSTANTS] if len(consts) == 2 else None,
                 "structs": structs, "statuses": statuses, "symbols": syms, "wait_reasons": reasons}
 
 
@@ -418,16 +428,64 @@ def _walk(mem, pid, lay):
             since = 0
         out.append({"g": gp, "goid": goid, "status": status, "wait_reason": reason,
                     "wait": reasons[reason] if reason < len(reasons) else "", "locked_tid": tid,
-                    "wait_obj": chan, "timer": bool(timer), "wait_since_ns": since})
+                    "wait_obj": chan, "timer": bool(timer), "wait_since_ns": since, "fd": -1})
+    if any(g["wait"].startswith("IO wait") for g in out):
+        fds = netpoll_fds(mem, pid, lay)
+        for g in out:
+            g["fd"] = fds.get(g["g"], -1)
     return out, examined, skipped
+
+
+def netpoll_fds(mem, pid, lay):
+    """{g: fd} of the goroutines parked in the netpoller: each fd in the
+    process's epoll sets (/proc/PID/fdinfo of its eventpoll fds: tfd and
+    data, the tagged *pollDesc), whose pollDesc has that fd and the g in
+    rg (a read) or wg (a write).  {} when anything is missing."""
+    f_fd, f_rg, f_wg = (_field(lay, "runtime.pollDesc", m) for m in ("fd", "rg", "wg"))
+    if not (f_fd and f_rg and f_wg and lay.get("tag_bits")):
+        return {}
+    tag_bits, align_bits = lay["tag_bits"]
+    out = {}
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return {}
+    for n in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{n}") != "anon_inode:[eventpoll]":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{n}") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            if len(parts) < 6 or parts[0] != "tfd:" or parts[4] != "data:":
+                continue
+            try:
+                tfd, data = int(parts[1]), int(parts[5], 16)
+            except ValueError:
+                continue
+            if data >= 1 << 63:
+                data -= 1 << 64
+            pd = (data >> tag_bits) << align_bits
+            raw = mem.read(pd, max(f_fd[0], f_rg[0], f_wg[0]) + 8) if pd > 0 else None
+            if raw is None or struct.unpack_from("<Q", raw, f_fd[0])[0] != tfd:
+                continue
+            for off in (f_rg[0], f_wg[0]):
+                g = struct.unpack_from("<Q", raw, off)[0]
+                if g > 2:            # pdNil 0, pdReady 1, pdWait 2, else the parked g
+                    out[g] = tfd
+    return out
 
 
 def record(pid, ts_ns, gor):
     """The 96-byte GO_SNAPSHOT record of one goroutine of walk()."""
+    fd = gor.get("fd", -1)
     flags = (schema.GO_SNAP_LOCKED if gor["locked_tid"] else 0) | (schema.GO_SNAP_CHAN if gor["wait_obj"] else 0) \
-        | (schema.GO_SNAP_TIMER if gor.get("timer") else 0)
+        | (schema.GO_SNAP_TIMER if gor.get("timer") else 0) | (schema.GO_SNAP_FD if fd >= 0 else 0)
     return RECORD.pack(ts_ns, pid, gor["locked_tid"] or pid, schema.GO_SNAPSHOT, RECORD.size, 0xFFFF, 0,
-                       gor["g"], gor["wait_obj"], gor["wait_since_ns"], gor["goid"] & 0xFFFFFFFF, -1,
+                       gor["g"], gor["wait_obj"], gor["wait_since_ns"], gor["goid"] & 0xFFFFFFFF, fd,
                        gor["status"], gor["wait_reason"], flags,
                        gor["wait"].encode()[:schema.GO_SNAP_WAIT_LEN - 1])
 

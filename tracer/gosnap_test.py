@@ -36,8 +36,12 @@ func main() {
 	go func() { mu.Lock() }()
 	go func() { time.Sleep(time.Hour) }()
 	go func() { <-time.NewTimer(time.Hour).C }()
+	var p [2]int
+	syscall.Pipe2(p[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC)
+	r := os.NewFile(uintptr(p[0]), "r") // non-blocking: the netpoller's
+	go func() { b := make([]byte, 1); r.Read(b) }()
 	time.Sleep(200 * time.Millisecond)
-	fmt.Printf("%d %d %p\n", os.Getpid(), tid, ch)
+	fmt.Printf("%d %d %p %d\n", os.Getpid(), tid, ch, p[0])
 	select {}
 }
 '''
@@ -65,8 +69,8 @@ def binaries(tmp_path_factory):
 def start(path):
     p = subprocess.Popen([path], stdout=subprocess.PIPE, text=True)
     try:
-        pid, tid, ch = p.stdout.readline().split()
-        yield int(pid), int(tid), int(ch, 16)
+        pid, tid, ch, fd = p.stdout.readline().split()
+        yield int(pid), int(tid), int(ch, 16), int(fd)
     finally:
         p.kill()
         p.wait()
@@ -111,7 +115,7 @@ def test_a_stripped_binary_is_refused(binaries, tmp_path):
 
 
 def test_the_parked_goroutines_of_a_running_program(running, tmp_path, monkeypatch):
-    pid, tid, ch = running
+    pid, tid, ch, fd = running
     monkeypatch.setenv("ARGUS_GO_LAYOUT_CACHE", str(tmp_path / "cache"))
     gors, info = gosnap.snapshot(pid)
     assert info["layout_from"] == "dwarf" and info["skipped"] == 0
@@ -126,13 +130,16 @@ def test_the_parked_goroutines_of_a_running_program(running, tmp_path, monkeypat
     timers = [g for g in by["chan receive"] if g["timer"]]
     assert len(timers) == 1 and timers[0]["wait_obj"] not in (0, ch)
     assert not any(g["timer"] for g in locked)
+    # the pipe's reader, parked in the netpoller: its fd through the epoll set
+    assert [(g["fd"], g["wait_obj"]) for g in by["IO wait"]] == [(fd, 0)]
+    assert all(g["fd"] == -1 for g in gors if g["wait"] != "IO wait")
     # the layout is cached per build: read once
     again, info = gosnap.snapshot(pid)
     assert info["layout_from"] == "cache" and sorted(g["goid"] for g in again) == sorted(g["goid"] for g in gors)
 
 
 def test_records_through_the_buffer_and_the_decoder(running, tmp_path, monkeypatch, capsys):
-    pid, tid, ch = running
+    pid, tid, ch, fd = running
     monkeypatch.setenv("ARGUS_GO_LAYOUT_CACHE", str(tmp_path / "cache"))
     buf = str(tmp_path / "trace.argus")
     producer.create_buffer(buf, 1 << 20, chunk_size=64 << 10)
@@ -149,6 +156,8 @@ def test_records_through_the_buffer_and_the_decoder(running, tmp_path, monkeypat
     assert (int(r["tid"]), int(r["obj2"]), int(r["aux"]), int(r["state"])) == (tid, ch, -1, 4)
     assert r["irq"] & schema.GO_SNAP_CHAN and schema.go_snapshot_wait(r, t.strings) == "chan receive"
     assert f["wait_obj"] == ch and f["goid"] > 0 and f["fd"] == -1
+    io = [r for r in rows if r["irq"] & schema.GO_SNAP_FD]
+    assert [(int(r["aux"]), schema.go_snapshot_wait(r, t.strings)) for r in io] == [(fd, "IO wait")]
     unlocked = [r for r in rows if not r["irq"] & schema.GO_SNAP_LOCKED]
     assert all(int(r["tid"]) == pid for r in unlocked)
 
@@ -157,7 +166,7 @@ def test_a_bad_target_gives_nothing_and_never_raises(binaries, running):
     lay = gosnap.read_layout(binaries["default"])
     assert gosnap.walk(os.getpid(), lay)[0] == []            # a Python process: no allgs there
     assert gosnap.walk(2 ** 22 + 7, lay) == ([], 0, 0)       # no such process
-    pid, _, _ = running
+    pid = running[0]
     bad = json.loads(json.dumps(lay))
     bad["structs"]["runtime.g"]["fields"]["atomicstatus"] = [1, 4]    # garbage offsets: nothing validates
     bad["structs"]["runtime.g"]["fields"]["goid"] = [3, 8]
@@ -171,7 +180,7 @@ def test_an_asynchronous_timer_channel_is_known_by_its_element_type(binaries, tm
     monkeypatch.setenv("ARGUS_GO_LAYOUT_CACHE", str(tmp_path / "cache"))
     lay = gosnap.read_layout(binaries["async"])
     assert lay["time_type"] > lay["symbols"]["type:*"][0]
-    for pid, tid, ch in start(binaries["async"]):
+    for pid, tid, ch, fd in start(binaries["async"]):
         gors, _ = gosnap.snapshot(pid)
         timers = [g for g in gors if g["timer"]]
         assert [g["wait"] for g in timers] == ["chan receive"] and timers[0]["wait_obj"] != ch
