@@ -981,6 +981,8 @@ def diagnose_hang(g, hang, threshold_ns=DEFAULT_THRESHOLD_NS, chooser=None):
     streamed = stream_wait(g, hang.classification, hang.start_ns, hang.end_ns)
     if streamed is not None:          # many short reads, each ended by one producer: a wait on it
         hang.classification, hang.vertex = streamed, streamed.vertex
+    # a locked goroutine parked before the probes: the hung M's wait is its (goroutines.py)
+    hang.classification = GR.with_parked(g, hang.classification, hang.end_ns)
     c = hang.classification
     a, b = hang.start_ns, hang.end_ns
     run.path.append(PathElem(hang.vertex, hang.utid, "spinning", 0, None, c.block_type, a, b, block_window=(a, b)))
