@@ -53,6 +53,7 @@ import struct
 import sys
 import time
 
+from elftools.common.exceptions import DWARFError, ELFError
 from elftools.elf.elffile import ELFFile
 
 from . import safe_files, schema
@@ -514,8 +515,10 @@ def main(argv=None):
     ts = args.ts or time.monotonic_ns()
     try:
         gors, info = snapshot(args.pid, use_cache=not args.no_cache)
-    except (OSError, LayoutError, ValueError, KeyError, struct.error) as e:
-        print(f"argus gosnap: pid {args.pid}: no goroutine snapshot: {e}", file=sys.stderr)
+    except (OSError, LayoutError, ELFError, DWARFError, ValueError, KeyError, IndexError, TypeError,
+            AttributeError, struct.error) as e:
+        # a binary this cannot read (odd DWARF, a foreign Go): no snapshot, the trace goes on
+        print(f"argus gosnap: pid {args.pid}: no goroutine snapshot: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     if args.json or not args.buffer:
         for gor in gors:

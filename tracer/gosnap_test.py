@@ -184,3 +184,15 @@ def test_an_asynchronous_timer_channel_is_known_by_its_element_type(binaries, tm
         gors, _ = gosnap.snapshot(pid)
         timers = [g for g in gors if g["timer"]]
         assert [g["wait"] for g in timers] == ["chan receive"] and timers[0]["wait_obj"] != ch
+
+
+def test_the_helper_says_why_and_exits_1_on_a_non_go_process(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ARGUS_GO_LAYOUT_CACHE", str(tmp_path / "cache"))
+    p = subprocess.Popen(["sleep", "30"])
+    try:
+        assert gosnap.main(["--pid", str(p.pid), "--json"]) == 1
+        assert "no goroutine snapshot" in capsys.readouterr().err
+    finally:
+        p.kill()
+        p.wait()
+    assert gosnap.main(["--pid", str(2 ** 22 + 7)]) == 1      # gone
