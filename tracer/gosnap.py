@@ -33,9 +33,10 @@ How:
            a bad target.
   record   header tid = the M the goroutine is locked to (g.lockedm ->
            m.procid), else the pid (flag LOCKED says which); wait_obj = the
-           channel (hchan) of its first sudog on g.waiting (chan receive /
-           send, select), else 0, flag TIMER when that channel is a
-           timer's (<-time.After, a Timer's C); for an IO wait, fd = the
+           channel (hchan) of g.waiting's sudogs (chan receive / send, one
+           per case of a select): the first that is not a timer's, else 0;
+           flag TIMER when every one is a timer's (<-time.After, a Timer's
+           C: a select with a timeout waits for its data); for an IO wait, fd = the
            descriptor whose pollDesc holds the g in rg / wg, found through
            the process's epoll sets (/proc/PID/fdinfo: each registered fd
            and its data, the tagged *pollDesc; runtime.tagBits and
@@ -403,7 +404,10 @@ def _walk(mem, pid, lay):
             tid = struct.unpack("<Q", got)[0] if got else 0
             if tid not in tasks:
                 tid = 0
-        chan = timer = 0
+        # every channel on g.waiting (a select has one sudog per case): the
+        # wait object is the first that is not a timer's; a timed wait only
+        # when every one is a timer's (a select with a timeout waits for data)
+        chans = []
         if f_waiting and f_sg_c and sgsize:
             sg, hops = struct.unpack_from("<Q", raw, f_waiting[0])[0], 0
             while sg and hops < MAX_SUDOGS:
@@ -414,16 +418,12 @@ def _walk(mem, pid, lay):
                 if not c and f_sg_c[1] == 16:      # maybeTraceableChan.vu
                     c = struct.unpack_from("<Q", s, f_sg_c[0] + 8)[0]
                 if c and mem.mapped(c, 8):
-                    chan = c
-                    if f_timer:          # a timer's channel (Go 1.23+: hchan.timer)
-                        t = mem.read(c + f_timer[0], 8)
-                        timer = bool(t and struct.unpack("<Q", t)[0])
-                    if not timer and f_elemtype and time_type:   # a chan time.Time
-                        t = mem.read(c + f_elemtype[0], 8)
-                        timer = bool(t and struct.unpack("<Q", t)[0] == time_type)
-                    break
+                    chans.append((c, _timer_chan(mem, c, f_timer, f_elemtype, time_type)))
                 sg = struct.unpack_from("<Q", s, f_sg_link[0])[0] if f_sg_link else 0
                 hops += 1
+        data = [c for c, t in chans if not t]
+        chan = data[0] if data else (chans[0][0] if chans else 0)
+        timer = bool(chans) and not data
         since = struct.unpack_from("<q", raw, f_since[0])[0] if f_since else 0
         if not 0 < since <= now:
             since = 0
@@ -435,6 +435,19 @@ def _walk(mem, pid, lay):
         for g in out:
             g["fd"] = fds.get(g["g"], -1)
     return out, examined, skipped
+
+
+def _timer_chan(mem, c, f_timer, f_elemtype, time_type):
+    """Whether channel c is a timer's: hchan.timer set (Go 1.23+), or its
+    element type is time.Time's descriptor (the older asynchronous ones)."""
+    if f_timer:
+        t = mem.read(c + f_timer[0], 8)
+        if t and struct.unpack("<Q", t)[0]:
+            return True
+    if f_elemtype and time_type:
+        t = mem.read(c + f_elemtype[0], 8)
+        return bool(t and struct.unpack("<Q", t)[0] == time_type)
+    return False
 
 
 def netpoll_fds(mem, pid, lay):

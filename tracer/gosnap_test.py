@@ -36,6 +36,7 @@ func main() {
 	go func() { mu.Lock() }()
 	go func() { time.Sleep(time.Hour) }()
 	go func() { <-time.NewTimer(time.Hour).C }()
+	go func() { select { case <-ch: case <-time.After(time.Hour): } }()
 	var p [2]int
 	syscall.Pipe2(p[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC)
 	r := os.NewFile(uintptr(p[0]), "r") // non-blocking: the netpoller's
@@ -130,6 +131,8 @@ def test_the_parked_goroutines_of_a_running_program(running, tmp_path, monkeypat
     timers = [g for g in by["chan receive"] if g["timer"]]
     assert len(timers) == 1 and timers[0]["wait_obj"] not in (0, ch)
     assert not any(g["timer"] for g in locked)
+    # a select with a timeout waits for data: its channel, not a timed wait
+    assert [(g["wait_obj"], g["timer"]) for g in by["select"]] == [(ch, False)]
     # the pipe's reader, parked in the netpoller: its fd through the epoll set
     assert [(g["fd"], g["wait_obj"]) for g in by["IO wait"]] == [(fd, 0)]
     assert all(g["fd"] == -1 for g in gors if g["wait"] != "IO wait")
