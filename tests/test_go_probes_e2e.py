@@ -119,13 +119,27 @@ func main() {
 '''
 
 
-def test_goroutines_parked_before_tracing_are_snapshot_and_followed(argus_cli, tmp_path):
-    """A Go program running before `argus start`: each goroutine is locked
-    to its own thread and parked before the probes attach (main on a channel
-    for role 1, role 1 on a channel for role 2, role 2 in a Sleep), so no
-    GO_* row shows any of them.  argusd's snapshot (tracer/gosnap.py) names
-    each wait, and the walk goes from main to role 2, not through the
-    start-up hand-offs on the main thread's park futex."""
+def _snapshot_rows(tracing, pid, deadline_s=30):
+    """The go_snapshot rows of pid (the helper reads the DWARF once per build: a moment)."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        tracing.wait_drained()
+        snap = [json.loads(line) for line in tracing.run("events", "--pid", str(pid), "--type", "go_snapshot",
+                                                         "--json").stdout.splitlines()]
+        if snap or time.monotonic() > deadline:
+            return snap
+        time.sleep(0.5)
+
+
+def test_goroutines_parked_before_the_probes_are_snapshot_and_followed(argus_cli, tmp_path):
+    """Goroutines each locked to its own thread, parked before the probes
+    attach (main on a channel for role 1, role 1 on a channel for role 2,
+    role 2 in a Sleep), so no GO_* row shows any of them.  argusd's snapshot
+    (tracer/gosnap.py) names each wait: for a program running before `argus
+    start` (found at start), and for one started later (its exec; the
+    probes come on 0.2-0.5 s after it).  For the latter, the walk goes from
+    main to role 2, not through the start-up hand-offs on the main thread's
+    park futex."""
     require_tracing()
     if not os.access(GO, os.X_OK):
         pytest.skip("needs the Go toolchain")
@@ -134,22 +148,23 @@ def test_goroutines_parked_before_tracing_are_snapshot_and_followed(argus_cli, t
     env = dict(os.environ, GO111MODULE="off", GOPROXY="off", GOCACHE=str(tmp_path / "cache"))
     subprocess.run([GO, "build", "-o", binary, str(tmp_path / "chain.go")], env=env, check=True,
                    capture_output=True, timeout=300)
-    proc = subprocess.Popen([binary], stdout=subprocess.PIPE, text=True)
+    # another file (inode) for the late one: argusd probes per executable, and
+    # a process of a file probed already is probed from its exec (no snapshot)
+    late = str(tmp_path / "chain_late")
+    shutil.copy(binary, late)
+    procs = []
     try:
-        ids = json.loads(proc.stdout.readline())
+        procs.append(subprocess.Popen([binary], stdout=subprocess.PIPE, text=True))
+        early = json.loads(procs[0].stdout.readline())
         tracing = argus_cli
         tracing.run("start", "--buffer", tracing.buffer, "--size", "1G", "--go-probes")
-        deadline = time.monotonic() + 30
-        while True:     # the helper reads the DWARF once per build: a moment
-            tracing.wait_drained()
-            snap = [json.loads(line) for line in tracing.run("events", "--pid", str(ids["pid"]), "--type",
-                                                             "go_snapshot", "--json").stdout.splitlines()]
-            if snap or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
-        locked = {r["tid"]: (r["wait"], r["timer"]) for r in snap if r["locked"]}
-        assert locked == {ids["main"]: ("chan receive", False), ids["r1"]: ("chan receive", False),
-                          ids["r2"]: ("sleep", False)}, snap
+        procs.append(subprocess.Popen([late], stdout=subprocess.PIPE, text=True))
+        ids = json.loads(procs[1].stdout.readline())
+        for who in (early, ids):
+            snap = _snapshot_rows(tracing, who["pid"])
+            locked = {r["tid"]: (r["wait"], r["timer"]) for r in snap if r["locked"]}
+            assert locked == {who["main"]: ("chan receive", False), who["r1"]: ("chan receive", False),
+                              who["r2"]: ("sleep", False)}, snap
         time.sleep(3)       # a hang of the threshold's length inside the trace
         report = tracing.json("debug", "--pid", str(ids["pid"]), "--auto", "--json")
         assert report["spinning"]["tid"] == ids["main"]
@@ -157,5 +172,6 @@ def test_goroutines_parked_before_tracing_are_snapshot_and_followed(argus_cli, t
         assert [(c["tid"], c["block_type"]) for c in primary] == [(ids["r2"], "LongWait")], report["root_causes"]
         assert "parked before the probes: sleep" in primary[0]["why"]
     finally:
-        proc.kill()
-        proc.wait()
+        for p in procs:
+            p.kill()
+            p.wait()
