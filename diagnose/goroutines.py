@@ -26,14 +26,16 @@ when it attaches (ts = the attach): goid, wait reason ("chan receive",
 "select", "sync.Mutex.Lock", "sleep", "IO wait"), the channel it waits on,
 the thread (M) it is locked to.  The rule, for a thread T of the process at
 time `at`:
-  1. the last GO_SNAPSHOT row (ts <= at) whose locked M is T names goroutine
-     G (its g address) and its wait;
-  2. G was never seen afterwards: no GO_* row of G's g from the snapshot to
+  1. the last GO_SNAPSHOT row (ts = when gosnap read it, <= at) whose
+     locked M is T names goroutine G (its g address) and its wait; its
+     wait_since is the probes' attach (or g.waitsince, when Go's GC set it);
+  2. G was never seen afterwards: no GO_* row of G's g from the read to
      `at` (a GO_EXECUTE or GO_READY would mean it ran or was readied; a
      GO_PARK of it on T means it parked again there, and is still parked:
      the wait is that park's, of a reason unknown);
-  3. then T's wait at `at` is G's wait, not the M's own: it began at the
-     snapshot at the latest (at g.waitsince, when Go's GC had set it), on
+  3. then T's wait at `at` is G's wait, not the M's own: it began at its
+     last GO_PARK between the attach and the read (it ran in between), else
+     at wait_since at the latest, on
      G's wait object (the channel), of kind
        timer   "sleep", or a receive from a timer's channel (hchan.timer):
                Go's timers end it, the wait is the end of the chain;
@@ -295,11 +297,19 @@ def parked_locked(g, utid, at):
     if not snaps:
         return None
     s = snaps[-1]
-    park_ts, again = s["ts"], False
+    # the row's ts is when gosnap read the goroutine; since, the probes'
+    # attach (or Go's waitsince): a GO_* row of it in between is its own
+    # program order up to the park the snapshot saw (it ran after the attach
+    # and parked again before the read, with the snapshot's reason)
+    since = s["since"] if 0 < s["since"] <= s["ts"] else s["ts"]
+    park_ts, again = since, False
     for ts, typ, t, obj in _process_rows(g, pid):
         if ts > at:
             break
-        if ts < s["ts"] or obj != s["g"]:
+        if ts < since or obj != s["g"]:
+            continue
+        if ts <= s["ts"]:
+            park_ts = ts if typ == schema.GO_PARK else since      # before the read
             continue
         if typ == schema.GO_PARK and t == tid:
             park_ts, again = ts, True
@@ -307,8 +317,6 @@ def parked_locked(g, utid, at):
             park_ts, again = None, False      # it ran, or was readied
     if park_ts is None:
         return None
-    if not again and 0 < s["since"] < park_ts:
-        park_ts = s["since"]
     timer = not again and (s["wait"] in TIMER_WAITS or s["timer"])
     return {"goid": s["goid"], "g": s["g"], "wait": "parked" if again else s["wait"],
             "wait_obj": 0 if again else s["wait_obj"], "fd": -1 if again else s["fd"],

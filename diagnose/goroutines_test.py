@@ -325,3 +325,21 @@ def test_an_io_wait_with_its_fd_goes_to_the_other_process_first():
     primary = [c for c in j["root_causes"] if c["primary"]]
     assert [(c["tid"], c["block_type"]) for c in primary] == [(S, "LongRunning")], j["root_causes"]
     assert [c["depth"] for c in primary] == [1] and j["spinning"]["owner"]["kind"] != "goroutine_peer"
+
+
+def test_a_goroutine_that_ran_between_the_attach_and_the_read_parked_there():
+    """The probes attached at 300 ms, gosnap read G1 at 900 ms: G1 ran at
+    500 ms and parked again at 501 ms, before the read, so the snapshot's
+    reason is that park's (not "parked again"), since 501 ms."""
+    t = Trace()
+    for tid, name in ((M0, "main"), (M1, "m1")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    t.futex_wait(M1, ms(0.8), PARK_FUTEX[M1])
+    go(t, ms(500), M1, schema.GO_EXECUTE, G1)
+    go(t, ms(501), M1, schema.GO_PARK, G1)
+    t.go_snapshot(ms(900), M1, G1, 7, "chan receive", CH2, since=ms(300))
+    t.preempt(M0, s(3))
+    g = t.build(trace_end=s(3))
+    p = GR.parked_locked(g, g.utid_of_tid(M1), s(3))
+    assert (p["wait"], p["park_ts"], p["parked_again"]) == ("chan receive", ms(501), False)

@@ -8,7 +8,8 @@ diagnosis cannot tell what it waits for.  argusd runs
 `PYTHON -m argus.tracer.gosnap --pid P --ts ATTACH_NS --buffer FILE` once per
 process it probed late (tracer/daemon/platform/argus_uprobe.c, go_snapshot);
 this writes one GO_SNAPSHOT record (tracer/ringbuf/argus_event.h) per
-goroutine in _Gwaiting into the buffer, with ts = the attach.
+goroutine in _Gwaiting into the buffer (ts = when read, wait_since = the
+attach).
 
 How:
   layout   the struct offsets come from the binary's own DWARF (pyelftools;
@@ -40,7 +41,11 @@ How:
            descriptor whose pollDesc holds the g in rg / wg, found through
            the process's epoll sets (/proc/PID/fdinfo: each registered fd
            and its data, the tagged *pollDesc; runtime.tagBits and
-           tagAlignBits from the DWARF; pollDesc.fd must equal it), else -1.
+           tagAlignBits from the DWARF; pollDesc.fd must equal it), else -1;
+           ts = when the g was read (its state is as of then), wait_since =
+           g.waitsince when Go's GC set it, else the attach (--ts): a
+           goroutine that ran between the attach and the read has GO_*
+           rows there, and its wait began at its last GO_PARK.
 
 The graph side: diagnose/goroutines.py (snapshot_waits, "parked before the
 probes") and docs/event-graph.md, "Goroutines parked before the probes".
@@ -429,7 +434,8 @@ def _walk(mem, pid, lay):
             since = 0
         out.append({"g": gp, "goid": goid, "status": status, "wait_reason": reason,
                     "wait": reasons[reason] if reason < len(reasons) else "", "locked_tid": tid,
-                    "wait_obj": chan, "timer": bool(timer), "wait_since_ns": since, "fd": -1})
+                    "wait_obj": chan, "timer": bool(timer), "wait_since_ns": since, "fd": -1,
+                    "read_ns": time.monotonic_ns()})
     if any(g["wait"].startswith("IO wait") for g in out):
         fds = netpoll_fds(mem, pid, lay)
         for g in out:
@@ -493,13 +499,18 @@ def netpoll_fds(mem, pid, lay):
     return out
 
 
-def record(pid, ts_ns, gor):
-    """The 96-byte GO_SNAPSHOT record of one goroutine of walk()."""
+def record(pid, attach_ns, gor):
+    """The 96-byte GO_SNAPSHOT record of one goroutine of walk(): ts = when
+    it was read, wait_since = g.waitsince when Go set it, else the attach
+    (parked at the read, and since the attach unless a GO_* row of it
+    comes between)."""
     fd = gor.get("fd", -1)
     flags = (schema.GO_SNAP_LOCKED if gor["locked_tid"] else 0) | (schema.GO_SNAP_CHAN if gor["wait_obj"] else 0) \
         | (schema.GO_SNAP_TIMER if gor.get("timer") else 0) | (schema.GO_SNAP_FD if fd >= 0 else 0)
-    return RECORD.pack(ts_ns, pid, gor["locked_tid"] or pid, schema.GO_SNAPSHOT, RECORD.size, 0xFFFF, 0,
-                       gor["g"], gor["wait_obj"], gor["wait_since_ns"], gor["goid"] & 0xFFFFFFFF, fd,
+    since = gor["wait_since_ns"] if 0 < gor["wait_since_ns"] <= attach_ns else attach_ns
+    return RECORD.pack(max(gor.get("read_ns", attach_ns), attach_ns), pid, gor["locked_tid"] or pid,
+                       schema.GO_SNAPSHOT, RECORD.size, 0xFFFF, 0,
+                       gor["g"], gor["wait_obj"], since, gor["goid"] & 0xFFFFFFFF, fd,
                        gor["status"], gor["wait_reason"], flags,
                        gor["wait"].encode()[:schema.GO_SNAP_WAIT_LEN - 1])
 

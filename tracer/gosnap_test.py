@@ -151,7 +151,9 @@ def test_records_through_the_buffer_and_the_decoder(running, tmp_path, monkeypat
     assert "locked to a thread" in capsys.readouterr().err
     t = reader.decode_file(buf)
     rows = t.rows[t.rows["type"] == schema.GO_SNAPSHOT]
-    assert len(rows) >= 6 and set(rows["ts_ns"].tolist()) == {ts} and set(rows["pid"].tolist()) == {pid}
+    # ts: when each was read; wait_since: the attach (Go's GC set no waitsince this young)
+    assert len(rows) >= 6 and set(rows["pid"].tolist()) == {pid} and set(rows["val"].tolist()) == {ts}
+    assert all(ts <= int(x) <= time.monotonic_ns() for x in rows["ts_ns"])
     mine = [r for r in rows if r["irq"] & schema.GO_SNAP_LOCKED]
     assert len(mine) == 1
     r = mine[0]

@@ -674,9 +674,11 @@ struct argus_ev_probe {             /* 48 bytes: CALLBACK_BEGIN .. PROBE_RETURN,
 /* A goroutine that was parked when argusd attached the Go probes to its
  * process (ARGUS_EV_GO_SNAPSHOT): what a GO_PARK row would have said had the
  * probes been on when it parked, read once from the process's memory by
- * tracer/gosnap.py (offsets from the binary's DWARF).  ts_ns = the attach
- * (the wait began at or before it), pid = the process, tid = the thread
- * (M) the goroutine is locked to (runtime.LockOSThread), else the pid. */
+ * tracer/gosnap.py (offsets from the binary's DWARF).  ts_ns = when it was
+ * read (its state is as of then), pid = the process, tid = the thread (M)
+ * the goroutine is locked to (runtime.LockOSThread), else the pid;
+ * wait_since_ns = g.waitsince when Go's GC set it, else the attach: it was
+ * parked since then unless a GO_* row of it comes between. */
 enum argus_go_snapshot_flags {
 	ARGUS_GO_SNAP_LOCKED = 1,       /* tid is the M the goroutine is locked to */
 	ARGUS_GO_SNAP_CHAN = 2,         /* wait_obj is a channel (its hchan) from g.waiting */
@@ -688,7 +690,7 @@ struct argus_ev_go_snapshot {       /* 96 bytes */
 	struct argus_event_header h;
 	__u64 g;                     /* the goroutine's g (the obj of its GO_* rows) */
 	__u64 wait_obj;              /* the channel it waits on (hchan), 0: not known */
-	__s64 wait_since_ns;         /* g.waitsince (CLOCK_MONOTONIC, Go's nanotime), 0: not known */
+	__s64 wait_since_ns;         /* g.waitsince (CLOCK_MONOTONIC, Go's nanotime), else the probes' attach */
 	__u32 goid;                  /* g.goid (its low 32 bits) */
 	__s32 fd;                    /* the fd of an IO wait, -1: not known */
 	__u8 status;                 /* g.atomicstatus without _Gscan (4: _Gwaiting) */
