@@ -604,11 +604,13 @@ class _Run:
                 info["goroutine_parked"] = park
                 if park["kind"] == "timer":
                     return info
+                # (idle Ms last: with no other held-up thread, the goroutine that
+                # ends it is not locked to any, and one of them stands for it)
+                every = [dataclasses.replace(o, kind="goroutine_peer", obj=park["wait_obj"])
+                         for o in self.process_peers(utid, a, b, int(b))]
                 peers = (self.held_up(OBJ.fd_peer_holders(g, utid, park["fd"], park["park_ts"], a, b), a, b, utid)
                          if park["fd"] >= 0 else []) or \
-                    [dataclasses.replace(o, kind="goroutine_peer", obj=park["wait_obj"])
-                     for o in self.process_peers(utid, a, b, int(b))
-                     if not GR.idle_m(g, self.cls(o.utid, a, b), b)]
+                    [o for o in every if not GR.idle_m(g, self.cls(o.utid, a, b), b)] or every
                 # none held up: what the M's own waits say, as without the snapshot
                 res = self.follow_owner(v, peers, depth, a, b, info)
             if res is None and not ended:
