@@ -49,8 +49,8 @@ time `at`:
                park-futex waits, which the runtime reuses for every park of
                that M (start-up hand-offs, not baselines of this wait).
 A goroutine not locked to an M has no thread whose waits it could stand
-for: its snapshot row only bounds its park for wait_before (a GO_READY as
-its first row after the snapshot: parked since the snapshot at least).
+for, and its snapshot row is not used yet (wait_before still bounds such a
+park by the process's first GO_* row).
 """
 import dataclasses
 import weakref
