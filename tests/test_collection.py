@@ -310,7 +310,10 @@ def test_bytes_per_event_under_sched_pipe(tracing, capsys):
                  & (r["peer_tid"][1:] == r["tid"][:-1])).sum())
     assert st["extra_rows"] >= pairs + merged and pairs > 0
     status_per_event = st["bytes_written"] / (st["records_written"] + st["extra_rows"])
-    assert abs(status_per_event - whole) < 1.0, (status_per_event, whole)
+    # the daemon counts what it wrote; implied NET_IO rows (schema v6) are the
+    # reader's, and a socket-heavy neighbour makes many of them
+    written_rows = trace.nrows - trace.net_io_implied
+    assert abs(status_per_event - trace.bytes / written_rows) < 1.0, (status_per_event, whole)
     stacks = int((mine["type"] == schema.USER_STACK).sum())
     with capsys.disabled():
         print(f"\nperf bench sched pipe -l 100000: {len(mine)} events (rows) of perf, "
