@@ -71,8 +71,10 @@ def safe_lines(text):
 
 
 def safe_console(**kw):
-    """A rich Console that prints every string through safe_lines and with
-    markup off (the REPL's; rich passes through ESC and C1 codes itself)."""
+    """A rich Console that prints every string through safe_lines, with
+    markup and emoji codes off (the REPL's; rich passes through ESC and C1
+    codes itself, and would turn "host:100:" or a thread named ":fire:"
+    into a picture)."""
     from rich.console import Console  # local: only the REPL needs rich; keeps other commands' start-up short
 
     class SafeConsole(Console):
@@ -81,4 +83,5 @@ def safe_console(**kw):
             return super().render_str(safe_lines(text), **k)
 
     kw.setdefault("markup", False)
+    kw.setdefault("emoji", False)
     return SafeConsole(**kw)

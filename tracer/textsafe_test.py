@@ -29,6 +29,13 @@ def test_safe_console_prints_markup_and_escapes_literally():
     assert "\x1b" not in text
 
 
+def test_safe_console_leaves_emoji_codes_as_text():
+    out = io.StringIO()
+    c = textsafe.safe_console(file=out, force_terminal=False, width=200)
+    c.print("thread :fire: of web:100: run")
+    assert out.getvalue() == "thread :fire: of web:100: run\n"
+
+
 def test_bidi_and_other_format_characters_are_escaped():
     # "evil\u202egnp.exe" would display as "evilexe.png"
     assert textsafe.safe("evil\u202egnp.exe") == "evil\\u202egnp.exe"

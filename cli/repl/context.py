@@ -13,8 +13,10 @@ from argus.cli.tracefile import ThreadNames
 from argus.diagnose import AskingChooser, diagnose_hang, to_json
 from argus.diagnose.rules import describe
 from argus.cli.repl.registry import ReplUsageError
+from argus.cli.repl.render import thread_label
 from argus.tracer.safe_files import UnsafePath
 from argus.scripts.lldb.generate import results_for
+from argus.graphbuild import multihost as MH
 
 
 class ReplContext:
@@ -48,6 +50,7 @@ class ReplContext:
     # --- output ---
     def out(self, *a, **kw):
         kw.setdefault("markup", False)
+        kw.setdefault("emoji", False)     # "web:100: run" is text, not the :100: emoji
         self.console.print(*a, **kw)
 
     @property
@@ -134,21 +137,29 @@ class ReplContext:
             self.out(f"rule {rid} applies: {entry['rule']}: {entry['effect']}"
                      + (f" (undo: {entry['undo']}, or argus debug --no-rules)" if entry.get("undo") else ""))
 
+    def lldb_results(self, utid):
+        """The `argus lldb-script` results stored for a thread: next to its
+        host's buffer, under its pid and tid on that host (a graph merged from
+        several buffers gives the other hosts' threads shifted ids).  Raises
+        UnsafePath like results_for."""
+        pid, tid = int(self.g.threads.pid[utid]), int(self.g.threads.tid[utid])
+        buffer = self.buffer
+        if self.g.hosts is not None:
+            buffer = self.g.hosts[MH.host_of(pid)].path
+            pid, tid = MH.local_id(pid), MH.local_id(tid)
+        return results_for(buffer, pid, tid) if buffer else []
+
     def _note_lldb_traces(self, d):
         """Instruction-level evidence already captured for a root cause
         (`argus lldb-script`) is attached to the report as a note."""
-        if not self.buffer:
-            return
-
         for rc in d.root_causes:
-            pid, tid = int(self.g.threads.pid[rc.utid]), int(self.g.threads.tid[rc.utid])
             try:
-                docs = results_for(self.buffer, pid, tid)
+                docs = self.lldb_results(rc.utid)
             except UnsafePath as e:
                 d.notes.append(str(e))
                 return
             for doc in docs:
-                d.notes.append(f"lldb trace of {self.g.comm(rc.utid)}/{tid}: "
+                d.notes.append(f"lldb trace of {thread_label(self.g, rc.utid)}: "
                                f"{len(doc.get('instructions') or [])} instructions, "
                                f"{len(doc.get('calls') or [])} library calls"
                                + (f" from {doc['function']}" if doc.get("function") else "")

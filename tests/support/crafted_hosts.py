@@ -26,8 +26,9 @@ def _trace(t, host):
                                  torn_chunks=0, bad_records=0, warning="", hostname=host, boot_id="")
 
 
-def two_hosts(with_server=True):
-    """The merged graph; without the server's buffer, the client's host alone."""
+def two_hosts(with_server=True, paths=("a.argus", "b.argus")):
+    """The merged graph; without the server's buffer, the client's host alone.
+    paths: the buffers' names (where files stored next to a buffer are looked for)."""
     a = Trace()
     a.thread(100, 100, "client")
     a.run(100, ms(0))
@@ -54,7 +55,7 @@ def two_hosts(with_server=True):
     traces = [_trace(a, "web"), _trace(b, "api")]
     if not with_server:
         traces, ops = traces[:1], [o for o in ops if o.host == 0]
-    m = MH.merge(traces, ["a.argus", "b.argus"][:len(traces)], ops=ops)
+    m = MH.merge(traces, list(paths)[:len(traces)], ops=ops)
     g = MH.add_host_edges(build_graph(m.rows, trace_start=m.first_ts, trace_end=m.last_ts), m)
     g.time_origin = m.first_ts
     return g

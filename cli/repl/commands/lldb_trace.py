@@ -3,7 +3,7 @@ from argus.cli.repl.registry import CommandParser, command
 from argus.cli.repl.render import thread_label
 from argus.diagnose import hosts
 from argus.tracer.safe_files import UnsafePath
-from argus.scripts.lldb.generate import render_text, results_for   # render_text: a list of lines
+from argus.scripts.lldb.generate import render_text   # a list of lines
 
 parser = CommandParser("lldb", "Show the lldb instruction traces (`argus lldb-script`) stored next to the "
                                "buffer for the thread of a vertex.")
@@ -18,7 +18,7 @@ def run(ctx, args):
     u = int(ctx.g.seg.utid[v])
     pid, tid = int(ctx.g.threads.pid[u]), int(ctx.g.threads.tid[u])
     try:
-        docs = results_for(ctx.buffer, pid, tid) if ctx.buffer else []
+        docs = ctx.lldb_results(u)
     except UnsafePath as e:
         ctx.out(str(e))
         return
