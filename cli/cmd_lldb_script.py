@@ -69,7 +69,36 @@ def _root_cause(path, index):
         raise ArgusError(f"--root {index}: {path} has {len(roots)} root causes (0..{len(roots) - 1})")
     if not isinstance(rc, dict) or not isinstance(rc.get("pid"), int) or not isinstance(rc.get("tid"), int):
         raise ArgusError(f"{path}: the root cause has no pid / tid")
+    _check_host(rc, d.get("hosts"))
     return rc
+
+
+def _this_boot_id():
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def _check_host(rc, hosts):
+    """A report merged from several hosts' buffers names each thread with
+    its host and its pid there: the script must run on that host, so a root
+    cause of another machine is refused in one line instead of attaching to
+    whatever process has that pid here.  The boot id decides when both are
+    known (two hosts may share a name), else the hostname."""
+    host = rc.get("host")
+    if not isinstance(host, str) or not isinstance(hosts, list):
+        return
+    entry = next((h for h in hosts if isinstance(h, dict) and h.get("name") == host), None)
+    if entry is None:
+        return
+    boot_id, here = str(entry.get("boot_id") or ""), _this_boot_id()
+    same = boot_id == here if boot_id and here else str(entry.get("hostname") or "") == os.uname().nodename
+    if not same:
+        raise ArgusError(f"the root cause {rc.get('comm') or '?'}/{host}:{rc['tid']} ran on host {host} "
+                         f"({entry.get('hostname') or 'unknown hostname'}), not here: run `argus lldb-script` "
+                         f"there, with --pid {rc['pid']} --tid {rc['tid']} and that host's --buffer")
 
 
 def _stack_function(rc):
