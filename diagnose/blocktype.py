@@ -34,7 +34,11 @@ Rules, in order:
   1. longest wait inside the window >= 50 % of it       -> LongWait
   2. no yields and cpu + runnable >= 80 % of it          -> LongRunning
      (a thread that computes and hands a lock back and forth in short
-     waits - a Python thread under the GIL - computes; a poller sleeps),
+     waits - a Python thread under the GIL - computes; a poller sleeps;
+     fewer yields than make a repetition, MIN_REPEATS, count as none: a
+     runtime's own, as Go's scheduler yields now and then in its hand-offs
+     while a goroutine locked to the thread computes; a spin loop yields
+     thousands of times),
      unless the kernel ended most of its short waits while it was on CPU
      less than half the time (device_paced: an fsync loop, runnable after
      each completion on a loaded machine)
@@ -220,7 +224,7 @@ def classify(g, utid, a, b):
         bt = NORMAL
     elif longest is not None and longest_in >= SHARE * active:
         bt = LONG_WAIT
-    elif not len(yts) and cpu + rbl >= BUSY_SHARE * active and not device_paced(ev):
+    elif len(yts) < MIN_REPEATS and cpu + rbl >= BUSY_SHARE * active and not device_paced(ev):
         bt = LONG_RUNNING       # computing, with short hand-offs between (a GIL's)
     elif n_events >= MIN_REPEATS and rate >= MIN_RATE_PER_S:
         bt = REPEATED_YIELD

@@ -83,6 +83,22 @@ def test_computing_with_short_hand_offs_is_long_running():
     assert (c.evidence["yields"], c.evidence["short_waits"], c.evidence["short_waits_woken"]) == (0, 12, 12)
 
 
+def test_computing_with_a_runtimes_rare_yields_is_long_running():
+    """The same, with two yields in the window (Go's scheduler yields now and
+    then while it hands its Ps around): fewer than a repetition, so still
+    computing; ten yields make a loop of them, and RepeatedYield."""
+    for n, bt in ((2, B.LONG_RUNNING), (10, B.REPEATED_YIELD)):
+        t = trace()
+        for k in range(12):
+            at = ms(80 * k + 10)
+            if k < n:
+                t.yield_(T, at - ms(2), back=at - ms(2) + 1000)
+            t.block(T, at, "futex", "futex", obj=0x44)
+            t.wake(11, T, at + ms(5)).run(T, at + ms(5))
+        g, c = cls(t)
+        assert (c.block_type, c.evidence["yields"]) == (bt, n)
+
+
 def test_timed_out_waits_count_even_when_long():
     t = trace()
     for k in range(12):
