@@ -49,7 +49,11 @@ hang window [a, b] (diagnose_vertex):
                  one), or when the
                  baseline's path names nobody (it is then evidence only),
                  and last the process peers of an unnamed futex or signal
-                 holder (_Run.process_peers).  Inferred holders must be
+                 holder (_Run.process_peers).  A file lock that the kernel
+                 says the waiter's own Go process holds is a goroutine's:
+                 the process peers come first unless the M the lock table
+                 names is held up and new to the walk
+                 (_Run.goroutine_lock_holders).  Inferred holders must be
                  held up (_Run.held_up), and one asleep over most of the
                  window in a wait the waiter itself ended is its waiter,
                  not its holder or peer (_Run.waits_for).  A poller that
@@ -579,7 +583,8 @@ class _Run:
         elif bt == B.LONG_WAIT and (res := self.callee_slice(v, depth, a, b)) is not None:
             pass
         elif bt == B.LONG_WAIT:
-            res, weak_owners = self.strong_owner_first(utid, v, a, b, depth, info)
+            res, weak_owners = self.goroutine_lock_holders(utid, v, a, b, depth, info) or \
+                self.strong_owner_first(utid, v, a, b, depth, info)
             nxt = _woken_successor(g, v)
             ended = W.ending_edge(g, v) >= 0      # a task's wakeup ended v's wait
             if res is None and nxt >= 0 and not g.edges.weak[W.ending_edge(g, v)]:
@@ -615,7 +620,7 @@ class _Run:
                 res = self.follow_owner(v, peers, depth, a, b, info)
             if res is None and not ended:
                 # still waiting (or the kernel ended it): whoever holds the other end
-                res = self.follow_owner(v, self.held_up(OBJ.other_end_holders(g, v, a, b), a, b, utid), depth, a, b, info)
+                res = self.follow_owner(v, self.other_end(v, a, b), depth, a, b, info)
             if res is None:
                 cands = BL.find_wait_baselines(g, v, self.threshold_ns, hang_start=a)
                 if not ended and OBJ.wait_identity(g, v) is not None:
@@ -668,9 +673,13 @@ class _Run:
                               # lies behind it on this path ended its short waits, not the hang
                 continue
             ct = self.shared_work(t, a, b) or self.stream(t, a, b) or self.cls(t, a, b)
-            if not self.nameable(ct) or ct.block_type == B.REPEATED_YIELD:
+            if not self.nameable(ct) or (ct.block_type == B.REPEATED_YIELD and not B.device_paced(ct.evidence)):
                 # an M that only relayed, or switched among goroutines (short waits
-                # between them): the goroutine it ran on this path may have waited
+                # between them): the goroutine it ran on this path may have waited.
+                # Not an M paced by a device: the kernel, not hand-offs, ended its
+                # short waits, so over the hang it ran one goroutine's disk loop
+                # (an fsync loop hops between Ms as its syscalls block), and a
+                # goroutine it ran for a moment on this path is not what it stands for
                 ct = self.goroutine_wait(t, first_vertex.get(t), a, b) or ct
             # an event-loop wait is idleness, except in the thread that holds what
             # the victim waits for (it waits for its own upstream there)
@@ -795,6 +804,56 @@ class _Run:
             return None, owners
         return self.follow_owner(v, first, depth, a, b, info), []
 
+    def goroutine_lock_holders(self, utid, v, a, b, depth, info):
+        """For a LongWait vertex v on a file lock that the kernel says v's own
+        process holds, in a Go program (goroutines.lock_held_in_process), and
+        that no task's wakeup ended: the lock is a goroutine's, not the M's
+        that took it.  That M stands for it only while it is held up and new
+        to the walk (then strong_owner_first follows it, as for any thread);
+        otherwise (it is v's own thread, one on the chain being walked, a
+        relay or an idle M) the holder goroutine runs elsewhere or is
+        parked, and the walk takes the process's held-up threads (kind
+        goroutine_lock; idle Ms last: with none other held up, the goroutine
+        is parked and not locked to any, and one of them stands for it).
+        Returns (SliceResult, []) as strong_owner_first, or None."""
+        g = self.g
+        if W.ending_edge(g, v) >= 0:
+            return None
+        inode = GR.lock_held_in_process(g, v)
+        if inode is None:
+            return None
+        for o in self.unexplained_wait_owners(utid, v, a, b):
+            c = self.cls(o.utid, a, b)
+            if not o.weak and o.utid not in self.stack and o.utid not in self.visited and self.nameable(c) \
+                    and not GR.idle_m(g, c, b):
+                return None
+        end = min(int(b), int(g.seg.wait_end[v]))
+        every = [dataclasses.replace(o, kind="goroutine_lock", obj=inode) for o in self.process_peers(utid, a, b, end)]
+        peers = [o for o in every if not GR.idle_m(g, self.cls(o.utid, a, b), b)] or every
+        res = self.follow_owner(v, peers, depth, a, b, info)
+        return (res, []) if res is not None else None
+
+    def other_end(self, v, a, b):
+        """The held-up holders of the other end of v's wait (objects.other_end_holders).
+        In a Go program the waiter's own threads among them say nothing (the
+        M that used the other end last ran whatever goroutine it had then, and
+        any M may run the one that will write): they give way to the process's
+        held-up threads (process_peers, kind goroutine_fd; idle Ms last), after
+        the holders in other processes."""
+        g = self.g
+        utid = int(g.seg.utid[v])
+        pid = int(g.threads.pid[utid])
+        owners = OBJ.other_end_holders(g, v, a, b)
+        mine = [o for o in owners if int(g.threads.pid[o.utid]) == pid]
+        if not mine or not GR.go_program(g, pid):
+            return self.held_up(owners, a, b, utid)
+        outside = self.held_up([o for o in owners if int(g.threads.pid[o.utid]) != pid], a, b, utid)
+        end = min(int(b), int(g.seg.wait_end[v]))
+        every = [dataclasses.replace(o, kind="goroutine_fd", obj=int(g.seg.wait_obj[v]))
+                 for o in self.process_peers(utid, a, b, end)]
+        peers = [o for o in every if not GR.idle_m(g, self.cls(o.utid, a, b), b)] or every
+        return outside + [o for o in self.held_up(peers, a, b, utid) if o.utid not in {x.utid for x in outside}]
+
     def held_up(self, owners, a, b, waiter=None):
         """Inferred holders (channel peers, children, weak futex owners) as
         threads that were held up over [a, b]: a strong owner or an
@@ -858,9 +917,12 @@ class _Run:
         waiting on the same futex).  Weak "process_peer" owners at their
         segment at `end`: threads not named yet first (one named already
         is followed only to place it deeper: _Run.deepen), a LongWait
-        first (a holder keeps the lock while it waits downstream), then
-        the busiest, then the lowest utid.  The REPL asks which one, as
-        for any weak owner."""
+        first (a holder keeps the lock while it waits downstream), then a
+        loop paced by a device (blocktype.device_paced: it waits on a disk
+        in small steps, downstream too, and so keeps what it holds; a
+        thread that computes may hold nothing at all: an unrelated busy
+        worker), then the busiest, then the lowest utid.  The REPL asks
+        which one, as for any weak owner."""
         g = self.g
         out = []
         for u in g.utids_of_pid(int(g.threads.pid[utid])):
@@ -877,7 +939,9 @@ class _Run:
             if self.waits_for(u, utid, a, b):
                 continue          # it waited for this very thread
             cpu = int(c.evidence.get("cpu_ns", 0))
-            out.append((u in self.named, c.block_type != B.LONG_WAIT, -cpu, u,
+            waits = 0 if c.block_type == B.LONG_WAIT else \
+                1 if c.block_type == B.REPEATED_YIELD and B.device_paced(c.evidence) else 2
+            out.append((u in self.named, waits, -cpu, u,
                         OW.Owner(u, int(g.segment_at(u, end)), -1, "process_peer", True, 1, cpu,
                                  int(futex or 0), end)))
         return [o for *_, o in sorted(out, key=lambda t: t[:4])]

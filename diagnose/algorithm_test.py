@@ -647,6 +647,171 @@ def test_a_device_paced_loop_is_named_without_flag_advice():
     assert [p["tid"] for p in j["path"]] == [10, 20, 20]
 
 
+def test_a_device_paced_peer_comes_before_a_busier_one():
+    """main (10) waits in rt_sigtimedwait from 1 ms to trace end (no sender
+    named); thread 11 computes over the whole hang, thread 12 loops on
+    fsync (short waits the disk's interrupt ends).  Both are held up; the
+    one that waits on a device, downstream like a LongWait, is the inferred
+    holder, not the busier one."""
+    t = Trace()
+    t.thread(10, 10, "main").thread(10, 11, "busy").thread(10, 12, "syncer")
+    t.run(10, 0).run(11, 0).run(12, 0)
+    t.block(10, ms(1), "syscall", "rt_sigtimedwait")
+    now = ms(2)
+    while now < s(3):
+        t.syscall(12, now, "write", obj=4)
+        t.block(12, now + us(20), "syscall", "fsync", obj=4)
+        t.wake(0, 12, now + us(120), "softirq", "block").run(12, now + us(125))
+        now += us(200)
+    g = t.build(until=s(3))
+    j = to_json(diagnose(g, 10))
+    assert j["spinning"]["owner"]["kind"] == "process_peer"
+    assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(12, "RepeatedYield", True)]
+
+
+def _go_disk_loop_hands_over(fsync=True):
+    """A Go process: the main goroutine G0, locked to M0, parks at 1 ms and
+    M0 sleeps in its futex until 3 s.  G1 (not locked) parked at 1 ms on
+    M1.  M2 runs G2, which loops write + fsync from 2 ms to 3 s (each
+    fsync ended by the disk's interrupt; fsync=False: it polls in 1 ms sleeps),
+    then readies G1 there; M2 runs G1, which readies G0 and wakes M0."""
+    P, M0, M1, M2 = 500, 500, 501, 502
+    G0, G1, G2 = 0xC000000100, 0xC000000200, 0xC000000300
+
+    def go(at, tid, kind, gid):
+        t.row(at, tid, kind, obj=gid, obj2=0xC000000999, cpu=0)
+    t = Trace()
+    for tid, name in ((M0, "main"), (M1, "m1"), (M2, "m2")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    go(ms(0.1), M0, schema.GO_EXECUTE, G0)
+    go(ms(0.2), M1, schema.GO_EXECUTE, G1)
+    go(ms(0.3), M2, schema.GO_EXECUTE, G2)
+    go(ms(1), M1, schema.GO_PARK, G1)
+    t.futex_wait(M1, ms(1.01), 0x8000)
+    go(ms(1), M0, schema.GO_PARK, G0)
+    t.futex_wait(M0, ms(1.01), 0x7000)
+    now, end = ms(2), s(3)
+    while now < end:
+        if fsync:
+            t.syscall(M2, now, "write", obj=4)
+            t.block(M2, now + us(20), "syscall", "fsync", obj=4)
+            t.wake(0, M2, now + us(120), "softirq", "block").run(M2, now + us(125))
+            now += us(200)
+        else:
+            t.block(M2, now + us(20), "sleep", "nanosleep")
+            t.timer_wake(M2, now + ms(1))
+            now += ms(1.1)
+    go(end + us(10), M2, schema.GO_READY, G1)
+    go(end + us(20), M2, schema.GO_EXECUTE, G1)
+    go(end + us(30), M2, schema.GO_READY, G0)
+    t.futex_wake(M2, end + us(40), 0x7000)
+    t.wake(M2, M0, end + us(40))
+    t.run(M0, end + us(100))
+    go(end + us(110), M0, schema.GO_EXECUTE, G0)
+    t.preempt(M0, end + ms(100))
+    return t.build(trace_end=end + ms(200)), P, M2
+
+
+def test_an_m_paced_by_a_device_stands_for_its_disk_loop_not_a_goroutine_it_ran_last():
+    """M2 spent the hang in G2's fsync loop (device-paced: the disk ended its
+    short waits, not hand-offs) and ran G1, which had parked for 3 s, only to
+    hand the result on: M2 is named for the loop (RepeatedYield), not for
+    G1's wait.  An M whose short waits a timer ended (a poller's sleeps, not
+    a device) is still named for G1's wait."""
+    g, pid, m2 = _go_disk_loop_hands_over()
+    j = to_json(diagnose(g, pid))
+    assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(m2, "RepeatedYield", True)]
+    assert j["root_causes"][0]["why"].startswith("repeated short waits that the kernel ended")
+    g, pid, m2 = _go_disk_loop_hands_over(fsync=False)
+    j = to_json(diagnose(g, pid))
+    assert [(c["tid"], c["block_type"]) for c in j["root_causes"] if c["primary"]] == [(m2, "LongWait")]
+
+
+def _flock_held_by_its_own_process(go_rows=True):
+    """Process 500: M0 (the main thread) ran goroutine G1 at 1 ms, which took
+    flock on fd 3 of inode 77 there and parked; at 2 ms M0, running G0,
+    blocks in flock on fd 5 of the same file until trace end, and the
+    kernel names process 500 as the holder.  M1 computes over the hang; M2
+    runs G2, which loops write + fsync.
+    go_rows=False: the same rows with no goroutine in sight (a C program)."""
+    P, M0, M1, M2 = 500, 500, 501, 502
+    G0, G1, G2 = 0xC000000100, 0xC000000200, 0xC000000300
+
+    def go(at, tid, kind, gid):
+        if go_rows:
+            t.row(at, tid, kind, obj=gid, obj2=0xC000000999, cpu=0)
+    t = Trace()
+    for tid, name in ((M0, "main"), (M1, "busy"), (M2, "m2")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    go(ms(0.5), M0, schema.GO_EXECUTE, G1)
+    go(ms(0.6), M2, schema.GO_EXECUTE, G2)
+    t.syscall(M0, ms(1), "flock", aux=2, obj=3, obj2=77)
+    t.row(ms(1), M0, schema.FILE_LOCK, aux=3, state=schema.LOCK_FLOCK, reason=schema.LOCK_WRITE, obj=77)
+    go(ms(1.1), M0, schema.GO_PARK, G1)
+    go(ms(1.2), M0, schema.GO_EXECUTE, G0)
+    t.row(ms(2), M0, schema.SYSCALL_ENTER, nr=73, aux=2, obj=5, obj2=77)
+    t.row(ms(2), M0, schema.FILE_LOCK, aux=5, state=schema.LOCK_FLOCK, reason=schema.LOCK_WRITE, peer_tid=1,
+          obj=77, peer_pid=P, irq=schema.LOCK_WRITE)
+    t.block(M0, ms(2), "syscall", "flock", enter=False)
+    now, end = ms(3), s(3)
+    while now < end:
+        t.syscall(M2, now, "write", obj=4)
+        t.block(M2, now + us(20), "syscall", "fsync", obj=4)
+        t.wake(0, M2, now + us(120), "softirq", "block").run(M2, now + us(125))
+        now += us(200)
+    return t.build(trace_end=end), P, M2
+
+
+def test_a_file_lock_its_own_go_process_holds_is_a_goroutines():
+    """The lock table keeps M0 as the holder (it took the lock for G1): in a
+    Go program the lock is a goroutine's, so the walk takes the process's
+    held-up threads, the device-paced one first.  Without goroutines the
+    rule is off: nothing names a holder and M0 is its own answer."""
+    g, pid, m2 = _flock_held_by_its_own_process()
+    j = to_json(diagnose(g, pid))
+    assert j["spinning"]["owner"]["kind"] == "goroutine_lock"
+    assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(m2, "RepeatedYield", True)]
+    assert "may hold the file lock on inode 77 that main/500 waits for" in j["root_causes"][0]["why"]
+    g, pid, m2 = _flock_held_by_its_own_process(go_rows=False)
+    j = to_json(diagnose(g, pid))
+    assert [(c["tid"], c["depth"]) for c in j["root_causes"]] == [(pid, 0)]
+
+
+def _go_eventfd_wait(go_rows=True):
+    """Process 500: M0 (the main thread) blocks in read on eventfd fd 3 from
+    2 ms to trace end; M1 computes over the hang; M2 runs goroutine G2,
+    which parks at 1 ms, and sleeps in its futex since.  Nobody in another
+    process has the eventfd.  go_rows=False: no goroutine in sight."""
+    P, M0, M1, M2 = 500, 500, 501, 502
+    t = Trace()
+    for tid, name in ((M0, "main"), (M1, "busy"), (M2, "m2")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    if go_rows:
+        t.row(ms(0.5), M2, schema.GO_EXECUTE, obj=0xC000000300, obj2=0xC000000999, cpu=0)
+        t.row(ms(1), M2, schema.GO_PARK, obj=0xC000000300, obj2=0xC000000999, cpu=0)
+    t.futex_wait(M2, ms(1.01), 0x8000)
+    t.fd_info(M0, ms(1.5), 3, "eventfd", 4711)
+    t.block(M0, ms(2), "read", "read", obj=3)
+    return t.build(trace_end=s(3)), P, M1, M2
+
+
+def test_the_other_end_of_a_go_programs_own_fd_is_any_held_up_thread():
+    """In a Go program the M that used an fd says nothing about who will
+    write it (any M may run that goroutine): the process's held-up threads,
+    a LongWait first, hold the other end, not the busiest of its threads.
+    Without goroutines its own threads rank as before, the busiest first."""
+    g, pid, m1, m2 = _go_eventfd_wait()
+    j = to_json(diagnose(g, pid))
+    assert (j["spinning"]["owner"]["kind"], j["spinning"]["owner"]["tid"]) == ("goroutine_fd", m2)
+    assert "may end the wait of main/500 on fd 3" in j["root_causes"][0]["why"]
+    g, pid, m1, m2 = _go_eventfd_wait(go_rows=False)
+    j = to_json(diagnose(g, pid))
+    assert (j["spinning"]["owner"]["kind"], j["spinning"]["owner"]["tid"]) == ("channel_peer", m1)
+
+
 def test_a_thread_found_again_further_back_moves_down_with_what_lies_behind_it():
     """deepen: thread 3, named at depth 1 (from a baseline's path), is found
     again behind thread 2 at depth 2: it and thread 4 (found behind it) move

@@ -263,6 +263,38 @@ def goroutine_at(g, v):
 
 
 
+def go_program(g, pid):
+    """Whether process pid runs goroutines the trace shows (GO_* rows, or a
+    GO_SNAPSHOT of its goroutines)."""
+    if _process_rows(g, pid):
+        return True
+    per = _CACHE.setdefault(g, {})
+    if "snap_pids" not in per:
+        rows = g.rows[g.rows["type"] == schema.GO_SNAPSHOT]
+        per["snap_pids"] = frozenset(int(p) for p in np.unique(rows["pid"]))
+    return pid in per["snap_pids"]
+
+
+def lock_held_in_process(g, v):
+    """The inode of the file lock (flock, a record lock) segment v waits for
+    when the kernel names v's own process as its holder in a Go program,
+    else None.  The lock belongs to a goroutine: the M that took it (the
+    thread the lock table keeps) runs other goroutines since, or is v's own
+    thread, which took it for another goroutine (flock locks an open file,
+    so two goroutines on two descriptors of one file exclude each other
+    whatever M runs them)."""
+    utid = int(g.seg.utid[v])
+    pid = int(g.threads.pid[utid])
+    if not g.seg.wait_known[v] or not go_program(g, pid):
+        return None
+    ws = int(g.seg.wait_start[v])
+    r = g.rows[g.thread_rows_of(utid, int(g.seg.start[v]), ws)]
+    r = r[(r["type"] == schema.FILE_LOCK) & (r["peer_tid"] != 0)]
+    if not len(r) or int(r["peer_pid"][-1]) != pid:
+        return None
+    return int(r["obj"][-1])
+
+
 # --- goroutines parked before the probes (GO_SNAPSHOT; see the top) ---
 
 TIMER_WAITS = ("sleep",)

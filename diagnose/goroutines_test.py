@@ -343,3 +343,28 @@ def test_a_goroutine_that_ran_between_the_attach_and_the_read_parked_there():
     g = t.build(trace_end=s(3))
     p = GR.parked_locked(g, g.utid_of_tid(M1), s(3))
     assert (p["wait"], p["park_ts"], p["parked_again"]) == ("chan receive", ms(501), False)
+
+
+def test_a_file_lock_held_by_its_own_go_process():
+    """lock_held_in_process: M0 of a Go program blocks in flock on inode 77
+    and the kernel names a holder process: its own (a goroutine's lock, the
+    inode), another one (None), or its own without goroutines in sight (a C
+    program's thread that the graph core names: None)."""
+    def build(holder, go_rows=True):
+        t = Trace()
+        t.thread(P, M0, "main").thread(P, M1, "m1")
+        t.run(M0, 0).run(M1, 0)
+        if go_rows:
+            go(t, ms(0.5), M1, schema.GO_EXECUTE, G1)
+        t.row(ms(2), M0, schema.SYSCALL_ENTER, nr=73, aux=2, obj=5)
+        t.row(ms(2), M0, schema.FILE_LOCK, aux=5, state=schema.LOCK_FLOCK, reason=schema.LOCK_WRITE, peer_tid=1,
+              obj=77, peer_pid=holder)
+        t.block(M0, ms(2), "syscall", "flock", enter=False)
+        g = t.build(trace_end=s(3))
+        return g, g.segment_at(g.utid_of_tid(M0), s(1))
+    g, v = build(P)
+    assert GR.lock_held_in_process(g, v) == 77
+    g, v = build(999)
+    assert GR.lock_held_in_process(g, v) is None
+    g, v = build(P, go_rows=False)
+    assert GR.lock_held_in_process(g, v) is None

@@ -189,6 +189,15 @@ def owner_relation_text(g, o, victim, edge_rel_ns, t0):
         return (f"may end the wait of the goroutine locked to {thread_label(g, victim)} ({what}; inferred: a "
                 f"thread of its process held up over the hang, the goroutine parked before the Go probes "
                 f"and nothing names who ends it), at {fmt_rel(o.ts - t0)}")
+    if o.kind == "goroutine_fd":
+        return (f"may end the wait of {thread_label(g, victim)} on fd {o.obj} (inferred: in a Go program any "
+                f"thread may run the goroutine that uses the other end; a thread of its process held up over "
+                f"the hang), at {fmt_rel(o.ts - t0)}")
+    if o.kind == "goroutine_lock":
+        return (f"may hold the file lock on inode {o.obj} that {thread_label(g, victim)} waits for (inferred: "
+                f"the kernel names their process as its holder, and in a Go program a goroutine holds it, "
+                f"not the thread that took it; a thread of the process held up over the hang), "
+                f"at {fmt_rel(o.ts - t0)}")
     if o.kind == "child":
         return f"is a child process {thread_label(g, victim)} waits for (inferred), at {fmt_rel(o.ts - t0)}"
     if o.edge < 0:
