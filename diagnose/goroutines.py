@@ -49,8 +49,12 @@ time `at`:
                park-futex waits, which the runtime reuses for every park of
                that M (start-up hand-offs, not baselines of this wait).
 A goroutine not locked to an M has no thread whose waits it could stand
-for, and its snapshot row is not used yet (wait_before still bounds such a
-park by the process's first GO_* row).
+for; its snapshot row bounds its wait once a stint of it is on the path
+(stint_wait, snapshot_since): one first seen when readied, with no GO_* row
+before, that the snapshot saw parked waited since the snapshot's
+wait_since at the latest, not only since the process's first GO_* row or
+the start of the timed wait of the M whose timer readied it (a program
+whose goroutines all sleep has its first GO_* row at the end).
 """
 import dataclasses
 import weakref
@@ -209,10 +213,32 @@ def stint_wait(g, v, min_ns, a=None):
         return None
     if w["before_probes"] and w["ended_by"] == "runtime":
         w["park_ts"] = min(w["park_ts"], _timer_wait_start(g, w["ready_tid"], w["ready_ts"]))
+    if w["before_probes"]:
+        # the snapshot saw it parked (locked to an M or not) and no GO_* row of
+        # it came before this stint: parked since the snapshot's wait_since
+        since = snapshot_since(g, pid, gid, exec_ts)
+        if since is not None:
+            w["park_ts"] = min(w["park_ts"], since)
     end = w["ready_ts"] if w["ready_ts"] is not None else exec_ts
     if end - w["park_ts"] < min_ns or (a is not None and end < a):
         return None
     return dict(w, goroutine=gid, end_ts=end, dur_ns=end - w["park_ts"])
+
+
+def snapshot_since(g, pid, gid, at):
+    """When goroutine gid (its g) of process pid was parked since, by the
+    last GO_SNAPSHOT row of it read before `at` (its wait_since, else when
+    it was read), locked to an M or not; None without one."""
+    per = _CACHE.setdefault(g, {})
+    by_g = per.get("snap_g")
+    if by_g is None:
+        by_g = per["snap_g"] = {}
+        rows = g.rows[g.rows["type"] == schema.GO_SNAPSHOT]
+        for r in rows[np.argsort(rows["ts_ns"], kind="stable")]:
+            ts, since = int(r["ts_ns"]), int(r["val"])
+            by_g.setdefault((int(r["pid"]), int(r["obj"])), []).append((ts, since if 0 < since <= ts else ts))
+    seen = [since for ts, since in by_g.get((pid, gid), ()) if ts <= at]
+    return seen[-1] if seen else None
 
 
 def timer_ended(g, v):

@@ -368,3 +368,32 @@ def test_a_file_lock_held_by_its_own_go_process():
     assert GR.lock_held_in_process(g, v) is None
     g, v = build(P, go_rows=False)
     assert GR.lock_held_in_process(g, v) is None
+
+
+def test_a_goroutine_the_snapshot_saw_parked_waited_since_then():
+    """G1 has no GO_* row before Go's timer readies it at 3 s (the probes
+    came on late, and nothing ran meanwhile); the snapshot read at 300 ms,
+    though, saw it parked (not locked to any M): its wait began by then at
+    the latest, not when M2 began its last timed wait (2.9005 s)."""
+    def build(snapshot):
+        t = Trace()
+        for tid, name in ((M0, "main"), (M2, "m2")):
+            t.thread(P, tid, name)
+            t.run(tid, 0)
+        if snapshot:
+            t.go_snapshot(ms(300), P, G1, 9, "chan receive", wait_obj=0xC000000777, locked=False, timer=True)
+        t.futex_wait(M0, ms(2), FUTEX)
+        t.block(M2, ms(2900.5), "poll", "epoll_pwait", obj=3)
+        t.timer_wake(M2, WAKE)
+        go(t, WAKE + ms(0.01), M2, schema.GO_READY, G1)
+        go(t, WAKE + ms(0.02), M2, schema.GO_EXECUTE, G1)
+        t.preempt(M2, WAKE + ms(1))
+        return t.build(trace_end=WAKE + ms(200))
+    g = build(snapshot=True)
+    v = g.segment_at(g.utid_of_tid(M2), WAKE + ms(0.03))
+    w = GR.stint_wait(g, v, s(1))
+    assert (w["park_ts"], w["ended_by"], w["before_probes"]) == (ms(300), "runtime", True)
+    assert GR.snapshot_since(g, P, G1, ms(299)) is None           # not read yet
+    g = build(snapshot=False)
+    v = g.segment_at(g.utid_of_tid(M2), WAKE + ms(0.03))
+    assert GR.stint_wait(g, v, s(1)) is None                       # bounded by M2's last timed wait
