@@ -98,7 +98,9 @@ Output (Diagnosis, rendered by report.py as "argus.diagnosis/1"):
                first, then the last found (on one path, a thread found
                later lies further back along causality).
 Invariants: path[0] is the spinning vertex with edge None; every root cause
-thread appears once; depth(root cause) >= 1 unless it is the spinning thread.
+thread appears once, but an M of a Go program named for a goroutine's wait,
+which appears once per goroutine it ran on the chain (_Run.another_goroutine);
+depth(root cause) >= 1 unless it is the spinning thread.
 """
 import dataclasses
 from dataclasses import dataclass, field
@@ -202,7 +204,8 @@ class _Run:
         self.root_causes = []
         self.visited = {hang.utid}
         self.stack = [hang.utid]      # the threads being diagnosed, outermost first
-        self.named = {}               # utid -> its RootCause
+        self.named = {}               # utid -> its RootCause (the last one, for an M named per goroutine)
+        self.goroutines_named = set()  # (utid, goroutine) named for a goroutine's wait (another_goroutine)
         self.parent = {}              # utid -> the thread whose path named it
         self.advice_candidates = {}
         self.owners_by_edge = {}
@@ -477,6 +480,24 @@ class _Run:
         ev = dict(self.cls(utid, a, b).evidence, longest_wait=lw, goroutine=w)
         return B.Classification(B.LONG_WAIT, utid, a, b, int(v), ev)
 
+    def another_goroutine(self, t, v, a, b):
+        """An M named already for a goroutine's wait (goroutine_wait), found
+        again on a path at v, the stint of another goroutine that waited:
+        the M ran both, and the walk's identity there is the goroutine, not
+        the thread.  Its LongWait for that goroutine (named anew, one level
+        deeper), or None (not named yet, named for its own wait, the same
+        goroutine, or no such wait)."""
+        rc = self.named.get(t)
+        if rc is None or v is None or "goroutine" not in rc.evidence:
+            return None       # not named, or named for its own wait (a goroutine locked to it)
+        c = self.goroutine_wait(t, v, a, b)
+        if c is None:
+            return None
+        gid = c.evidence["goroutine"]["goroutine"]
+        if (t, gid) in self.goroutines_named or (rc.evidence.get("goroutine") or {}).get("goroutine") == gid:
+            return None
+        return c
+
     def goroutine_slice(self, v, c, depth, a, b):
         """Behind a goroutine's wait: its readier (the core's goroutine edge
         into its stint) or the sender of what the netpoller handed it (the
@@ -665,14 +686,15 @@ class _Run:
                 order.append(t)
                 first_vertex[t] = int(step.vertex)
         for t in order:
-            if t in self.visited:
+            again = self.another_goroutine(t, first_vertex.get(t), a, b) if t in self.visited else None
+            if t in self.visited and again is None:
                 self.deepen(t, utid, depth + 1)
                 rc = self.named.get(t)
                 if rc is not None and rc.block_type != B.LONG_WAIT:
                     break     # a busy cause named already: as for a new one (below), what
                               # lies behind it on this path ended its short waits, not the hang
                 continue
-            ct = self.shared_work(t, a, b) or self.stream(t, a, b) or self.cls(t, a, b)
+            ct = again or self.shared_work(t, a, b) or self.stream(t, a, b) or self.cls(t, a, b)
             if not self.nameable(ct) or (ct.block_type == B.REPEATED_YIELD and not B.device_paced(ct.evidence)):
                 # an M that only relayed, or switched among goroutines (short waits
                 # between them): the goroutine it ran on this path may have waited.
@@ -695,6 +717,8 @@ class _Run:
             # named: named only when nothing is found behind it
             transparent = self.bystander(ct)
             self.visited.add(t)
+            if "goroutine" in ct.evidence:
+                self.goroutines_named.add((t, ct.evidence["goroutine"]["goroutine"]))
             ra, rb = self.root_interval(ct, a, b)
             rc = RootCause(t, ct.vertex, ct.block_type, ra, rb, self.why(ct, self.relation(res, t, role)),
                            depth + 1, ct.evidence)

@@ -812,6 +812,73 @@ def test_the_other_end_of_a_go_programs_own_fd_is_any_held_up_thread():
     assert (j["spinning"]["owner"]["kind"], j["spinning"]["owner"]["tid"]) == ("channel_peer", m1)
 
 
+def _one_m_two_goroutines():
+    """Process 500.  GA and GB (not locked) park on M1 at 1 and 1.5 ms; G2,
+    locked to M2, parks at 1 ms and M2 sleeps in its futex; the main
+    goroutine G0, locked to M0, parks at 2 ms.  M1 sleeps in 500 ms timed
+    waits.  At 3 s Go's timer on M1 readies GB, which readies G2 (M2 wakes);
+    G2 readies GA, which M1 runs next, and GA readies G0 (M0 wakes)."""
+    P, M0, M1, M2 = 500, 500, 501, 502
+    G0, GA, GB, G2 = 0xC000000100, 0xC000000200, 0xC000000300, 0xC000000400
+
+    def go(at, tid, kind, gid):
+        t.row(at, tid, kind, obj=gid, obj2=0xC000000999, cpu=0)
+    t = Trace()
+    for tid, name in ((M0, "main"), (M1, "m1"), (M2, "m2")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    go(ms(0.1), M0, schema.GO_EXECUTE, G0)
+    go(ms(0.2), M1, schema.GO_EXECUTE, GA)
+    go(ms(0.3), M2, schema.GO_EXECUTE, G2)
+    go(ms(1), M1, schema.GO_PARK, GA)
+    go(ms(1), M2, schema.GO_PARK, G2)
+    t.futex_wait(M2, ms(1.01), 0x8100)
+    go(ms(1.2), M1, schema.GO_EXECUTE, GB)
+    go(ms(1.5), M1, schema.GO_PARK, GB)
+    go(ms(2), M0, schema.GO_PARK, G0)
+    t.futex_wait(M0, ms(2.01), 0x7000)
+    end = s(3)
+    for k in range(6):               # M1: 500 ms timed waits, the last ended by Go's timer at 3 s
+        t.futex_wait(M1, ms(2) + ms(500) * k, 0x8300)
+        t.timer_wake(M1, min(ms(2) + ms(500) * (k + 1) - ms(1), end))
+    go(end + us(10), M1, schema.GO_READY, GB)
+    go(end + us(20), M1, schema.GO_EXECUTE, GB)
+    go(end + us(30), M1, schema.GO_READY, G2)
+    t.futex_wake(M1, end + us(40), 0x8100)
+    t.wake(M1, M2, end + us(40))
+    go(end + us(50), M1, schema.GO_PARK, GB)
+    t.futex_wait(M1, end + us(60), 0x8300)
+    t.run(M2, end + us(70))
+    go(end + us(80), M2, schema.GO_EXECUTE, G2)
+    go(end + us(90), M2, schema.GO_READY, GA)
+    t.futex_wake(M2, end + us(100), 0x8300)
+    t.wake(M2, M1, end + us(100))
+    go(end + us(110), M2, schema.GO_PARK, G2)
+    t.futex_wait(M2, end + us(120), 0x8100)
+    t.run(M1, end + us(130))
+    go(end + us(140), M1, schema.GO_EXECUTE, GA)
+    go(end + us(150), M1, schema.GO_READY, G0)
+    t.futex_wake(M1, end + us(160), 0x7000)
+    t.wake(M1, M0, end + us(160))
+    t.run(M0, end + us(200))
+    go(end + us(210), M0, schema.GO_EXECUTE, G0)
+    t.preempt(M0, end + ms(100))
+    return t.build(trace_end=end + ms(200)), P, M1, M2, GA, GB
+
+
+def test_an_m_found_again_for_another_goroutine_is_named_for_it():
+    """M1 ran GA, whose wait M0's hang waited for, and before it GB, whose
+    wait (Go's timer) ended the wait of G2 on M2 that GA waited for: M1 is
+    named for GA, then, behind M2, again for GB, the deepest (the walk's
+    identity on an M is the goroutine it ran there, not the thread)."""
+    g, pid, m1, m2, ga, gb = _one_m_two_goroutines()
+    j = to_json(diagnose(g, pid))
+    got = [(c["tid"], c["depth"], c["evidence"].get("goroutine", {}).get("goroutine"), c["primary"])
+           for c in j["root_causes"]]
+    assert got == [(m1, 1, ga, False), (m2, 2, None, False), (m1, 3, gb, True)]
+    assert "readied by Go's timers" in j["root_causes"][-1]["why"]
+
+
 def test_a_thread_found_again_further_back_moves_down_with_what_lies_behind_it():
     """deepen: thread 3, named at depth 1 (from a baseline's path), is found
     again behind thread 2 at depth 2: it and thread 4 (found behind it) move
