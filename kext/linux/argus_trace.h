@@ -37,6 +37,10 @@ struct argus_stage_ctl {
 	__u32 last_in;           /* tid the last sched_switch seen here switched to, + 1; 0: none yet */
 	__u32 pad;
 	__u64 unseen;            /* sched_switches the kernel did not report on this CPU, ever */
+	/* Records of this object lost on this CPU, ever: the drops map's count
+	 * again, where a program reads it with the control block it already
+	 * holds instead of a map lookup (NET_IO lineage, net_io.bpf.h). */
+	__u64 drops;
 };
 
 /* syscall_enter.aux for a timeout: none given (wait forever) / not readable. */

@@ -69,11 +69,17 @@ const volatile __u64 net_io_refresh_ns = ARGUS_REFRESH_NS;
  * rebuilds against the record (tracer/netio.py, tests/test_net_io.py). */
 const volatile __u8 net_io_verify = 0;
 
-struct net_io_key {
-	__u64 inode;                 /* the socket's */
-	__u32 tgid;
-	__u32 pad;
-};
+/* net_io_seen's key: the socket's inode << 32 | the process's tgid.  8
+ * bytes, not a struct of a 64-bit inode and the tgid: the lookup on every
+ * socket call hashes and compares half as many bytes.  Only inodes below
+ * 2^32 have an entry (sockets' come from get_next_ino, an unsigned int):
+ * the entry serves only the short and implied records, whose inode field
+ * has 32 bits; a socket with a wider inode gets a full record every call
+ * and is never looked up. */
+static __always_inline __u64 net_io_key(__u32 inode, __u32 tgid)
+{
+	return (__u64)inode << 32 | tgid;
+}
 
 /* What the last full record of a socket in a process said, and per
  * direction (ARGUS_NET_SEND - 1, ARGUS_NET_RECV - 1) the chain of its calls:
@@ -93,14 +99,6 @@ struct net_io_seen {
 
 #define NIO_CPU_NONE 0xffffffffu
 
-static __always_inline __u64 net_io_drops(void)
-{
-	__u32 zero = 0;
-	__u64 *cnt = bpf_map_lookup_elem(&drops, &zero);
-
-	return cnt ? *cnt : 0;
-}
-
 /* At the enter of a call on a TCP/UDP socket: whether its SYSCALL_ENTER
  * was staged, on which CPU, and the socket's inode (the enter's obj2). */
 static __always_inline void net_io_note_enter(struct syscall_state *sc, bool recorded, __u64 inode)
@@ -117,12 +115,17 @@ static __always_inline void net_io_note_enter(struct syscall_state *sc, bool rec
  * tid (below 2^22, PID_MAX_LIMIT) and the thread's count of lineages in
  * the 10 bits above: never 0, never another thread's, and the thread's
  * own again only 1024 lineages later (a chain word is trusted for
- * net_io_refresh_ns only, and must match the call's seq as well). */
-static __always_inline __u32 net_io_lineage(struct syscall_state *sc, __u32 tid, __u32 cpu, __u64 drops_now)
+ * net_io_refresh_ns only, and must match the call's seq as well).
+ * The drop count is the control block's (h->c->drops, stage_drops): the
+ * same count as the drops map, one load from a line the program already
+ * holds instead of a map lookup per call; with no control block every call
+ * starts a new lineage. */
+static __always_inline __u32 net_io_lineage(struct syscall_state *sc, struct stage_hold *h, __u32 tid, __u32 cpu)
 {
+	__u64 drops_now = h->c ? h->c->drops : 0;
 	__u32 id;
 
-	if (sc->nio_lineage && sc->nio_cpu == cpu && sc->nio_drops == drops_now)
+	if (h->c && sc->nio_lineage && sc->nio_cpu == cpu && sc->nio_drops == drops_now)
 		return sc->nio_lineage;
 	id = (tid & 0x3fffff) | ((sc->nio_lineage >> 22) + 1) << 22;
 	sc->nio_lineage = id;
@@ -134,7 +137,7 @@ static __always_inline __u32 net_io_lineage(struct syscall_state *sc, __u32 tid,
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, ARGUS_NET_IO_SEEN_ENTRIES);
-	__type(key, struct net_io_key);
+	__type(key, __u64);          /* net_io_key() */
 	__type(value, struct net_io_seen);
 } net_io_seen SEC(".maps");
 
@@ -207,23 +210,30 @@ static __always_inline __u64 fold_addrs(const __u32 *l, const __u32 *r)
 }
 
 /* At the exit of a call on a socket channel_of found to be TCP or UDP:
- * written after the call's exit record, with the exit's thread and ts (now). */
+ * written after the call's exit record, with the exit's thread and ts (now).
+ *
+ * The continuity path (no record) is the one every call of a busy socket
+ * takes, so it does only what its decision needs: the fd walked again, the
+ * socket's ports, seq and inode, one lookup of net_io_seen (8-byte key), the
+ * lineage from the control block already held, then the addresses (two
+ * loads for IPv4) to check the 4-tuple.  The record's other fields are
+ * filled only on the paths that write one. */
 static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *regs, struct task_struct *cur,
 					struct syscall_state *sc, __u8 nio, long ret, __u64 pid_tgid, __u64 now,
 					struct argus_event_header *exit_h)
 {
 	struct argus_ev_net_io_short *s;
 	struct argus_ev_net_io *e;
-	struct net_io_seen *seen, cur_seen = {};
-	struct net_io_key key = {};
+	struct net_io_seen *seen = NULL, cur_seen;
+	__u64 key;
 	/* words: the verifier wants aligned stack accesses */
 	__u32 local[4], remote[4];
-	__u64 inode;
+	__u64 inode, addrs;
 	struct tcp_sock *tp;
 	struct sock *sk;
 	struct file *f;
 	__u16 family, local_port, remote_port;
-	__u32 seq = 0, cpu, lineage, d;
+	__u32 seq = 0, cpu, lineage, d, ports;
 	__u64 next, word;
 	__u8 dir, proto;
 	int fd = (int)sc->obj;
@@ -232,6 +242,9 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 	if (nio == ARGUS_NIO_NONE)
 		return;
 	dir = sc->wait_reason == ARGUS_WAIT_WRITE ? ARGUS_NET_SEND : ARGUS_NET_RECV;
+	d = dir - 1;
+	if (d > 1)
+		return;
 	/* A peek leaves the bytes to the receive that follows. */
 	if (dir == ARGUS_NET_RECV && nio != ARGUS_NIO_FD &&
 	    ((nio == ARGUS_NIO_SOCKADDR ? PT_REGS_PARM4_SYSCALL(regs) : PT_REGS_PARM3_SYSCALL(regs)) & MSG_PEEK))
@@ -254,68 +267,60 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 		tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
 		seq = (dir == ARGUS_NET_SEND ? tp->write_seq : tp->copied_seq) - (__u32)ret;
 	}
-	net_io_addrs(sk, family, (__u8 *)local, (__u8 *)remote);
 	inode = f->f_inode ? f->f_inode->i_ino : 0;
-	cur_seen.full_ns = now;
-	cur_seen.addrs = fold_addrs(local, remote);
-	cur_seen.ports = (__u32)local_port << 16 | remote_port;
-	key.inode = inode;
-	key.tgid = pid_tgid >> 32;
-	d = dir - 1;
-	if (d > 1)
-		return;
+	ports = (__u32)local_port << 16 | remote_port;
 	cpu = bpf_get_smp_processor_id();
-	lineage = net_io_lineage(sc, (__u32)pid_tgid, cpu, net_io_drops());
+	lineage = net_io_lineage(sc, h, (__u32)pid_tgid, cpu);
 	/* After this call a chain continues from the seq past its bytes: on
 	 * this thread, in this lineage (0: the chain is broken). */
 	next = proto == IPPROTO_TCP ? (__u32)(seq + (__u32)ret) : 0;
 	word = sc->nio_lineage ? (__u64)sc->nio_lineage << 32 | next : 0;
-	seen = bpf_map_lookup_elem(&net_io_seen, &key);
+	key = net_io_key((__u32)inode, pid_tgid >> 32);
+	if (inode >> 32 == 0)
+		seen = bpf_map_lookup_elem(&net_io_seen, &key);
+	net_io_addrs(sk, family, (__u8 *)local, (__u8 *)remote);
+	addrs = fold_addrs(local, remote);
 	/* The peer of an unconnected UDP socket is the call's: never short.
 	 * A short record has room for a 32-bit inode (sockets' come from
-	 * get_next_ino) and a 16-bit fd. */
-	if ((proto == IPPROTO_TCP || remote_port || nio == ARGUS_NIO_FD) &&
-	    inode >> 32 == 0 && fd >= 0 && fd <= 0xffff) {
-		if (seen && now - seen->full_ns < net_io_refresh_ns &&
-		    seen->addrs == cur_seen.addrs && seen->ports == cur_seen.ports) {
-			/* Continuity: no record at all.  The reader rebuilds this
-			 * call's NET_IO row from its SYSCALL_ENTER (fd, inode) and
-			 * exit (bytes), flagged with dir, and the previous row of
-			 * the same (thread, inode, dir), whose seq plus bytes is
-			 * this call's seq (tracer/netio.py rebuild_implied).  Only
-			 * when all of that is certainly in the trace: the exit and
-			 * the enter staged, the enter on this CPU with this inode,
-			 * and the previous call of the chain in this thread's
-			 * lineage, its last record less than net_io_refresh_ns
-			 * ago. */
-			if (exit_h && lineage && sc->nio_enter_cpu == cpu && sc->nio_enter_inode == inode &&
-			    seen->chain[d & 1] == ((__u64)lineage << 32 | seq) &&
-			    now - seen->chain_ns[d & 1] < net_io_refresh_ns) {
-				exit_h->flags = dir;
-				seen->chain[d & 1] = word;
-				if (!net_io_verify)
-					return;
-				verify = true;
-			}
-			s = reserve(h, sizeof(*s));
-			if (s) {
-				s->inode = (__u32)inode;
-				s->bytes = ret;
-				s->seq = seq;
-				s->fd = fd;
-				s->dir = dir;
-				s->proto = proto;
-				fill_header(&s->h, ARGUS_EV_NET_IO_SHORT, sizeof(*s), pid_tgid >> 32, (__u32)pid_tgid,
-					    now);
-				submit(h, s);
-			}
-			/* A short record starts the chain again; none breaks it. */
-			if (!verify) {
-				seen->chain[d & 1] = s ? word : 0;
-				seen->chain_ns[d & 1] = now;
-			}
-			return;
+	 * get_next_ino; seen is NULL for any other) and a 16-bit fd. */
+	if (seen && (proto == IPPROTO_TCP || remote_port || nio == ARGUS_NIO_FD) && fd >= 0 && fd <= 0xffff &&
+	    now - seen->full_ns < net_io_refresh_ns && seen->ports == ports && seen->addrs == addrs) {
+		/* Continuity: no record at all.  The reader rebuilds this
+		 * call's NET_IO row from its SYSCALL_ENTER (fd, inode) and
+		 * exit (bytes), flagged with dir, and the previous row of
+		 * the same (thread, inode, dir), whose seq plus bytes is
+		 * this call's seq (tracer/netio.py rebuild_implied).  Only
+		 * when all of that is certainly in the trace: the exit and
+		 * the enter staged, the enter on this CPU with this inode,
+		 * and the previous call of the chain in this thread's
+		 * lineage, its last record less than net_io_refresh_ns
+		 * ago. */
+		if (exit_h && lineage && sc->nio_enter_cpu == cpu && sc->nio_enter_inode == inode &&
+		    seen->chain[d & 1] == ((__u64)lineage << 32 | seq) &&
+		    now - seen->chain_ns[d & 1] < net_io_refresh_ns) {
+			exit_h->flags = dir;
+			seen->chain[d & 1] = word;
+			if (!net_io_verify)
+				return;
+			verify = true;
 		}
+		s = reserve(h, sizeof(*s));
+		if (s) {
+			s->inode = (__u32)inode;
+			s->bytes = ret;
+			s->seq = seq;
+			s->fd = fd;
+			s->dir = dir;
+			s->proto = proto;
+			fill_header(&s->h, ARGUS_EV_NET_IO_SHORT, sizeof(*s), pid_tgid >> 32, (__u32)pid_tgid, now);
+			submit(h, s);
+		}
+		/* A short record starts the chain again; none breaks it. */
+		if (!verify) {
+			seen->chain[d & 1] = s ? word : 0;
+			seen->chain_ns[d & 1] = now;
+		}
+		return;
 	}
 	e = reserve(h, sizeof(*e));
 	if (!e) {
@@ -345,12 +350,18 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 	 * another CPU makes meanwhile. */
 	if (seen) {
 		seen->full_ns = now;
-		seen->addrs = cur_seen.addrs;
-		seen->ports = cur_seen.ports;
+		seen->addrs = addrs;
+		seen->ports = ports;
 		seen->chain[d & 1] = word;
 		seen->chain_ns[d & 1] = now;
 		return;
 	}
+	if (inode >> 32)
+		return;          /* no entry: see net_io_key */
+	__builtin_memset(&cur_seen, 0, sizeof(cur_seen));
+	cur_seen.full_ns = now;
+	cur_seen.addrs = addrs;
+	cur_seen.ports = ports;
 	cur_seen.chain[d & 1] = word;
 	cur_seen.chain_ns[d & 1] = now;
 	bpf_map_update_elem(&net_io_seen, &key, &cur_seen, BPF_ANY);

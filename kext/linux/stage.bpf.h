@@ -104,12 +104,25 @@ struct stage_hold {
 	__u32 lvl;               /* STAGE_NONE with st NULL */
 };
 
-static __always_inline void stage_flush(struct stage *st)
+/* Every record the tracer loses is counted here: in the drops map (the
+ * loader sums it into the trace's lost count) and in the CPU's control block
+ * (c: the caller's h->c), which net_io_lineage reads for one load instead of
+ * a lookup of the drops map on every socket call.  c is NULL only when
+ * stage_ctl() found no control block, which a one-entry per-CPU array never
+ * does for key 0 (the check is the verifier's). */
+static __always_inline void stage_drops(struct argus_stage_ctl *c, __u64 n)
+{
+	count_drops(n);
+	if (c)
+		c->drops += n;
+}
+
+static __always_inline void stage_flush(struct argus_stage_ctl *c, struct stage *st)
 {
 	__u32 n = st->len & (2 * STAGE_BYTES - 1);
 
 	if (n && bpf_ringbuf_output(&events, st->buf, n, submit_flags()))
-		count_drops(st->nrec);
+		stage_drops(c, st->nrec);
 	st->len = 0;
 	st->nrec = 0;
 	st->gen++;
@@ -162,7 +175,7 @@ static __always_inline void stage_exit(struct stage_hold *h, bool flush)
 	 * CPU may sleep for long with no tick, so nothing staged may wait for
 	 * the next program). */
 	if (h->st && (h->lvl || flush))
-		stage_flush(h->st);
+		stage_flush(h->c, h->st);
 	h->c->busy &= ~(1u << (h->lvl & 31));
 }
 
@@ -196,11 +209,11 @@ static __always_inline void *reserve(struct stage_hold *h, __u32 size)
 	struct stage *st = h->st;
 
 	if (!st) {
-		count_drops(1);
+		stage_drops(h->c, 1);
 		return NULL;
 	}
 	if (st->len + size > STAGE_BYTES)
-		stage_flush(st);
+		stage_flush(h->c, st);
 	return st->buf + (st->len & (STAGE_BYTES - 1));
 }
 
@@ -276,9 +289,9 @@ static __always_inline void stage_grow_last(struct stage_hold *h, __u32 old_size
 static __always_inline void output(struct stage_hold *h, void *rec, __u64 size)
 {
 	if (h->st)
-		stage_flush(h->st);
+		stage_flush(h->c, h->st);
 	if (bpf_ringbuf_output(&events, rec, size, submit_flags()))
-		count_drops(1);
+		stage_drops(h->c, 1);
 }
 
 #endif /* ARGUS_STAGE_BPF_H */
