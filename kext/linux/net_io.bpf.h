@@ -141,6 +141,80 @@ struct {
 	__type(value, struct net_io_seen);
 } net_io_seen SEC(".maps");
 
+/* TCP's per-CPU front of net_io_seen.  The lookup of the LRU hash was the
+ * largest part of a socket call's NET_IO cost (a call, a hash, a bucket
+ * and an element line: ~20% of sys_exit on redis, bench/bpf_line_profile.py);
+ * a per-CPU array is one inlined index into a line of this CPU's own.
+ *
+ * A slot holds one TCP socket's entry of one process as this CPU last
+ * read or wrote it: key (net_io_key, 0: empty), the full record's time and
+ * 4-tuple, and the socket's chains.  TCP chains live only here: a chain
+ * word names a lineage, and a lineage runs on one CPU (net_io_lineage), so
+ * the slot of the CPU the lineage runs on is the only place a call of it
+ * looks.  Another thread's bytes on the socket, on any CPU, move the seq
+ * and so break the chain as the shared word did.  UDP (seq always 0) keeps
+ * its chains in net_io_seen, where any other thread's call breaks them.
+ *
+ * What a slot says of the full record stays true or errs on the safe side:
+ * its time is never later than the map's (a stale slot goes to the map), and
+ * its 4-tuple is the map's, because a full record that changes the map's
+ * 4-tuple, or creates its entry, first empties the slot of that key on every
+ * CPU (net_io_slots_forget).  A slot that misses, is older than
+ * net_io_refresh_ns or disagrees with the socket's 4-tuple sends the call to
+ * net_io_seen, which decides and refills the slot; such a call is never
+ * implied (the map holds no TCP chain), it writes the short or full record
+ * that anchors the chain again. */
+#define NET_IO_SLOTS 256                 /* per CPU, a power of two */
+#define NET_IO_MAX_CPUS 4096             /* bound of the loop over CPUs (NR_CPUS of common configs) */
+
+struct net_io_slot {
+	__u64 key;
+	struct net_io_seen v;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NET_IO_SLOTS);
+	__type(key, __u32);
+	__type(value, struct net_io_slot);
+} net_io_slots SEC(".maps");
+
+static __always_inline __u32 net_io_slot_of(__u64 key)
+{
+	/* socket inodes are consecutive: any mix of the low bits spreads them */
+	return (__u32)((key * 0x9e3779b97f4a7c15ull) >> 56) & (NET_IO_SLOTS - 1);
+}
+
+struct net_io_forget_ctx {
+	__u64 key;
+	__u32 idx;
+};
+
+static long net_io_forget_cpu(__u64 cpu, void *arg)
+{
+	struct net_io_forget_ctx *ctx = arg;
+	struct net_io_slot *o;
+
+	/* NULL past the last possible CPU (cpu >= nr_cpu_ids): done */
+	o = bpf_map_lookup_percpu_elem(&net_io_slots, &ctx->idx, (__u32)cpu);
+	if (!o)
+		return 1;
+	if (o->key == ctx->key)
+		o->key = 0;
+	return 0;
+}
+
+/* Empty the slot of key on every CPU: a full record changed its 4-tuple or
+ * created its entry.  Another CPU may be reading its slot meanwhile; it then
+ * decides on the tuple before the change, as a reader of net_io_seen racing
+ * an in-place update does. */
+static __always_inline void net_io_slots_forget(__u64 key, __u32 idx)
+{
+	struct net_io_forget_ctx ctx = { .key = key, .idx = idx };
+
+	bpf_loop(NET_IO_MAX_CPUS, net_io_forget_cpu, &ctx, 0);
+}
+
 /* ::ffff:a.b.c.d, so IPv4 ends compare equal whatever their socket's family. */
 static __always_inline void put_v4_mapped(__u8 *dst, __u32 addr_be)
 {
@@ -209,6 +283,74 @@ static __always_inline __u64 fold_addrs(const __u32 *l, const __u32 *r)
 	return (__u64)(l[0] ^ l[1] ^ l[2] ^ l[3]) << 32 | (r[0] ^ r[1] ^ r[2] ^ r[3]);
 }
 
+/* A slot now holding key's entry as this CPU just decided it: the full
+ * record's time and 4-tuple, the chain of direction d (word: 0 broken)
+ * anchored now; the other direction's chain starts over. */
+static __always_inline void net_io_slot_fill(struct net_io_slot *slot, __u64 key, __u64 full_ns, __u64 addrs,
+					     __u32 ports, __u32 d, __u64 word, __u64 now)
+{
+	slot->key = key;
+	slot->v.full_ns = full_ns;
+	slot->v.addrs = addrs;
+	slot->v.ports = ports;
+	slot->v.chain[0] = 0;
+	slot->v.chain[1] = 0;
+	slot->v.chain_ns[0] = 0;
+	slot->v.chain_ns[1] = 0;
+	slot->v.chain[d & 1] = word;
+	slot->v.chain_ns[d & 1] = now;
+}
+
+/* A call on a socket whose full record (in seen: net_io_seen's entry, or
+ * the CPU's slot for TCP) is fresh and has the socket's 4-tuple: implied
+ * (no record) when it continues its chain, else a short record.  seen
+ * NULL: a TCP call decided from the map, whose chain is in a slot the
+ * caller fills: only the short record.  Returns whether the chain holds
+ * this call now (the short record was written, or the call is implied). */
+static __always_inline bool net_io_continue(struct stage_hold *h, struct syscall_state *sc, struct net_io_seen *seen,
+					    struct argus_event_header *exit_h, __u64 inode, __u32 seq, int fd, __u8 dir,
+					    __u8 proto, long ret, __u64 pid_tgid, __u64 now, __u32 lineage, __u32 cpu,
+					    __u64 word)
+{
+	struct argus_ev_net_io_short *s;
+	__u32 d = (dir - 1) & 1;
+	bool verify = false;
+
+	/* Continuity: no record at all.  The reader rebuilds this call's
+	 * NET_IO row from its SYSCALL_ENTER (fd, inode) and exit (bytes),
+	 * flagged with dir, and the previous row of the same (thread, inode,
+	 * dir), whose seq plus bytes is this call's seq (tracer/netio.py
+	 * rebuild_implied).  Only when all of that is certainly in the trace:
+	 * the exit and the enter staged, the enter on this CPU with this
+	 * inode, and the previous call of the chain in this thread's lineage,
+	 * its last record less than net_io_refresh_ns ago. */
+	if (seen && exit_h && lineage && sc->nio_enter_cpu == cpu && sc->nio_enter_inode == inode &&
+	    seen->chain[d] == ((__u64)lineage << 32 | seq) && now - seen->chain_ns[d] < net_io_refresh_ns) {
+		exit_h->flags = dir;
+		seen->chain[d] = word;
+		if (!net_io_verify)
+			return true;
+		verify = true;
+	}
+	s = reserve(h, sizeof(*s));
+	if (s) {
+		s->inode = (__u32)inode;
+		s->bytes = ret;
+		s->seq = seq;
+		s->fd = fd;
+		s->dir = dir;
+		s->proto = proto;
+		fill_header(&s->h, ARGUS_EV_NET_IO_SHORT, sizeof(*s), pid_tgid >> 32, (__u32)pid_tgid, now);
+		submit(h, s);
+	}
+	/* A short record starts the chain again; none breaks it. */
+	if (seen && !verify) {
+		seen->chain[d] = s ? word : 0;
+		seen->chain_ns[d] = now;
+	}
+	return verify || s;
+}
+
 /* At the exit of a call on a socket channel_of found to be TCP or UDP:
  * written after the call's exit record, with the exit's thread and ts (now).
  *
@@ -222,10 +364,12 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 					struct syscall_state *sc, __u8 nio, long ret, __u64 pid_tgid, __u64 now,
 					struct argus_event_header *exit_h)
 {
-	struct argus_ev_net_io_short *s;
 	struct argus_ev_net_io *e;
 	struct net_io_seen *seen = NULL, cur_seen;
-	__u64 key;
+	struct net_io_slot *slot = NULL;
+	__u64 key, full_ns;
+	bool short_ok, anchored;
+	__u32 idx;
 	/* words: the verifier wants aligned stack accesses */
 	__u32 local[4], remote[4];
 	__u64 inode, addrs;
@@ -237,7 +381,6 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 	__u64 next, word;
 	__u8 dir, proto;
 	int fd = (int)sc->obj;
-	bool verify = false;
 
 	if (nio == ARGUS_NIO_NONE)
 		return;
@@ -276,56 +419,47 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 	next = proto == IPPROTO_TCP ? (__u32)(seq + (__u32)ret) : 0;
 	word = sc->nio_lineage ? (__u64)sc->nio_lineage << 32 | next : 0;
 	key = net_io_key((__u32)inode, pid_tgid >> 32);
-	if (inode >> 32 == 0)
-		seen = bpf_map_lookup_elem(&net_io_seen, &key);
 	net_io_addrs(sk, family, (__u8 *)local, (__u8 *)remote);
 	addrs = fold_addrs(local, remote);
 	/* The peer of an unconnected UDP socket is the call's: never short.
 	 * A short record has room for a 32-bit inode (sockets' come from
-	 * get_next_ino; seen is NULL for any other) and a 16-bit fd. */
-	if (seen && (proto == IPPROTO_TCP || remote_port || nio == ARGUS_NIO_FD) && fd >= 0 && fd <= 0xffff &&
-	    now - seen->full_ns < net_io_refresh_ns && seen->ports == ports && seen->addrs == addrs) {
-		/* Continuity: no record at all.  The reader rebuilds this
-		 * call's NET_IO row from its SYSCALL_ENTER (fd, inode) and
-		 * exit (bytes), flagged with dir, and the previous row of
-		 * the same (thread, inode, dir), whose seq plus bytes is
-		 * this call's seq (tracer/netio.py rebuild_implied).  Only
-		 * when all of that is certainly in the trace: the exit and
-		 * the enter staged, the enter on this CPU with this inode,
-		 * and the previous call of the chain in this thread's
-		 * lineage, its last record less than net_io_refresh_ns
-		 * ago. */
-		if (exit_h && lineage && sc->nio_enter_cpu == cpu && sc->nio_enter_inode == inode &&
-		    seen->chain[d & 1] == ((__u64)lineage << 32 | seq) &&
-		    now - seen->chain_ns[d & 1] < net_io_refresh_ns) {
-			exit_h->flags = dir;
-			seen->chain[d & 1] = word;
-			if (!net_io_verify)
-				return;
-			verify = true;
+	 * get_next_ino; no other has an entry) and a 16-bit fd. */
+	short_ok = (proto == IPPROTO_TCP || remote_port || nio == ARGUS_NIO_FD) && inode >> 32 == 0 && fd >= 0 &&
+		   fd <= 0xffff;
+	if (proto == IPPROTO_TCP && inode >> 32 == 0) {
+		idx = net_io_slot_of(key);
+		slot = bpf_map_lookup_elem(&net_io_slots, &idx);
+		if (slot && short_ok && slot->key == key && now - slot->v.full_ns < net_io_refresh_ns &&
+		    slot->v.ports == ports && slot->v.addrs == addrs) {
+			net_io_continue(h, sc, &slot->v, exit_h, inode, seq, fd, dir, proto, ret, pid_tgid, now,
+					lineage, cpu, word);
+			return;
 		}
-		s = reserve(h, sizeof(*s));
-		if (s) {
-			s->inode = (__u32)inode;
-			s->bytes = ret;
-			s->seq = seq;
-			s->fd = fd;
-			s->dir = dir;
-			s->proto = proto;
-			fill_header(&s->h, ARGUS_EV_NET_IO_SHORT, sizeof(*s), pid_tgid >> 32, (__u32)pid_tgid, now);
-			submit(h, s);
+	}
+	if (inode >> 32 == 0)
+		seen = bpf_map_lookup_elem(&net_io_seen, &key);
+	if (seen && short_ok && now - seen->full_ns < net_io_refresh_ns && seen->ports == ports &&
+	    seen->addrs == addrs) {
+		if (proto != IPPROTO_TCP) {
+			net_io_continue(h, sc, seen, exit_h, inode, seq, fd, dir, proto, ret, pid_tgid, now, lineage,
+					cpu, word);
+			return;
 		}
-		/* A short record starts the chain again; none breaks it. */
-		if (!verify) {
-			seen->chain[d & 1] = s ? word : 0;
-			seen->chain_ns[d & 1] = now;
-		}
+		/* TCP from the map: a short record anchors the chain in this
+		 * CPU's slot (lineage 0: never implied here). */
+		full_ns = seen->full_ns;
+		anchored = net_io_continue(h, sc, NULL, exit_h, inode, seq, fd, dir, proto, ret, pid_tgid, now, 0,
+					   cpu, word);
+		if (slot)
+			net_io_slot_fill(slot, key, full_ns, addrs, ports, d, anchored ? word : 0, now);
 		return;
 	}
 	e = reserve(h, sizeof(*e));
 	if (!e) {
 		if (seen)
 			seen->chain[d & 1] = 0;
+		if (slot && slot->key == key)
+			slot->key = 0;
 		return;
 	}
 	e->fd = fd;
@@ -345,6 +479,12 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 		net_io_user_peer(e, regs, nio);
 	fill_header(&e->h, ARGUS_EV_NET_IO, sizeof(*e), pid_tgid >> 32, (__u32)pid_tgid, now);
 	submit(h, e);
+	if (inode >> 32)
+		return;          /* no entry: see net_io_key */
+	/* A new entry or a new 4-tuple: no CPU's slot may still vouch for the
+	 * old one (net_io_slots). */
+	if (!seen || seen->ports != ports || seen->addrs != addrs)
+		net_io_slots_forget(key, net_io_slot_of(key));
 	/* In place when the socket has an entry: replacing it would put back
 	 * the other direction's chain as read here, maybe older than a write
 	 * another CPU makes meanwhile. */
@@ -354,17 +494,17 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 		seen->ports = ports;
 		seen->chain[d & 1] = word;
 		seen->chain_ns[d & 1] = now;
-		return;
+	} else {
+		__builtin_memset(&cur_seen, 0, sizeof(cur_seen));
+		cur_seen.full_ns = now;
+		cur_seen.addrs = addrs;
+		cur_seen.ports = ports;
+		cur_seen.chain[d & 1] = word;
+		cur_seen.chain_ns[d & 1] = now;
+		bpf_map_update_elem(&net_io_seen, &key, &cur_seen, BPF_ANY);
 	}
-	if (inode >> 32)
-		return;          /* no entry: see net_io_key */
-	__builtin_memset(&cur_seen, 0, sizeof(cur_seen));
-	cur_seen.full_ns = now;
-	cur_seen.addrs = addrs;
-	cur_seen.ports = ports;
-	cur_seen.chain[d & 1] = word;
-	cur_seen.chain_ns[d & 1] = now;
-	bpf_map_update_elem(&net_io_seen, &key, &cur_seen, BPF_ANY);
+	if (slot)
+		net_io_slot_fill(slot, key, now, addrs, ports, d, word, now);
 }
 
 #endif /* ARGUS_NET_IO_BPF_H */
