@@ -146,24 +146,29 @@ struct {
  * and an element line: ~20% of sys_exit on redis, bench/bpf_line_profile.py);
  * a per-CPU array is one inlined index into a line of this CPU's own.
  *
- * A slot holds one TCP socket's entry of one process as this CPU last
- * read or wrote it: key (net_io_key, 0: empty), the full record's time and
- * 4-tuple, and the socket's chains.  TCP chains live only here: a chain
- * word names a lineage, and a lineage runs on one CPU (net_io_lineage), so
- * the slot of the CPU the lineage runs on is the only place a call of it
- * looks.  Another thread's bytes on the socket, on any CPU, move the seq
- * and so break the chain as the shared word did.  UDP (seq always 0) keeps
- * its chains in net_io_seen, where any other thread's call breaks them.
- *
- * What a slot says of the full record stays true or errs on the safe side:
- * its time is never later than the map's (a stale slot goes to the map), and
- * its 4-tuple is the map's, because a full record that changes the map's
- * 4-tuple, or creates its entry, first empties the slot of that key on every
- * CPU (net_io_slots_forget).  A slot that misses, is older than
- * net_io_refresh_ns or disagrees with the socket's 4-tuple sends the call to
- * net_io_seen, which decides and refills the slot; such a call is never
- * implied (the map holds no TCP chain), it writes the short or full record
- * that anchors the chain again. */
+ * A slot holds one TCP socket's entry of one process (key: net_io_key, 0:
+ * empty) as this CPU last saw it in net_io_seen, and goes on from there:
+ * a call whose slot holds its key, fresh and with the socket's 4-tuple,
+ * decides on the slot alone and advances the slot's chain, not the map's.
+ * Any other TCP call decides on net_io_seen as before and then copies the
+ * entry into its slot (evicting whatever key it held).  Why that is exact:
+ *   - Chains.  A chain word names a lineage, and a lineage runs on one CPU
+ *     (net_io_lineage), so the slot of that CPU is the only copy a call of
+ *     it advances.  The map's word it left behind only gets older; matched
+ *     later (slot evicted), its seq would have to equal the call's, i.e. the
+ *     socket moved exactly k * 2^32 bytes since, and even then the reader
+ *     rebuilds seq from the call's real previous row, which the lineage
+ *     guarantees is in the trace.  In practice a key back from a slot
+ *     writes one short record there, which anchors the chain again.
+ *     Another thread's bytes on the socket, on any CPU, move the seq and so
+ *     break this thread's chain as the shared word did.
+ *   - The full record.  The slot's full_ns is never later than the map's (a
+ *     stale slot goes to the map, which may know a newer one), and its
+ *     4-tuple is the map's: a full record that creates the entry or changes
+ *     its 4-tuple first empties the slot of that key on every CPU
+ *     (net_io_slots_forget), so no slot vouches for an older tuple.
+ * UDP (seq always 0, chains kept only in net_io_seen, where any other
+ * thread's call breaks them) never uses a slot. */
 #define NET_IO_SLOTS 256                 /* per CPU, a power of two */
 #define NET_IO_MAX_CPUS 4096             /* bound of the loop over CPUs (NR_CPUS of common configs) */
 
@@ -283,31 +288,23 @@ static __always_inline __u64 fold_addrs(const __u32 *l, const __u32 *r)
 	return (__u64)(l[0] ^ l[1] ^ l[2] ^ l[3]) << 32 | (r[0] ^ r[1] ^ r[2] ^ r[3]);
 }
 
-/* A slot now holding key's entry as this CPU just decided it: the full
- * record's time and 4-tuple, the chain of direction d (word: 0 broken)
- * anchored now; the other direction's chain starts over. */
-static __always_inline void net_io_slot_fill(struct net_io_slot *slot, __u64 key, __u64 full_ns, __u64 addrs,
-					     __u32 ports, __u32 d, __u64 word, __u64 now)
+/* The slot now holds key's entry as net_io_seen has it after this call. */
+static __always_inline void net_io_slot_fill(struct net_io_slot *slot, __u64 key, const struct net_io_seen *v)
 {
 	slot->key = key;
-	slot->v.full_ns = full_ns;
-	slot->v.addrs = addrs;
-	slot->v.ports = ports;
-	slot->v.chain[0] = 0;
-	slot->v.chain[1] = 0;
-	slot->v.chain_ns[0] = 0;
-	slot->v.chain_ns[1] = 0;
-	slot->v.chain[d & 1] = word;
-	slot->v.chain_ns[d & 1] = now;
+	slot->v.full_ns = v->full_ns;
+	slot->v.addrs = v->addrs;
+	slot->v.ports = v->ports;
+	slot->v.chain[0] = v->chain[0];
+	slot->v.chain[1] = v->chain[1];
+	slot->v.chain_ns[0] = v->chain_ns[0];
+	slot->v.chain_ns[1] = v->chain_ns[1];
 }
 
-/* A call on a socket whose full record (in seen: net_io_seen's entry, or
- * the CPU's slot for TCP) is fresh and has the socket's 4-tuple: implied
- * (no record) when it continues its chain, else a short record.  seen
- * NULL: a TCP call decided from the map, whose chain is in a slot the
- * caller fills: only the short record.  Returns whether the chain holds
- * this call now (the short record was written, or the call is implied). */
-static __always_inline bool net_io_continue(struct stage_hold *h, struct syscall_state *sc, struct net_io_seen *seen,
+/* A call on a socket whose full record (seen: net_io_seen's entry, or for
+ * TCP the CPU's slot) is fresh and has the socket's 4-tuple: implied (no
+ * record) when it continues its chain, else a short record. */
+static __always_inline void net_io_continue(struct stage_hold *h, struct syscall_state *sc, struct net_io_seen *seen,
 					    struct argus_event_header *exit_h, __u64 inode, __u32 seq, int fd, __u8 dir,
 					    __u8 proto, long ret, __u64 pid_tgid, __u64 now, __u32 lineage, __u32 cpu,
 					    __u64 word)
@@ -324,12 +321,12 @@ static __always_inline bool net_io_continue(struct stage_hold *h, struct syscall
 	 * the exit and the enter staged, the enter on this CPU with this
 	 * inode, and the previous call of the chain in this thread's lineage,
 	 * its last record less than net_io_refresh_ns ago. */
-	if (seen && exit_h && lineage && sc->nio_enter_cpu == cpu && sc->nio_enter_inode == inode &&
+	if (exit_h && lineage && sc->nio_enter_cpu == cpu && sc->nio_enter_inode == inode &&
 	    seen->chain[d] == ((__u64)lineage << 32 | seq) && now - seen->chain_ns[d] < net_io_refresh_ns) {
 		exit_h->flags = dir;
 		seen->chain[d] = word;
 		if (!net_io_verify)
-			return true;
+			return;
 		verify = true;
 	}
 	s = reserve(h, sizeof(*s));
@@ -344,11 +341,10 @@ static __always_inline bool net_io_continue(struct stage_hold *h, struct syscall
 		submit(h, s);
 	}
 	/* A short record starts the chain again; none breaks it. */
-	if (seen && !verify) {
+	if (!verify) {
 		seen->chain[d] = s ? word : 0;
 		seen->chain_ns[d] = now;
 	}
-	return verify || s;
 }
 
 /* At the exit of a call on a socket channel_of found to be TCP or UDP:
@@ -356,10 +352,10 @@ static __always_inline bool net_io_continue(struct stage_hold *h, struct syscall
  *
  * The continuity path (no record) is the one every call of a busy socket
  * takes, so it does only what its decision needs: the fd walked again, the
- * socket's ports, seq and inode, one lookup of net_io_seen (8-byte key), the
- * lineage from the control block already held, then the addresses (two
- * loads for IPv4) to check the 4-tuple.  The record's other fields are
- * filled only on the paths that write one. */
+ * socket's ports, seq, inode and addresses (two loads for IPv4), the
+ * lineage from the control block already held, and for TCP the CPU's slot
+ * (net_io_slots), else one lookup of net_io_seen (8-byte key).  The
+ * record's other fields are filled only on the paths that write one. */
 static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *regs, struct task_struct *cur,
 					struct syscall_state *sc, __u8 nio, long ret, __u64 pid_tgid, __u64 now,
 					struct argus_event_header *exit_h)
@@ -367,8 +363,8 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 	struct argus_ev_net_io *e;
 	struct net_io_seen *seen = NULL, cur_seen;
 	struct net_io_slot *slot = NULL;
-	__u64 key, full_ns;
-	bool short_ok, anchored;
+	__u64 key;
+	bool short_ok;
 	__u32 idx;
 	/* words: the verifier wants aligned stack accesses */
 	__u32 local[4], remote[4];
@@ -440,18 +436,10 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 		seen = bpf_map_lookup_elem(&net_io_seen, &key);
 	if (seen && short_ok && now - seen->full_ns < net_io_refresh_ns && seen->ports == ports &&
 	    seen->addrs == addrs) {
-		if (proto != IPPROTO_TCP) {
-			net_io_continue(h, sc, seen, exit_h, inode, seq, fd, dir, proto, ret, pid_tgid, now, lineage,
-					cpu, word);
-			return;
-		}
-		/* TCP from the map: a short record anchors the chain in this
-		 * CPU's slot (lineage 0: never implied here). */
-		full_ns = seen->full_ns;
-		anchored = net_io_continue(h, sc, NULL, exit_h, inode, seq, fd, dir, proto, ret, pid_tgid, now, 0,
-					   cpu, word);
+		net_io_continue(h, sc, seen, exit_h, inode, seq, fd, dir, proto, ret, pid_tgid, now, lineage, cpu,
+				word);
 		if (slot)
-			net_io_slot_fill(slot, key, full_ns, addrs, ports, d, anchored ? word : 0, now);
+			net_io_slot_fill(slot, key, seen);
 		return;
 	}
 	e = reserve(h, sizeof(*e));
@@ -504,7 +492,7 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 		bpf_map_update_elem(&net_io_seen, &key, &cur_seen, BPF_ANY);
 	}
 	if (slot)
-		net_io_slot_fill(slot, key, now, addrs, ports, d, word, now);
+		net_io_slot_fill(slot, key, seen ? seen : &cur_seen);
 }
 
 #endif /* ARGUS_NET_IO_BPF_H */
