@@ -92,7 +92,7 @@ struct net_io_seen {
 	__u64 full_ns;               /* when it was written */
 	__u64 addrs;                 /* both addresses, folded: a reconnected socket differs */
 	__u32 ports;                 /* local << 16 | remote */
-	__u32 pad;
+	__u32 pad;                   /* in a slot (net_io_slots): bit d, the slot advanced chain[d] */
 	__u64 chain[2];
 	__u64 chain_ns[2];
 };
@@ -154,12 +154,12 @@ struct {
  * entry into its slot (evicting whatever key it held).  Why that is exact:
  *   - Chains.  A chain word names a lineage, and a lineage runs on one CPU
  *     (net_io_lineage), so the slot of that CPU is the only copy a call of
- *     it advances.  The map's word it left behind only gets older; matched
- *     later (slot evicted), its seq would have to equal the call's, i.e. the
- *     socket moved exactly k * 2^32 bytes since, and even then the reader
- *     rebuilds seq from the call's real previous row, which the lineage
- *     guarantees is in the trace.  In practice a key back from a slot
- *     writes one short record there, which anchors the chain again.
+ *     it advances; the slot marks each direction it advanced (dirty bits).
+ *     Every lineage's latest word is thus in its CPU's slot (dirty) or in
+ *     the map, never older in the map than in use: a dirty slot writes its
+ *     advanced words back (net_io_slot_back) before its key is decided from
+ *     the map or another key takes the slot, and a full record that empties
+ *     other CPUs' dirty slots clears the map's word of those directions.
  *     Another thread's bytes on the socket, on any CPU, move the seq and so
  *     break this thread's chain as the shared word did.
  *   - The full record.  The slot's full_ns is never later than the map's (a
@@ -193,6 +193,7 @@ static __always_inline __u32 net_io_slot_of(__u64 key)
 struct net_io_forget_ctx {
 	__u64 key;
 	__u32 idx;
+	__u32 dirty;             /* the dirty bits of the slots emptied */
 };
 
 static long net_io_forget_cpu(__u64 cpu, void *arg)
@@ -204,20 +205,40 @@ static long net_io_forget_cpu(__u64 cpu, void *arg)
 	o = bpf_map_lookup_percpu_elem(&net_io_slots, &ctx->idx, (__u32)cpu);
 	if (!o)
 		return 1;
-	if (o->key == ctx->key)
+	if (o->key == ctx->key) {
+		ctx->dirty |= o->v.pad;
 		o->key = 0;
+	}
 	return 0;
 }
 
 /* Empty the slot of key on every CPU: a full record changed its 4-tuple or
  * created its entry.  Another CPU may be reading its slot meanwhile; it then
  * decides on the tuple before the change, as a reader of net_io_seen racing
- * an in-place update does. */
-static __always_inline void net_io_slots_forget(__u64 key, __u32 idx)
+ * an in-place update does.  Returns the dirty bits of the slots emptied: the
+ * map's words of those directions are older than the chains just lost. */
+static __always_inline __u32 net_io_slots_forget(__u64 key, __u32 idx)
 {
 	struct net_io_forget_ctx ctx = { .key = key, .idx = idx };
 
 	bpf_loop(NET_IO_MAX_CPUS, net_io_forget_cpu, &ctx, 0);
+	return ctx.dirty;
+}
+
+/* A slot's chains of the directions it advanced (dirty bits in v.pad) back
+ * into its key's entry of net_io_seen: before the slot is refilled or its
+ * key is decided from the map, so that the map never keeps a word older than
+ * the chain it stands for (net_io_slots, "Chains"). */
+static __always_inline void net_io_slot_back(struct net_io_slot *slot, struct net_io_seen *seen)
+{
+	if (slot->v.pad & 1) {
+		seen->chain[0] = slot->v.chain[0];
+		seen->chain_ns[0] = slot->v.chain_ns[0];
+	}
+	if (slot->v.pad & 2) {
+		seen->chain[1] = slot->v.chain[1];
+		seen->chain_ns[1] = slot->v.chain_ns[1];
+	}
 }
 
 /* ::ffff:a.b.c.d, so IPv4 ends compare equal whatever their socket's family. */
@@ -292,6 +313,7 @@ static __always_inline __u64 fold_addrs(const __u32 *l, const __u32 *r)
 static __always_inline void net_io_slot_fill(struct net_io_slot *slot, __u64 key, const struct net_io_seen *v)
 {
 	slot->key = key;
+	slot->v.pad = 0;                 /* clean: the map holds its chains */
 	slot->v.full_ns = v->full_ns;
 	slot->v.addrs = v->addrs;
 	slot->v.ports = v->ports;
@@ -305,6 +327,7 @@ static __always_inline void net_io_slot_fill(struct net_io_slot *slot, __u64 key
  * TCP the CPU's slot) is fresh and has the socket's 4-tuple: implied (no
  * record) when it continues its chain, else a short record. */
 static __always_inline void net_io_continue(struct stage_hold *h, struct syscall_state *sc, struct net_io_seen *seen,
+					    bool in_slot,
 					    struct argus_event_header *exit_h, __u64 inode, __u32 seq, int fd, __u8 dir,
 					    __u8 proto, long ret, __u64 pid_tgid, __u64 now, __u32 lineage, __u32 cpu,
 					    __u64 word)
@@ -325,6 +348,8 @@ static __always_inline void net_io_continue(struct stage_hold *h, struct syscall
 	    seen->chain[d] == ((__u64)lineage << 32 | seq) && now - seen->chain_ns[d] < net_io_refresh_ns) {
 		exit_h->flags = dir;
 		seen->chain[d] = word;
+		if (in_slot)
+			seen->pad |= 1u << d;
 		if (!net_io_verify)
 			return;
 		verify = true;
@@ -344,6 +369,8 @@ static __always_inline void net_io_continue(struct stage_hold *h, struct syscall
 	if (!verify) {
 		seen->chain[d] = s ? word : 0;
 		seen->chain_ns[d] = now;
+		if (in_slot)
+			seen->pad |= 1u << d;
 	}
 }
 
@@ -363,6 +390,8 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 	struct argus_ev_net_io *e;
 	struct net_io_seen *seen = NULL, cur_seen;
 	struct net_io_slot *slot = NULL;
+	struct net_io_seen *evicted;
+	__u32 lost = 0;
 	__u64 key;
 	bool short_ok;
 	__u32 idx;
@@ -427,16 +456,27 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 		slot = bpf_map_lookup_elem(&net_io_slots, &idx);
 		if (slot && short_ok && slot->key == key && now - slot->v.full_ns < net_io_refresh_ns &&
 		    slot->v.ports == ports && slot->v.addrs == addrs) {
-			net_io_continue(h, sc, &slot->v, exit_h, inode, seq, fd, dir, proto, ret, pid_tgid, now,
+			net_io_continue(h, sc, &slot->v, true, exit_h, inode, seq, fd, dir, proto, ret, pid_tgid, now,
 					lineage, cpu, word);
 			return;
 		}
 	}
 	if (inode >> 32 == 0)
 		seen = bpf_map_lookup_elem(&net_io_seen, &key);
+	if (slot && slot->key && slot->v.pad) {
+		/* Its chains back to the map first: this key is decided
+		 * there, or another one takes the slot. */
+		if (slot->key == key)
+			evicted = seen;
+		else
+			evicted = bpf_map_lookup_elem(&net_io_seen, &slot->key);
+		if (evicted)
+			net_io_slot_back(slot, evicted);
+		slot->v.pad = 0;
+	}
 	if (seen && short_ok && now - seen->full_ns < net_io_refresh_ns && seen->ports == ports &&
 	    seen->addrs == addrs) {
-		net_io_continue(h, sc, seen, exit_h, inode, seq, fd, dir, proto, ret, pid_tgid, now, lineage, cpu,
+		net_io_continue(h, sc, seen, false, exit_h, inode, seq, fd, dir, proto, ret, pid_tgid, now, lineage, cpu,
 				word);
 		if (slot)
 			net_io_slot_fill(slot, key, seen);
@@ -472,7 +512,7 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 	/* A new entry or a new 4-tuple: no CPU's slot may still vouch for the
 	 * old one (net_io_slots). */
 	if (!seen || seen->ports != ports || seen->addrs != addrs)
-		net_io_slots_forget(key, net_io_slot_of(key));
+		lost = net_io_slots_forget(key, net_io_slot_of(key));
 	/* In place when the socket has an entry: replacing it would put back
 	 * the other direction's chain as read here, maybe older than a write
 	 * another CPU makes meanwhile. */
@@ -482,6 +522,9 @@ static __always_inline void emit_net_io(struct stage_hold *h, struct pt_regs *re
 		seen->ports = ports;
 		seen->chain[d & 1] = word;
 		seen->chain_ns[d & 1] = now;
+		/* the other direction's word may be older than a lost slot's chain */
+		if (lost & (2u >> (d & 1)))
+			seen->chain[(d & 1) ^ 1] = 0;
 	} else {
 		__builtin_memset(&cur_seen, 0, sizeof(cur_seen));
 		cur_seen.full_ns = now;
