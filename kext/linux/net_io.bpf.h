@@ -9,7 +9,16 @@
  * is an inet TCP/UDP socket, which costs any other fd one load of its
  * inode's mode; sys_exit reads the socket again only for those, and user
  * memory only for an unconnected UDP socket (its peer is the call's
- * address, not the socket's).
+ * address, not the socket's).  The per-call state a continuing TCP call
+ * needs is in this CPU's slot (net_io_slots), not behind a hash lookup; the
+ * CPU's drop count is read from the stage control block the program holds.
+ * The mode load stays at the enter: a pipe fd pays it there and nothing at
+ * the exit (bench/bpf_prog_cost.py, pipe-only: equal to a build without
+ * NET_IO within the noise), and caching "not a socket" per (fd, inode) in
+ * the fd cache is not exact (an ext4 inode number can equal a sockfs one).
+ * A connected TCP socket's 4-tuple is still compared on every call: it can
+ * change under the same inode (connect(AF_UNSPEC), then connect again), and
+ * the two loads it takes for IPv4 hit the line the ports come from.
  *
  * Sequence numbers are the kernel's own accounting after the call, under no
  * lock: write_seq (the next byte a send queues) and copied_seq (the next
