@@ -138,3 +138,9 @@ def test_unpinned_go_root_is_no_other_roles_thread():
         report = {"spinning": sp, "root_causes": [{"pid": 10, "tid": tid, "block_type": "LongWait",
                                                    "comm": "g", "primary": True}]}
         assert score.score_case(case, truth, report, [])["root"] == want, tid
+    # the noise load is a goroutine locked to its own thread: a bystander
+    truth["load"] = 14
+    report = {"spinning": sp, "root_causes": [{"pid": 10, "tid": 14, "block_type": "LongRunning",
+                                               "comm": "g", "primary": True}]}
+    s = score.score_case(case, truth, report, [])
+    assert (s["root"], s["primary_role"]) == ("no", "load")

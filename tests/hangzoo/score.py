@@ -12,8 +12,11 @@ def _is_root(cause, truth, root_role):
     if tid:
         return cause["tid"] == tid
     # tid 0: a Go goroutine not locked to an OS thread: any thread of its
-    # process but R0 and the threads other roles are locked to
-    return cause["tid"] not in {t for p, t in truth["roles"] if p == pid and t}
+    # process but R0, the threads other roles are locked to and the noise
+    # load's (a goroutine locked to its own thread, computing: naming it is
+    # naming a bystander)
+    others = {t for p, t in truth["roles"] if p == pid and t}
+    return cause["tid"] not in others and not (truth.get("load") and cause["tid"] == truth["load"])
 
 
 def _role_of(cause, truth):
