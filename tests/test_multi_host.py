@@ -177,6 +177,9 @@ def test_one_hang_across_three_hosts(fleet, tmp_path, argus_daemons):
         assert abs(h["offset_ns"] - truth) < 100_000, (h, truth)
         assert lo <= truth <= hi, (h, truth)
         assert abs(h["drift_ppm"] - (-ppm / (1 + ppm * 1e-6))) < 50, h
+        print(f"\nhost {i} shifted {off:+} s, {ppm} ppm: offset {h['offset_ns']} ns, truth {truth:.0f} ns "
+              f"(error {h['offset_ns'] - truth:+.0f} ns), bounds [{lo}, {hi}], drift {h['drift_ppm']:.1f} ppm, "
+              f"{h['pairs']} pairs")
 
     # hangs, export and report take the same buffers
     three = ["--buffer", buf[1], "--buffer", buf[2], "--buffer", buf[3]]

@@ -278,24 +278,31 @@ def busy(tmp_path_factory):
 
 def test_ctrl_c_while_loading_exits_130(busy, tmp_path):
     """Ctrl-C while the buffer is being read (the moment argus has the trace
-    file open or mapped, seen in /proc): exit 130, one line, no traceback."""
+    file open or mapped, seen in /proc): exit 130, one line, no traceback.
+    The buffer stays mapped after the load, so on a loaded machine the poll
+    below can first see it open only once the load is over and the Ctrl-C
+    reaches a prompt: such an attempt shows nothing and another is made."""
     import time
     runner, info = busy
-    r = Repl(runner, tmp_path / "sessions.db", *debug_args(runner, info))
     path = os.path.realpath(runner.buffer)
-    deadline = time.time() + 60
-    pid = None
-    kids = []
-    while time.time() < deadline:
-        kids = subprocess.run(["pgrep", "-P", str(r.child.pid)], capture_output=True, text=True).stdout.split()
-        pid = next((int(k) for k in kids if _opened(int(k), path)), None)
-        if pid:
+    for attempt in range(3):
+        r = Repl(runner, tmp_path / f"sessions-{attempt}.db", *debug_args(runner, info))
+        deadline = time.time() + 60
+        pid = None
+        kids = []
+        while time.time() < deadline:
+            kids = subprocess.run(["pgrep", "-P", str(r.child.pid)], capture_output=True, text=True).stdout.split()
+            pid = next((int(k) for k in kids if _opened(int(k), path)), None)
+            if pid:
+                break
+            time.sleep(0.002)
+        assert pid, f"argus never opened {path} (children of {r.child.pid}: {kids})"
+        r.child.sendintr()
+        r._expect([r"ARGUS-EXIT=(\d+)", PROMPT, QUESTION])
+        if r.child.match.re.pattern.startswith("ARGUS-EXIT"):
             break
-        time.sleep(0.002)
-    assert pid, f"argus never opened {path} (children of {r.child.pid}: {kids})"
-    r.child.sendintr()
-    r._expect([r"ARGUS-EXIT=(\d+)", PROMPT, QUESTION])
-    assert r.child.match.re.pattern.startswith("ARGUS-EXIT"), "the load finished before Ctrl-C arrived"
+        r.child.close(force=True)
+    assert r.child.match.re.pattern.startswith("ARGUS-EXIT"), "the load finished before Ctrl-C arrived, 3 times"
     assert int(r.child.match.group(1)) == 130
     r._expect([pexpect.EOF])
     text = r.text()
