@@ -669,6 +669,19 @@ def test_a_device_paced_peer_comes_before_a_busier_one():
     assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(12, "RepeatedYield", True)]
 
 
+def _go_process(pid, threads):
+    """A Trace with a Go process's Ms ((tid, name)...) running from 0, and
+    go(at, tid, kind, gid): a GO_* row of goroutine gid on M tid."""
+    t = Trace()
+    for tid, name in threads:
+        t.thread(pid, tid, name)
+        t.run(tid, 0)
+
+    def go(at, tid, kind, gid):
+        t.row(at, tid, kind, obj=gid, obj2=0xC000000999, cpu=0)
+    return t, go
+
+
 def _go_disk_loop_hands_over(fsync=True):
     """A Go process: the main goroutine G0, locked to M0, parks at 1 ms and
     M0 sleeps in its futex until 3 s.  G1 (not locked) parked at 1 ms on
@@ -677,13 +690,7 @@ def _go_disk_loop_hands_over(fsync=True):
     then readies G1 there; M2 runs G1, which readies G0 and wakes M0."""
     P, M0, M1, M2 = 500, 500, 501, 502
     G0, G1, G2 = 0xC000000100, 0xC000000200, 0xC000000300
-
-    def go(at, tid, kind, gid):
-        t.row(at, tid, kind, obj=gid, obj2=0xC000000999, cpu=0)
-    t = Trace()
-    for tid, name in ((M0, "main"), (M1, "m1"), (M2, "m2")):
-        t.thread(P, tid, name)
-        t.run(tid, 0)
+    t, go = _go_process(P, ((M0, "main"), (M1, "m1"), (M2, "m2")))
     go(ms(0.1), M0, schema.GO_EXECUTE, G0)
     go(ms(0.2), M1, schema.GO_EXECUTE, G1)
     go(ms(0.3), M2, schema.GO_EXECUTE, G2)
@@ -820,13 +827,7 @@ def _one_m_two_goroutines():
     G2 readies GA, which M1 runs next, and GA readies G0 (M0 wakes)."""
     P, M0, M1, M2 = 500, 500, 501, 502
     G0, GA, GB, G2 = 0xC000000100, 0xC000000200, 0xC000000300, 0xC000000400
-
-    def go(at, tid, kind, gid):
-        t.row(at, tid, kind, obj=gid, obj2=0xC000000999, cpu=0)
-    t = Trace()
-    for tid, name in ((M0, "main"), (M1, "m1"), (M2, "m2")):
-        t.thread(P, tid, name)
-        t.run(tid, 0)
+    t, go = _go_process(P, ((M0, "main"), (M1, "m1"), (M2, "m2")))
     go(ms(0.1), M0, schema.GO_EXECUTE, G0)
     go(ms(0.2), M1, schema.GO_EXECUTE, GA)
     go(ms(0.3), M2, schema.GO_EXECUTE, G2)
