@@ -225,6 +225,17 @@ def stint_wait(g, v, min_ns, a=None):
     return dict(w, goroutine=gid, end_ts=end, dur_ns=end - w["park_ts"])
 
 
+def _snapshot_rows(g):
+    """The graph's GO_SNAPSHOT rows in time order, selected and sorted once
+    for both indexes built from them (snapshot_since, _snapshots)."""
+    per = _CACHE.setdefault(g, {})
+    rows = per.get("snap_rows")
+    if rows is None:
+        rows = g.rows[g.rows["type"] == schema.GO_SNAPSHOT]
+        rows = per["snap_rows"] = rows[np.argsort(rows["ts_ns"], kind="stable")]
+    return rows
+
+
 def snapshot_since(g, pid, gid, at):
     """When goroutine gid (its g) of process pid was parked since, by the
     last GO_SNAPSHOT row of it read before `at` (its wait_since, else when
@@ -233,8 +244,7 @@ def snapshot_since(g, pid, gid, at):
     by_g = per.get("snap_g")
     if by_g is None:
         by_g = per["snap_g"] = {}
-        rows = g.rows[g.rows["type"] == schema.GO_SNAPSHOT]
-        for r in rows[np.argsort(rows["ts_ns"], kind="stable")]:
+        for r in _snapshot_rows(g):
             ts, since = int(r["ts_ns"]), int(r["val"])
             by_g.setdefault((int(r["pid"]), int(r["obj"])), []).append((ts, since if 0 < since <= ts else ts))
     seen = [since for ts, since in by_g.get((pid, gid), ()) if ts <= at]
@@ -332,8 +342,7 @@ def _snapshots(g):
     got = per.get("snap")
     if got is None:
         got = per["snap"] = {}
-        rows = g.rows[g.rows["type"] == schema.GO_SNAPSHOT]
-        for r in rows[np.argsort(rows["ts_ns"], kind="stable")]:
+        for r in _snapshot_rows(g):
             flags = int(r["irq"])
             if not flags & schema.GO_SNAP_LOCKED:
                 continue
