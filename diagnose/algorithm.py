@@ -209,6 +209,7 @@ class _Run:
         self.parent = {}              # utid -> the thread whose path named it
         self.advice_candidates = {}
         self.owners_by_edge = {}
+        self.sleeper_stand_ins = set()  # idle Ms named for a goroutine asleep on a timer (goroutine_peers)
         self._cls = {}
         # processes the hung one descends from (a shell, timeout, su, a test
         # runner): they wait for it, whatever they wait in (bystanders.py)
@@ -593,6 +594,8 @@ class _Run:
                     d = int(g.edges.dst[e])
                     res = interactive_slice(g, d, self.chooser, cursor=int(g.edges.ts[e]), first_edge=e)
                     self.extend(res, depth, a, b, _pseudo("program_order"), skip_first=(d == v))
+        elif bt == B.LONG_WAIT and utid in self.sleeper_stand_ins:
+            return info       # an idle M standing for a goroutine asleep on a timer (goroutine_peers): Go's timers end it
         elif bt == B.LONG_WAIT and "goroutine" in c.evidence:
             res = self.goroutine_slice(v, c, depth, a, b)
         elif bt == B.LONG_WAIT and GR.timer_ended(g, v):
@@ -632,11 +635,9 @@ class _Run:
                     return info
                 # (idle Ms last: with no other held-up thread, the goroutine that
                 # ends it is not locked to any, and one of them stands for it)
-                every = [dataclasses.replace(o, kind="goroutine_peer", obj=park["wait_obj"])
-                         for o in self.process_peers(utid, a, b, int(b))]
                 peers = (self.held_up(OBJ.fd_peer_holders(g, utid, park["fd"], park["park_ts"], a, b), a, b, utid)
                          if park["fd"] >= 0 else []) or \
-                    [o for o in every if not GR.idle_m(g, self.cls(o.utid, a, b), b)] or every
+                    self.goroutine_peers(utid, a, b, int(b), "goroutine_peer", park["wait_obj"])
                 # none held up: what the M's own waits say, as without the snapshot
                 res = self.follow_owner(v, peers, depth, a, b, info)
             if res is None and not ended:
@@ -852,8 +853,7 @@ class _Run:
                     and not GR.idle_m(g, c, b):
                 return None
         end = min(int(b), int(g.seg.wait_end[v]))
-        every = [dataclasses.replace(o, kind="goroutine_lock", obj=inode) for o in self.process_peers(utid, a, b, end)]
-        peers = [o for o in every if not GR.idle_m(g, self.cls(o.utid, a, b), b)] or every
+        peers = self.goroutine_peers(utid, a, b, end, "goroutine_lock", inode)
         res = self.follow_owner(v, peers, depth, a, b, info)
         return (res, []) if res is not None else None
 
@@ -873,10 +873,32 @@ class _Run:
             return self.held_up(owners, a, b, utid)
         outside = self.held_up([o for o in owners if int(g.threads.pid[o.utid]) != pid], a, b, utid)
         end = min(int(b), int(g.seg.wait_end[v]))
-        every = [dataclasses.replace(o, kind="goroutine_fd", obj=int(g.seg.wait_obj[v]))
-                 for o in self.process_peers(utid, a, b, end)]
-        peers = [o for o in every if not GR.idle_m(g, self.cls(o.utid, a, b), b)] or every
+        peers = self.goroutine_peers(utid, a, b, end, "goroutine_fd", int(g.seg.wait_obj[v]))
         return outside + [o for o in self.held_up(peers, a, b, utid) if o.utid not in {x.utid for x in outside}]
+
+    def goroutine_peers(self, utid, a, b, end, kind, obj):
+        """Candidates for the goroutine that ends a wait of Go thread utid
+        that nothing names (kind goroutine_peer, goroutine_fd or
+        goroutine_lock; obj what is waited for or held): the process's
+        held-up threads (process_peers) that are not idle Ms; with none, the
+        idle Ms, one of which stands for a goroutine locked to no thread.
+        Goroutines the snapshot saw asleep on a timer and not run since
+        (goroutines.timer_sleepers) come in among them, each stood for by an
+        idle M (kind goroutine_timer, obj its goid), after the threads that
+        wait and before those that compute: of the parked goroutines only
+        they wake by themselves, so such a chain of parked goroutines ends
+        at one of them or at a running one, and, as in process_peers, a
+        waiter downstream ranks before a thread that may hold nothing."""
+        g = self.g
+        every = [dataclasses.replace(o, kind=kind, obj=obj) for o in self.process_peers(utid, a, b, end)]
+        idle = [o for o in every if GR.idle_m(g, self.cls(o.utid, a, b), b)]
+        busy = [o for o in every if o.utid not in {i.utid for i in idle}]
+        if not busy:
+            return every
+        sleepers = GR.timer_sleepers(g, int(g.threads.pid[utid]), int(b)) if idle else []
+        stand_ins = [dataclasses.replace(i, kind="goroutine_timer", obj=s["goid"]) for s, i in zip(sleepers, idle)]
+        waits = [o for o in busy if self.cls(o.utid, a, b).block_type == B.LONG_WAIT]
+        return waits + stand_ins + [o for o in busy if o not in waits]
 
     def held_up(self, owners, a, b, waiter=None):
         """Inferred holders (channel peers, children, weak futex owners) as
@@ -1001,6 +1023,8 @@ class _Run:
             return None
         g = self.g
         info["owner"] = o
+        if o.kind == "goroutine_timer":
+            self.sleeper_stand_ins.add(o.utid)
         e = o.edge_ref(g, v)
         self.owners_by_edge[(e.src, e.dst, e.ts)] = (o, int(g.seg.utid[v]))
         self.add(o.vertex, "owner", depth, dict(_edge_dict(e), owner_kind=o.kind, eid=o.edge if o.edge >= 0 else None),

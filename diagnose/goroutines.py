@@ -391,6 +391,33 @@ def parked_locked(g, utid, at):
             "kind": "timer" if timer else "process", "parked_again": again}
 
 
+def timer_sleepers(g, pid, at):
+    """Goroutines of process pid not locked to any thread that the snapshot
+    saw asleep on a timer ("sleep", or a receive from timers' channels only)
+    and that nothing showed again up to `at` (no GO_* row of their g after
+    the read): dicts (goid, g, wait, since), goid order.  Of a Go program's
+    parked goroutines only these wake by themselves; one on a channel or a
+    lock waits for another goroutine, as the one it may be blocking does."""
+    rows = [r for r in _snapshot_rows(g) if int(r["pid"]) == pid and int(r["ts_ns"]) <= at
+            and not int(r["irq"]) & schema.GO_SNAP_LOCKED]
+    last = {}
+    for r in rows:                      # the latest read of each goroutine
+        last[int(r["obj"])] = r
+    seen = {}
+    for ts, _typ, _t, obj in _process_rows(g, pid):
+        if ts > at:
+            break
+        seen[obj] = ts
+    out = []
+    for gp, r in last.items():
+        read, since = int(r["ts_ns"]), int(r["val"])
+        wait = schema.go_snapshot_wait(r, g.strings)
+        if not (wait in TIMER_WAITS or int(r["irq"]) & schema.GO_SNAP_TIMER) or seen.get(gp, -1) > read:
+            continue
+        out.append({"goid": int(r["nr"]), "g": gp, "wait": wait, "since": since if 0 < since <= read else read})
+    return sorted(out, key=lambda s: s["goid"])
+
+
 def describe_parked(p):
     """'goroutine 7 locked here, parked before the probes: chan receive on 0xc000012345'."""
     obj = f" on {'timer channel' if p['kind'] == 'timer' and p['wait_obj'] else 'channel'} {p['wait_obj']:#x}" \

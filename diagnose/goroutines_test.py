@@ -292,6 +292,56 @@ def test_the_walk_follows_a_parked_chain_to_its_root_not_start_up_hand_offs():
             assert "goroutine 8 locked here, parked before the probes: sleep" in primary[0]["why"]
 
 
+def chain_to_a_sleeper(sleeper=True):
+    """G0 (locked to M0) waits on CH1 for G1 (locked to M1), which waits on
+    CH2; the goroutine that sends on CH2 is G2, locked to no thread and
+    asleep (time.Sleep) since before the probes, and still asleep when the
+    trace ends (the hang is in progress).  M4 is a spare M (idle, futex);
+    M5 computes all along (a goroutine locked to it, unrelated load).  With
+    `sleeper` False the snapshot did not see G2 (it was running then)."""
+    t = Trace()
+    for tid, name in ((M0, "main"), (M1, "m1"), (M4, "m4"), (M5, "load")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    t.futex_wait(M0, ms(0.9), PARK_FUTEX[M0])
+    t.futex_wait(M1, ms(0.8), PARK_FUTEX[M1])
+    t.futex_wait(M4, ms(0.7), PARK_FUTEX[M4])
+    t.busy(M5, ms(1), s(5))
+    t.go_snapshot(ms(300), M0, G0, 1, "chan receive", CH1)
+    t.go_snapshot(ms(300), M1, G1, 7, "chan receive", CH2)
+    if sleeper:
+        t.go_snapshot(ms(300), P, G2, 8, "sleep", locked=False)
+    t.go_snapshot(ms(300), P, GR1, 2, "force gc (idle)", locked=False)
+    return t.build(trace_end=s(5))
+
+
+def test_a_goroutine_asleep_on_a_timer_comes_before_a_busy_thread():
+    g = chain_to_a_sleeper()
+    assert [(x["goid"], x["wait"]) for x in GR.timer_sleepers(g, P, s(5))] == [(8, "sleep")]
+    assert GR.timer_sleepers(g, P, ms(299)) == []                # before the snapshot
+    j = to_json(diagnose(g, P))
+    primary = [c for c in j["root_causes"] if c["primary"]]
+    # the idle M stands for the sleeper: the end of the chain, not walked further
+    assert [(c["tid"], c["block_type"]) for c in primary] == [(M4, "LongWait")], j["root_causes"]
+    assert "stands for goroutine 8, locked to no thread and asleep on a timer" in primary[0]["why"]
+    assert M5 not in [c["tid"] for c in j["root_causes"]]
+    # without the sleeper the busy thread is the likeliest sender, as before
+    j = to_json(diagnose(chain_to_a_sleeper(sleeper=False), P))
+    primary = [c for c in j["root_causes"] if c["primary"]]
+    assert [(c["tid"], c["block_type"]) for c in primary] == [(M5, "LongRunning")], j["root_causes"]
+
+
+def test_a_sleeper_seen_again_after_the_snapshot_is_not_asleep():
+    t = Trace()
+    t.thread(P, M0, "main")
+    t.run(M0, 0)
+    t.go_snapshot(ms(300), P, G2, 8, "sleep", locked=False)
+    go(t, s(1), M0, schema.GO_READY, G2)         # its timer fired at 1 s
+    g = t.build(trace_end=s(5))
+    assert [x["goid"] for x in GR.timer_sleepers(g, P, ms(900))] == [8]
+    assert GR.timer_sleepers(g, P, s(2)) == []
+
+
 def test_without_the_snapshot_the_rule_is_off():
     g = locked_chain(snapshot=False)
     assert GR.parked_locked(g, g.utid_of_tid(M1), s(5)) is None

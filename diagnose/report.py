@@ -189,6 +189,11 @@ def owner_relation_text(g, o, victim, edge_rel_ns, t0):
         return (f"may end the wait of the goroutine locked to {thread_label(g, victim)} ({what}; inferred: a "
                 f"thread of its process held up over the hang, the goroutine parked before the Go probes "
                 f"and nothing names who ends it), at {fmt_rel(o.ts - t0)}")
+    if o.kind == "goroutine_timer":
+        return (f"stands for goroutine {o.obj}, locked to no thread and asleep on a timer since before the Go "
+                f"probes, not run since; it may end the wait of {thread_label(g, victim)} (inferred: of its "
+                f"process's parked goroutines only those asleep on a timer wake by themselves; an idle M "
+                f"will run it), at {fmt_rel(o.ts - t0)}")
     if o.kind == "goroutine_fd":
         return (f"may end the wait of {thread_label(g, victim)} on fd {o.obj} (inferred: in a Go program any "
                 f"thread may run the goroutine that uses the other end; a thread of its process held up over "
