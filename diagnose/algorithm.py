@@ -944,15 +944,21 @@ class _Run:
         and an inferred hold (a futex it woke waiters of earlier: a GIL's
         hand-offs) is contradicted by that edge.  Causality runs waiter ->
         u, and u is not the waiter's holder."""
-        c = self.cls(u, a, b)
-        w = c.evidence.get("longest_wait") if c.block_type == B.LONG_WAIT else None
-        if not w or w.get("in_window_ns", 0) < WAITER_ASLEEP * (b - a):
+        w = self.asleep_throughout(self.cls(u, a, b), a, b)
+        if w is None:
             return False
         e = W.ending_edge(self.g, int(w["vertex"]))
         g = self.g
         return e >= 0 and not g.edges.weak[e] and int(g.seg.utid[int(g.edges.src[e])]) == waiter
 
-    def process_peers(self, utid, a, b, end, futex=None):
+    @staticmethod
+    def asleep_throughout(c, a, b):
+        """The one wait (longest_wait evidence) in which the thread classified
+        c slept through most (>= WAITER_ASLEEP) of [a, b], else None."""
+        w = c.evidence.get("longest_wait") if c.block_type == B.LONG_WAIT else None
+        return w if w and w.get("in_window_ns", 0) >= WAITER_ASLEEP * (b - a) else None
+
+    def process_peers(self, utid, a, b, end, futex=None, loops=False):
         """Candidates for what nothing names the holder of: a futex without
         an owner field or an earlier waker (a semaphore, an rwlock or a
         condition variable taken without contention; futex = its address),
@@ -970,13 +976,15 @@ class _Run:
         worker), then the busiest, then the lowest utid.  The REPL asks
         which one, as for any weak owner."""
         g = self.g
-        out = []
+        out, looping = [], []
         for u in g.utids_of_pid(int(g.threads.pid[utid])):
             if u == utid or u in self.stack or g.thread_seg_hi[u] == g.thread_seg_lo[u]:
                 continue
             if u in self.visited and u not in self.named:
                 continue          # passed over already (a bystander, shared work)
             c = self.cls(u, a, b)
+            if c.abnormal and self.idle_loop_wait(c) and self.asleep_throughout(c, a, b) is not None:
+                looping.append(u)
             if not self.nameable(c):
                 continue
             w = (c.evidence.get("longest_wait") or {}) if c.block_type == B.LONG_WAIT else {}
@@ -990,18 +998,27 @@ class _Run:
             out.append((u in self.named, waits, -cpu, u,
                         OW.Owner(u, int(g.segment_at(u, end)), -1, "process_peer", True, 1, cpu,
                                  int(futex or 0), end)))
+        if not out and loops:
+            # (for a LongWait on a futex or a signal: unnamed_holders) none
+            # held up but event loops asleep in one loop wait all along:
+            # the one whose input comes next posts it (an I/O
+            # thread that completes what another waits for); the walk passes
+            # through it to what it waits on, never naming the loop itself
+            out = [(False, 0, 0, u, OW.Owner(u, int(g.segment_at(u, end)), -1, "process_peer", True, 1, 0,
+                                             int(futex or 0), end)) for u in looping]
         return [o for *_, o in sorted(out, key=lambda t: t[:4])]
 
     def unnamed_holders(self, v, a, b):
         """process_peers of a LongWait vertex v that no task's wakeup ended,
-        when it waits on a futex or a signal; [] otherwise."""
+        when it waits on a futex (event loops asleep all along last: loops)
+        or a signal; [] otherwise."""
         g = self.g
         seg = g.seg
         if W.ending_edge(g, v) >= 0 or not seg.wait_known[v]:
             return []
         end = min(int(b), int(seg.wait_end[v]))
         if seg.wait_reason[v] == schema.WAIT_FUTEX:
-            return self.process_peers(int(seg.utid[v]), a, b, end, futex=int(seg.wait_obj[v]))
+            return self.process_peers(int(seg.utid[v]), a, b, end, futex=int(seg.wait_obj[v]), loops=True)
         if g.syscall_name(int(seg.wait_nr[v])) in SIGNAL_WAITS:
             return self.process_peers(int(seg.utid[v]), a, b, end)
         return []

@@ -620,6 +620,39 @@ def test_signal_wait_with_no_sender_yet_follows_a_held_up_thread_of_its_process(
     assert "may hold the signal, which main/10 waits for" in j["root_causes"][0]["why"]
 
 
+def _semaphore_posted_by_an_io_thread(loop=True):
+    """main (10) waits from 1 ms to trace end on a semaphore (a futex with
+    no owner); its I/O thread (12) sleeps in epoll_wait on socket fd 9 all
+    along (an event loop's wait), and the other end of that socket is
+    process 20's, which computes over the whole hang: the I/O thread posts
+    the semaphore once 20 answers.  With `loop` False thread 12 is not
+    there."""
+    from graphbuild.heuristics_test import fd_info
+    t = Trace()
+    t.thread(10, 10, "main").thread(20, 20, "server")
+    if loop:
+        t.thread(10, 12, "io")
+    for tid in (10, 20) + ((12,) if loop else ()):
+        t.run(tid, 0)
+    if loop:
+        fd_info(t, 12, us(90), 9, schema.FD_SOCKET, 101, 101, 102)
+        t.block(12, us(100), "poll", "epoll_wait", obj=9)
+    fd_info(t, 20, us(90), 4, schema.FD_SOCKET, 102, 102, 101)
+    t.busy(20, us(200), s(3))
+    t.futex_wait(10, ms(1), 0xF00)
+    return t.build(until=s(3))
+
+
+def test_with_no_thread_held_up_an_event_loop_asleep_all_along_is_followed():
+    j = to_json(diagnose(_semaphore_posted_by_an_io_thread(), 10))
+    assert j["spinning"]["tid"] == 10 and j["spinning"]["owner"]["kind"] == "process_peer"
+    primary = [c for c in j["root_causes"] if c["primary"]]
+    assert [(c["tid"], c["block_type"]) for c in primary] == [(20, "LongRunning")], j["root_causes"]
+    # without the I/O thread nothing in the process could post it: the wait is all there is
+    j = to_json(diagnose(_semaphore_posted_by_an_io_thread(loop=False), 10))
+    assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(10, "LongWait", True)]
+
+
 def test_a_device_paced_loop_is_named_without_flag_advice():
     """main (10) waits for a pipe its child (20) fills once its fsync loop is
     done: 3 s of short fsync waits, each ended by the disk's interrupt.  The
