@@ -958,7 +958,7 @@ class _Run:
         w = c.evidence.get("longest_wait") if c.block_type == B.LONG_WAIT else None
         return w if w and w.get("in_window_ns", 0) >= WAITER_ASLEEP * (b - a) else None
 
-    def process_peers(self, utid, a, b, end, futex=None, loops=False):
+    def process_peers(self, utid, a, b, end, futex=None, loops=False, v=None):
         """Candidates for what nothing names the holder of: a futex without
         an owner field or an earlier waker (a semaphore, an rwlock or a
         condition variable taken without contention; futex = its address),
@@ -973,10 +973,14 @@ class _Run:
         loop paced by a device (blocktype.device_paced: it waits on a disk
         in small steps, downstream too, and so keeps what it holds; a
         thread that computes may hold nothing at all: an unrelated busy
-        worker), then the busiest, then the lowest utid.  The REPL asks
-        which one, as for any weak owner."""
+        worker), then the busiest, then the lowest utid.  Before all of
+        these, the threads the waiter woke or sent to in vertex v (the run
+        that ended in the wait), if given: it handed them work (a pool's
+        task, a request) just before it waited, and waits for their answer.
+        The REPL asks which one, as for any weak owner."""
         g = self.g
         out, looping = [], []
+        asked = _asked(g, v) if v is not None else set()
         for u in g.utids_of_pid(int(g.threads.pid[utid])):
             if u == utid or u in self.stack or g.thread_seg_hi[u] == g.thread_seg_lo[u]:
                 continue
@@ -995,7 +999,7 @@ class _Run:
             cpu = int(c.evidence.get("cpu_ns", 0))
             waits = 0 if c.block_type == B.LONG_WAIT else \
                 1 if c.block_type == B.REPEATED_YIELD and B.device_paced(c.evidence) else 2
-            out.append((u in self.named, waits, -cpu, u,
+            out.append((u in self.named, u not in asked, waits, -cpu, u,
                         OW.Owner(u, int(g.segment_at(u, end)), -1, "process_peer", True, 1, cpu,
                                  int(futex or 0), end)))
         if not out and loops:
@@ -1004,9 +1008,9 @@ class _Run:
             # the one whose input comes next posts it (an I/O
             # thread that completes what another waits for); the walk passes
             # through it to what it waits on, never naming the loop itself
-            out = [(False, 0, 0, u, OW.Owner(u, int(g.segment_at(u, end)), -1, "process_peer", True, 1, 0,
-                                             int(futex or 0), end)) for u in looping]
-        return [o for *_, o in sorted(out, key=lambda t: t[:4])]
+            out = [(False, u not in asked, 0, 0, u, OW.Owner(u, int(g.segment_at(u, end)), -1, "process_peer", True,
+                                                             1, 0, int(futex or 0), end)) for u in looping]
+        return [o for *_, o in sorted(out, key=lambda t: t[:5])]
 
     def unnamed_holders(self, v, a, b):
         """process_peers of a LongWait vertex v that no task's wakeup ended,
@@ -1018,9 +1022,9 @@ class _Run:
             return []
         end = min(int(b), int(seg.wait_end[v]))
         if seg.wait_reason[v] == schema.WAIT_FUTEX:
-            return self.process_peers(int(seg.utid[v]), a, b, end, futex=int(seg.wait_obj[v]), loops=True)
+            return self.process_peers(int(seg.utid[v]), a, b, end, futex=int(seg.wait_obj[v]), loops=True, v=v)
         if g.syscall_name(int(seg.wait_nr[v])) in SIGNAL_WAITS:
-            return self.process_peers(int(seg.utid[v]), a, b, end)
+            return self.process_peers(int(seg.utid[v]), a, b, end, v=v)
         return []
 
     def signal_poll_peers(self, utid, a, b):
@@ -1053,6 +1057,18 @@ class _Run:
         """The root-cause relation of a holder reached by ownership edge e."""
         o, victim = self.owners_by_edge[(e.src, e.dst, e.ts)]
         return R.owner_relation_text(self.g, o, victim, e.ts - self.t0, self.t0)
+
+
+def _asked(g, v):
+    """The threads vertex v woke or sent to (strong wakeup / message edges
+    out of v, to other threads): what its thread handed work to just
+    before the wait v ends in."""
+    E = g.edges
+    eids = g.out_eid[g.out_ptr[v]:g.out_ptr[v + 1]]
+    kind = E.type[eids]
+    sel = eids[((kind == G.EDGE_WAKEUP) | (kind == G.EDGE_MESSAGE)) & ~E.weak[eids]]
+    me = int(g.seg.utid[v])
+    return {u for u in g.seg.utid[E.dst[sel]].tolist() if u != me}
 
 
 def _woken_successor(g, v):

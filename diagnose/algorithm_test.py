@@ -653,6 +653,38 @@ def test_with_no_thread_held_up_an_event_loop_asleep_all_along_is_followed():
     assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(10, "LongWait", True)]
 
 
+def _future_handed_to_a_worker(hand_off=True):
+    """main (10) hands a task to its pool worker (11: it wakes it on the
+    pool's queue, 0xE) and waits for the future (0xA) from 1 ms to trace
+    end; the worker waits on a condition variable (0xB) that thread 12 will
+    signal; 12 computes until 1.5 ms, then sleeps on an Event (0xC).  Every wait
+    is still going on and has no owner.  With `hand_off` False the worker
+    was woken by 12, not by main."""
+    t = Trace()
+    t.thread(10, 10, "main").thread(10, 11, "pool").thread(10, 12, "timer")
+    for tid in (10, 11, 12):
+        t.run(tid, 0)
+    t.busy(12, 0, ms(1.5))
+    t.futex_wait(12, ms(1.5), 0xC)
+    t.futex_wait(11, us(50), 0xE)
+    waker = 10 if hand_off else 12
+    at = ms(1) if hand_off else ms(0.85)
+    t.futex_wake(waker, at, 0xE).wake(waker, 11, at).run(11, at + us(5))
+    t.futex_wait(11, at + us(30), 0xB)
+    t.futex_wait(10, ms(1) + us(10), 0xA)
+    return t.build(until=s(3))
+
+
+def test_a_thread_the_waiter_handed_work_to_comes_first_among_its_peers():
+    j = to_json(diagnose(_future_handed_to_a_worker(), 10))
+    assert [(c["tid"], c["depth"], c["primary"]) for c in j["root_causes"]] == \
+        [(11, 1, False), (12, 2, True)], j["root_causes"]
+    # no hand-off: the busier peer first, as before (then the worker, deepest)
+    j = to_json(diagnose(_future_handed_to_a_worker(hand_off=False), 10))
+    assert [(c["tid"], c["depth"], c["primary"]) for c in j["root_causes"]] == \
+        [(12, 1, False), (11, 2, True)], j["root_causes"]
+
+
 def test_a_device_paced_loop_is_named_without_flag_advice():
     """main (10) waits for a pipe its child (20) fills once its fsync loop is
     done: 3 s of short fsync waits, each ended by the disk's interrupt.  The
