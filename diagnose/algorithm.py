@@ -598,7 +598,7 @@ class _Run:
             return info       # an idle M standing for a goroutine asleep on a timer (goroutine_peers): Go's timers end it
         elif bt == B.LONG_WAIT and "goroutine" in c.evidence:
             res = self.goroutine_slice(v, c, depth, a, b)
-        elif bt == B.LONG_WAIT and GR.timer_ended(g, v):
+        elif bt == B.LONG_WAIT and (GR.timer_ended(g, v) or GR.timer_park_readied(g, v)):
             return info       # Go's timers ended it (a Sleep, a Timer): the wait is the cause
         elif bt == B.LONG_WAIT and W.ending_edge(g, v) < 0 and \
                 (GR.parked_locked(g, utid, int(b)) or {}).get("kind") == "timer":
@@ -738,6 +738,8 @@ class _Run:
                 # short waits end (a scheduler handing it a CPU), not the hang;
                 # its own diagnosis (just done) says what drove it
                 break
+            if GR.timer_ended(g, ct.vertex) or GR.timer_park_readied(g, ct.vertex):
+                break         # Go's timers ended its wait: behind it lies the M that ran the timer
         return info
 
     def direct(self, utid, role, info, depth):

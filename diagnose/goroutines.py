@@ -418,6 +418,29 @@ def timer_sleepers(g, pid, at):
     return sorted(out, key=lambda s: s["goid"])
 
 
+def timer_park_readied(g, v):
+    """Whether segment v's wait (its thread an M) ended with the ready of the
+    goroutine locked to that M that the snapshot saw parked on Go's timers
+    ("sleep", or a receive from timers' channels only): the first GO_* row
+    of that g after the read is a GO_READY at or before the wait's end.
+    Only a timer readies such a goroutine, whichever M ran the timer (one
+    may be running another goroutine's work then, and the graph core takes
+    its ready for that goroutine's): the wait is the end of the chain."""
+    utid = int(g.seg.utid[v])
+    pid, tid = int(g.threads.pid[utid]), int(g.threads.tid[utid])
+    end = int(g.seg.wait_end[v])
+    snaps = [x for x in _snapshots(g).get((pid, tid), ()) if x["ts"] <= end]
+    if not snaps or not (snaps[-1]["wait"] in TIMER_WAITS or snaps[-1]["timer"]):
+        return False
+    s = snaps[-1]
+    for ts, typ, _t, obj in _process_rows(g, pid):
+        if ts > end:
+            return False
+        if ts > s["ts"] and obj == s["g"]:
+            return typ == schema.GO_READY
+    return False
+
+
 def describe_parked(p):
     """'goroutine 7 locked here, parked before the probes: chan receive on 0xc000012345'."""
     obj = f" on {'timer channel' if p['kind'] == 'timer' and p['wait_obj'] else 'channel'} {p['wait_obj']:#x}" \

@@ -342,6 +342,53 @@ def test_a_sleeper_seen_again_after_the_snapshot_is_not_asleep():
     assert GR.timer_sleepers(g, P, s(2)) == []
 
 
+def sleeper_readied_by_a_busy_m(snapshot=True):
+    """G0 (locked to M0) waits on CH1 for G2 (locked to M2), which the
+    snapshot saw asleep ("sleep") since before the probes.  At 3.5 s Go's
+    timer fires on M3, woken by the busy load thread M5, while M3 still
+    counts as running goroutine GR2: its ready of G2 looks like GR2's
+    doing.  G2 then sends to G0."""
+    t = Trace()
+    for tid, name in ((M0, "main"), (M2, "m2"), (M3, "m3"), (M5, "load")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    t.busy(M5, 0, s(5))
+    go(t, ms(0.5), M3, schema.GO_EXECUTE, GR2)
+    t.futex_wait(M3, ms(0.6), 0x7500)
+    t.futex_wait(M0, ms(0.9), PARK_FUTEX[M0])
+    t.futex_wait(M2, ms(0.95), PARK_FUTEX[M2])
+    if snapshot:
+        t.go_snapshot(ms(300), M0, G0, 1, "chan receive", CH1)
+        t.go_snapshot(ms(300), M2, G2, 8, "sleep")
+    t.futex_wake(M5, s(3.5), 0x7500).wake(M5, M3, s(3.5)).run(M3, s(3.5) + ms(0.005))
+    go(t, s(3.5) + ms(0.01), M3, schema.GO_READY, G2)
+    t.futex_wake(M3, s(3.5) + ms(0.012), PARK_FUTEX[M2]).wake(M3, M2, s(3.5) + ms(0.012))
+    t.futex_wait(M3, s(3.5) + ms(0.02), 0x7500)
+    t.run(M2, s(3.5) + ms(0.015))
+    go(t, s(3.5) + ms(0.016), M2, schema.GO_EXECUTE, G2)
+    go(t, s(3.5) + ms(0.02), M2, schema.GO_READY, G0)
+    t.futex_wake(M2, s(3.5) + ms(0.022), PARK_FUTEX[M0]).wake(M2, M0, s(3.5) + ms(0.022))
+    go(t, s(3.5) + ms(0.03), M2, schema.GO_PARK, G2)
+    t.futex_wait(M2, s(3.5) + ms(0.031), PARK_FUTEX[M2])
+    t.run(M0, s(3.5) + ms(0.025))
+    go(t, s(3.5) + ms(0.026), M0, schema.GO_EXECUTE, G0)
+    return t.build(trace_end=s(5))
+
+
+def test_a_locked_goroutine_asleep_on_a_timer_ends_the_chain_whoever_ran_the_timer():
+    g = sleeper_readied_by_a_busy_m()
+    m2 = g.utid_of_tid(M2)
+    v = g.segment_at(m2, s(2))
+    assert GR.timer_park_readied(g, v)
+    j = to_json(diagnose(g, P))
+    primary = [c for c in j["root_causes"] if c["primary"]]
+    assert [(c["tid"], c["block_type"]) for c in primary] == [(M2, "LongWait")], j["root_causes"]
+    assert M5 not in [c["tid"] for c in j["root_causes"]]
+    # without the snapshot nothing says G2 slept: the ready is M3's goroutine's
+    g = sleeper_readied_by_a_busy_m(snapshot=False)
+    assert not GR.timer_park_readied(g, g.segment_at(g.utid_of_tid(M2), s(2)))
+
+
 def test_without_the_snapshot_the_rule_is_off():
     g = locked_chain(snapshot=False)
     assert GR.parked_locked(g, g.utid_of_tid(M1), s(5)) is None
