@@ -747,19 +747,24 @@ def _go_process(pid, threads):
     return t, go
 
 
-def _go_disk_loop_hands_over(fsync=True):
+def _go_disk_loop_hands_over(fsync=True, signal=False):
     """A Go process: the main goroutine G0, locked to M0, parks at 1 ms and
     M0 sleeps in its futex until 3 s.  G1 (not locked) parked at 1 ms on
     M1.  M2 runs G2, which loops write + fsync from 2 ms to 3 s (each
     fsync ended by the disk's interrupt; fsync=False: it polls in 1 ms sleeps),
-    then readies G1 there; M2 runs G1, which readies G0 and wakes M0."""
+    then readies G1 there; M2 runs G1, which readies G0 and wakes M0.
+    signal: G0 waits for a signal (signal.Notify) and the loop ends with M2
+    sending it; the kernel delivers it to M0 (its futex returns
+    -ERESTARTSYS), whose handler wakes M1, where the runtime's signal
+    receiver G1 sleeps (not parked); G1 readies G0 and M0 runs it."""
     P, M0, M1, M2 = 500, 500, 501, 502
     G0, G1, G2 = 0xC000000100, 0xC000000200, 0xC000000300
     t, go = _go_process(P, ((M0, "main"), (M1, "m1"), (M2, "m2")))
     go(ms(0.1), M0, schema.GO_EXECUTE, G0)
     go(ms(0.2), M1, schema.GO_EXECUTE, G1)
     go(ms(0.3), M2, schema.GO_EXECUTE, G2)
-    go(ms(1), M1, schema.GO_PARK, G1)
+    if not signal:
+        go(ms(1), M1, schema.GO_PARK, G1)
     t.futex_wait(M1, ms(1.01), 0x8000)
     go(ms(1), M0, schema.GO_PARK, G0)
     t.futex_wait(M0, ms(1.01), 0x7000)
@@ -774,6 +779,19 @@ def _go_disk_loop_hands_over(fsync=True):
             t.block(M2, now + us(20), "sleep", "nanosleep")
             t.timer_wake(M2, now + ms(1))
             now += ms(1.1)
+    if signal:
+        t.wake(M2, M0, end + us(10))
+        t.run(M0, end + us(30), ret=-512)
+        t.futex_wake(M0, end + us(40), 0x8000)
+        t.wake(M0, M1, end + us(40))
+        t.preempt(M0, end + us(50))
+        t.run(M1, end + us(50))
+        go(end + us(60), M1, schema.GO_READY, G0)
+        t.futex_wait(M1, end + us(70), 0x8000)
+        t.run(M0, end + us(80))
+        go(end + us(90), M0, schema.GO_EXECUTE, G0)
+        t.preempt(M0, end + ms(100))
+        return t.build(trace_end=end + ms(200)), P, M2
     go(end + us(10), M2, schema.GO_READY, G1)
     go(end + us(20), M2, schema.GO_EXECUTE, G1)
     go(end + us(30), M2, schema.GO_READY, G0)
@@ -798,6 +816,17 @@ def test_an_m_paced_by_a_device_stands_for_its_disk_loop_not_a_goroutine_it_ran_
     g, pid, m2 = _go_disk_loop_hands_over(fsync=False)
     j = to_json(diagnose(g, pid))
     assert [(c["tid"], c["block_type"]) for c in j["root_causes"] if c["primary"]] == [(m2, "LongWait")]
+
+
+def test_the_sender_of_a_signal_the_main_m_caught_is_named_not_the_signal_receiver():
+    """M2's fsync loop ends with a signal that the kernel delivers to M0
+    itself (its futex wait returns -ERESTARTSYS): M0's handler wakes the
+    runtime's signal receiver on M1, which readies G0 on M0.  The signal
+    ended M0's wait: M2 is named for its loop, not M1 (asleep all along,
+    and woken by M0's own handler: a cycle)."""
+    g, pid, m2 = _go_disk_loop_hands_over(signal=True)
+    j = to_json(diagnose(g, pid))
+    assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(m2, "RepeatedYield", True)]
 
 
 def _flock_held_by_its_own_process(go_rows=True):

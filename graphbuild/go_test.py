@@ -3,7 +3,8 @@ goroutine readied by one thread and run by another gives a strong wakeup
 edge from the readier, not from the spare M that the runtime had wake.
 
 The crafted process: M0 (the main thread, its goroutine G0 locked to it),
-M1 running goroutine G1, M2 a spare M, M3 a worker M running GA then GB.
+M1 running goroutine G1, M2 a spare M, M3 a worker M running GA then GB;
+GS the runtime's signal receiver (signalled).
 """
 import pytest
 
@@ -12,7 +13,7 @@ from argus.graphbuild import graph as G
 from support.crafted import Trace, ms, compare_with_oracle
 
 P, M0, M1, M2, M3 = 500, 500, 501, 502, 503
-G0, G1, GA, GB = 0xC000000100, 0xC000000200, 0xC000000300, 0xC000000400
+G0, G1, GA, GB, GS = 0xC000000100, 0xC000000200, 0xC000000300, 0xC000000400, 0xC000000500
 FUTEX = 0x7000
 
 
@@ -125,6 +126,9 @@ def test_the_python_reference_agrees():
     assert py.stats["go_edges"] == nat.stats["go_edges"] == 0     # the last: a resume, no hand-over
     py, nat = compare_with_oracle(handover(rows_only=True))
     assert py.stats["go_edges"] == 1
+    for interrupted in (True, False):
+        py, nat = compare_with_oracle(signalled(interrupted, rows_only=True))
+        assert py.stats["go_edges"] == nat.stats["go_edges"] == 1
 
 
 def netpolled(go_rows=True, readied=False, late=False):
@@ -234,3 +238,60 @@ def test_a_ready_that_is_its_threads_first_row_is_settled_by_its_next():
     v, e = _wake_into(g, M0, ms(55))
     assert e >= 0 and int(g.seg.tid[int(g.edges.src[e])]) == M2 and int(g.edges.obj[e]) == G0
     assert int(g.edges.src_ts[e]) == ms(50) and g.stats["go_edges"] == 1
+
+
+def signalled(interrupted=True, rows_only=False):
+    """G0 (locked to M0) waits on a channel that signal.Notify feeds: it
+    parks at 1 ms and M0 sleeps in a futex.  M2, the runtime's signal
+    receiver, runs GS and sleeps in its note's futex.  At 50 ms M1 sends a
+    signal and the kernel delivers it to M0: its futex returns -ERESTARTSYS,
+    M0 runs Go's handler, which wakes M2 (futex wake), and is preempted; M2
+    readies G0 and M0 runs it.  interrupted=False: the same rows but the
+    futex returns 0 (M1's wakeup a futex wake, as a spare M's)."""
+    t = Trace()
+    for tid, name in ((M0, "main"), (M1, "m1"), (M2, "m2")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    go(t, ms(0.1), M0, schema.GO_EXECUTE, G0)
+    go(t, ms(0.2), M2, schema.GO_EXECUTE, GS)
+    go(t, ms(1), M0, schema.GO_PARK, G0)
+    t.futex_wait(M0, ms(1.01), FUTEX)
+    t.futex_wait(M2, ms(0.5), FUTEX + 8)
+    t.wake(M1, M0, ms(50))
+    t.run(M0, ms(50.02), ret=-512 if interrupted else 0)
+    t.futex_wake(M0, ms(50.04), FUTEX + 8)
+    t.wake(M0, M2, ms(50.04))
+    t.preempt(M0, ms(50.05))
+    t.run(M2, ms(50.05))
+    go(t, ms(50.07), M2, schema.GO_READY, G0)
+    t.futex_wait(M2, ms(50.1), FUTEX + 8)
+    t.run(M0, ms(50.1))
+    go(t, ms(50.12), M0, schema.GO_EXECUTE, G0)
+    t.preempt(M0, ms(60))
+    t.preempt(M1, ms(60))
+    return t.rows() if rows_only else t.build()
+
+
+def test_a_signal_that_ended_the_ms_wait_stays_its_waker():
+    """The hung wait of M0 ended when M1's signal interrupted it (not when
+    a spare M's futex wake did): M1 stays its waker; G0's readier M2 (woken
+    by M0's own handler) wakes the stint cut at the execute, no cycle."""
+    from argus.diagnose.waits import ending_edge
+    g = signalled()
+    u = g.utid_of_tid(M0)
+    hung = g.segment_at(u, ms(20))
+    e = ending_edge(g, hung)
+    assert e >= 0 and int(g.seg.tid[int(g.edges.src[e])]) == M1 and g.seg.start[g.next_segment(hung)] == ms(50)
+    assert int(g.edges.type[e]) == G.EDGE_WAKEUP and int(g.edges.obj[e]) != G0
+    v, e = _wake_into(g, M0, ms(55))
+    assert g.seg.start[v] == ms(50.12) and g.seg.split_kind[v] == G.SPLIT_GOROUTINE
+    assert e >= 0 and int(g.seg.tid[int(g.edges.src[e])]) == M2 and int(g.edges.obj[e]) == G0
+    assert int(g.edges.src_ts[e]) == ms(50.07)
+    assert g.stats["go_edges"] == 1 and g.stats["splits"]["goroutine"] == 1
+
+
+def test_an_m_a_futex_woke_for_its_goroutine_still_takes_the_readiers_edge():
+    g = signalled(interrupted=False)
+    v, e = _wake_into(g, M0, ms(55))
+    assert g.seg.start[v] == ms(50) and int(g.seg.tid[int(g.edges.src[e])]) == M2
+    assert int(g.edges.obj[e]) == G0 and g.stats["splits"]["goroutine"] == 0

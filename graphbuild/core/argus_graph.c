@@ -474,6 +474,8 @@ static void on_syscall_exit(struct argus_graph *g, const struct argus_row *r, ui
 		SG(g, p)->flags |= SF_DONE;
 		if (r->val == ETIMEDOUT_NEG)
 			SG(g, p)->flags |= SF_TIMEDOUT;
+		if (signal_interrupted(r->val))   /* a goroutine run here comes after the handler */
+			t->sig_seg = t->seg + 1;
 	}
 	t->pending_exit = -1;
 	if (same && (ro & ARGUS_ROLE_LOOP_WAIT) && r->val >= 0) {

@@ -26,6 +26,13 @@ enum { UNKNOWN, RUNNING, RUNNABLE, BLOCKED, NEW, DEAD };
 #define GO_PARKED (-2)   /* a handoff's utid: the g parked and no one readied it yet */
 #define FUTEX_OP_MASK 0x7F
 #define ETIMEDOUT_NEG (-110)
+/* a syscall's return when a signal interrupted it: -EINTR, or a restart code
+ * (-ERESTARTSYS, -ERESTARTNOINTR, -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK)
+ * that the kernel turns into a restart or -EINTR once the handler ran */
+static inline int signal_interrupted(int64_t ret)
+{
+	return ret == -4 || ret == -512 || ret == -513 || ret == -514 || ret == -516;
+}
 /* a hardirq timer wakeup belongs to the TIMER fire record just before it */
 #define TIMER_WAKE_WINDOW_NS 1000000
 
@@ -112,6 +119,10 @@ struct thr {
 	int64_t go_tent;
 	uint64_t go_tent_g;
 	uint8_t go_seen;          /* any GO_* row of this thread yet */
+	/* the segment + 1 (0: none) opened by the end of a wait whose syscall a
+	 * signal interrupted (its exit): the wake was the signal's, and the
+	 * thread runs the handler there before anything else */
+	int64_t sig_seg;
 };
 
 struct wake {

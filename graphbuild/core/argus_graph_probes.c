@@ -64,10 +64,18 @@
  *              segment when no goroutine ran in it yet (the M woke for this
  *              one: the goroutine edge takes the place of that segment's
  *              kernel wakeup), else a new segment cut at the execute (split
- *              kind GOROUTINE).  Resuming the goroutine the thread last ran
- *              (after a preemption) with no ready from elsewhere is no
- *              boundary.  GO_PARK ends the thread's goroutine: a ready it
- *              makes afterwards is the runtime's.  Each ready is used once.
+ *              kind GOROUTINE).  A signal's wake is no spare M's: when the
+ *              syscall whose wait opened the segment returned as a signal
+ *              interrupted it (-EINTR or a restart code, -ERESTARTSYS ...:
+ *              signal_interrupted, thr.sig_seg), the M ran the handler
+ *              there first (Go's handler wakes the M where the runtime's
+ *              signal receiver sleeps, and that one readies the
+ *              signal.Notify waiter): the wake from the signal's sender
+ *              stays, and the goroutine's stint is cut at the execute.  Resuming the
+ *              goroutine the thread last ran (after a preemption) with no
+ *              ready from elsewhere is no boundary.  GO_PARK ends the
+ *              thread's goroutine: a ready it makes afterwards is the
+ *              runtime's.  Each ready is used once.
  *              A parked goroutine run again with no GO_READY was readied by
  *              the netpoller (injectglist names no one): when the wake that
  *              opened its stint is there, the first receive of data sent
@@ -315,8 +323,10 @@ static void on_go_execute(struct argus_graph *g, int64_t u, const struct argus_r
 		t->go_g = r->obj;         /* resumed after a preemption */
 		return own_row(g, u, i);
 	}
-	if (t->seg >= 0 && t->go_seg == t->seg + 1) {
-		cut(g, u, ts, ARGUS_SPLIT_GOROUTINE);   /* another goroutine ran in this segment */
+	if (t->seg >= 0 && (t->go_seg == t->seg + 1 || t->sig_seg == t->seg + 1)) {
+		/* another goroutine ran in this segment, or a signal ended its
+		 * wait and the handler ran: that wake stays the signal sender's */
+		cut(g, u, ts, ARGUS_SPLIT_GOROUTINE);
 	} else {
 		w = t->seg >= 0 ? opening_wake(g, t) : NULL;
 	}

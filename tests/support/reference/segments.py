@@ -62,6 +62,9 @@ UNKNOWN, RUNNING, RUNNABLE, BLOCKED, NEW, DEAD = range(6)
 FUTEX_WAIT_OPS = (schema.FUTEX_WAIT, schema.FUTEX_WAIT_BITSET)
 FUTEX_WAKE_OPS = (schema.FUTEX_WAKE, schema.FUTEX_WAKE_BITSET)
 ETIMEDOUT = 110
+# a signal interrupted the syscall: -EINTR, -ERESTARTSYS, -ERESTARTNOINTR,
+# -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK (the C core's signal_interrupted)
+SIGNAL_RETURNS = (-4, -512, -513, -514, -516)
 
 _BLOCKING = (schema.STATE_BLOCKED, schema.STATE_BLOCKED_IO, schema.STATE_OTHER)
 
@@ -70,7 +73,7 @@ class _Thread:
     __slots__ = ("utid", "pid", "state", "seg", "first_seg", "cpu", "rbl", "preempts", "yields", "nsys",
                  "on_since", "rbl_since", "cur_nr", "cur_aux", "cur_obj",
                  "last_nr", "last_aux", "last_obj", "pending_exit", "rows", "row_lo", "exit_ts",
-                 "cpu_mark", "rbl_mark", "go_g", "go_last", "go_seg")
+                 "cpu_mark", "rbl_mark", "go_g", "go_last", "go_seg", "sig_seg")
 
     def __init__(self, utid, pid):
         self.utid = utid
@@ -90,6 +93,8 @@ class _Thread:
         self.cpu_mark = self.rbl_mark = -1
         # Go: the goroutine it runs (0 none), the last one it ran, its segment + 1 (0 none)
         self.go_g = self.go_last = self.go_seg = 0
+        # the segment + 1 whose opening wait a signal interrupted (0 none)
+        self.sig_seg = 0
 
 
 class SegmentResult:
@@ -260,7 +265,7 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
             T.rows.append(i)
             return
         w = None
-        if T.seg >= 0 and T.go_seg == T.seg + 1:
+        if T.seg >= 0 and (T.go_seg == T.seg + 1 or T.sig_seg == T.seg + 1):
             if S_start[T.seg] != ts or S_rlo[T.seg] != len(T.rows):
                 split_at(T, ts)
         elif T.seg >= 0 and S_skind[T.seg] == G.START_WAKEUP:
@@ -350,6 +355,8 @@ def build_segments(rows, tracker, nrs, trace_start, trace_end):
                 S_done[p] = True
                 if c_val[i] == -ETIMEDOUT:
                     S_timedout[p] = True
+                if c_val[i] in SIGNAL_RETURNS:   # the handler runs before a goroutine here
+                    T.sig_seg = T.seg + 1
             T.pending_exit = -1
             T.cur_nr = NONE_NR
         elif typ == SWITCH_OUT:
