@@ -1005,11 +1005,11 @@ class _Run:
                         OW.Owner(u, int(g.segment_at(u, end)), -1, "process_peer", True, 1, cpu,
                                  int(futex or 0), end)))
         if not out and loops:
-            # (for a LongWait on a futex or a signal: unnamed_holders) none
-            # held up but event loops asleep in one loop wait all along:
-            # the one whose input comes next posts it (an I/O
-            # thread that completes what another waits for); the walk passes
-            # through it to what it waits on, never naming the loop itself
+            # (for a LongWait on a futex: unnamed_holders) none held up but
+            # event loops asleep in one loop wait all along: the one whose
+            # input comes next posts it (an I/O thread that completes what
+            # another waits for), and the walk goes on through its loop wait
+            # to the other end of what it polls
             out = [(False, u not in asked, 0, 0, u, OW.Owner(u, int(g.segment_at(u, end)), -1, "process_peer", True,
                                                              1, 0, int(futex or 0), end)) for u in looping]
         return [o for *_, o in sorted(out, key=lambda t: t[:5])]
