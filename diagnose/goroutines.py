@@ -422,13 +422,15 @@ def timer_park_readied(g, v):
     """Whether segment v's wait (its thread an M) ended with the ready of the
     goroutine locked to that M that the snapshot saw parked on Go's timers
     ("sleep", or a receive from timers' channels only): the first GO_* row
-    of that g after the read is a GO_READY at or before the wait's end.
+    of that g after the read is a GO_READY inside the wait (one before it
+    means the goroutine ran again before this wait: a quick sleep of an
+    earlier round, not this wait's).
     Only a timer readies such a goroutine, whichever M ran the timer (one
     may be running another goroutine's work then, and the graph core takes
     its ready for that goroutine's): the wait is the end of the chain."""
     utid = int(g.seg.utid[v])
     pid, tid = int(g.threads.pid[utid]), int(g.threads.tid[utid])
-    end = int(g.seg.wait_end[v])
+    start, end = int(g.seg.wait_start[v]), int(g.seg.wait_end[v])
     snaps = [x for x in _snapshots(g).get((pid, tid), ()) if x["ts"] <= end]
     if not snaps or not (snaps[-1]["wait"] in TIMER_WAITS or snaps[-1]["timer"]):
         return False
@@ -437,7 +439,7 @@ def timer_park_readied(g, v):
         if ts > end:
             return False
         if ts > s["ts"] and obj == s["g"]:
-            return typ == schema.GO_READY
+            return typ == schema.GO_READY and ts >= start
     return False
 
 

@@ -389,6 +389,27 @@ def test_a_locked_goroutine_asleep_on_a_timer_ends_the_chain_whoever_ran_the_tim
     assert not GR.timer_park_readied(g, g.segment_at(g.utid_of_tid(M2), s(2)))
 
 
+def test_a_sleep_the_snapshot_saw_end_before_the_wait_is_not_the_waits():
+    """The snapshot saw G2 asleep at 300 ms (a quick round before the hang);
+    its timer readied it at 400 ms and it ran, then its M waited from 500 ms
+    on something else: that wait is not the sleep's."""
+    t = Trace()
+    for tid, name in ((M2, "m2"), (M3, "m3")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    t.futex_wait(M2, ms(0.95), PARK_FUTEX[M2])
+    t.go_snapshot(ms(300), M2, G2, 8, "sleep")
+    go(t, ms(400), M3, schema.GO_READY, G2)
+    t.futex_wake(M3, ms(400), PARK_FUTEX[M2]).wake(M3, M2, ms(400)).run(M2, ms(401))
+    go(t, ms(402), M2, schema.GO_EXECUTE, G2)
+    go(t, ms(499), M2, schema.GO_PARK, G2)
+    t.futex_wait(M2, ms(500), PARK_FUTEX[M2])
+    g = t.build(trace_end=s(5))
+    m2 = g.utid_of_tid(M2)
+    assert GR.timer_park_readied(g, g.segment_at(m2, ms(200)))      # the sleep's own wait
+    assert not GR.timer_park_readied(g, g.segment_at(m2, s(2)))     # a later wait
+
+
 def test_without_the_snapshot_the_rule_is_off():
     g = locked_chain(snapshot=False)
     assert GR.parked_locked(g, g.utid_of_tid(M1), s(5)) is None
