@@ -989,15 +989,15 @@ class _Run:
             if u in self.visited and u not in self.named:
                 continue          # passed over already (a bystander, shared work)
             c = self.cls(u, a, b)
-            if c.abnormal and self.idle_loop_wait(c) and self.asleep_throughout(c, a, b) is not None:
-                looping.append(u)
-            if not self.nameable(c):
-                continue
             w = (c.evidence.get("longest_wait") or {}) if c.block_type == B.LONG_WAIT else {}
             if futex is not None and w.get("reason") == "futex" and w.get("obj") == futex:
                 continue          # waits on the same address: another waiter, not the holder
             if self.waits_for(u, utid, a, b):
                 continue          # it waited for this very thread
+            if not self.nameable(c):
+                if c.abnormal and self.idle_loop_wait(c) and self.asleep_throughout(c, a, b) is not None:
+                    looping.append(u)
+                continue
             cpu = int(c.evidence.get("cpu_ns", 0))
             waits = 0 if c.block_type == B.LONG_WAIT else \
                 1 if c.block_type == B.REPEATED_YIELD and B.device_paced(c.evidence) else 2

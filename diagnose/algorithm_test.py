@@ -653,6 +653,31 @@ def test_with_no_thread_held_up_an_event_loop_asleep_all_along_is_followed():
     assert [(c["tid"], c["block_type"], c["primary"]) for c in j["root_causes"]] == [(10, "LongWait", True)]
 
 
+def test_an_event_loop_that_waited_for_the_waiter_is_not_its_poster():
+    """worker (11) sleeps on an Event (a futex wait that its timeout ends at
+    3 s), then writes to the socket its process's I/O thread (12) sleeps on
+    in its loop wait all along.  The I/O thread waited for the worker, so it
+    posts nothing the worker waits for: the worker's timed sleep is the end
+    of the chain."""
+    t = Trace()
+    t.thread(10, 10, "main").thread(10, 11, "worker").thread(10, 12, "io")
+    for tid in (10, 11, 12):
+        t.run(tid, 0)
+    t.fd_info(12, us(90), 9, schema.FD_SOCKET, 101, 102)
+    t.block(12, us(100), "poll", "epoll_wait", obj=9)
+    t.futex_wait(11, us(200), 0xE0)
+    t.exit(10, us(300))
+    t.timer_wake(11, s(3), ret=C.ETIMEDOUT)
+    t.fd_info(11, s(3) + us(20), 4, schema.FD_SOCKET, 102, 101)
+    t.syscall(11, s(3) + us(20), "write", obj=4)
+    t.wake(11, 12, s(3) + us(25)).run(12, s(3) + us(30))
+    t.block(11, s(3) + us(40), "futex", "futex", obj=0xE1)
+    g = t.build(until=s(4))
+    j = to_json(diagnose(g, 10, tid=11))
+    assert j["spinning"]["tid"] == 11
+    assert 12 not in [c["tid"] for c in j["root_causes"]], j["root_causes"]
+
+
 def _future_handed_to_a_worker(hand_off=True):
     """main (10) hands a task to its pool worker (11: it wakes it on the
     pool's queue, 0xE) and waits for the future (0xA) from 1 ms to trace
