@@ -595,7 +595,8 @@ class _Run:
                     res = interactive_slice(g, d, self.chooser, cursor=int(g.edges.ts[e]), first_edge=e)
                     self.extend(res, depth, a, b, _pseudo("program_order"), skip_first=(d == v))
         elif bt == B.LONG_WAIT and utid in self.sleeper_stand_ins:
-            return info       # an idle M standing for a goroutine asleep on a timer (goroutine_peers): Go's timers end it
+            # an idle M standing for a goroutine asleep on a timer (goroutine_peers): Go's timers end it
+            return info
         elif bt == B.LONG_WAIT and "goroutine" in c.evidence:
             res = self.goroutine_slice(v, c, depth, a, b)
         elif bt == B.LONG_WAIT and (GR.timer_ended(g, v) or GR.timer_park_readied(g, v)):
