@@ -336,6 +336,12 @@ def lock_held_in_process(g, v):
 TIMER_WAITS = ("sleep",)
 
 
+def _on_timer(wait, timer_flag):
+    """Whether a snapshot's wait is Go's timers' alone: a "sleep", or a
+    receive from timers' channels only (GO_SNAP_TIMER)."""
+    return wait in TIMER_WAITS or bool(timer_flag)
+
+
 def _snapshots(g):
     """GO_SNAPSHOT rows as dicts, by (pid, locked tid), each list in time order."""
     per = _CACHE.setdefault(g, {})
@@ -384,7 +390,7 @@ def parked_locked(g, utid, at):
             park_ts, again = None, False      # it ran, or was readied
     if park_ts is None:
         return None
-    timer = not again and (s["wait"] in TIMER_WAITS or s["timer"])
+    timer = not again and _on_timer(s["wait"], s["timer"])
     return {"goid": s["goid"], "g": s["g"], "wait": "parked" if again else s["wait"],
             "wait_obj": 0 if again else s["wait_obj"], "fd": -1 if again else s["fd"],
             "park_ts": park_ts, "snapshot_ts": s["ts"],
@@ -412,7 +418,7 @@ def timer_sleepers(g, pid, at):
     for gp, r in last.items():
         read, since = int(r["ts_ns"]), int(r["val"])
         wait = schema.go_snapshot_wait(r, g.strings)
-        if not (wait in TIMER_WAITS or int(r["irq"]) & schema.GO_SNAP_TIMER) or seen.get(gp, -1) > read:
+        if not _on_timer(wait, int(r["irq"]) & schema.GO_SNAP_TIMER) or seen.get(gp, -1) > read:
             continue
         out.append({"goid": int(r["nr"]), "g": gp, "wait": wait, "since": since if 0 < since <= read else read})
     return sorted(out, key=lambda s: s["goid"])
@@ -432,7 +438,7 @@ def timer_park_readied(g, v):
     pid, tid = int(g.threads.pid[utid]), int(g.threads.tid[utid])
     start, end = int(g.seg.wait_start[v]), int(g.seg.wait_end[v])
     snaps = [x for x in _snapshots(g).get((pid, tid), ()) if x["ts"] <= end]
-    if not snaps or not (snaps[-1]["wait"] in TIMER_WAITS or snaps[-1]["timer"]):
+    if not snaps or not _on_timer(snaps[-1]["wait"], snaps[-1]["timer"]):
         return False
     s = snaps[-1]
     for ts, typ, _t, obj in _process_rows(g, pid):
