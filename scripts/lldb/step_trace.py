@@ -147,11 +147,10 @@ class Tracer:
         listener, ev = self.dbg.GetListener(), lldb.SBEvent()
         while listener.GetNextEvent(ev):        # stale events: not this step's stop
             pass
-        stop_id = self.process.GetStopID()
         self.dbg.SetAsync(True)
         try:
             self.thread.StepOut()
-            if not self._wait_stop(left, stop_id):
+            if not self._wait_stop(left):
                 raise TimedOut()
         except RuntimeError:                    # exited meanwhile
             return False
@@ -193,10 +192,9 @@ class Tracer:
                 raise RuntimeError(f"function {fn} not found in process {self.p['pid']}")
             bp.SetThreadID(self.thread.GetThreadID())
             self.bp = bp
-            stop_id = self.process.GetStopID()
             self.dbg.SetAsync(True)
             self.process.Continue()
-            reached = self._wait_stop(self.remaining(), stop_id)
+            reached = self._wait_stop(self.remaining())
             self.dbg.SetAsync(False)
             self.target.BreakpointDelete(bp.GetID())
             self.bp = None
@@ -212,31 +210,33 @@ class Tracer:
                 raise RuntimeError(f"process {self.p['pid']} exited")
         return True
 
-    def _wait_stop(self, timeout_s, stop_id):
-        """Waits for the process to stop again after a resume made when its
-        stop id was stop_id.  Events are pulled here (under Python's lldb
-        module nobody else does); under the lldb binary its driver pulls
-        them first, so the stop shows as the public state with a new stop id.
+    def _wait_stop(self, timeout_s):
+        """Waits for the process to stop again after an asynchronous resume,
+        by pulling its events: the debugger is always our own (main), so
+        nobody else takes them, and pulling the stop event is what makes
+        lldb finish the stop (the thread list and frames are current only
+        after it; a stop read from the public state alone, with its event
+        still queued, left the thread with no frames under load).
         At the deadline: interrupt, False."""
         listener = self.dbg.GetListener()
         ev = lldb.SBEvent()
         gone = (lldb.eStateExited, lldb.eStateDetached, lldb.eStateCrashed)
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            while listener.GetNextEvent(ev):
-                if not lldb.SBProcess.EventIsProcessEvent(ev):
-                    continue
-                st = lldb.SBProcess.GetStateFromEvent(ev)
-                if st == lldb.eStateStopped and not lldb.SBProcess.GetRestartedFromEvent(ev):
-                    return True
-                if st in gone:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            if not listener.WaitForEvent(1, ev):     # whole seconds only: at most 1 s past the deadline
+                if self.process.GetState() in gone:
                     raise RuntimeError(f"process {self.p['pid']} exited")
-            st = self.process.GetState()
+                continue
+            if not lldb.SBProcess.EventIsProcessEvent(ev):
+                continue
+            st = lldb.SBProcess.GetStateFromEvent(ev)
+            if st == lldb.eStateStopped and not lldb.SBProcess.GetRestartedFromEvent(ev):
+                return True
             if st in gone:
                 raise RuntimeError(f"process {self.p['pid']} exited")
-            if st == lldb.eStateStopped and self.process.GetStopID() != stop_id:
-                return True
-            time.sleep(0.005)
         self.process.Stop()
         self._drain_until_stopped()
         return False
@@ -303,12 +303,11 @@ class Tracer:
         return out
 
     def settled_thread(self):
-        """self.thread with a readable frame 0.  Under the lldb binary its
-        driver takes the events of an asynchronous step-out or continue, and
-        the SBThread held from before can come back stale (no frames, pc
-        all ones) although the process has stopped: fetch it again by its
-        id while the stop settles, for at most a second.  False when it never
-        comes back (the thread or process is gone)."""
+        """self.thread with a readable frame 0.  The SBThread held from
+        before an asynchronous step-out or continue can come back stale (no
+        frames, pc all ones) although the process has stopped: fetch it
+        again by its id while the stop settles, for at most a second.  False
+        when it never comes back (the thread or process is gone)."""
         tid = self.thread.GetThreadID()
         for _ in range(100):
             pc = self.thread.GetFrameAtIndex(0).GetPC()
@@ -435,7 +434,12 @@ def main(debugger=None):
 
 
 def __lldb_init_module(debugger, internal_dict):
-    main(debugger)
+    # A debugger of our own, not the lldb binary's: the driver's event thread
+    # pulls the events of the debugger it runs, so an asynchronous step-out
+    # or continue on that one raced it for the stop (CI saw a step wait out
+    # the whole deadline, and a stale thread read as "exited").  On our own
+    # debugger only _wait_stop listens.
+    main(None)
 
 
 if __name__ == "__main__":
