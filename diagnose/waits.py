@@ -86,6 +86,7 @@ import numpy as np
 
 from argus.tracer import schema
 from argus.graphbuild import graph as G
+from argus.diagnose.blocktype import cpu_ns
 
 BLOCKING, UNKNOWN, NESTED, SYNC, PENDING, IDLE = "blocking", "unknown", "nested", "sync", "pending", "idle"
 NOT_IDLE = (BLOCKING, NESTED, SYNC, PENDING)
@@ -365,7 +366,10 @@ ETIMEDOUT = 110
 REWAIT_MIN_NS = 200_000_000
 # the most a thread may run between a timed-out wait and the next piece of
 # the same wait: a re-poll or a recheck takes microseconds; a timer callback
-# that computes between two polls (a GLib timeout, a Tk `after`) is not a wait
+# that computes between two polls (a GLib timeout, a Tk `after`) is not a wait.
+# Time on CPU, not wall time: on a loaded machine the woken thread can sit
+# runnable longer than this before its re-poll (a 3 s curl wait fell apart
+# into 1 s pieces, and no hang was found, in one suite run of three)
 TIMEOUT_GAP_MAX_NS = 10_000_000
 
 
@@ -411,7 +415,7 @@ def _same_futex(g, a, b):
 def _continued_after_timeouts(g, lo, hi, reason, only, same, timed_out=None):
     """For segments lo..hi-1 of one thread: whether segment x's wait (of
     `reason`) goes on after it: it ended by its timer and the thread did
-    nothing but what only(g, y, nr) allows, within TIMEOUT_GAP_MAX_NS, until
+    nothing but what only(g, y, nr) allows, within TIMEOUT_GAP_MAX_NS on CPU, until
     it blocked again where same(g, a, b) says is the same wait.  True for the
     timed-out wait and the segments up to the next blocking piece, like
     hangs._continues for spurious wakeups."""
@@ -432,7 +436,8 @@ def _continued_after_timeouts(g, lo, hi, reason, only, same, timed_out=None):
         b = a + 1
         while b < hi and g.in_wake[b] < 0 and only(g, b, nr):
             if seg.end_kind[b] == G.END_BLOCKED:
-                if same(g, a, b) and int(seg.wait_start[b]) - int(seg.wait_end[a]) <= TIMEOUT_GAP_MAX_NS:
+                if same(g, a, b) and cpu_ns(g, int(seg.utid[a]), int(seg.wait_end[a]),
+                                            int(seg.wait_start[b])) <= TIMEOUT_GAP_MAX_NS:
                     for x in range(a, b):
                         out[x - lo] = True
                 break

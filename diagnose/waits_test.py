@@ -1,5 +1,6 @@
 """The wait model on crafted graphs: idle loop waits vs synchronous, pending and nested ones."""
 import numpy as np
+import pytest
 
 from support.crafted import Trace, ms, s, us
 from argus.diagnose import waits as W
@@ -194,10 +195,13 @@ def test_forked_child_is_not_a_request():
     assert kind_of(g, CLI, s(2)) == W.IDLE
 
 
-def test_repolls_after_timeouts_are_one_pending_wait():
+@pytest.mark.parametrize("runnable_ns", [0, ms(30)])
+def test_repolls_after_timeouts_are_one_pending_wait(runnable_ns):
     """curl's multi loop: after its request it polls with a 1 s timeout,
     re-polls without blocking (returns 0) and polls again until the answer:
-    one wait from the request to the answer, synchronous."""
+    one wait from the request to the answer, synchronous.  Also when a
+    loaded CPU keeps curl runnable 30 ms after each timeout: the gap
+    between the pieces is time on CPU, not wall time."""
     t = Trace()
     t.thread(CLI, CLI, "curl")
     t.thread(SRV, SRV, "server")
@@ -210,9 +214,9 @@ def test_repolls_after_timeouts_are_one_pending_wait():
     t.block(CLI, T + us(30), "poll", "poll", obj=CFD)
     t.run(SRV, T + us(30), ret=1)
     for k in range(1, 4):                 # three 1 s timeouts, each followed by a non-blocking re-poll
-        t.timer_wake(CLI, T + s(k), ret=0)
-        t.syscall(CLI, T + s(k) + us(5), "poll", obj=CFD, ret=0)
-        t.block(CLI, T + s(k) + us(10), "poll", "poll", obj=CFD)
+        t.timer_wake(CLI, T + s(k), delay=runnable_ns, ret=0)
+        t.syscall(CLI, T + s(k) + runnable_ns + us(5), "poll", obj=CFD, ret=0)
+        t.block(CLI, T + s(k) + runnable_ns + us(10), "poll", "poll", obj=CFD)
     X = T + s(3.5)
     t.busy(SRV, T + us(30), X, slice_ns=ms(10), gap_ns=us(50))
     t.syscall(SRV, X, "write", obj=SFD, ret=100)
