@@ -416,10 +416,8 @@ def write_result(path, result):
         os.close(dfd)
 
 
-def main(debugger=None):
-    own = debugger is None
-    if own:
-        debugger = lldb.SBDebugger.Create(False)
+def main():
+    debugger = lldb.SBDebugger.Create(False)
     try:
         res = Tracer(debugger, PARAMS).run()
         # said before lldb is torn down: liblldb may die in Destroy, and the
@@ -428,8 +426,7 @@ def main(debugger=None):
               f"{len(res['stacks'])} stacks, stop: {res['stop_reason']}"
               + (f", error: {res['error']}" if res["error"] else "") + f" -> {PARAMS['result']}", flush=True)
     finally:
-        if own:
-            lldb.SBDebugger.Destroy(debugger)
+        lldb.SBDebugger.Destroy(debugger)
     return 0 if res["error"] is None else 1
 
 
@@ -439,7 +436,7 @@ def __lldb_init_module(debugger, internal_dict):
     # or continue on that one raced it for the stop (CI saw a step wait out
     # the whole deadline, and a stale thread read as "exited").  On our own
     # debugger only _wait_stop listens.
-    main(None)
+    main()
 
 
 if __name__ == "__main__":
