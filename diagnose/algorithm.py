@@ -739,7 +739,8 @@ class _Run:
                 # short waits end (a scheduler handing it a CPU), not the hang;
                 # its own diagnosis (just done) says what drove it
                 break
-            if GR.timer_ended(g, ct.vertex) or GR.timer_park_readied(g, ct.vertex):
+            if GR.timer_ended(g, ct.vertex) or GR.timer_park_readied(g, ct.vertex) or \
+                    (ct.evidence.get("goroutine") or {}).get("ended_by") == "runtime":
                 break         # Go's timers ended its wait: behind it lies the M that ran the timer
         return info
 

@@ -515,3 +515,61 @@ def test_a_goroutine_the_snapshot_saw_parked_waited_since_then():
     g = build(snapshot=False)
     v = g.segment_at(g.utid_of_tid(M2), WAKE + ms(0.03))
     assert GR.stint_wait(g, v, s(1)) is None                       # bounded by M2's last timed wait
+
+
+def unpinned_sleeper_woken_through_a_busy_m():
+    """G1, locked to no thread, parks in a Sleep on M1 at 1 ms; G0 (locked
+    to M0) waits for it on a channel.  M2 is an idle M on its park futex,
+    which the busy load thread M5 (its own goroutine locked to it,
+    computing) wakes every 100 ms at a preemption point (the runtime's
+    wakep): M2 spins and parks again.  5 ms before 3 s, M5 wakes it once
+    more; M2 spins, backs off in a 20 us nanosleep, then runs Go's timers:
+    it readies G1 (no goroutine ran on M2 before: the runtime's ready),
+    runs it, and G1 sends to G0.  Case 162's shape (fourteenth session)."""
+    t = Trace()
+    for tid, name in ((M0, "main"), (M1, "m1"), (M2, "m2"), (M5, "load")):
+        t.thread(P, tid, name)
+        t.run(tid, 0)
+    t.busy(M5, 0, s(5), slice_ns=ms(10), gap_ns=ms(0.05))
+    go(t, ms(0.05), M5, schema.GO_EXECUTE, GR2)
+    go(t, ms(0.1), M0, schema.GO_EXECUTE, G0)
+    go(t, ms(0.2), M1, schema.GO_EXECUTE, G1)
+    go(t, ms(1), M1, schema.GO_PARK, G1)
+    t.futex_wait(M1, ms(1.01), PARK_FUTEX[M1])
+    t.futex_wait(M2, ms(1.5), PARK_FUTEX[M2])
+    go(t, ms(2), M0, schema.GO_PARK, G0)
+    t.futex_wait(M0, ms(2.01), PARK_FUTEX[M0])
+    for k in range(1, 29):     # M5 hands M2 work now and then: M2 spins and parks again
+        at = ms(100 * k)
+        t.futex_wake(M5, at, PARK_FUTEX[M2]).wake(M5, M2, at).run(M2, at + ms(0.005))
+        t.futex_wait(M2, at + ms(0.02), PARK_FUTEX[M2])
+    W = WAKE - ms(5)          # M2 spins 5 ms looking for work, then runs the timers
+    t.futex_wake(M5, W, PARK_FUTEX[M2]).wake(M5, M2, W)
+    t.run(M2, W + ms(0.005))
+    t.block(M2, WAKE - ms(0.02), "sleep", "nanosleep")     # the spinning M's usleep(3) backoff
+    t.timer_wake(M2, WAKE)
+    go(t, WAKE + ms(0.01), M2, schema.GO_READY, G1)
+    go(t, WAKE + ms(0.02), M2, schema.GO_EXECUTE, G1)
+    go(t, WAKE + ms(0.03), M2, schema.GO_READY, G0)
+    t.futex_wake(M2, WAKE + ms(0.04), PARK_FUTEX[M0]).wake(M2, M0, WAKE + ms(0.04))
+    go(t, WAKE + ms(0.05), M2, schema.GO_PARK, G1)
+    t.futex_wait(M2, WAKE + ms(0.06), PARK_FUTEX[M2])
+    t.run(M0, WAKE + ms(0.1))
+    go(t, WAKE + ms(0.11), M0, schema.GO_EXECUTE, G0)
+    t.preempt(M0, WAKE + ms(100))
+    return t.build(trace_end=s(5))
+
+
+def test_an_unpinned_goroutine_the_runtime_readied_ends_the_chain():
+    """The M that ran G1 is named LongWait for G1's sleep, and nothing
+    behind it: the load thread that woke that M only handed the runtime a
+    thread to run the timer on.  Without the rule the load thread is a
+    depth-1 root found after M2, so primary (case 162)."""
+    g = unpinned_sleeper_woken_through_a_busy_m()
+    v = g.segment_at(g.utid_of_tid(M2), WAKE + ms(0.03))
+    assert GR.stint_wait(g, v, s(1))["ended_by"] == "runtime"
+    j = to_json(diagnose(g, P))
+    assert j["spinning"]["tid"] == M0
+    primary = [c for c in j["root_causes"] if c["primary"]]
+    assert [(c["tid"], c["block_type"]) for c in primary] == [(M2, "LongWait")], j["root_causes"]
+    assert M5 not in [c["tid"] for c in j["root_causes"]]
