@@ -222,10 +222,7 @@ class Tracer:
         ev = lldb.SBEvent()
         gone = (lldb.eStateExited, lldb.eStateDetached, lldb.eStateCrashed)
         deadline = time.monotonic() + timeout_s
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
+        while time.monotonic() < deadline:
             if not listener.WaitForEvent(1, ev):     # whole seconds only: at most 1 s past the deadline
                 if self.process.GetState() in gone:
                     raise RuntimeError(f"process {self.p['pid']} exited")
